@@ -1,0 +1,1 @@
+"""FairMedAgent: trajectories, acceptable-action bands, counterfactual metrics and the instability floor."""

@@ -1,0 +1,1 @@
+"""Cohort and benchmark loaders: real-data builders and seeded synthetic twins."""
