@@ -1,6 +1,6 @@
 # fairlib: the two commands.
 #   make reproduce [PAPER=vfr] [PROFILE=quick]   -> runs every registered paper notebook, renders figures/
-#   make test                                    -> sync check, nbdev-test, pytest, smoke run of every paper notebook
+#   make test                                    -> sync check, nbdev-test, smoke run of every paper notebook, pytest (last, so its "N passed" line closes the run)
 # Both create .venv on first use (torch CPU pin first, then the project, then the bundled LLM).
 SHELL   := /bin/bash
 VENV    ?= .venv
@@ -25,7 +25,7 @@ bootstrap: $(STAMP)
 reproduce: bootstrap
 	$(VENV)/bin/fairlib reproduce --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER))
 
-test: bootstrap sync-check nbtest pytest smoke
+test: bootstrap sync-check nbtest smoke pytest
 
 sync-check: bootstrap
 	PATH="$(abspath $(VENV))/bin:$$PATH" bash tools/check_sync.sh
