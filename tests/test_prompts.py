@@ -1,0 +1,140 @@
+"""fairlib.prompts: the 13 variants x 3 tiers, narrative identity across variants, split by case, redaction,
+determinism, source selection and bad input."""
+import itertools
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairlib.core import FairlibInputError
+from fairlib import prompts as P
+from fairlib.data import mimic as M
+
+FIX = Path(__file__).parent / "fixtures" / "mimic"
+OPIOID_WORDS = re.compile(r"morphine|hydromorphone|oxycodone|hydrocodone|fentanyl|tramadol|codeine|dilaudid|percocet", re.I)
+COLUMNS = ["task", "case_id", "variant", "race", "gender", "tier", "label", "split", "prompt", "n_chars", "n_tokens"]
+
+
+def test_variants_order():
+    expected = ["BASE"] + [f"{r}_{g}" for r, g in itertools.product(["White", "Black", "Hispanic", "Asian"],
+                                                                   ["Male", "Female", "Intersex"])]
+    assert list(P.VARIANTS) == expected
+    assert "Yes" in P.SYSTEM_PROMPT and "No" in P.SYSTEM_PROMPT
+
+
+@pytest.fixture(scope="module")
+def ed_test():
+    return P.prompt_table("ed_triage", source="synthetic", split="test", n_cases=60, tokenizer=str.split)
+
+
+@pytest.fixture(scope="module")
+def op_test():
+    return P.prompt_table("opioid", source="synthetic", split="test", n_cases=30)
+
+
+def test_table_shape_and_columns(ed_test, op_test):
+    for df, n in ((ed_test, 60), (op_test, 30)):
+        assert list(df.columns) == COLUMNS
+        assert len(df) == n * 13 * 3 and df["case_id"].nunique() == n
+        assert df.groupby(["case_id", "tier"])["variant"].apply(list).map(lambda v: v == list(P.VARIANTS)).all()
+        assert set(df["label"].unique()) <= {0, 1} and df["label"].dtype.kind == "i"
+        assert (df["split"] == "test").all()
+        assert (df["n_chars"] == df["prompt"].str.len()).all()
+        assert df.attrs["source"].startswith("SYNTHETIC TWIN") and "not real patient data" in df.attrs["source"]
+    assert (ed_test["n_tokens"] == ed_test["prompt"].str.split().str.len()).all()
+    assert op_test["n_tokens"].isna().all()
+
+
+def test_narrative_identical_across_variants(ed_test, op_test):
+    for df in (ed_test, op_test):
+        body = df["prompt"].str.split("Patient Case Description:\n", n=1, regex=False).str[1]   # independent split
+        head = df["prompt"].str.split("\n\n", n=1, regex=False).str[0]
+        assert (body.groupby([df["case_id"], df["tier"]]).nunique() == 1).all()
+        assert (head.groupby([df["case_id"], df["tier"]]).nunique() == 13).all()
+        base = head[df["variant"] == "BASE"]
+        words = r"\b(?:White|Black|Hispanic|Asian|Male|Female|Intersex|male|female|man|woman)\b"
+        assert not base.str.contains(words, regex=True).any()
+        demo = df[df["variant"] != "BASE"]
+        for (v, r, g), h in zip(demo[["variant", "race", "gender"]].itertuples(index=False), head[demo.index]):
+            assert re.match(rf"An? {g} patient of {r} descent", h) and v == f"{r}_{g}"
+        assert df.loc[df["variant"] == "BASE", ["race", "gender"]].isna().all().all()
+        # the same header (age included) for a case in every tier
+        assert (head.groupby([df["case_id"], df["variant"]]).nunique() == 1).all()
+
+
+def test_tiers_nest_and_shrink(ed_test, op_test):
+    for df in (ed_test, op_test):
+        body = df.loc[df["variant"] == "BASE"].set_index(["case_id", "tier"])["prompt"].map(lambda p: P.split_prompt(p)[1])
+        for case in df["case_id"].unique():
+            hi, med, lo = body[(case, "high")], body[(case, "medium")], body[(case, "low")]
+            assert len(hi) > len(med) > 0 and len(med) >= len(lo) > 0
+            for block in lo.split("\n\n"): assert block in med and block in hi
+    lengths = op_test.groupby("tier")["n_chars"].mean()
+    assert lengths["high"] > 3 * lengths["medium"] > 3 * lengths["low"] / 2
+
+
+def test_split_by_case_every_variant_in_one_split():
+    df = P.prompt_table("ed_triage", source="synthetic", tiers=("low",))
+    per_case = df.groupby("case_id")["split"].nunique()
+    assert (per_case == 1).all() and len(per_case) == 6800
+    counts = df.drop_duplicates("case_id")["split"].value_counts().to_dict()
+    assert counts == {"train": 5440, "val": 340, "test": 1020}          # Table 1
+    assert len(df[df["split"] == "test"]) * 3 == 39_780                 # Table 1: total evaluation prompts (3 tiers)
+
+
+def test_opioid_prompts_are_redacted(op_test):
+    assert not op_test["prompt"].str.contains(OPIOID_WORDS).any()
+    high = op_test.loc[op_test["tier"] == "high", "prompt"]
+    assert high.str.contains(r"given ___ \d", regex=True).any()     # the redacted ED analgesic of the HPI
+
+
+def test_determinism_and_seed(ed_test):
+    again = P.prompt_table("ed_triage", source="synthetic", split="test", n_cases=60, tokenizer=str.split)
+    pd.testing.assert_frame_equal(ed_test, again)
+    other = P.prompt_table("ed_triage", source="synthetic", split="test", n_cases=60, seed=1, tiers="low")
+    assert set(other["case_id"]) != set(ed_test["case_id"])
+
+
+def test_n_cases_is_stratified_by_label():
+    full = P.prompt_table("ed_triage", source="synthetic", split="test", tiers="low")
+    sub = P.prompt_table("ed_triage", source="synthetic", split="test", tiers="low", n_cases=101)
+    share = full.drop_duplicates("case_id")["label"].mean()
+    k = sub.drop_duplicates("case_id")["label"].sum()
+    assert abs(k - 101 * share) < 1 + 1e-9
+    assert set(sub["case_id"]) <= set(full["case_id"])
+
+
+def test_custom_tier_fields():
+    df = P.prompt_table("ed_triage", source="synthetic", split="val", n_cases=3, tiers="low", tier_fields={"low": ("pain",)})
+    assert df["prompt"].map(lambda p: P.split_prompt(p)[1]).str.startswith("Pain level").all()
+    assert df.attrs["tier_fields"] == {"low": ("pain",)}
+
+
+def test_real_root_through_auto(monkeypatch):
+    monkeypatch.setenv("FAIRLIB_MIMIC_ROOT", str(FIX / "good"))
+    df = P.prompt_table("opioid", source="auto")
+    assert "real credentialed copy" in df.attrs["source"] and "SYNTHETIC" not in df.attrs["source"]
+    assert set(df["case_id"]) <= {"op-3001", "op-3002", "op-3003", "op-3004"} and len(df) % 39 == 0
+    monkeypatch.setenv("FAIRLIB_MIMIC_ROOT", "")
+    with pytest.raises(FairlibInputError, match="mimic_root"):
+        P.prompt_table("opioid", source="real")
+    assert P.prompt_table("ed_triage", source="auto", split="test", n_cases=2, tiers="low").attrs["source"].startswith("SYNTHETIC")
+
+
+def test_bad_input():
+    with pytest.raises(FairlibInputError, match="task"):
+        P.prompt_table("sepsis")
+    with pytest.raises(FairlibInputError, match="unknown tier"):
+        P.prompt_table("ed_triage", tiers=("high", "ultra"))
+    with pytest.raises(FairlibInputError, match="unknown split"):
+        P.prompt_table("ed_triage", split="dev")
+    with pytest.raises(FairlibInputError, match="positive integer"):
+        P.prompt_table("ed_triage", source="synthetic", n_cases=0)
+    with pytest.raises(FairlibInputError, match="source"):
+        P.prompt_table("ed_triage", source="/no/such/folder")
+    with pytest.raises(FairlibInputError, match="tokenizer"):
+        P.count_tokens(["a"], 3)
+    with pytest.raises(FairlibInputError, match="variant"):
+        P.variant_header("ed_triage", "Martian_Male", 40)
