@@ -41,6 +41,7 @@ smoke: bootstrap
 
 bench: bootstrap
 	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_vfr.py
 
 clean-runs:
 	rm -rf runs

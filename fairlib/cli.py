@@ -127,6 +127,20 @@ def build_index(done: list[dict], out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True); out.write_text("\n".join(parts), encoding="utf-8")
     return out
 
+# %% ../nbs/09_cli.ipynb #646a220c
+def _merge_manifest(done: list[dict], path: Path) -> list[dict]:
+    "Merge this run's jobs into the manifest at `path`; return all jobs in registry order for the index."
+    old = json.loads(path.read_text()) if path.exists() else []
+    mine = {(j["paper"], j["stem"]) for j in done}
+    kept = [dict(m, input=Path(m["input"]), output=Path(m["output"])) for m in old
+            if (m["paper"], m["stem"]) not in mine and Path(m["output"]).exists()]
+    order = {p: i for i, p in enumerate(load_registry())}
+    jobs = sorted(kept + done, key=lambda j: (order.get(j["paper"], len(order)), j["stem"]))
+    rec = [dict(paper=j["paper"], stem=j["stem"], notebook=_shown(j["input"]), input=str(j["input"]),
+                output=str(j["output"]), seconds=round(j["seconds"], 1), params=j["params"]) for j in jobs]
+    path.write_text(json.dumps(rec, indent=1))
+    return jobs
+
 # %% ../nbs/09_cli.ipynb #27bd0d9f
 def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None,
               progress: bool = True) -> list[dict]:
@@ -140,10 +154,8 @@ def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None
         done.append(job)
     if done:
         base = done[0]["output"].parent.parent
-        idx = build_index(done, base / "index.html")
-        manifest = [dict(paper=j["paper"], notebook=_shown(j["input"]), seconds=round(j["seconds"], 1),
-                         params=j["params"]) for j in done]
-        (base / "manifest.json").write_text(json.dumps(manifest, indent=1))
+        all_done = _merge_manifest(done, base / "manifest.json")
+        idx = build_index(all_done, base / "index.html")
         print(f"{len(done)} notebook(s) in {time.time() - t_all:.0f} s; index: {idx}", flush=True)
     return done
 

@@ -69,3 +69,18 @@ def test_failure_names_notebook_and_cell(tmp_path, capsys):
 def test_main_returns_nonzero_with_message(capsys, monkeypatch):
     assert cli.main(["reproduce", "--profile", "quick", "--paper", "nope"]) == 1
     assert "unknown paper 'nope'" in capsys.readouterr().err
+
+
+def test_single_paper_run_keeps_other_papers_in_index(tmp_path):
+    nbdir = tmp_path / "nbs"; nbdir.mkdir()
+    reg = {}
+    for key in ("demo_a", "demo_b"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("profile = fig_dir = work_dir = None")])
+        nb.cells[0].metadata["tags"] = ["parameters"]
+        src = nbdir / f"{key}.ipynb"; nbformat.write(nb, src); reg[key] = [str(src)]
+    (tmp_path / "papers.yaml").write_text(yaml.safe_dump(reg))
+    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump({"demo_a/demo_a": {}, "demo_b/demo_b": {}}))
+    cli.reproduce("smoke", "demo_a", registry=tmp_path / "papers.yaml", params_dir=tmp_path, progress=False)
+    done = cli.reproduce("smoke", "demo_b", registry=tmp_path / "papers.yaml", params_dir=tmp_path, progress=False)
+    index = (done[0]["output"].parent.parent / "index.html").read_text()
+    assert "demo_a.html" in index and "demo_b.html" in index
