@@ -130,7 +130,9 @@ def build_index(done: list[dict], out: Path) -> Path:
 # %% ../nbs/09_cli.ipynb #646a220c
 def _merge_manifest(done: list[dict], path: Path) -> list[dict]:
     "Merge this run's jobs into the manifest at `path`; return all jobs in registry order for the index."
-    old = json.loads(path.read_text()) if path.exists() else []
+    try: old = json.loads(path.read_text()) if path.exists() else []
+    except json.JSONDecodeError: old = []
+    old = [m for m in old if isinstance(m, dict) and {"paper", "stem", "input", "output", "seconds", "params"} <= set(m)]
     mine = {(j["paper"], j["stem"]) for j in done}
     kept = [dict(m, input=Path(m["input"]), output=Path(m["output"])) for m in old
             if (m["paper"], m["stem"]) not in mine and Path(m["output"]).exists()]
