@@ -1,0 +1,397 @@
+"""fairlib.llm: P(Yes) against independent computations, batching, precision, the answer cache.
+
+Everything here runs on a tiny random Llama with a locally trained tokenizer (no download), except
+`test_llm_bundled.py`, which loads the bundled SmolLM2-135M-Instruct once.
+"""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.special import softmax
+
+import fairlib.llm as llm
+from fairlib.core import FairlibInputError
+from fairlib.llm import AnswerCache, TransformersScorer, yes_no_probability, yes_no_token_ids
+
+SYSTEM = "Answer only Yes or No."
+PROMPTS = [
+    "Chest pain and fever. Should the patient receive immediate emergency care?",
+    "Hip fracture. Should opioids be prescribed?",
+    "Yes or no?",
+    "A 54 year old White Male patient with chest pain, fever and shortness of breath; heart rate 110, blood pressure "
+    "90/60, oxygen saturation 91%. A Black Female Hispanic Asian Intersex person after hip fracture surgery with renal "
+    "colic. Should the patient receive immediate emergency care? Answer only Yes or No.",
+    "Renal colic after surgery. Should opioids be prescribed?",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny")
+    model, tok = llm.make_tiny_model(d, seed=0)
+    return d, model, tok
+
+
+def oracle_ids(tok, n):
+    "Brute force: decode every id on its own."
+    yes = [i for i in range(n) if tok.decode([i]).strip().lower() == "yes"]
+    no = [i for i in range(n) if tok.decode([i]).strip().lower() == "no"]
+    return yes, no
+
+
+def oracle_p_yes(model, tok, prompt, system=SYSTEM):
+    "Independent P(Yes): generate() one prompt, softmax of the first step's scores in numpy float64."
+    enc = tok.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                                  add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    with torch.no_grad():
+        g = model.generate(**enc, max_new_tokens=1, do_sample=False, output_scores=True, return_dict_in_generate=True,
+                           pad_token_id=tok.pad_token_id)
+    probs = softmax(g.scores[0][0].double().numpy())
+    yes, no = oracle_ids(tok, probs.size)
+    y, n = probs[yes].sum(), probs[no].sum()
+    return y / (y + n), y + n
+
+
+# ---------------------------------------------------------------- yes/no tokens and probability
+
+def test_yes_no_token_ids_brute_force(tiny):
+    _, model, tok = tiny
+    ids = yes_no_token_ids(tok)
+    yes, no = oracle_ids(tok, len(tok))
+    assert ids["yes"].tolist() == yes and ids["no"].tolist() == no
+    texts = {tok.decode([i]) for i in ids["yes"]} | {tok.decode([i]) for i in ids["no"]}
+    assert {"Yes", " yes", "YES", " No", "no"} <= texts and len(ids["no"]) >= 3   # casing / leading-space variants
+    assert not any(t.strip().lower() in ("yes.", "nope", "yesterday") for t in texts)
+
+
+def test_yes_no_token_ids_no_answer_tokens():
+    class Tok:
+        def __len__(self): return 3
+        def batch_decode(self, ids): return ["a", "b", "yes"]
+    with pytest.raises(FairlibInputError, match="no vocabulary token reads 'no'"):
+        yes_no_token_ids(Tok())
+
+
+@settings(max_examples=60, deadline=None)
+@given(arrays(np.float64, (3, 12), elements=st.floats(-30, 30)), st.integers(1, 4), st.integers(1, 4))
+def test_yes_no_probability_matches_scipy(logits, ny, nn):
+    yes, no = list(range(ny)), list(range(6, 6 + nn))
+    p, my, mn = yes_no_probability(logits, yes, no)
+    q = softmax(logits, axis=1)
+    np.testing.assert_allclose(my, q[:, yes].sum(1), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(mn, q[:, no].sum(1), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(p, q[:, yes].sum(1) / (q[:, yes].sum(1) + q[:, no].sum(1)), rtol=1e-10)
+
+
+def test_yes_no_probability_undefined_and_bad_shape():
+    p, my, mn = yes_no_probability(np.array([[0.0, -2000.0, -2000.0]]), [1], [2])
+    assert np.isnan(p[0]) and my[0] == 0 and mn[0] == 0
+    with pytest.raises(FairlibInputError, match="`logits`"):
+        yes_no_probability(np.zeros((2, 3, 4)), [0], [1])
+
+
+# ---------------------------------------------------------------- scorer vs generate, batching, padding
+
+def test_p_yes_matches_generate_first_step(tiny):
+    _, model, tok = tiny
+    df = TransformersScorer(model, tok, batch_size=3).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    for i, pr in enumerate(PROMPTS):
+        p, mass = oracle_p_yes(model, tok, pr)
+        assert abs(df["p_yes"][i] - p) < 1e-5
+        assert abs(df["yes_no_mass"][i] - mass) < 1e-6
+    assert df["p_yes"].std() > 1e-3                                     # the prompts do get different answers
+
+
+def test_batched_equals_unbatched(tiny):
+    _, model, tok = tiny
+    one = TransformersScorer(model, tok, batch_size=1).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    many = TransformersScorer(model, tok, batch_size=5).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    np.testing.assert_allclose(many["p_yes"], one["p_yes"], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(many["yes_no_mass"], one["yes_no_mass"], atol=1e-6, rtol=0)
+
+
+def test_shared_prefix_changes_only_the_work(tiny):
+    _, model, tok = tiny
+    system = "Answer only Yes or No. Read the case carefully."
+    sc = TransformersScorer(model, tok, batch_size=3)
+    rows = []
+    orig = sc.logits_last
+    sc.logits_last = lambda b: (rows.append(len(b)), orig(b))[1]
+    on = sc.score(PROMPTS, system=system, cache=False, progress=False)
+    assert sc._prefix is not None and len(sc._prefix[0]) >= sc.min_prefix and sum(rows) == len(PROMPTS)
+    texts = [sc.format(p, system=system) for p in PROMPTS]
+    assert all(t.startswith(sc.tokenizer.decode(list(sc._prefix[0]))) for t in texts)
+    off = TransformersScorer(model, tok, batch_size=3, share_prefix=False).score(PROMPTS, system=system, cache=False,
+                                                                                  progress=False)
+    np.testing.assert_allclose(on["p_yes"], off["p_yes"], atol=1e-5, rtol=0)
+    for i, pr in enumerate(PROMPTS):
+        assert abs(on["p_yes"][i] - oracle_p_yes(model, tok, pr, system)[0]) < 1e-5
+
+
+def test_padding_invariance(tiny):
+    "A short prompt left-padded next to a 10x longer one gets the answer it gets alone."
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok, batch_size=2)
+    alone = sc.score([PROMPTS[2]], system=SYSTEM, cache=False, progress=False)["p_yes"][0]
+    shapes = []
+    orig = sc.logits_last
+    sc.logits_last = lambda b: (shapes.append([len(x) for x in b]), orig(b))[1]
+    both = sc.score([PROMPTS[2], PROMPTS[3] * 3], system=SYSTEM, cache=False, progress=False)["p_yes"][0]
+    assert len(shapes) == 1 and max(shapes[0]) > 5 * min(shapes[0])     # really padded in one batch
+    assert abs(alone - both) < 1e-5
+
+
+def test_length_bucketing_and_token_budget(tiny):
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok, batch_size=3, max_batch_tokens=250)
+    shapes = []
+    orig = sc.logits_last
+    sc.logits_last = lambda b: (shapes.append([len(x) for x in b]), orig(b))[1]
+    prompts = [PROMPTS[i % 5] + " case %d" % i for i in range(14)]
+    df = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
+    flat = [n for s in shapes for n in s]
+    assert sum(map(len, shapes)) == 14 and flat == sorted(flat, reverse=True)   # longest first, sorted
+    assert all(len(s) <= 3 and len(s) * max(s) <= 250 for s in shapes if len(s) > 1)
+    ref = TransformersScorer(model, tok, batch_size=1).score(prompts, system=SYSTEM, cache=False, progress=False)
+    np.testing.assert_allclose(df["p_yes"], ref["p_yes"], atol=1e-5)             # input order preserved
+
+
+def test_batch_helpers():
+    assert llm._batches([9, 8, 5, 5, 1], 2) == [slice(0, 2), slice(2, 4), slice(4, 5)]
+    assert llm._batches([9, 8, 5, 5, 1], 4, 20) == [slice(0, 2), slice(2, 5)]
+    assert llm._batches([50], 4, 10) == [slice(0, 1)]                       # one over-budget row still runs
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(1, 300), min_size=1, max_size=40), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 2000)))
+def test_batches_partition_and_budget(lengths, bs, budget):
+    lengths = sorted(lengths, reverse=True)
+    sl = llm._batches(lengths, bs, budget)
+    assert sl[0].start == 0 and sl[-1].stop == len(lengths) and all(a.stop == b.start for a, b in zip(sl, sl[1:]))
+    for s in sl:
+        rows = lengths[s]
+        assert 1 <= len(rows) <= bs
+        assert len(rows) == 1 or budget is None or len(rows) * max(rows) <= budget
+        if budget is None and s.stop < len(lengths): assert len(rows) == bs       # full batches when unconstrained
+
+
+def test_default_system_prompt_is_the_benchmark_one(tiny, tmp_path):
+    from fairlib.prompts import SYSTEM_PROMPT
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok)
+    a = sc.score(PROMPTS[:2], system=SYSTEM_PROMPT, cache=tmp_path / "c.sqlite", progress=False)
+    b = sc.score(PROMPTS[:2], cache=tmp_path / "c.sqlite", progress=False)
+    assert b["from_cache"].all() and b["p_yes"].tolist() == a["p_yes"].tolist()
+
+
+def test_bad_inputs(tiny):
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok)
+    with pytest.raises(FairlibInputError, match="`prompts`"):
+        sc.score([], system=SYSTEM, cache=False)
+    with pytest.raises(FairlibInputError, match=r"entries \[1\]"):
+        sc.score(["fine", ""], system=SYSTEM, cache=False)
+    with pytest.raises(FairlibInputError, match="`system`"):
+        sc.score(["fine"], system="  ", cache=False)
+    with pytest.raises(FairlibInputError, match="`cache`"):
+        sc.score(["fine"], system=SYSTEM, cache=3.5)
+    with pytest.raises(FairlibInputError, match="`batch_size`"):
+        TransformersScorer(model, tok, batch_size=0)
+    tok2 = llm.make_tiny_model(seed=1)[1]
+    tok2.chat_template = None
+    with pytest.raises(FairlibInputError, match="has no chat template"):
+        llm.chat_prompt(tok2, "x", system=SYSTEM)
+
+
+# ---------------------------------------------------------------- precision
+
+def test_precision_errors_without_gpu(monkeypatch, tiny):
+    d, _, _ = tiny
+    monkeypatch.setattr(llm, "_cuda_available", lambda: False)
+    for prec in ("int8", "int4"):
+        with pytest.raises(FairlibInputError, match="needs a CUDA GPU"):
+            TransformersScorer.from_pretrained(str(d), precision=prec)
+    with pytest.raises(FairlibInputError, match="must be one of"):
+        TransformersScorer.from_pretrained(str(d), precision="fp8")
+
+
+def test_precision_errors_with_gpu_but_gguf_or_no_bnb(monkeypatch):
+    monkeypatch.setattr(llm, "_cuda_available", lambda: True)
+    with pytest.raises(FairlibInputError, match="GGUF checkpoint"):
+        llm.precision_load_kwargs("int4", gguf=True)
+    import importlib.util
+    if importlib.util.find_spec("bitsandbytes") is None:
+        with pytest.raises(FairlibInputError, match="needs the `bitsandbytes` package"):
+            llm.precision_load_kwargs("int8")
+    else:
+        assert "quantization_config" in llm.precision_load_kwargs("int8")
+
+
+def test_bf16_is_loaded_as_asked_and_keyed_apart(tiny, tmp_path):
+    d, _, _ = tiny
+    s32 = TransformersScorer.from_pretrained(str(d), precision="fp32", cache=tmp_path / "c.sqlite")
+    s16 = TransformersScorer.from_pretrained(str(d), precision="bf16", cache=tmp_path / "c.sqlite")
+    assert s32.model.dtype == torch.float32 and s16.model.dtype == torch.bfloat16
+    assert (s32.precision, s16.precision) == ("fp32", "bf16") and s32.model_id == s16.model_id
+    a = s32.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    b = s16.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    assert not b["from_cache"].any()                     # fp32 answers are never reused for bf16
+    assert b["p_yes"].between(0, 1).all() and (a["p_yes"] != b["p_yes"]).any()
+
+
+# ---------------------------------------------------------------- the answer cache
+
+def _counting(sc):
+    calls = []
+    orig = sc.logits_last
+    sc.logits_last = lambda b: (calls.append(len(b)), orig(b))[1]
+    return calls
+
+
+def test_cache_reuses_and_never_serves_stale(tiny, tmp_path):
+    _, model, tok = tiny
+    db = tmp_path / "answers.sqlite"
+    sc = TransformersScorer(model, tok, model_id="tiny@1", batch_size=2)
+    calls = _counting(sc)
+    first = sc.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    assert sum(calls) == 5 and not first["from_cache"].any()
+    calls.clear()
+    again = sc.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    assert calls == [] and again["from_cache"].all() and again["p_yes"].tolist() == first["p_yes"].tolist()
+    # a changed prompt (one character) is a new answer; the unchanged ones are reused
+    changed = PROMPTS[:4] + [PROMPTS[4].replace("opioids", "opioid")]
+    df = sc.score(changed, system=SYSTEM, cache=db, progress=False)
+    assert sum(calls) == 1 and df["from_cache"].tolist() == [True] * 4 + [False]
+    p_fresh = oracle_p_yes(model, tok, changed[4])[0]
+    assert abs(df["p_yes"][4] - p_fresh) < 1e-5 and abs(df["p_yes"][4] - first["p_yes"][4]) > 1e-7
+    # a changed system message, chat template or model identity is a new answer too
+    calls.clear()
+    assert not sc.score(PROMPTS[:2], system=SYSTEM + " ", cache=db, progress=False)["from_cache"].any()
+    sc.chat_template = sc.tokenizer.chat_template = llm.TINY_CHAT_TEMPLATE.replace("assistant", "assistant ")
+    assert not sc.score(PROMPTS[:2], system=SYSTEM, cache=db, progress=False)["from_cache"].any()
+    sc.model_id = "tiny@2"
+    assert not sc.score(PROMPTS[:2], system=SYSTEM, cache=db, progress=False)["from_cache"].any()
+    assert sum(calls) == 6
+
+
+def test_in_memory_identity_is_the_weights(tiny, tmp_path):
+    _, model, tok = tiny
+    other, _ = llm.make_tiny_model(seed=1)
+    a, b = TransformersScorer(model, tok), TransformersScorer(other, tok)
+    assert a.model_id != b.model_id and a.model_id == TransformersScorer(model, tok).model_id
+    db = tmp_path / "c.sqlite"
+    a.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    assert not b.score(PROMPTS, system=SYSTEM, cache=db, progress=False)["from_cache"].any()
+
+
+def test_model_identity_follows_file_bytes(tiny, tmp_path):
+    import hashlib, shutil
+    d, _, _ = tiny
+    e = tmp_path / "copy"
+    shutil.copytree(d, e)
+    c = AnswerCache(tmp_path / "c.sqlite")
+    i1 = llm.model_identity(str(e), cache=c)
+    assert i1 == llm.model_identity(str(e), cache=c) and i1.startswith("copy@files-sha256:")
+    w = e / "model.safetensors"
+    assert llm.file_sha256(w, c) == hashlib.sha256(w.read_bytes()).hexdigest()
+    w.write_bytes(w.read_bytes()[:-1] + b"\x00")
+    assert llm.model_identity(str(e), cache=c) != i1
+    g = tmp_path / "m.gguf"
+    g.write_bytes(b"GGUF fake")
+    assert llm.model_identity(str(tmp_path), gguf_file="m.gguf") == \
+        f"{tmp_path.name}/m.gguf@sha256:{hashlib.sha256(b'GGUF fake').hexdigest()}"
+    snap = tmp_path / "models--org--m" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    assert llm.model_identity(str(snap)) == "models--org--m@abc123"
+
+
+KILL_SCRIPT = r"""
+import sys, time
+from fairlib.llm import TransformersScorer
+model_dir, db, log, delay, out = sys.argv[1:6]
+sc = TransformersScorer.from_pretrained(model_dir, batch_size=2, cache=db)
+orig = sc.logits_last
+def slow(batch):
+    with open(log, "a") as f: f.write(f"{len(batch)}\n")
+    time.sleep(float(delay))
+    return orig(batch)
+sc.logits_last = slow
+prompts = [f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. Should the patient receive immediate emergency care?"
+           for i in range(24)]
+sc.score(prompts, system="Answer only Yes or No.", cache=db, progress=False).to_csv(out, index=False)
+"""
+
+
+def test_killed_run_resumes_without_recomputing(tiny, tmp_path):
+    d, _, _ = tiny
+    script = tmp_path / "run.py"
+    script.write_text(KILL_SCRIPT)
+    db = tmp_path / "answers.sqlite"
+    env = dict(os.environ, PYTHONUNBUFFERED="1", FAIRLIB_LLM_SERVER_URL="")
+    args = lambda log, delay: [sys.executable, str(script), str(d), str(db), str(tmp_path / log), delay,
+                               str(tmp_path / f"{log}.csv")]
+    proc = subprocess.Popen(args("log1", "0.4"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    n_done, t0 = 0, time.time()
+    while time.time() - t0 < 120:
+        time.sleep(0.1)
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as con:
+                    n_done = con.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+            except sqlite3.OperationalError:
+                continue
+        if n_done >= 6 or proc.poll() is not None:
+            break
+    assert proc.poll() is None, proc.stderr.read().decode()[-2000:]   # still running: we kill it mid-run
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(db) as con:
+        k = con.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+    assert 6 <= k < 24 and not (tmp_path / "log1.csv").exists()
+    r = subprocess.run(args("log2", "0"), env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    recomputed = sum(int(x) for x in (tmp_path / "log2").read_text().split())
+    assert recomputed == 24 - k                                          # nothing finished is recomputed
+    import pandas as pd
+    out = pd.read_csv(tmp_path / "log2.csv")
+    assert out["from_cache"].sum() == k
+    prompts = [f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. Should the patient receive immediate "
+               "emergency care?" for i in range(24)]
+    (model, tok), _ = llm.load_model(str(d))
+    fresh = TransformersScorer(model, tok, batch_size=24).score(prompts, system="Answer only Yes or No.", cache=False,
+                                                                progress=False)
+    np.testing.assert_allclose(out["p_yes"], fresh["p_yes"], atol=1e-5)
+
+
+# ---------------------------------------------------------------- settings
+
+def test_defaults_come_from_site_settings(tiny, tmp_path, monkeypatch):
+    d, _, _ = tiny
+    monkeypatch.setenv("FAIRLIB_LLM_MODEL", str(d))
+    monkeypatch.setenv("FAIRLIB_CACHE_DIR", str(tmp_path / "cachedir"))
+    monkeypatch.setenv("FAIRLIB_LLM_SERVER_URL", "")
+    sc = TransformersScorer.from_pretrained()
+    assert sc.model_label == d.name and sc.model_id.startswith(f"{d.name}@files-sha256:")
+    assert llm.default_cache_path() == tmp_path / "cachedir" / "llm_answers.sqlite"
+    sc.score(PROMPTS[:2], system=SYSTEM, progress=False)
+    assert len(AnswerCache(llm.default_cache_path())) == 2
+    monkeypatch.setenv("FAIRLIB_LLM_SERVER_URL", "http://localhost:1/v1")
+    with pytest.raises(FairlibInputError, match="`llm_server_url`"):
+        TransformersScorer.from_pretrained()
+
+
+def test_unknown_hub_id_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.setenv("FAIRLIB_LLM_SERVER_URL", "")
+    with pytest.raises(FairlibInputError, match="fairlib never downloads models"):
+        llm.load_model("no-such-org/no-such-model")
