@@ -12,7 +12,7 @@ import pandas as pd
 
 # %% auto #0
 __all__ = ['FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary', 'check_probability', 'check_same_length',
-           'check_rng', 'cell_seed']
+           'check_int', 'check_rng', 'cell_seed']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
 class FairlibInputError(ValueError):
@@ -73,6 +73,13 @@ def check_same_length(func: str | None = None, **arrays) -> int:
         odd = next(k for k, n in lens.items() if n != lens[first])
         raise FairlibInputError(odd, f"lengths differ ({desc})", func)
     return next(iter(lens.values()))
+
+# %% ../nbs/01_core.ipynb #9eb03456
+def check_int(x, name: str, func: str | None = None, *, lo: int = 1) -> int:
+    "Return `x` as an int, raising unless it is an integer (not a bool) >= `lo`."
+    if isinstance(x, bool) or not isinstance(x, (numbers.Integral, np.integer)) or x < lo:
+        raise FairlibInputError(name, f"must be an int >= {lo}, got {x!r}", func)
+    return int(x)
 
 # %% ../nbs/01_core.ipynb #a1674e6d
 def check_rng(seed) -> np.random.Generator:

@@ -8,7 +8,7 @@ Docs: https://fairlib.github.io/fairlib/handbook.html.md"""
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_rng
+from .core import FairlibInputError, check_int, check_rng
 from .metrics import metric_from_counts, group_rates_from_counts
 
 # %% auto #0
@@ -21,7 +21,7 @@ CHAPTER_FPR = 0.15                 # P(ŷ=1 | y=0), both groups
 
 def biased_classifier_example(n: int = 1000, seed: int = 42) -> pd.DataFrame:
     "The chapter's simulated biased classifier: columns `group`, `y_true`, `y_pred` (legacy-seeded, record-identical)."
-    if not isinstance(n, (int, np.integer)) or n < 1: raise FairlibInputError("n", f"must be a positive int, got {n!r}")
+    n = check_int(n, "n", "biased_classifier_example")
     rs = np.random.RandomState(seed)
     group = rs.randint(0, 2, n); y_true = rs.randint(0, 2, n); u = rs.random_sample(n)
     p_pos = np.where(y_true == 1, np.where(group == 0, CHAPTER_TPR[0], CHAPTER_TPR[1]), CHAPTER_FPR)

@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import sparse
 from scipy.special import xlogy
 from .core import (FairlibInputError, UnknownMetricError, as_1d, check_binary,
-                          check_probability, check_same_length)
+                          check_probability, check_same_length, check_int)
 
 # %% auto #0
 __all__ = ['AUDIT_METRICS', 'demographic_parity_difference', 'statistical_parity_difference', 'disparate_impact_ratio',
@@ -97,15 +97,13 @@ def count_table(y_true, y_pred, sensitive_features, *, y_prob=None, sample_weigh
     codes, groups = group_codes(sensitive_features, func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
     n = check_same_length(func, y_true=y, y_pred=yh, sensitive_features=codes, y_prob=p)
-    if not isinstance(min_support, (int, np.integer)) or min_support < 0:
-        raise FairlibInputError("min_support", f"must be a non-negative int, got {min_support!r}", func)
+    min_support = check_int(min_support, "min_support", func, lo=0)
     w = _as_weights(sample_weight, n, func)
     G = len(groups); lead = () if w is None or w.ndim == 1 else (w.shape[0],)
     counts = _bincount(codes * 4 + y * 2 + yh, w, 4 * G).reshape(*lead, G, 2, 2)
     bins = None
     if p is not None:
-        if not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-            raise FairlibInputError("n_bins", f"must be a positive int, got {n_bins!r}", func)
+        n_bins = check_int(n_bins, "n_bins", func)
         b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
         idx = codes * n_bins + b
         ones = np.ones(n) if w is None else w

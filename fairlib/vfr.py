@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
-from .core import (FairlibInputError, as_1d, check_binary, check_probability, check_same_length,
+from .core import (FairlibInputError, check_int, as_1d, check_binary, check_probability, check_same_length,
                           check_rng, cell_seed)
 from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit
 
@@ -64,16 +64,11 @@ class AuditData:
         return {g: int(s) for g, s, i in zip(self.groups, self.m.sum(1), self.included) if not i}
 
 # %% ../nbs/12_vfr.ipynb #0ec620f0
-def _check_int(x, name, func, lo=1):
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < lo:
-        raise FairlibInputError(name, f"must be an int >= {lo}, got {x!r}", func)
-    return int(x)
-
 def audit_data(y_true, y_pred, sensitive_features, *, y_prob=None, N: int = 10_000, min_support: int = 30,
                n_bins: int = 10, func: str = "audit_data") -> AuditData:
     "Validate one (model, attribute) audit input once and allocate the resample size N over its label × group strata."
-    N = _check_int(N, "N", func); min_support = _check_int(min_support, "min_support", func)
-    n_bins = _check_int(n_bins, "n_bins", func)
+    N = check_int(N, "N", func); min_support = check_int(min_support, "min_support", func)
+    n_bins = check_int(n_bins, "n_bins", func)
     sf = sensitive_features
     if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):   # categorical: reuse its codes
         codes = sf.cat.codes.to_numpy()
@@ -221,7 +216,7 @@ def verdict_flip_rate(y_true, y_pred, sensitive_features, metric: str, *, y_prob
     "Verdict Flip Rate of one audit cell under K stratified bootstrap resamples of size N (Algorithm 1)."
     func = "verdict_flip_rate"
     spec = audit_metric(metric)
-    K = _check_int(K, "K", func)
+    K = check_int(K, "K", func)
     if method not in METHODS: raise FairlibInputError("method", f"must be one of {METHODS}, got {method!r}", func)
     if spec.needs_prob and y_prob is None:
         raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
@@ -294,7 +289,7 @@ def vfr_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, K: int = 500, 
     func = "vfr_grid"
     attributes = list(attributes); frames = _by_model(predictions, attributes, func)
     names = list(AUDIT_METRICS) if metrics is None else [audit_metric(m).name for m in metrics]
-    K = _check_int(K, "K", func); N = _check_int(N, "N", func); seed = _check_int(seed, "seed", func, lo=0)
+    K = check_int(K, "K", func); N = check_int(N, "N", func); seed = check_int(seed, "seed", func, lo=0)
     if method not in METHODS: raise FairlibInputError("method", f"must be one of {METHODS}, got {method!r}", func)
     jobs = [(mo, a) for mo in frames for a in attributes]
     args = (names, K, N, seed, method, min_support, n_bins, calibration, keep_values)
