@@ -6,13 +6,17 @@ Docs: https://fairlib.github.io/fairlib/core.html.md"""
 
 # %% ../nbs/01_core.ipynb #a30e429f
 from __future__ import annotations
-import numbers
+import functools, hashlib, json, numbers, os, tempfile, warnings
+from contextlib import contextmanager
+from pathlib import Path
 import numpy as np
 import pandas as pd
 
 # %% auto #0
 __all__ = ['FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary', 'check_probability', 'check_same_length',
-           'check_int', 'check_rng', 'cell_seed']
+           'check_int', 'check_rng', 'root_entropy', 'cell_seed', 'check_float', 'check_choice', 'renamed_arguments',
+           'deprecated_alias', 'largest_remainder', 'percentile_interval', 'majority_vote', 'content_hash',
+           'file_digest', 'atomic_path', 'atomic_write']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
 class FairlibInputError(ValueError):
@@ -90,9 +94,160 @@ def check_rng(seed) -> np.random.Generator:
     raise FairlibInputError("seed", f"must be None, an int or a numpy Generator, got {type(seed).__name__}")
 
 # %% ../nbs/01_core.ipynb #ac1736ba
-def cell_seed(root: int, *key) -> np.random.SeedSequence:
+def root_entropy(seed) -> int:
+    "One non-negative int from an int, a SeedSequence or a Generator (drawn from it), for deriving cell seeds."
+    if isinstance(seed, np.random.Generator): return int(seed.integers(0, 2**63 - 1))
+    if isinstance(seed, np.random.SeedSequence): return int(seed.generate_state(2, np.uint64)[0] >> np.uint64(1))
+    if isinstance(seed, bool) or not isinstance(seed, (numbers.Integral, np.integer)) or seed < 0:
+        raise FairlibInputError("seed", f"must be a non-negative int, a SeedSequence or a numpy Generator, got {seed!r}")
+    return int(seed)
+
+def cell_seed(root, *key) -> np.random.SeedSequence:
     "A SeedSequence for the cell named by `key` (strings/ints), derived from `root` independently of order."
-    import hashlib
     h = hashlib.sha256("\x1f".join(map(str, key)).encode()).digest()
     words = [int.from_bytes(h[i:i + 4], "little") for i in range(0, 16, 4)]
-    return np.random.SeedSequence([int(root), *words])
+    return np.random.SeedSequence([root_entropy(root), *words])
+
+# %% ../nbs/01_core.ipynb #f75a10b8
+def check_float(x, name: str, func: str | None = None, *, lo: float | None = None, hi: float | None = None,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    "Return `x` as a finite float in [lo, hi] (open ends with `lo_open`/`hi_open`), or raise naming `name`."
+    if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
+        raise FairlibInputError(name, f"must be a number, got {type(x).__name__} {x!r}", func)
+    v = float(x)
+    if not np.isfinite(v): raise FairlibInputError(name, f"must be finite, got {v!r}", func)
+    lo_bad = lo is not None and (v <= lo if lo_open else v < lo)
+    hi_bad = hi is not None and (v >= hi if hi_open else v > hi)
+    if lo_bad or hi_bad:
+        rng = f"{'(' if lo_open else '['}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{')' if hi_open else ']'}"
+        raise FairlibInputError(name, f"must lie in {rng}, got {v!r}", func)
+    return v
+
+def check_choice(x, name: str, choices, func: str | None = None):
+    "Return `x` if it is one of `choices`, else raise listing them."
+    choices = tuple(choices)
+    try: ok = x in choices
+    except TypeError: ok = False
+    if not ok: raise FairlibInputError(name, f"must be one of {list(choices)}, got {x!r}", func)
+    return x
+
+# %% ../nbs/01_core.ipynb #90f2bc25
+def renamed_arguments(**old_to_new):
+    "Decorator: accept each old keyword name for its new one, with a DeprecationWarning."
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise FairlibInputError(old, f"is the old name of `{new}`; pass only `{new}`", f.__name__)
+                    warnings.warn(f"{f.__name__}(): argument `{old}` is renamed `{new}`; the old name will be removed "
+                                  "in the next release", DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return f(*args, **kwargs)
+        wrapper.__renamed_arguments__ = dict(old_to_new)
+        return wrapper
+    return deco
+
+def deprecated_alias(new: str):
+    "A read-only property that returns attribute `new`, with a DeprecationWarning (for renamed result fields)."
+    def get(self):
+        warnings.warn(f"{type(self).__name__}: this attribute is renamed `{new}`", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+    return property(get, doc=f"Deprecated alias of `{new}`.")
+
+# %% ../nbs/01_core.ipynb #eb1b4375
+def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
+    "Split the int `total` over `sizes` in proportion (Hamilton / largest-remainder), optionally capped per entry."
+    s = np.asarray(sizes, dtype=float)
+    if s.ndim != 1 or s.size == 0 or not np.isfinite(s).all() or (s < 0).any() or s.sum() <= 0:
+        raise FairlibInputError("sizes", "must be a non-empty 1-d array of non-negative numbers with a positive total", "largest_remainder")
+    total = check_int(total, "total", "largest_remainder", lo=0)
+    c = None if cap is None else np.asarray(cap, dtype=np.int64)
+    if c is not None and (c.shape != s.shape or (c < 0).any() or c.sum() < total):
+        raise FairlibInputError("cap", f"must match `sizes` in shape, be non-negative and sum to at least total={total}", "largest_remainder")
+    exact = s / s.sum() * total
+    out = np.floor(exact).astype(np.int64)
+    if c is not None: out = np.minimum(out, c)
+    rem = exact - out
+    while out.sum() < total:
+        room = np.ones_like(out, dtype=bool) if c is None else out < c
+        order = np.lexsort((np.arange(s.size), -np.where(room, rem, -np.inf)))
+        k = min(int(total - out.sum()), int(room.sum()))
+        out[order[:k]] += 1
+        rem = np.where(np.isin(np.arange(s.size), order[:k]), rem - 1, rem)
+    return out
+
+def percentile_interval(values, *, confidence_level: float = 0.95, axis: int = 0):
+    "Percentile interval (low, high) of resampled `values`, ignoring NaN; NaN where no value is defined."
+    level = check_float(confidence_level, "confidence_level", "percentile_interval", lo=0, hi=1, lo_open=True, hi_open=True)
+    v = np.asarray(values, dtype=float)
+    q = [(100 - 100 * level) / 2, (100 + 100 * level) / 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanpercentile(v, q, axis=axis) if v.size else (np.nan, np.nan)
+    return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
+
+def majority_vote(values) -> float:
+    "Majority of 0/1 `values` ignoring NaN: 1.0, 0.0, or NaN on a tie or when nothing is defined."
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0: return np.nan
+    s = v.sum() * 2
+    return 1.0 if s > v.size else (0.0 if s < v.size else np.nan)
+
+# %% ../nbs/01_core.ipynb #7741a74d
+def _hash_update(h, x):
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        h.update(b"pd"); h.update(pd.util.hash_pandas_object(x, index=True).to_numpy().tobytes())
+        h.update(repr(list(x.columns) if isinstance(x, pd.DataFrame) else x.name).encode())
+        h.update(repr([str(t) for t in (x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype])]).encode())
+    elif isinstance(x, np.ndarray):
+        a = np.ascontiguousarray(x)
+        h.update(b"np"); h.update(str(a.dtype).encode()); h.update(repr(a.shape).encode())
+        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+    elif isinstance(x, Path):
+        h.update(b"file"); h.update(file_digest(x).encode())
+    elif isinstance(x, (bytes, bytearray)): h.update(b"b"); h.update(bytes(x))
+    elif isinstance(x, dict):
+        h.update(b"{")
+        for k in sorted(x, key=repr): _hash_update(h, k); _hash_update(h, x[k])
+        h.update(b"}")
+    elif isinstance(x, (list, tuple)):
+        h.update(b"[")
+        for v in x: _hash_update(h, v)
+        h.update(b"]")
+    else: h.update(f"{type(x).__name__}:{x!r}".encode())
+
+def content_hash(*parts) -> str:
+    "sha256 hex digest of `parts` (DataFrames, arrays, Paths = file contents, dicts, lists, scalars)."
+    h = hashlib.sha256()
+    for p in parts: _hash_update(h, p)
+    return h.hexdigest()
+
+def file_digest(path, chunk: int = 1 << 20) -> str:
+    "sha256 hex digest of a file's bytes."
+    p = Path(path)
+    if not p.is_file(): raise FairlibInputError("path", f"no such file: {p}", "file_digest")
+    h = hashlib.sha256()
+    with open(p, "rb") as f:
+        for b in iter(lambda: f.read(chunk), b""): h.update(b)
+    return h.hexdigest()
+
+@contextmanager
+def atomic_path(path):
+    "Yield a temporary path beside `path`; on success it is renamed onto `path`, on error removed."
+    p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp): os.remove(tmp)
+
+def atomic_write(path, data) -> Path:
+    "Write `data` (str or bytes) to `path` atomically (temp file + rename)."
+    with atomic_path(path) as tmp:
+        (tmp.write_bytes if isinstance(data, (bytes, bytearray)) else tmp.write_text)(data)
+    return Path(path)
