@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary', 'check_probability', 'check_same_length',
-           'check_int', 'check_rng', 'root_entropy', 'cell_seed', 'check_float', 'check_choice', 'renamed_arguments',
-           'deprecated_alias', 'largest_remainder', 'percentile_interval', 'majority_vote', 'content_hash',
-           'file_digest', 'atomic_path', 'atomic_write']
+__all__ = ['SMALL_CELL_THRESHOLD', 'FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary', 'check_probability',
+           'check_same_length', 'check_int', 'check_rng', 'root_entropy', 'cell_seed', 'check_float', 'check_choice',
+           'renamed_arguments', 'deprecated_alias', 'largest_remainder', 'percentile_interval', 'majority_vote',
+           'content_hash', 'file_digest', 'atomic_path', 'atomic_write', 'is_small_count', 'mask_count']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
 class FairlibInputError(ValueError):
@@ -251,3 +251,16 @@ def atomic_write(path, data) -> Path:
     with atomic_path(path) as tmp:
         (tmp.write_bytes if isinstance(data, (bytes, bytearray)) else tmp.write_text)(data)
     return Path(path)
+
+# %% ../nbs/01_core.ipynb #f8549bcf
+SMALL_CELL_THRESHOLD = 11      # counts 1..SMALL_CELL_THRESHOLD-1 are never shown
+
+def is_small_count(n) -> bool:
+    "True for a count that must not be published (1 <= n < SMALL_CELL_THRESHOLD)."
+    try: v = float(n)
+    except (TypeError, ValueError): return False
+    return bool(np.isfinite(v) and 0 < v < SMALL_CELL_THRESHOLD)
+
+def mask_count(n) -> str:
+    "A count as text for messages: the number, or '<11' when it is a small cell."
+    return f"<{SMALL_CELL_THRESHOLD}" if is_small_count(n) else (str(int(n)) if float(n).is_integer() else str(n))
