@@ -1,4 +1,4 @@
-"""VFR-Audit Axis 1: the point-estimate audit grid and the Verdict Flip Rate under stratified bootstrap, drawn from counts instead of indices.
+"""VFR-Audit: the point-estimate audit grid, the Verdict Flip Rate (Axis 1), audit-size sensitivity (Axis 2), cross-hospital agreement (Axis 3) and the reliability tiers.
 
 Docs: https://fairlib.github.io/fairlib/vfr.html.md"""
 
@@ -6,68 +6,97 @@ Docs: https://fairlib.github.io/fairlib/vfr.html.md"""
 
 # %% ../nbs/12_vfr.ipynb #80e494ab
 from __future__ import annotations
+import functools, inspect, numbers, warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
-from .core import (FairlibInputError, check_int, as_1d, check_binary, check_probability, check_same_length,
-                          check_rng, cell_seed)
+from .core import (FairlibInputError, check_int, check_float, check_choice, as_1d, check_binary,
+                          check_probability, check_same_length, check_rng, cell_seed, root_entropy,
+                          renamed_arguments, deprecated_alias, largest_remainder, percentile_interval, mask_count)
 from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit
+from .results import Result
 
 # %% auto #0
-__all__ = ['TAU_VFR', 'ATTRIBUTES', 'METHODS', 'PREDICTION_COLUMNS', 'PAPER_AXIS1', 'largest_remainder', 'AuditData',
-           'audit_data', 'draw_counts', 'draw_counts_bins', 'index_resample_values', 'VFRResult', 'summarise_resamples',
-           'verdict_flip_rate', 'audit_grid', 'vfr_grid', 'axis1_summary']
+__all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'ATTRIBUTES', 'METHODS', 'PREDICTION_COLUMNS', 'PAPER_AXIS1', 'PAPER_CANONICAL_B1',
+           'ResampleSizeWarning', 'AuditData', 'audit_data', 'draw_counts', 'draw_counts_bins', 'index_resample_values',
+           'VFRResult', 'summarise_resamples', 'verdict_flip_rate', 'audit_grid', 'vfr_grid', 'axis1_summary']
 
 # %% ../nbs/12_vfr.ipynb #6ba86627
 TAU_VFR = 0.10                      # τ_VFR: a cell is practically stable when VFR <= 0.10
+MAX_UNDEFINED_SHARE = 0.05          # a cell with more undefined resamples than this is not auditable at that N
 ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")   # the four audited attributes
 METHODS = ("fast", "index")         # fast = count/bin draws (exact); index = plain index resampling
 
-# %% ../nbs/12_vfr.ipynb #2022d93c
-def largest_remainder(sizes, N: int) -> np.ndarray:
-    "Split `N` over strata in proportion to `sizes` by largest-remainder rounding (sums to `N`)."
-    s = np.asarray(sizes, dtype=np.float64).ravel()
-    if s.size == 0 or (s < 0).any() or s.sum() <= 0:
-        raise FairlibInputError("sizes", "must be non-negative with a positive total", "largest_remainder")
-    if not isinstance(N, (int, np.integer)) or N < 1:
-        raise FairlibInputError("N", f"must be a positive int, got {N!r}", "largest_remainder")
-    q = N * s / s.sum()
-    m = np.floor(q).astype(np.int64)
-    rest = int(N - m.sum())
-    order = np.lexsort((np.arange(s.size), -(q - m)))   # largest remainder first, ties by position
-    m[order[:rest]] += 1
-    return m.reshape(np.shape(sizes))
+class ResampleSizeWarning(UserWarning):
+    "A resample larger than the cohort (N > n): bootstrap VFR is understated."
 
-# %% ../nbs/12_vfr.ipynb #5abd4ba6
+# %% ../nbs/12_vfr.ipynb #2022d93c
+def _positional_deprecated(*names):
+    "Decorator: map extra positional arguments onto the keyword-only `names`, with a DeprecationWarning."
+    def deco(f):
+        n_pos = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            if len(args) > n_pos:
+                extra = args[n_pos:]
+                if len(extra) > len(names):
+                    raise TypeError(f"{f.__name__}() takes {n_pos} positional arguments; pass the rest by keyword")
+                for k, v in zip(names, extra):
+                    if k in kwargs: raise FairlibInputError(k, "given both by position and by keyword", f.__name__)
+                    kwargs[k] = v
+                warnings.warn(f"{f.__name__}(): pass {', '.join(f'`{k}=`' for k in names[:len(extra)])} by keyword; "
+                              "positional use will be removed in the next release", DeprecationWarning, stacklevel=2)
+                args = args[:n_pos]
+            return f(*args, **kwargs)
+        return wrapper
+    return deco
+
+# %% ../nbs/12_vfr.ipynb #276ae27c
 @dataclass
 class AuditData:
-    "Predictions of one model on the audit partition, stratified by one attribute (label × group)."
+    "Predictions of one model on the audit cohort, stratified by one attribute (label × group)."
     y: np.ndarray              # (n,) labels 0/1
     yhat: np.ndarray           # (n,) predicted labels 0/1
     prob: np.ndarray | None    # (n,) scores in [0, 1], or None
-    ct: object                 # fairlib.metrics.CountTable of the whole partition
-    N: int                     # resample size
+    ct: object                 # fairlib.metrics.CountTable of the whole cohort
+    resample_size: int         # N: records per resample
     m: np.ndarray              # (G, 2) resampled stratum sizes m_gy (sum N)
     min_support: int
     n_bins: int
     _blocks: tuple | None = field(default=None, repr=False)
+    N = deprecated_alias("resample_size")
 
     @property
     def groups(self) -> pd.Index: return self.ct.groups
     @property
+    def n(self) -> int: return int(self.ct.support.sum())
+    @property
     def n_gy(self) -> np.ndarray: return self.ct.counts.sum(-1)
     @property
-    def included(self) -> np.ndarray: return self.m.sum(1) >= self.min_support
+    def included(self) -> np.ndarray: return self.ct.support >= self.min_support
+    @property
+    def group_sizes(self) -> dict:
+        "Cohort size of every observed group (audited or not)."
+        return {str(g): int(s) for g, s in zip(self.groups, self.ct.support)}
     @property
     def excluded(self) -> dict:
-        "Groups whose resampled size is below `min_support`, with that size."
-        return {g: int(s) for g, s, i in zip(self.groups, self.m.sum(1), self.included) if not i}
+        "Groups below `min_support` in the cohort, with their cohort sizes (left out of the point estimate and every resample)."
+        return {str(g): int(s) for g, s, i in zip(self.groups, self.ct.support, self.included) if not i}
 
-# %% ../nbs/12_vfr.ipynb #0ec620f0
-def audit_data(y_true, y_pred, sensitive_features, *, y_prob=None, N: int = 10_000, min_support: int = 30,
-               n_bins: int = 10, func: str = "audit_data") -> AuditData:
-    "Validate one (model, attribute) audit input once and allocate the resample size N over its label × group strata."
-    N = check_int(N, "N", func); min_support = check_int(min_support, "min_support", func)
+# %% ../nbs/12_vfr.ipynb #793f71c9
+def _resample_size(resample_size, n: int, func: str) -> int:
+    "Resolve N: None -> the cohort size n; N > n allowed with a ResampleSizeWarning."
+    if resample_size is None: return n
+    N = check_int(resample_size, "resample_size", func)
+    if N > n:
+        warnings.warn(f"{func}(): resample_size={N:,} exceeds the cohort's {n:,} records; a bootstrap resample "
+                      "larger than the cohort understates verdict instability (VFR)", ResampleSizeWarning, stacklevel=3)
+    return N
+
+def audit_data(y_true, y_pred, sensitive_features, *, y_prob=None, resample_size: int | None = None,
+               min_support: int = 30, n_bins: int = 10, func: str = "audit_data") -> AuditData:
+    "Validate one (model, attribute) audit input once and allocate the resample size over its label × group strata."
+    min_support = check_int(min_support, "min_support", func, lo=0)
     n_bins = check_int(n_bins, "n_bins", func)
     sf = sensitive_features
     if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):   # categorical: reuse its codes
@@ -80,18 +109,22 @@ def audit_data(y_true, y_pred, sensitive_features, *, y_prob=None, N: int = 10_0
         ct = count_table(y_true, y_pred, sf, y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func)
     y = check_binary(y_true, "y_true", func); yh = check_binary(y_pred, "y_pred", func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
-    m = largest_remainder(ct.counts.sum(-1), N)
+    N = _resample_size(resample_size, len(y), func)
+    n_gy = ct.counts.sum(-1)
+    m = n_gy.astype(np.int64) if N == len(y) else largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
     return AuditData(y, yh, p, ct, N, m, min_support, n_bins)
 
+
+
 # %% ../nbs/12_vfr.ipynb #f0292abd
-def draw_counts(data: AuditData, K: int, rng) -> np.ndarray:
-    "K resampled count tables `(K, G, 2, 2)`: per stratum, predicted positives ~ Binomial(m_gy, c_gy1/n_gy)."
-    rng = check_rng(rng)
+def draw_counts(data: AuditData, n_resamples: int, seed) -> np.ndarray:
+    "`n_resamples` resampled count tables `(K, G, 2, 2)`: per stratum, predicted positives ~ Binomial(m_gy, c_gy1/n_gy)."
+    rng = check_rng(seed)
     n_gy = data.n_gy
     with np.errstate(invalid="ignore", divide="ignore"):
         p1 = np.where(n_gy > 0, data.ct.counts[..., 1] / np.where(n_gy > 0, n_gy, 1), 0.0)
-    pos = rng.binomial(data.m, p1, size=(K, *data.m.shape))
-    out = np.empty((K, *data.ct.counts.shape))
+    pos = rng.binomial(data.m, p1, size=(n_resamples, *data.m.shape))
+    out = np.empty((n_resamples, *data.ct.counts.shape))
     out[..., 1] = pos; out[..., 0] = data.m - pos
     return out
 
@@ -107,13 +140,13 @@ def _blocks(data: AuditData):
         order = np.argsort(cat.astype(np.int16) if ncat < 2**15 else cat, kind="stable")   # radix sort
         size = np.bincount(cat, minlength=ncat)
         start = np.concatenate([[0], np.cumsum(size)[:-1]])
-        data._blocks = (data.prob[order], size, start)
+        data._blocks = (data.prob[order], size, start, cat)
     return data._blocks
 
-def draw_counts_bins(data: AuditData, K: int, rng) -> tuple[np.ndarray, np.ndarray]:
-    "K resampled count tables `(K, G, 2, 2)` and calibration bins `(K, G, n_bins, 3)`, exactly as index resampling draws them."
-    rng = check_rng(rng)
-    ps, size, start = _blocks(data)
+def draw_counts_bins(data: AuditData, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    "Resampled count tables `(K, G, 2, 2)` and calibration bins `(K, G, n_bins, 3)`, exactly as index resampling draws them."
+    rng = check_rng(seed); K = n_resamples
+    ps, size, start, _ = _blocks(data)
     G, nb = len(data.groups), data.n_bins
     S = size.reshape(G * 2, nb * 2); m = data.m.reshape(-1)
     c = np.zeros((K, G * 2, nb * 2), np.int64)
@@ -140,64 +173,109 @@ def _strata_index(data: AuditData):
     bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=data.m.size))])
     return [order[bounds[s]:bounds[s + 1]] for s in range(data.m.size)]
 
-def index_resample_values(data: AuditData, metric: str, K: int, rng, *, calibration: str = "ece_gap") -> np.ndarray:
-    "K metric values from plain stratified index resampling (the slow reference for the fast path)."
-    rng = check_rng(rng)
+def index_resample_values(data: AuditData, metric: str, n_resamples: int, seed, *, calibration: str = "ece_gap") -> np.ndarray:
+    "Metric values from plain stratified index resampling (the slow reference for the fast path)."
+    rng = check_rng(seed)
     strata, m = _strata_index(data), data.m.reshape(-1)
-    labels = np.asarray(data.groups)[data.ct.codes]
-    out = np.empty(K)
-    for k in range(K):
+    G = len(data.groups)
+    out = np.empty(n_resamples)
+    for k in range(n_resamples):
         idx = np.concatenate([st[rng.integers(0, st.size, m[s])] for s, st in enumerate(strata) if m[s] > 0])
-        ct = count_table(data.y[idx], data.yhat[idx], labels[idx],
-                         y_prob=None if data.prob is None else data.prob[idx],
-                         min_support=data.min_support, n_bins=data.n_bins)
-        out[k] = metric_from_counts(metric, ct.counts, ct.bins, included=ct.included, calibration=calibration)
+        ct = count_table(data.y[idx], data.yhat[idx], data.ct.codes[idx],
+                         y_prob=None if data.prob is None else data.prob[idx], min_support=0, n_bins=data.n_bins)
+        counts = np.zeros((G, 2, 2)); counts[ct.groups.to_numpy()] = ct.counts        # the cohort's group set
+        bins = None
+        if ct.bins is not None: bins = np.zeros((G, data.n_bins, 3)); bins[ct.groups.to_numpy()] = ct.bins
+        out[k] = metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
     return out
 
 # %% ../nbs/12_vfr.ipynb #5260f713
-@dataclass(frozen=True)
-class VFRResult:
-    "Axis-1 result of one (model, metric, attribute) cell: VFR, dominant verdict, stability margin σ, CI and the K values."
+@dataclass(frozen=True, repr=False)
+class VFRResult(Result):
+    "Axis-1 result of one (model, metric, attribute) cell: VFR, dominant verdict, stability margin σ, interval and the K values."
     metric: str
-    vfr: float                         # min(n_pass, K - n_pass) / K, in [0, 0.5]
-    dominant_verdict: str              # "Pass" iff n_pass > K/2, else "Fail"
+    vfr: float                         # min(n_pass, n_defined - n_pass) / n_defined, in [0, 0.5]; NaN when undefined
+    dominant_verdict: str              # "Pass" iff n_pass > n_defined/2, "Fail", or "Undefined"
     n_pass: int
-    K: int
-    N: int
+    n_resamples: int                   # K
+    resample_size: int                 # N
     threshold: float                   # τ_m
     direction: str                     # ">=" or "<=" (on |m| for difference metrics)
     stability_margin: float            # σ = |mean(M) - τ| / SD(M); inf when SD = 0 and mean != τ
-    ci95: tuple                        # percentile 2.5% / 97.5% of the defined values of M
-    metric_values: np.ndarray = field(repr=False, compare=False)   # the K resampled values M
-    n_undefined: int = 0               # resamples where the metric is NaN (counted as Fail)
-    excluded: dict = field(default_factory=dict)   # groups below min_support in the resample -> size
+    ci: tuple                          # percentile interval of the defined values of M
+    confidence_level: float = 0.95
+    value: float = float("nan")        # the point estimate on the whole cohort
+    verdict: str = ""                  # its verdict (Pass / Fail / Undefined)
+    n_undefined: int = 0               # resamples where the metric is undefined
+    auditable: bool = True             # False when the point estimate is undefined or > 5% of resamples are
+    group_sizes: dict = field(default_factory=dict)   # cohort size of every observed group
+    excluded: dict = field(default_factory=dict)      # groups below min_support in the cohort -> cohort size
     method: str = "fast"
-    note: str | None = None            # why something is undefined / degenerate
+    reason: str | None = None          # why something is undefined / degenerate / not auditable
+    metric_values: np.ndarray = field(default=None, compare=False)   # the K resampled values M
+    _title = "Verdict Flip Rate (Axis 1)"
+    K = deprecated_alias("n_resamples")
+    N = deprecated_alias("resample_size")
+    ci95 = deprecated_alias("ci")
+    note = deprecated_alias("reason")
+
     @property
-    def flipped(self) -> bool: return 0 < self.n_pass < self.K
+    def n_defined(self) -> int: return self.n_resamples - self.n_undefined
     @property
-    def stable(self) -> bool: return self.vfr <= TAU_VFR
+    def flipped(self) -> bool:
+        "At least one defined resample disagrees with the others (False when undefined)."
+        return bool(np.isfinite(self.vfr) and 0 < self.n_pass < self.n_defined)
+    @property
+    def stable(self) -> bool:
+        "Auditable and VFR <= τ_VFR; never True for an undefined cell."
+        return bool(self.auditable and np.isfinite(self.vfr) and self.vfr <= TAU_VFR)
+
+    def to_frame(self) -> pd.DataFrame:
+        d = self._scalars(); d.pop("confidence_level", None)
+        d["ci_low"], d["ci_high"] = self.ci
+        d.pop("ci", None)
+        d.update(flipped=self.flipped, stable=self.stable)
+        return pd.DataFrame([d])
 
 # %% ../nbs/12_vfr.ipynb #14e841e8
-def summarise_resamples(values, metric: str, *, N: int, method: str = "fast", excluded=None) -> VFRResult:
-    "Turn K resampled metric values into VFR, dominant verdict, stability margin and percentile CI (Algorithm 1, lines 7-10)."
+def summarise_resamples(values, metric: str, *, resample_size: int, value: float | None = None, method: str = "fast",
+                        group_sizes=None, excluded=None, confidence_level: float = 0.95,
+                        max_undefined: float = MAX_UNDEFINED_SHARE) -> VFRResult:
+    "Turn K resampled metric values into VFR, dominant verdict, stability margin and percentile interval (Algorithm 1, lines 7-10)."
     spec = audit_metric(metric)
-    v = np.asarray(values, dtype=np.float64); K = v.size
+    v = np.asarray(values, dtype=np.float64).ravel(); K = v.size
+    if K == 0: raise FairlibInputError("values", "is empty (no resamples)", "summarise_resamples")
+    ok = ~np.isnan(v); n_def = int(ok.sum()); n_undef = K - n_def
     n_pass = int(spec.passes(v).sum())
     stat = np.abs(v) if spec.uses_abs else v
-    ok = ~np.isnan(v); n_undef = int(K - ok.sum()); notes = []
-    if n_undef: notes.append(f"{n_undef} of {K} resamples undefined (counted as Fail)")
-    if ok.sum() >= 2:
+    point = np.nan if value is None else float(value)
+    notes, auditable = [], True
+    point_undefined = value is not None and np.isnan(point)
+    if point_undefined:
+        auditable = False; notes.append("the point estimate on the cohort is undefined, so the VFR is undefined")
+    if n_undef:
+        notes.append(f"{n_undef} of {K} resamples undefined (left out of the VFR)")
+        if n_undef > max_undefined * K:
+            auditable = False; notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={resample_size:,}")
+    if excluded: notes.append("excluded for small support: " + ", ".join(f"{g} (n={mask_count(s)})" for g, s in excluded.items()))
+    if point_undefined or n_def == 0:
+        vfr, dom = np.nan, "Undefined"
+        if n_def == 0: notes.append("no defined resample")
+    else:
+        vfr = min(n_pass, n_def - n_pass) / n_def
+        dom = "Pass" if n_pass > n_def / 2 else "Fail"
+    if n_def >= 2:
         mean, sd = stat[ok].mean(), stat[ok].std(ddof=1)
         if sd > 0: margin = abs(mean - spec.threshold) / sd
         elif mean != spec.threshold: margin = np.inf; notes.append("SD(M) = 0: every resample gives the same value")
         else: margin = np.nan; notes.append("SD(M) = 0 and mean(M) = τ: margin undefined")
-        ci = tuple(float(x) for x in np.percentile(v[ok], [2.5, 97.5]))
+        ci = percentile_interval(v[ok], confidence_level=confidence_level)
     else:
-        margin, ci = np.nan, (np.nan, np.nan); notes.append("fewer than 2 defined resamples: margin and CI undefined")
-    return VFRResult(spec.name, min(n_pass, K - n_pass) / K, "Pass" if n_pass > K / 2 else "Fail", n_pass, K, N,
-                     spec.threshold, spec.direction, float(margin), ci, v, n_undef, dict(excluded or {}), method,
-                     "; ".join(notes) or None)
+        margin, ci = np.nan, (np.nan, np.nan); notes.append("fewer than 2 defined resamples: margin and interval undefined")
+    return VFRResult(spec.name, float(vfr), dom, n_pass, K, int(resample_size), spec.threshold, spec.direction,
+                     float(margin), tuple(ci), confidence_level, point, spec.verdict(point) if value is not None else "",
+                     n_undef, auditable, dict(group_sizes or {}), dict(excluded or {}), method,
+                     "; ".join(notes) or None, v)
 
 # %% ../nbs/12_vfr.ipynb #a100436c
 def _values(data: AuditData, metric: str, K: int, rng, method: str, calibration: str) -> np.ndarray:
@@ -210,20 +288,37 @@ def _values(data: AuditData, metric: str, K: int, rng, method: str, calibration:
     return np.asarray(metric_from_counts(spec.name, counts, bins, included=data.included, calibration=calibration),
                       dtype=np.float64)
 
-def verdict_flip_rate(y_true, y_pred, sensitive_features, metric: str, *, y_prob=None, K: int = 500,
-                      N: int = 10_000, seed=0, min_support: int = 30, n_bins: int = 10,
-                      calibration: str = "ece_gap", method: str = "fast") -> VFRResult:
-    "Verdict Flip Rate of one audit cell under K stratified bootstrap resamples of size N (Algorithm 1)."
+def _point(data: AuditData, metric: str, calibration: str) -> float:
+    "The metric on the whole cohort over the audited groups."
+    ct = data.ct
+    return float(metric_from_counts(metric, ct.counts, ct.bins, included=data.included, calibration=calibration))
+
+@_positional_deprecated("sensitive_features", "metric")
+@renamed_arguments(K="n_resamples", N="resample_size", rng="seed")
+def verdict_flip_rate(y_true, y_pred, *, sensitive_features, metric: str, y_prob=None, n_resamples: int = 500,
+                      resample_size: int | None = None, seed=0, min_support: int = 30, n_bins: int = 10,
+                      calibration: str = "ece_gap", method: str = "fast", confidence_level: float = 0.95) -> VFRResult:
+    """Verdict Flip Rate of one audit cell under stratified bootstrap resamples (Algorithm 1).
+
+    n_resamples: K in Algorithm 1 (the paper uses 500). resample_size: N, records per resample; None means
+    the cohort size n (the ordinary bootstrap). N > n is allowed but warns (it understates the VFR); the
+    paper's N = 10,000 is a fixed audit size drawn from a 185,026-record partition. seed: None, an int,
+    a SeedSequence or a Generator. min_support: groups smaller than this in the cohort are left out of the
+    point estimate and of every resample (0 keeps every group)."""
     func = "verdict_flip_rate"
     spec = audit_metric(metric)
-    K = check_int(K, "K", func)
-    if method not in METHODS: raise FairlibInputError("method", f"must be one of {METHODS}, got {method!r}", func)
+    n_resamples = check_int(n_resamples, "n_resamples", func)
+    check_choice(method, "method", METHODS, func)
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
     if spec.needs_prob and y_prob is None:
         raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
-    data = audit_data(y_true, y_pred, sensitive_features, y_prob=y_prob, N=N, min_support=min_support,
-                      n_bins=n_bins, func=func)
-    return summarise_resamples(_values(data, spec.name, K, check_rng(seed), method, calibration), spec.name,
-                               N=data.N, method=method, excluded=data.excluded)
+    data = audit_data(y_true, y_pred, sensitive_features, y_prob=y_prob, resample_size=resample_size,
+                      min_support=min_support, n_bins=n_bins, func=func)
+    rng = check_rng(seed)
+    return summarise_resamples(_values(data, spec.name, n_resamples, rng, method, calibration), spec.name,
+                               resample_size=data.resample_size, value=_point(data, spec.name, calibration),
+                               method=method, group_sizes=data.group_sizes, excluded=data.excluded,
+                               confidence_level=confidence_level)
 
 # %% ../nbs/12_vfr.ipynb #53c677f5
 PREDICTION_COLUMNS = ("model", "y_true", "y_pred")
@@ -232,22 +327,33 @@ def _by_model(predictions, attributes, func) -> dict:
     "Split a long predictions frame (or a dict model -> frame) into {model: frame}, validating the columns."
     if isinstance(predictions, dict): frames = dict(predictions)
     elif isinstance(predictions, pd.DataFrame):
+        if predictions.columns.duplicated().any():
+            raise FairlibInputError("predictions", f"has duplicated column(s) {list(predictions.columns[predictions.columns.duplicated()])}", func)
         if "model" not in predictions.columns:
             raise FairlibInputError("predictions", "needs a 'model' column (or pass a dict model -> frame)", func)
         frames = {str(k): f for k, f in predictions.groupby("model", sort=False, observed=True)}
     else: raise FairlibInputError("predictions", f"must be a DataFrame or dict, got {type(predictions).__name__}", func)
     if not frames: raise FairlibInputError("predictions", "is empty", func)
+    if isinstance(attributes, str) or not len(attributes):
+        raise FairlibInputError("attributes", f"must be a non-empty list of column names, got {attributes!r}", func)
     for name, f in frames.items():
+        if not isinstance(f, pd.DataFrame): raise FairlibInputError("predictions", f"model {name!r} is not a DataFrame", func)
         missing = [c for c in ("y_true", "y_pred", *attributes) if c not in f.columns]
         if missing: raise FairlibInputError("predictions", f"model {name!r} lacks column(s) {missing}", func)
     return frames
+
+def _metric_names(metrics, func) -> list:
+    if metrics is None: return list(AUDIT_METRICS)
+    if isinstance(metrics, str): metrics = [metrics]
+    return [audit_metric(m).name for m in metrics]
 
 # %% ../nbs/12_vfr.ipynb #fe11536f
 def audit_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, min_support: int = 30, n_bins: int = 10,
                calibration: str = "ece_gap") -> pd.DataFrame:
     "Point-estimate audit: one row per (model, metric, attribute) with value, threshold, verdict and excluded groups."
-    attributes = list(attributes); frames = _by_model(predictions, attributes, "audit_grid")
-    names = list(AUDIT_METRICS) if metrics is None else [audit_metric(m).name for m in metrics]
+    attributes = list(attributes) if not isinstance(attributes, str) else attributes
+    frames = _by_model(predictions, attributes, "audit_grid")
+    names = _metric_names(metrics, "audit_grid")
     rows = []
     for model, f in frames.items():
         prob = f["y_prob"].to_numpy() if "y_prob" in f.columns else None
@@ -260,56 +366,86 @@ def audit_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, min_support:
     return pd.concat(rows, ignore_index=True)
 
 # %% ../nbs/12_vfr.ipynb #27887299
-def _pair_rows(model, attr, f, names, K, N, seed, method, min_support, n_bins, calibration, keep_values):
+def _pair_rows(model, attr, f, names, K, N, root, method, min_support, n_bins, calibration, keep_values, confidence_level):
     prob = f["y_prob"].to_numpy() if "y_prob" in f.columns else None
-    data = audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[attr], y_prob=prob, N=N,
-                      min_support=min_support, n_bins=n_bins, func="vfr_grid")
-    ct = data.ct
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResampleSizeWarning)       # warned once by vfr_grid
+        data = audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[attr], y_prob=prob, resample_size=N,
+                          min_support=min_support, n_bins=n_bins, func="vfr_grid")
     rows = []
     for m in names:
         spec = AUDIT_METRICS[m]
         if spec.needs_prob and prob is None: continue
-        point = float(metric_from_counts(m, ct.counts, ct.bins, included=ct.included, calibration=calibration))
-        rng = check_rng(cell_seed(seed, model, m, attr))
-        r = summarise_resamples(_values(data, m, K, rng, method, calibration), m, N=N, method=method,
-                                excluded=data.excluded)
-        row = dict(model=model, metric=m, attribute=attr, value=point, threshold=spec.threshold,
-                   verdict=spec.verdict(point), vfr=r.vfr, n_pass=r.n_pass, K=K, N=N,
-                   dominant_verdict=r.dominant_verdict, flipped=r.flipped, stability_margin=r.stability_margin,
-                   ci_low=r.ci95[0], ci_high=r.ci95[1], n_undefined=r.n_undefined,
-                   excluded=ct.excluded or None, excluded_resample=data.excluded or None, note=r.note)
+        rng = check_rng(cell_seed(root, model, m, attr))
+        r = summarise_resamples(_values(data, m, K, rng, method, calibration), m, resample_size=data.resample_size,
+                                value=_point(data, m, calibration), method=method, group_sizes=data.group_sizes,
+                                excluded=data.excluded, confidence_level=confidence_level)
+        row = dict(model=model, metric=m, attribute=attr, value=r.value, threshold=spec.threshold,
+                   verdict=r.verdict, vfr=r.vfr, n_pass=r.n_pass, n_defined=r.n_defined, n_resamples=K,
+                   resample_size=data.resample_size, dominant_verdict=r.dominant_verdict, flipped=r.flipped,
+                   stable=r.stable, auditable=r.auditable, stability_margin=r.stability_margin,
+                   ci_low=r.ci[0], ci_high=r.ci[1], n_undefined=r.n_undefined,
+                   group_sizes=data.group_sizes, excluded=data.excluded or None, reason=r.reason)
         if keep_values: row["metric_values"] = r.metric_values
         rows.append(row)
     return rows
 
-def vfr_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, K: int = 500, N: int = 10_000, seed: int = 0,
-             method: str = "fast", min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap",
-             n_jobs: int | None = 1, keep_values: bool = False, progress: bool = True) -> pd.DataFrame:
-    "Axis 1 over models × metrics × attributes: one row per cell with point value, verdict, VFR, σ and CI."
-    func = "vfr_grid"
-    attributes = list(attributes); frames = _by_model(predictions, attributes, func)
-    names = list(AUDIT_METRICS) if metrics is None else [audit_metric(m).name for m in metrics]
-    K = check_int(K, "K", func); N = check_int(N, "N", func); seed = check_int(seed, "seed", func, lo=0)
-    if method not in METHODS: raise FairlibInputError("method", f"must be one of {METHODS}, got {method!r}", func)
-    jobs = [(mo, a) for mo in frames for a in attributes]
-    args = (names, K, N, seed, method, min_support, n_bins, calibration, keep_values)
-    if n_jobs in (None, 1) or len(jobs) == 1:
+def _run_pairs(fn, jobs, n_jobs, progress, desc):
+    "Run `fn(*job)` for each job through joblib.Parallel (honours joblib.parallel_config); a list of results."
+    from joblib import Parallel, delayed
+    if progress:
         from tqdm.auto import tqdm
-        out = [_pair_rows(mo, a, frames[mo], *args) for mo, a in tqdm(jobs, desc="VFR grid", disable=not progress)]
-    else:
-        from joblib import Parallel, delayed
-        out = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(_pair_rows)(mo, a, frames[mo], *args) for mo, a in jobs)
+        jobs = tqdm(jobs, desc=desc)
+    return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(fn)(*j) for j in jobs)
+
+@renamed_arguments(K="n_resamples", N="resample_size", rng="seed")
+def vfr_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, n_resamples: int = 500, resample_size: int | None = None,
+             seed=0, method: str = "fast", min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap",
+             n_jobs: int | None = None, keep_values: bool = False, progress: bool = False,
+             confidence_level: float = 0.95) -> pd.DataFrame:
+    """Axis 1 over models × metrics × attributes: one row per cell with point value, verdict, VFR, σ and interval.
+
+    n_resamples: K; resample_size: N (None = each model's cohort size); seed: root of every cell's seed
+    (int, SeedSequence or Generator); n_jobs: joblib workers (None = joblib's current setting, 1 unless a
+    `joblib.parallel_config` says otherwise)."""
+    func = "vfr_grid"
+    attributes = list(attributes) if not isinstance(attributes, str) else attributes
+    frames = _by_model(predictions, attributes, func)
+    names = _metric_names(metrics, func)
+    K = check_int(n_resamples, "n_resamples", func)
+    min_support = check_int(min_support, "min_support", func, lo=0)
+    check_choice(method, "method", METHODS, func)
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (numbers.Integral, np.integer)) or n_jobs == 0):
+        raise FairlibInputError("n_jobs", f"must be None or a non-zero int, got {n_jobs!r}", func)
+    root = root_entropy(seed)
+    for mo, f in frames.items(): _resample_size(resample_size, len(f), func)   # validate N and warn once per model
+    jobs = [(mo, a, frames[mo], names, K, resample_size, root, method, min_support, n_bins, calibration, keep_values,
+             confidence_level) for mo in frames for a in attributes]
+    out = _run_pairs(_pair_rows, jobs, n_jobs, progress, "VFR grid")
     return pd.DataFrame([r for rows in out for r in rows])
 
 # %% ../nbs/12_vfr.ipynb #69c3f33f
 def axis1_summary(grid: pd.DataFrame, *, tau_vfr: float = TAU_VFR) -> dict:
-    "Cells flipping at least once, cells with VFR > τ_VFR, mean and max VFR over a `vfr_grid` frame."
-    if "vfr" not in grid or "n_pass" not in grid or "K" not in grid:
-        raise FairlibInputError("grid", "must be a vfr_grid() frame (columns vfr, n_pass, K)", "axis1_summary")
-    flipped = ((grid.n_pass > 0) & (grid.n_pass < grid.K))
-    return dict(cells=int(len(grid)), flipped=int(flipped.sum()), unstable=int((grid.vfr > tau_vfr).sum()),
-                mean_vfr=float(grid.vfr.mean()), max_vfr=float(grid.vfr.max()),
+    "Cells flipping at least once, cells with VFR > τ_VFR, mean and max VFR over the defined cells of a `vfr_grid` frame."
+    func = "axis1_summary"
+    if not isinstance(grid, pd.DataFrame): raise FairlibInputError("grid", f"must be a vfr_grid() DataFrame, got {type(grid).__name__}", func)
+    need = {"vfr", "n_pass", "verdict"}
+    if not need <= set(grid.columns) or not ({"n_defined"} <= set(grid.columns) or {"K"} <= set(grid.columns)):
+        raise FairlibInputError("grid", "must be a vfr_grid() frame (columns vfr, n_pass, n_defined, verdict)", func)
+    tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
+    n_def = grid["n_defined"] if "n_defined" in grid else grid["K"]
+    defined = grid.vfr.notna()
+    auditable = grid["auditable"].astype(bool) if "auditable" in grid else defined
+    flipped = defined & (grid.n_pass > 0) & (grid.n_pass < n_def)
+    v = grid.vfr[defined]
+    return dict(cells=int(len(grid)), defined=int(defined.sum()), undefined=int((~defined).sum()),
+                not_auditable=int((defined & ~auditable).sum()), flipped=int(flipped.sum()),
+                unstable=int((v > tau_vfr).sum()), stable=int((v <= tau_vfr).sum()),
+                mean_vfr=float(v.mean()) if len(v) else np.nan, max_vfr=float(v.max()) if len(v) else np.nan,
                 pass_point=int((grid.verdict == "Pass").sum()))
 
 # %% ../nbs/12_vfr.ipynb #7bcbad0e
-PAPER_AXIS1 = dict(cells=336, flipped=146, unstable=77, stable=259, mean_vfr=0.066, max_vfr=0.498)
+PAPER_AXIS1 = dict(cells=336, flipped=146, unstable=77, stable=259, mean_vfr=0.071, max_vfr=0.474)   # the 336-cell grid
+PAPER_CANONICAL_B1 = dict(cells=28, flipped=12, mean_vfr=0.066, max_vfr=0.498, kappa_mean=0.437,    # Table 6, row B1
+                          kappa_EOpp=0.588, kappa_EOD=0.595)

@@ -33,12 +33,12 @@ def _cohort(seed=7, n=4000):
 @pytest.fixture(scope="module")
 def data():
     y, yh, g, p = _cohort()
-    return audit_data(y, yh, g, y_prob=p, N=N, min_support=30)
+    return audit_data(y, yh, g, y_prob=p, resample_size=N, min_support=30)
 
 
 def _fast(data, metric, K, seed, N_override=None):
     d = data if N_override is None else audit_data(data.y, data.yhat, np.asarray(data.groups)[data.ct.codes],
-                                                   y_prob=data.prob, N=N_override, min_support=30)
+                                                   y_prob=data.prob, resample_size=N_override, min_support=30)
     rng = check_rng(seed)
     if AUDIT_METRICS[metric].needs_prob:
         c, b = draw_counts_bins(d, K, rng)
@@ -135,10 +135,10 @@ def test_bin_draws_match_index_bins_in_mean(data):
 
 def test_fast_is_bit_identical_for_a_seed(data):
     for m in ("DI", "Cal"):
-        a = verdict_flip_rate(data.y, data.yhat, np.asarray(data.groups)[data.ct.codes], m, y_prob=data.prob,
-                              K=50, N=N, seed=123)
-        b = verdict_flip_rate(data.y, data.yhat, np.asarray(data.groups)[data.ct.codes], m, y_prob=data.prob,
-                              K=50, N=N, seed=123)
+        a = verdict_flip_rate(data.y, data.yhat, sensitive_features=np.asarray(data.groups)[data.ct.codes], metric=m,
+                              y_prob=data.prob, n_resamples=50, resample_size=N, seed=123)
+        b = verdict_flip_rate(data.y, data.yhat, sensitive_features=np.asarray(data.groups)[data.ct.codes], metric=m,
+                              y_prob=data.prob, n_resamples=50, resample_size=N, seed=123)
         assert np.array_equal(a.metric_values, b.metric_values) and a == b
 
 
@@ -164,7 +164,7 @@ def test_within_bin_score_sums_are_exact_binomial_mixtures():
     g = np.repeat(["a", "b"], n // 2)
     y = np.zeros(n, int)
     p = np.where(np.arange(n) % 2 == 0, 0.21, 0.29)
-    d = audit_data(y, np.zeros(n, int), g, y_prob=p, N=200, min_support=1)
+    d = audit_data(y, np.zeros(n, int), g, y_prob=p, resample_size=200, min_support=1)
     _, bins = draw_counts_bins(d, 20_000, 5)
     m = d.m[0, 0]                                                 # all of group a's draws land in bin 2
     assert (bins[:, 0, 2, 0] == m).all()
