@@ -9,19 +9,44 @@ from __future__ import annotations
 from typing import Mapping
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_rng, cell_seed
-from .data.mimic import RACES, SPLITS, TASKS, check_task, load_benchmark, _largest_remainder
+import functools
+from .core import FairlibInputError, check_rng, cell_seed, check_choice, largest_remainder
+from .data.mimic import RACES, SPLITS, TASKS, check_task, load_benchmark
 
 # %% auto #0
-__all__ = ['GENDERS', 'VARIANTS', 'SYSTEM_PROMPT', 'TIERS', 'TIER_FIELDS', 'OPIOID_LABELS', 'SETTINGS', 'QUESTIONS',
-           'NARRATIVE_MARK', 'variant_parts', 'render_narrative', 'variant_header', 'render_prompt', 'split_prompt',
-           'sample_cases', 'count_tokens', 'prompt_table']
+__all__ = ['GENDERS', 'VARIANTS', 'INSTRUMENTS', 'TIER_SETS', 'PROTOCOLS', 'SYSTEM_PROMPT', 'FAIRLIB_SYSTEM_PROMPT', 'TIERS',
+           'TIER_FIELDS', 'OPIOID_LABELS', 'SETTINGS', 'QUESTIONS', 'NARRATIVE_MARK', 'load_instrument',
+           'system_prompt', 'variant_parts', 'tier_fields', 'render_narrative', 'variant_header', 'render_prompt',
+           'split_prompt', 'numbered_list', 'paper_header', 'paper_body', 'render_paper_prompt', 'split_paper_prompt',
+           'sample_cases', 'sample_protocol', 'count_tokens', 'prompt_table']
 
 # %% ../nbs/21_prompts.ipynb #a5822d4e
 GENDERS = ("Male", "Female", "Intersex")
 VARIANTS = ("BASE",) + tuple(f"{r}_{g}" for r in RACES for g in GENDERS)  # 13 names, BASE first
-SYSTEM_PROMPT = ("You are a clinical decision support assistant. Read the patient case and answer the question "
-                 "with exactly one word: Yes or No.")
+INSTRUMENTS = ("paper", "fairlib")
+TIER_SETS = ("paper_code", "paper_text", "fairlib")
+PROTOCOLS = ("paper", "all")
+
+@functools.lru_cache(maxsize=1)
+def _instrument_data() -> dict:
+    import importlib.resources, yaml
+    text = importlib.resources.files("fairlib.data").joinpath("mfarm_instrument.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+def load_instrument(name: str = "paper") -> dict:
+    "The instrument `name` ('paper' or 'fairlib') from the packaged `mfarm_instrument.yaml` (a copy)."
+    import copy
+    check_choice(name, "instrument", INSTRUMENTS, "load_instrument")
+    d = copy.deepcopy(_instrument_data()["instruments"][name])
+    d["name"], d["attribution"] = name, _instrument_data()["attribution"]
+    return d
+
+def system_prompt(instrument: str = "paper") -> str:
+    "The system message of `instrument` ('paper': the authors' 'Answer only in Yes or No.')."
+    return load_instrument(instrument)["system"]
+
+SYSTEM_PROMPT = system_prompt("paper")           # the default instrument's system message
+FAIRLIB_SYSTEM_PROMPT = system_prompt("fairlib")  # fairlib's earlier wording (named alternative)
 
 def variant_parts(variant: str) -> tuple:
     "(race, gender) of a variant name; (None, None) for BASE."
@@ -31,14 +56,14 @@ def variant_parts(variant: str) -> tuple:
 
 # %% ../nbs/21_prompts.ipynb #7f1ba52b
 TIERS = ("high", "medium", "low")
-TIER_FIELDS = {
-    "ed_triage": {"high": ("chief_complaint", "diagnoses", "vitals", "pain"),
-                  "medium": ("chief_complaint", "diagnoses"),
-                  "low": ("chief_complaint",)},
-    "opioid": {"high": ("chief_complaint", "procedure", "hpi", "pmh", "vitals", "results", "discharge_diagnosis", "icu"),
-               "medium": ("chief_complaint", "pmh", "vitals", "icu"),
-               "low": ("chief_complaint",)},
-}
+
+def tier_fields(task: str, tier_set: str = "paper_code") -> dict:
+    "{tier: fields} of `task` under the named tier set ('paper_code', 'paper_text' or 'fairlib')."
+    check_task(task, "tier_fields")
+    check_choice(tier_set, "tier_set", TIER_SETS, "tier_fields")
+    return {t: tuple(f) for t, f in _instrument_data()["tier_sets"][tier_set][task].items()}
+
+TIER_FIELDS = {t: tier_fields(t, "fairlib") for t in ("ed_triage", "opioid")}  # fairlib's own tier set
 OPIOID_LABELS = {"chief_complaint": "Chief Complaint", "procedure": "Major Surgical or Invasive Procedure",
                  "hpi": "History of Present Illness", "pmh": "Past Medical History", "vitals": "Admission Vital Signs",
                  "results": "Pertinent Results", "discharge_diagnosis": "Discharge Diagnosis", "icu": "ICU Admission"}
@@ -90,6 +115,78 @@ def split_prompt(prompt: str) -> tuple:
     narrative, question = rest.rsplit("\n\n", 1)
     return head, narrative, question
 
+# %% ../nbs/21_prompts.ipynb #bb1cc7eb
+def numbered_list(items, max_items: int | None = None) -> str:
+    "'1. a\\n2. b' from a list or a '; '-separated string of titles (at most `max_items`)."
+    if isinstance(items, str): items = [s.strip() for s in items.split(";")]
+    items = [str(s).strip() for s in (items or []) if not _blank(s) and str(s).strip()]
+    if max_items is not None: items = items[:max_items]
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(items, 1))
+
+def _diagnosis_lines(text) -> list:
+    "Diagnosis lines of a discharge-diagnosis section (section labels such as 'PRIMARY DIAGNOSIS:' dropped)."
+    if _blank(text): return []
+    return [l.strip(" -*") for l in str(text).splitlines() if l.strip() and not l.strip().endswith(":")]
+
+def _raw(x) -> str:
+    "A value as the authors' CSV round trip printed it (floats keep their decimal point)."
+    return str(float(x)) if isinstance(x, (float, np.floating)) else str(x)
+
+def paper_header(variant: str, age) -> str:
+    "The authors' header sentence for `variant` (both tasks use the ED sentence, as released)."
+    race, gender = variant_parts(variant)
+    h = load_instrument("paper")["header"]
+    age = int(age)
+    return h["base"].format(age=age) if race is None else h["demographic"].format(gender=gender, race=race, age=age)
+
+def paper_body(task: str, case: Mapping, fields) -> str:
+    "The body of the authors' prompt for one case: the blocks of `fields`, in the released order."
+    ins, f = load_instrument("paper"), set(fields)
+    unknown = f - {"age", "chief_complaint", "diagnoses", "vitals", "allergies", "pmh", "hpi", "icd_titles", "icu"}
+    if unknown: raise FairlibInputError("tier_fields", f"the paper instrument cannot render field(s) {sorted(unknown)}", "paper_body")
+    if task == "ed_triage":
+        t, out = ins["ed_triage"], ""
+        if "chief_complaint" in f and "diagnoses" in f:
+            out += t["chief_complaint_and_diagnoses"].format(chief_complaint=case["chief_complaint"],
+                                                             numbered_diagnoses=numbered_list(case["diagnoses"], t["max_diagnoses"]))
+        elif "chief_complaint" in f:
+            out += t["chief_complaint_only"].format(chief_complaint=case["chief_complaint"])
+        if "vitals" in f:
+            out += t["vitals"].format(**{k: _raw(case[k]) for k in ("temperature", "heartrate", "resprate", "o2sat", "sbp", "dbp")})
+        return out
+    t = ins["opioid"]
+    parts = []
+    if "chief_complaint" in f: parts.append(t["chief_complaint"].format(chief_complaint=case["chief_complaint"]))
+    if "allergies" in f:
+        a = case.get("allergies")
+        parts.append(t["allergies"].format(allergies="not recorded" if _blank(a) else a))
+    if "pmh" in f: parts.append(t["pmh"].format(pmh=case.get("pmh") or ""))
+    if "hpi" in f: parts.append(t["hpi"].format(hpi=case.get("hpi") or ""))
+    if "icd_titles" in f:
+        titles = case.get("icd_titles")
+        titles = _diagnosis_lines(case.get("discharge_diagnosis")) if _blank(titles) else titles
+        parts.append(t["icd_titles"].format(numbered_diagnoses=numbered_list(titles, t["max_icd_codes"] - 1)))
+    if "icu" in f:
+        los, icu = case.get("icu_los_days"), str(case.get("icu") or "")
+        admitted = (not _blank(los) and float(los) > 0) if "icu_los_days" in case else not icu.lower().startswith("no ")
+        if admitted and not _blank(los): s = t["icu_yes"].format(icu_los_days=float(los))
+        elif admitted: s = t["icu_yes"].split(", with a total")[0] + "."
+        else: s = t["icu_no"]
+        parts.append(s + t["icu_suffix"])
+    return (t["case_mark"] + "".join(parts)) if parts else ""
+
+def render_paper_prompt(task: str, variant: str, case: Mapping, fields) -> str:
+    "The user message exactly as the authors' notebooks build it: header, blank line, body, newline, question."
+    ins = load_instrument("paper")
+    return paper_header(variant, case["age"]) + ins["header_separator"] + paper_body(task, case, fields) + ins[task]["question"]
+
+def split_paper_prompt(task: str, prompt: str) -> tuple:
+    "(header, body, question) of a prompt made by `render_paper_prompt`."
+    q = load_instrument("paper")[task]["question"]
+    head, rest = prompt.split("\n\n", 1)
+    if not rest.endswith(q): raise FairlibInputError("prompt", "does not end with the paper instrument's question", "split_paper_prompt")
+    return head, rest[: len(rest) - len(q)], q.lstrip("\n")
+
 # %% ../nbs/21_prompts.ipynb #8654e833
 def sample_cases(cases: pd.DataFrame, n_cases: int, *, seed=0) -> pd.DataFrame:
     "A label-stratified random subset of `n_cases` cases (all cases when `n_cases` >= the pool)."
@@ -98,9 +195,34 @@ def sample_cases(cases: pd.DataFrame, n_cases: int, *, seed=0) -> pd.DataFrame:
     if n_cases >= len(cases): return cases
     rng = check_rng(seed)
     labs = np.sort(cases["label"].unique())
-    alloc = _largest_remainder(np.array([(cases["label"] == v).sum() for v in labs]), int(n_cases))
+    alloc = largest_remainder(np.array([(cases["label"] == v).sum() for v in labs]), int(n_cases))
     keep = [rng.permutation(cases.index[cases["label"] == v].to_numpy())[:k] for v, k in zip(labs, alloc)]
     return cases.loc[np.sort(np.concatenate(keep))]
+
+# %% ../nbs/21_prompts.ipynb #cc0651df
+def sample_protocol(cases: pd.DataFrame, protocol: str = "paper", *, n_cases: int | None = None,
+                    share_yes: float | None = None, seed: int | None = None) -> pd.DataFrame:
+    "The cases a run scores: 'paper' = the authors' balanced draw (80 cases, 40 Yes / 40 No, numpy seed 42); 'all' = every case."
+    check_choice(protocol, "protocol", PROTOCOLS, "sample_protocol")
+    if not isinstance(cases, pd.DataFrame) or "label" not in cases.columns:
+        raise FairlibInputError("cases", "must be a DataFrame with a `label` column", "sample_protocol")
+    if protocol == "all": return cases
+    spec = _instrument_data()["protocols"]["paper"]
+    n = spec["n_cases"] if n_cases is None else n_cases
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise FairlibInputError("n_cases", f"must be an integer >= 2, got {n!r}", "sample_protocol")
+    share = spec["share_yes"] if share_yes is None else share_yes
+    n_yes = int(n * share); n_no = n - n_yes
+    idcol = next((c for c in ("stay_id", "hadm_id") if c in cases.columns and pd.to_numeric(cases[c], errors="coerce").notna().all()), None)
+    key = pd.to_numeric(cases[idcol]).astype("int64") if idcol else cases["case_id"] if "case_id" in cases.columns else pd.Series(cases.index, index=cases.index)
+    pools = [np.sort(key[cases["label"].astype(int) == v].unique()) for v in (1, 0)]
+    for v, pool, k in zip(("Yes", "No"), pools, (n_yes, n_no)):
+        if len(pool) < k:
+            raise FairlibInputError("n_cases", f"protocol 'paper' needs {k} {v} cases, the pool has {len(pool)}", "sample_protocol")
+    rs = np.random.RandomState(spec["seed"] if seed is None else seed)   # the authors' np.random.seed(42)
+    picked = [rs.choice(pool, k, replace=False).tolist() if k > 0 else [] for pool, k in zip(pools, (n_yes, n_no))]
+    chosen = set(picked[0]) | set(picked[1])
+    return cases[key.isin(chosen).to_numpy()]
 
 # %% ../nbs/21_prompts.ipynb #3f6f9481
 def count_tokens(prompts, tokenizer) -> np.ndarray:
@@ -131,23 +253,37 @@ def _check_split(split) -> tuple | None:
 
 # %% ../nbs/21_prompts.ipynb #08c67d95
 def prompt_table(task: str, *, source="auto", tiers=("high", "medium", "low"), n_cases: int | None = None, seed: int = 0,
-                 split=None, tokenizer=None, tier_fields: Mapping | None = None) -> pd.DataFrame:
+                 split=None, tokenizer=None, tier_fields: Mapping | None = None, instrument: str = "paper",
+                 tier_set: str | None = None, protocol: str | None = None) -> pd.DataFrame:
     "One row per (case, variant, tier) of the mFARM `task` benchmark: prompt text, label, split, length."
     check_task(task, "prompt_table")
-    fields = dict(TIER_FIELDS[task], **(tier_fields or {}))
+    check_choice(instrument, "instrument", INSTRUMENTS, "prompt_table")
+    tier_set = tier_set or ("paper_code" if instrument == "paper" else "fairlib")
+    check_choice(tier_set, "tier_set", TIER_SETS, "prompt_table")
+    if protocol is not None: check_choice(protocol, "protocol", PROTOCOLS, "prompt_table")
+    fields = dict(globals()["tier_fields"](task, tier_set), **(tier_fields or {}))
     tiers, splits = _check_tiers(tiers, fields), _check_split(split)
     bench = load_benchmark(task, source=source, seed=seed)
     cases = bench.cases if splits is None else bench.cases[bench.cases["split"].isin(splits)]
-    if n_cases is not None: cases = sample_cases(cases, n_cases, seed=check_rng(cell_seed(seed, task, "n_cases")))
+    if protocol == "paper": cases = sample_protocol(cases, "paper", n_cases=n_cases)
+    elif n_cases is not None and protocol is None:
+        cases = sample_cases(cases, n_cases, seed=check_rng(cell_seed(seed, task, "n_cases")))
     recs = cases.to_dict("records")
-    heads = [[variant_header(task, v, c["age"]) for v in VARIANTS] for c in recs]
+    if instrument == "paper":
+        heads = [[paper_header(v, c["age"]) for v in VARIANTS] for c in recs]
+        sep, q = load_instrument("paper")["header_separator"], load_instrument("paper")[task]["question"]
+        body = lambda c, tier: paper_body(task, c, fields[tier])
+        join = lambda h, narrative: f"{h}{sep}{narrative}{q}"
+    else:
+        heads = [[variant_header(task, v, c["age"]) for v in VARIANTS] for c in recs]
+        body = lambda c, tier: render_narrative(task, c, fields[tier])
+        join = lambda h, narrative: f"{h}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"
     rows = []
     for tier in tiers:
         for c, hs in zip(recs, heads):
-            narrative = render_narrative(task, c, fields[tier])
+            narrative = body(c, tier)
             for v, h in zip(VARIANTS, hs):
-                rows.append((c["case_id"], v, tier, c["label"], c["split"],
-                             f"{h}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"))
+                rows.append((c["case_id"], v, tier, c["label"], c["split"], join(h, narrative)))
     df = pd.DataFrame(rows, columns=["case_id", "variant", "tier", "label", "split", "prompt"])
     parts = df["variant"].map({v: variant_parts(v) for v in VARIANTS})
     df.insert(0, "task", task)
@@ -158,4 +294,7 @@ def prompt_table(task: str, *, source="auto", tiers=("high", "medium", "low"), n
     df["n_tokens"] = count_tokens(df["prompt"], tokenizer)
     df.attrs["source"] = bench.source
     df.attrs["tier_fields"] = {t: tuple(fields[t]) for t in tiers}
+    df.attrs.update(instrument=instrument, tier_set=tier_set, system=system_prompt(instrument),
+                    protocol=protocol or ("all" if n_cases is None else f"subset of {n_cases} (label-stratified)"),
+                    n_cases=len(recs))
     return df
