@@ -11,15 +11,19 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from scipy.special import xlogy
+import inspect, numbers, warnings
 from .core import (FairlibInputError, UnknownMetricError, as_1d, check_binary,
-                          check_probability, check_same_length, check_int)
+                          check_probability, check_same_length, check_int, check_float, check_choice,
+                          check_rng, cell_seed, mask_count)
+from .results import Result, round_frame
 
 # %% auto #0
 __all__ = ['AUDIT_METRICS', 'demographic_parity_difference', 'statistical_parity_difference', 'disparate_impact_ratio',
            'equal_opportunity_difference', 'equalized_odds_difference', 'predictive_parity_difference',
-           'between_group_theil_index', 'group_codes', 'CountTable', 'count_table', 'group_rates_from_counts',
-           'calibration_from_bins', 'theil_from_counts', 'between_group_theil_from_counts', 'metric_from_counts',
-           'AuditMetric', 'audit_metric', 'MetricValue', 'theil_index', 'calibration_gap', 'group_table', 'audit',
+           'between_group_theil_index', 'group_codes', 'group_label', 'excluded_text', 'align_inputs', 'binary_labels',
+           'resolve_inputs', 'CountTable', 'count_table', 'group_rates_from_counts', 'calibration_from_bins',
+           'theil_from_counts', 'between_group_theil_from_counts', 'metric_from_counts', 'AuditMetric', 'audit_metric',
+           'MetricValue', 'theil_index', 'calibration_gap', 'group_table', 'audit_table', 'AuditResult', 'audit',
            'FourFifthsVerdict', 'four_fifths_rule']
 
 # %% ../nbs/02_metrics.ipynb #7afbbffe
@@ -27,10 +31,19 @@ def _sf_columns(sensitive_features, func):
     "Split `sensitive_features` into a list of (name, 1-d array) columns."
     sf = sensitive_features
     if sf is None: raise FairlibInputError("sensitive_features", "is required", func)
-    if isinstance(sf, pd.DataFrame): return [(str(c), sf[c].to_numpy()) for c in sf.columns]
-    if isinstance(sf, dict): return [(str(k), as_1d(v, "sensitive_features", func)) for k, v in sf.items()]
+    if isinstance(sf, str):
+        raise FairlibInputError("sensitive_features", f"is the string {sf!r}: a column name needs `data=` (a DataFrame)", func)
+    if isinstance(sf, pd.DataFrame):
+        if sf.shape[1] == 0: raise FairlibInputError("sensitive_features", "is a DataFrame with no columns", func)
+        dup = sf.columns[sf.columns.duplicated()].unique().tolist()
+        if dup: raise FairlibInputError("sensitive_features", f"has duplicated column(s) {dup}", func)
+        return [(str(c), sf[c].to_numpy()) for c in sf.columns]
+    if isinstance(sf, dict):
+        if not sf: raise FairlibInputError("sensitive_features", "is an empty dict", func)
+        return [(str(k), as_1d(v, f"sensitive_features[{k!r}]", func)) for k, v in sf.items()]
     if isinstance(sf, pd.Series): return [(sf.name if sf.name is not None else "group", sf.to_numpy())]
     a = np.asarray(sf)
+    if a.ndim == 2 and a.shape[1] == 0: raise FairlibInputError("sensitive_features", "has no columns", func)
     if a.ndim == 2 and a.shape[1] > 1: return [(f"sf{j}", a[:, j]) for j in range(a.shape[1])]
     return [("group", as_1d(a, "sensitive_features", func))]
 
@@ -40,7 +53,10 @@ def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray
     codes, levels = [], []
     for name, col in cols:
         if len(col) == 0: raise FairlibInputError("sensitive_features", "is empty", func)
-        c, u = pd.factorize(col, sort=True, use_na_sentinel=True)
+        try: c, u = pd.factorize(col, sort=True, use_na_sentinel=True)
+        except TypeError:   # mixed, unorderable labels (e.g. 1 and "a"): order by their text
+            c, u = pd.factorize(pd.Series(col, dtype=object).map(lambda v: v if pd.isna(v) else str(v)).to_numpy(),
+                                sort=True, use_na_sentinel=True)
         if (c < 0).any():
             raise FairlibInputError("sensitive_features", f"column {name!r} has {int((c < 0).sum())} missing value(s)", func)
         codes.append(c.astype(np.int64)); levels.append(pd.Index(u, name=name))
@@ -51,6 +67,135 @@ def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray
     parts = np.unravel_index(obs, [len(l) for l in levels])
     idx = pd.MultiIndex.from_arrays([l[p] for l, p in zip(levels, parts)], names=[l.name for l in levels])
     return inv.astype(np.int64), idx
+
+# %% ../nbs/02_metrics.ipynb #fce8b3e3
+def group_label(g) -> str:
+    "A group as text: the value, or the values joined by '/' for an intersection."
+    return "/".join(map(str, g)) if isinstance(g, tuple) else str(g)
+
+def excluded_text(excluded: dict) -> str:
+    "Excluded groups and their sizes as text, sizes 1-10 masked (`core.mask_count`)."
+    return ", ".join(f"{group_label(g)}: {mask_count(s)}" for g, s in excluded.items()) or "none"
+
+# %% ../nbs/02_metrics.ipynb #61afc12d
+def _pandas_parts(named: dict):
+    "(name, pandas object) for every pandas input, dicts of Series included."
+    for k, v in named.items():
+        if isinstance(v, (pd.Series, pd.DataFrame)): yield k, v
+        elif isinstance(v, dict):
+            for kk, vv in v.items():
+                if isinstance(vv, (pd.Series, pd.DataFrame)): yield f"{k}[{kk!r}]", vv
+
+def _check_aligned(func=None, **named):
+    "Raise when two pandas inputs carry different indices (`align_inputs` aligns them first)."
+    parts = list(_pandas_parts(named))
+    for k, v in parts[1:]:
+        if not v.index.equals(parts[0][1].index):
+            raise FairlibInputError(k, f"has an index that differs from `{parts[0][0]}`'s; fairlib never pairs pandas "
+                                    "inputs by position: align them (fairlib.metrics.align_inputs) or pass arrays", func)
+
+def _align_one(k, v, ref_name, ref_idx, func):
+    idx = v.index
+    if idx.equals(ref_idx): return v
+    if idx.has_duplicates or ref_idx.has_duplicates:
+        raise FairlibInputError(k, f"has an index that differs from `{ref_name}`'s and holds duplicate labels, so it "
+                                "cannot be aligned by label; reset the indices or pass arrays", func)
+    if len(idx) != len(ref_idx) or not idx.isin(ref_idx).all():
+        n_diff = len(idx.difference(ref_idx)) + len(ref_idx.difference(idx))
+        raise FairlibInputError(k, f"has an index with other labels than `{ref_name}`'s ({n_diff} label(s) in one but "
+                                "not the other); fairlib never pairs pandas inputs by position: align them or pass arrays", func)
+    return v.loc[ref_idx]
+
+def align_inputs(func: str | None = None, **named) -> dict:
+    "Return `named` with every pandas input re-ordered to the first one's index (same labels required), else raise."
+    parts = list(_pandas_parts(named))
+    if len(parts) < 2: return dict(named)
+    ref_name, ref_idx = parts[0][0], parts[0][1].index
+    out = {}
+    for k, v in named.items():
+        if isinstance(v, (pd.Series, pd.DataFrame)): out[k] = _align_one(k, v, ref_name, ref_idx, func)
+        elif isinstance(v, dict):
+            out[k] = {kk: _align_one(f"{k}[{kk!r}]", vv, ref_name, ref_idx, func) if isinstance(vv, (pd.Series, pd.DataFrame))
+                      else vv for kk, vv in v.items()}
+        else: out[k] = v
+    return out
+
+# %% ../nbs/02_metrics.ipynb #41c4b9ce
+def _has_missing(a) -> int:
+    return int(pd.isna(pd.Series(a, dtype=object if a.dtype == object else None)).sum())
+
+def binary_labels(y_true, y_pred, *, pos_label=None, func: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    "`y_true`, `y_pred` as 0/1 arrays; with `pos_label`, any two labels (1 where the label equals `pos_label`)."
+    if pos_label is None:
+        out = []
+        for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+            try: out.append(check_binary(y, name, func))
+            except FairlibInputError as e:
+                if "binary 0/1" not in e.problem: raise
+                raise FairlibInputError(name, e.problem + "; for other labels pass pos_label= (the positive label)", func) from None
+        return tuple(out)
+    if isinstance(pos_label, float) and np.isnan(pos_label): raise FairlibInputError("pos_label", "is NaN", func)
+    arrays = {}
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        a = as_1d(y, name, func)
+        if _has_missing(a): raise FairlibInputError(name, f"contains {_has_missing(a)} missing value(s)", func)
+        labels = pd.unique(pd.Series(a, dtype=object))
+        if len(labels) > 2:
+            raise FairlibInputError(name, f"has {len(labels)} distinct labels {sorted(map(str, labels))[:5]}; a binary audit "
+                                    f"needs two (pos_label={pos_label!r} and one other)", func)
+        arrays[name] = a
+    both = pd.unique(pd.Series(np.concatenate([arrays["y_true"].astype(object), arrays["y_pred"].astype(object)])))
+    if len(both) > 2:
+        raise FairlibInputError("y_pred", f"uses other labels than y_true ({sorted(map(str, both))}); both need the same two", func)
+    if not any(l == pos_label for l in both):
+        raise FairlibInputError("pos_label", f"{pos_label!r} is not one of the labels {sorted(map(str, both))}", func)
+    return tuple(pd.Series(arrays[k], dtype=object).eq(pos_label).to_numpy().astype(np.int8) for k in ("y_true", "y_pred"))
+
+# %% ../nbs/02_metrics.ipynb #9881ca83
+def _is_name(x) -> bool: return isinstance(x, (str, numbers.Integral)) and not isinstance(x, bool)
+
+def _column(data: pd.DataFrame, key, name, func):
+    if key not in data.columns:
+        raise FairlibInputError(name, f"names no column of `data`: {key!r} (columns: {list(data.columns)[:10]})", func)
+    col = data[key]
+    if isinstance(col, pd.DataFrame): raise FairlibInputError(name, f"column {key!r} is duplicated in `data`", func)
+    return col
+
+def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=None, **arrays) -> dict:
+    "Look up column names in `data` (strings for the arrays, a name or a list of names for `sensitive_features`)."
+    if data is None:
+        for k, v in arrays.items():
+            if isinstance(v, str): raise FairlibInputError(k, f"is the string {v!r}: a column name needs `data=` (a DataFrame)", func)
+        return dict(arrays, sensitive_features=sensitive_features)
+    if not isinstance(data, pd.DataFrame):
+        raise FairlibInputError("data", f"must be a pandas DataFrame, got {type(data).__name__}", func)
+    if len(data) == 0: raise FairlibInputError("data", "has no rows", func)
+    out = {k: _column(data, v, k, func) if isinstance(v, str) else v for k, v in arrays.items()}
+    sf = sensitive_features
+    if isinstance(sf, str): sf = [sf]
+    if isinstance(sf, (list, tuple)) and sf and all(_is_name(c) and c in data.columns for c in sf) and len(sf) != len(data):
+        dup = sorted({str(c) for c in sf if list(sf).count(c) > 1})
+        if dup: raise FairlibInputError("sensitive_features", f"names column(s) {dup} more than once", func)
+        for c in sf: _column(data, c, "sensitive_features", func)
+        sf = data[list(sf)]
+    elif isinstance(sf, (list, tuple)) and sf and all(isinstance(c, str) for c in sf) and len(sf) < len(data):
+        missing = [c for c in sf if c not in data.columns]
+        raise FairlibInputError("sensitive_features", f"names no column of `data`: {missing}", func)
+    out["sensitive_features"] = sf
+    return out
+
+# %% ../nbs/02_metrics.ipynb #6bfc0097
+def _prepare(func, y_true, y_pred, sensitive_features, *, data=None, pos_label=None, y_prob=None, sample_weight=None):
+    "Resolve column names, align pandas inputs by label and map labels to 0/1: what every public metric does first."
+    r = resolve_inputs(func, data=data, sensitive_features=sensitive_features, y_true=y_true, y_pred=y_pred,
+                       y_prob=y_prob, sample_weight=sample_weight)
+    r = align_inputs(func, **r)
+    y, yh = binary_labels(r["y_true"], r["y_pred"], pos_label=pos_label, func=func)
+    sf = r["sensitive_features"]
+    if isinstance(sf, (pd.Series, pd.DataFrame)): sf = sf.reset_index(drop=True)
+    if isinstance(sf, dict): sf = {k: v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame)) else v for k, v in sf.items()}
+    unbox = lambda v: v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame)) else v
+    return y, yh, sf, unbox(r["y_prob"]), unbox(r["sample_weight"])
 
 # %% ../nbs/02_metrics.ipynb #54627016
 @dataclass(frozen=True)
@@ -75,7 +220,10 @@ class CountTable:
 # %% ../nbs/02_metrics.ipynb #6e9b9181
 def _as_weights(sample_weight, n, func):
     if sample_weight is None: return None
-    w = np.asarray(sample_weight, dtype=np.float64)
+    w = sample_weight.to_numpy() if isinstance(sample_weight, (pd.Series, pd.DataFrame)) else np.asarray(sample_weight)
+    if w.dtype == bool or not np.issubdtype(w.dtype, np.number):
+        raise FairlibInputError("sample_weight", f"must be numeric, got dtype {w.dtype}", func)
+    w = w.astype(np.float64)
     if w.ndim not in (1, 2) or w.shape[-1] != n:
         raise FairlibInputError("sample_weight", f"must have shape (n,) or (B, n) with n={n}, got {w.shape}", func)
     if not np.isfinite(w).all() or (w < 0).any():
@@ -93,6 +241,8 @@ def _bincount(idx, w, size):
 def count_table(y_true, y_pred, sensitive_features, *, y_prob=None, sample_weight=None,
                 min_support: int = 30, n_bins: int = 10, func: str = "count_table") -> CountTable:
     "Build the `[group, y, ŷ]` count table (weights may be a (B, n) batch) and, with `y_prob`, calibration bins."
+    _check_aligned(func, y_true=y_true, y_pred=y_pred, sensitive_features=sensitive_features, y_prob=y_prob,
+                   sample_weight=sample_weight)
     y = check_binary(y_true, "y_true", func); yh = check_binary(y_pred, "y_pred", func)
     codes, groups = group_codes(sensitive_features, func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
@@ -186,6 +336,8 @@ def metric_from_counts(name: str, counts, bins=None, *, included=None, calibrati
     counts = np.asarray(counts, dtype=np.float64)
     if counts.ndim < 3 or counts.shape[-2:] != (2, 2):
         raise FairlibInputError("counts", f"must have shape (..., G, 2, 2), got {counts.shape}", "metric_from_counts")
+    if not np.isfinite(counts).all() or (counts < 0).any():
+        raise FairlibInputError("counts", "must be finite and non-negative", "metric_from_counts")
     if included is not None:
         inc = np.asarray(included, bool)
         counts = counts[..., inc, :, :]
@@ -245,8 +397,22 @@ class MetricValue(float):
     @property
     def defined(self) -> bool: return not np.isnan(self)
     def __repr__(self):
-        s = f"{self.metric}={float(self):.6g}"
+        s = f"{self.metric}={float(self):.3g}"
         return s + (f" (undefined: {self.reason})" if self.reason else "")
+    def to_frame(self) -> pd.DataFrame:
+        "The per-group values behind this metric (one row per group, with its size and whether it was included)."
+        return self.by_group.copy() if isinstance(self.by_group, pd.DataFrame) else pd.DataFrame()
+    def _notes(self):
+        return ([f"reason: {self.reason}"] if self.reason else []) + (
+            [f"excluded (size < min_support): {excluded_text(self.excluded)}"] if self.excluded else [])
+    def summary(self) -> str:
+        "The value, its per-group table (3 significant figures) and notes, as text."
+        body = round_frame(self.to_frame()).to_string() if len(self.to_frame()) else ""
+        return "\n".join([repr(self), body, *self._notes()]).rstrip()
+    def _repr_html_(self) -> str:
+        from html import escape
+        t = round_frame(self.to_frame()).to_html(border=0, na_rep="NaN") if len(self.to_frame()) else ""
+        return f"<div><p><b>{escape(repr(self))}</b></p>{t}" + "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes()) + "</div>"
     def __reduce__(self):
         return (_rebuild_metric_value, (float(self), self.metric, self.by_group, self.excluded, self.reason))
 
@@ -266,7 +432,7 @@ def _reason(name, ct: CountTable, value, calibration="ece_gap") -> str | None:
     if inc.sum() < 2:
         kept = [str(g) for g in ct.groups[inc]]
         return (f"needs at least two groups with >= {ct.min_support} records; got {len(kept)} {kept}"
-                + (f"; excluded (size): {ct.excluded}" if ct.excluded else ""))
+                + (f"; excluded (size): {excluded_text(ct.excluded)}" if ct.excluded else ""))
     r = group_rates_from_counts(ct.counts[inc])
     for rate in _RATE_FOR[name]:
         bad = [str(g) for g, v in zip(ct.groups[inc], r[rate]) if np.isnan(v)]
@@ -291,9 +457,16 @@ def _by_group(name, ct, calibration):
 
 # %% ../nbs/02_metrics.ipynb #c13784a1
 def _fl(name, func):
-    def f(y_true, y_pred, *, sensitive_features, sample_weight=None, min_support: int = 30) -> MetricValue:
-        ct = count_table(y_true, y_pred, sensitive_features, sample_weight=sample_weight,
-                         min_support=min_support, func=func)
+    def f(y_true, y_pred, *,
+          sensitive_features,       # group per row: array, Series, DataFrame / dict (intersections), or column name(s) of `data`
+          sample_weight=None,       # non-negative weight per row
+          min_support: int = 30,    # groups with fewer records are excluded (and listed)
+          data=None,                # a DataFrame whose columns the string arguments name
+          pos_label=None,           # the positive label when labels are not 0/1
+          ) -> MetricValue:
+        y, yh, sf, _, w = _prepare(func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label,
+                                   sample_weight=sample_weight)
+        ct = count_table(y, yh, sf, sample_weight=w, min_support=min_support, func=func)
         return _value(name, ct)
     f.__name__ = f.__qualname__ = func
     f.__doc__ = f"{AUDIT_METRICS[name].label}: {AUDIT_METRICS[name].definition} over groups with >= `min_support` records."
@@ -308,32 +481,44 @@ predictive_parity_difference = _fl("PP", "predictive_parity_difference")
 between_group_theil_index = _fl("Theil", "between_group_theil_index")
 
 # %% ../nbs/02_metrics.ipynb #2fa1b0a5
-def theil_index(y_true, y_pred, *, sample_weight=None) -> MetricValue:
+def theil_index(y_true, y_pred, *, sample_weight=None, data=None, pos_label=None) -> MetricValue:
     "Overall Theil index of benefits b = ŷ − y + 1 (AIF360's `theil_index`); does not depend on any attribute."
-    ct = count_table(y_true, y_pred, np.zeros(len(as_1d(y_true, "y_true", "theil_index")), int),
-                     sample_weight=sample_weight, min_support=0, func="theil_index")
+    y, yh, _, _, w = _prepare("theil_index", y_true, y_pred, None, data=data, pos_label=pos_label, sample_weight=sample_weight)
+    ct = count_table(y, yh, np.zeros(len(y), int), sample_weight=w, min_support=0, func="theil_index")
     v = float(theil_from_counts(ct.counts))
     return MetricValue(v, metric="theil_index", reason=None if not np.isnan(v) else
                        "mean benefit is 0 (every record is a false negative)")
 
 # %% ../nbs/02_metrics.ipynb #a405dc7b
-def calibration_gap(y_true, y_prob, *, sensitive_features, calibration: str = "ece_gap", n_bins: int = 10,
-                    sample_weight=None, min_support: int = 30) -> MetricValue:
+def calibration_gap(y_true, y_prob, *,
+                    sensitive_features,            # group per row (array, Series, DataFrame, dict or column name(s))
+                    calibration: str = "ece_gap",  # "ece_gap" (max − min per-group ECE) or "worst_group_mce" (the authors')
+                    n_bins: int = 10,              # equal-width probability bins
+                    sample_weight=None, min_support: int = 30, data=None, pos_label=None) -> MetricValue:
     "Between-group calibration gap: max − min per-group ECE (default) or the authors' worst-group max bin gap."
-    if calibration not in ("ece_gap", "worst_group_mce"):
-        raise FairlibInputError("calibration", f"must be 'ece_gap' or 'worst_group_mce', got {calibration!r}",
-                                "calibration_gap")
-    p = check_probability(y_prob, "y_prob", "calibration_gap")
-    ct = count_table(y_true, (p > 0.5).astype(int), sensitive_features, y_prob=p, n_bins=n_bins,
-                     sample_weight=sample_weight, min_support=min_support, func="calibration_gap")
+    func = "calibration_gap"
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
+    r = align_inputs(func, **resolve_inputs(func, data=data, sensitive_features=sensitive_features, y_true=y_true,
+                                            y_prob=y_prob, sample_weight=sample_weight))
+    p = check_probability(r["y_prob"], "y_prob", func)
+    y, _, sf, _, w = _prepare(func, r["y_true"], np.zeros(len(p), int) if pos_label is None else r["y_true"],
+                              r["sensitive_features"], pos_label=pos_label, sample_weight=r["sample_weight"])
+    ct = count_table(y, (p > 0.5).astype(int), sf, y_prob=p, n_bins=n_bins,
+                     sample_weight=w, min_support=min_support, func=func)
     return _value("Cal", ct, calibration)
 
 # %% ../nbs/02_metrics.ipynb #8a5ca176
-def group_table(y_true, y_pred, *, sensitive_features, y_prob=None, sample_weight=None,
-                min_support: int = 30, n_bins: int = 10) -> pd.DataFrame:
-    "One row per group: n, positives, selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy (+ calibration)."
-    ct = count_table(y_true, y_pred, sensitive_features, y_prob=y_prob, sample_weight=sample_weight,
-                     min_support=min_support, n_bins=n_bins, func="group_table")
+def group_table(y_true, y_pred, *,
+                sensitive_features,   # group per row (array, Series, DataFrame, dict or column name(s) of `data`)
+                y_prob=None,          # scores in [0, 1]: adds per-group ECE / MCE
+                sample_weight=None, min_support: int = 30, n_bins: int = 10,
+                data=None,            # a DataFrame whose columns the string arguments name
+                pos_label=None,       # the positive label when labels are not 0/1
+                ) -> pd.DataFrame:
+    "One row per group: support, positives, selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy (+ calibration)."
+    y, yh, sf, p, w = _prepare("group_table", y_true, y_pred, sensitive_features, data=data, pos_label=pos_label,
+                               y_prob=y_prob, sample_weight=sample_weight)
+    ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func="group_table")
     return _group_table(ct)
 
 def _group_table(ct: CountTable) -> pd.DataFrame:
@@ -344,26 +529,229 @@ def _group_table(ct: CountTable) -> pd.DataFrame:
     return df
 
 # %% ../nbs/02_metrics.ipynb #459e6d4e
-def audit(y_true, y_pred, *, sensitive_features, y_prob=None, metrics=None, sample_weight=None,
-          min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap") -> pd.DataFrame:
-    "Every audit metric (default: all seven) from one count table: value, threshold, verdict, reason, excluded groups."
+_THRESHOLD_RANGE = {"DI": (0, 1, True), "SPD": (0, 1, False), "EOpp": (0, 1, False), "EOD": (0, 1, False),
+                    "PP": (0, 1, False), "Theil": (0, None, False), "Cal": (0, 1, False)}
+
+def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
+    "The audit metrics asked for (default: all seven; 'Cal' only with scores), with thresholds overridden."
+    if isinstance(metrics, str): metrics = [metrics]
+    if metrics is not None:
+        if not isinstance(metrics, (list, tuple, pd.Index, np.ndarray)) or len(metrics) == 0:
+            raise FairlibInputError("metrics", f"must be a non-empty list of metric names, got {metrics!r}", func)
+        dup = sorted({str(m) for m in metrics if list(metrics).count(m) > 1})
+        if dup: raise FairlibInputError("metrics", f"names {dup} more than once", func)
     names = list(AUDIT_METRICS) if metrics is None else [audit_metric(m).name for m in metrics]
     if y_prob is None and "Cal" in names:
-        if metrics is not None:
-            raise FairlibInputError("y_prob", "metric 'Cal' needs predicted probabilities", "audit")
+        if metrics is not None: raise FairlibInputError("y_prob", "metric 'Cal' needs predicted probabilities", func)
         names.remove("Cal")
-    ct = count_table(y_true, y_pred, sensitive_features, y_prob=y_prob, sample_weight=sample_weight,
-                     min_support=min_support, n_bins=n_bins, func="audit")
-    rows = []
+    thresholds = {} if thresholds is None else thresholds
+    if not isinstance(thresholds, dict): raise FairlibInputError("thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func)
+    specs = []
+    for k in thresholds:
+        if audit_metric(k).name not in names:
+            raise FairlibInputError("thresholds", f"sets a threshold for {k!r}, which is not audited here ({names})", func)
     for m in names:
-        v, spec = _value(m, ct, calibration), AUDIT_METRICS[m]
-        rows.append(dict(metric=m, value=float(v), threshold=spec.threshold, rule=f"{'|x|' if spec.uses_abs else 'x'} {spec.direction} {spec.threshold}",
-                         verdict=spec.verdict(float(v)), reason=v.reason, excluded=ct.excluded or None))
+        spec = AUDIT_METRICS[m]
+        if m in thresholds:
+            lo, hi, lo_open = _THRESHOLD_RANGE[m]
+            t = check_float(thresholds[m], f"thresholds[{m!r}]", func, lo=lo, hi=hi, lo_open=lo_open)
+            spec = AuditMetric(spec.name, spec.label, t, spec.direction, spec.uses_abs, spec.needs_prob, spec.definition)
+        specs.append(spec)
+    return specs
+
+def _rule(spec: AuditMetric) -> str: return f"{'|x|' if spec.uses_abs else 'x'} {spec.direction} {spec.threshold:g}"
+
+def _metric_rows(ct: CountTable, specs, calibration) -> list[dict]:
+    rows = []
+    for spec in specs:
+        v = _value(spec.name, ct, calibration)
+        rows.append(dict(metric=spec.name, value=float(v), threshold=spec.threshold, rule=_rule(spec),
+                         verdict=spec.verdict(float(v)), reason=v.reason))
+    return rows
+
+# %% ../nbs/02_metrics.ipynb #1666f5e4
+def audit_table(y_true, y_pred, *, sensitive_features, y_prob=None, metrics=None, sample_weight=None,
+                min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap", thresholds=None,
+                data=None, pos_label=None) -> pd.DataFrame:
+    "One row per audit metric (value, threshold, rule, verdict, reason, excluded groups): the frame that grids stack."
+    func = "audit_table"
+    y, yh, sf, p, w = _prepare(func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label,
+                               y_prob=y_prob, sample_weight=sample_weight)
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
+    specs = _metric_specs(metrics, thresholds, p, func)
+    ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
+    rows = _metric_rows(ct, specs, calibration)
+    for r in rows: r["excluded"] = ct.excluded or None
     return pd.DataFrame(rows)
 
+# %% ../nbs/02_metrics.ipynb #9451faad
+_METRIC_NUMERIC = ("value", "threshold", "vfr", "vfr_ci_low", "vfr_ci_high", "vfr_n_undefined")
+_SHOW_RATES = ["support", "selection_rate", "TPR", "FPR", "PPV", "accuracy", "ECE", "included"]
+
+@dataclass(frozen=True, repr=False, eq=False)
+class AuditResult(Result):
+    "A whole audit, computed once: per-group table with counts, per-metric value / threshold / verdict / reason, excluded groups, optional VFR."
+    metrics: pd.DataFrame          # one row per metric: metric, value, threshold, rule, verdict, reason (+ vfr columns)
+    groups: pd.DataFrame           # one row per group: the attribute column(s), support, rates, included
+    excluded: dict                 # {group label: size} of groups below min_support, left out of every metric
+    sensitive_features: list       # names of the attribute column(s)
+    n: int                         # records audited
+    min_support: int               # groups with fewer records are excluded
+    overall: dict = field(default_factory=dict)   # the rates over all records
+    pos_label: object = None       # the label counted as positive (None: labels were 0/1)
+    calibration: str = "ece_gap"   # calibration definition used for 'Cal'
+    vfr_settings: dict | None = None   # n_resamples, resample_size, seed of the VFR columns (None: no VFR)
+    _title = "Fairness audit"
+
+    def __post_init__(self):   # JSON brings frames back without dtypes: numbers become numbers again
+        m, g = self.metrics.copy(), self.groups.copy()
+        for c in m.columns:
+            if c in _METRIC_NUMERIC: m[c] = pd.to_numeric(m[c], errors="coerce").astype(float)
+        for c in g.columns:
+            if c in self.sensitive_features: continue
+            g[c] = g[c].astype(bool) if c == "included" else pd.to_numeric(g[c], errors="coerce")
+        object.__setattr__(self, "metrics", m); object.__setattr__(self, "groups", g)
+        object.__setattr__(self, "excluded", {str(k): int(v) for k, v in dict(self.excluded).items()})
+
+    def to_frame(self) -> pd.DataFrame:
+        "The per-metric table (one row per metric)."
+        return self.metrics.copy()
+    @property
+    def by_group(self) -> pd.DataFrame:
+        "The per-group table indexed by the sensitive feature(s), with counts (`support`) and rates."
+        return self.groups.set_index(list(self.sensitive_features))
+    @property
+    def verdicts(self) -> dict: return dict(zip(self.metrics.metric, self.metrics.verdict))
+    @property
+    def passed(self) -> bool | None:
+        "True if every metric passes, False if any fails, None if none fails but one is undefined."
+        v = set(self.metrics.verdict)
+        return False if "Fail" in v else (None if "Undefined" in v else True)
+    def value(self, metric: str) -> float:
+        "The value of one audit metric."
+        name = audit_metric(metric).name
+        row = self.metrics[self.metrics.metric == name]
+        if row.empty: raise FairlibInputError("metric", f"{name!r} was not audited here", "AuditResult.value")
+        return float(row.value.iloc[0])
+
+    def _rate(self, rate, func):
+        cols = [c for c in self.groups.columns if c not in self.sensitive_features and c != "included"]
+        check_choice(rate, "rate", cols, func)
+        return self.by_group.loc[self.groups.included.to_numpy(), rate]
+    def group_min(self, rate: str = "selection_rate") -> float:
+        "Smallest `rate` over the included groups."
+        return float(self._rate(rate, "group_min").min())
+    def group_max(self, rate: str = "selection_rate") -> float:
+        "Largest `rate` over the included groups."
+        return float(self._rate(rate, "group_max").max())
+    def difference(self, rate: str = "selection_rate") -> float:
+        "max − min of `rate` over the included groups (fairlearn's `MetricFrame.difference()`)."
+        r = self._rate(rate, "difference"); return float(r.max() - r.min()) if len(r) >= 2 and r.notna().all() else np.nan
+    def ratio(self, rate: str = "selection_rate") -> float:
+        "min / max of `rate` over the included groups (fairlearn's `MetricFrame.ratio()`)."
+        r = self._rate(rate, "ratio")
+        return float(r.min() / r.max()) if len(r) >= 2 and r.notna().all() and r.max() > 0 else np.nan
+
+    def _heading(self) -> str:
+        g = len(self.groups)
+        return (f"{self._title}: {self.n:,} records, sensitive_features {' × '.join(map(str, self.sensitive_features))} "
+                f"({g} groups, {len(self.excluded)} excluded below min_support={self.min_support})")
+    def _group_view(self) -> pd.DataFrame:
+        bg = self.by_group
+        return bg[[c for c in _SHOW_RATES if c in bg.columns]]
+    def _notes(self) -> list[str]:
+        out = [f"excluded groups (size): {excluded_text(self.excluded)}"] if self.excluded else []
+        for m, r in zip(self.metrics.metric, self.metrics.reason):
+            if isinstance(r, str) and r: out.append(f"{m} undefined: {r}")
+        if self.vfr_settings: out.append("VFR: " + ", ".join(f"{k}={v}" for k, v in self.vfr_settings.items()))
+        return out
+    def summary(self) -> str:
+        "Heading, the per-group table, the per-metric table (3 significant figures) and notes, as text."
+        metrics = round_frame(self.metrics.drop(columns=["reason"]), self._digits).to_string(index=False)
+        return "\n".join([self._heading(), "", "per group:", round_frame(self._group_view(), self._digits).to_string(), "",
+                          "per metric:", metrics, *self._notes()])
+    def _repr_html_(self) -> str:
+        from html import escape
+        g = round_frame(self._group_view(), self._digits).to_html(border=0, na_rep="NaN")
+        m = round_frame(self.metrics.drop(columns=["reason"]), self._digits).to_html(index=False, border=0, na_rep="NaN")
+        notes = "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes())
+        return f"<div><p><b>{escape(self._heading())}</b></p><p>per group</p>{g}<p>per metric</p>{m}{notes}</div>"
+    def __getattr__(self, name):
+        if not name.startswith("_") and hasattr(pd.DataFrame, name):
+            raise AttributeError(f"AuditResult has no attribute {name!r}: audit() returns an AuditResult since 0.2; "
+                                 "use .to_frame() (or audit_table()) for the per-metric DataFrame, .by_group for the groups")
+        raise AttributeError(name)
+
+# %% ../nbs/02_metrics.ipynb #66ac5c49
+def _vfr_columns(y, yh, codes, p, specs, *, n_resamples, resample_size, seed, min_support, n_bins, calibration):
+    "Per-metric VFR (fairlib.vfr.verdict_flip_rate) with order-free per-metric seeds."
+    from fairlib.vfr import verdict_flip_rate
+    params = inspect.signature(verdict_flip_rate).parameters
+    kw = dict(y_prob=p, min_support=min_support, n_bins=n_bins, calibration=calibration)
+    kw["n_resamples" if "n_resamples" in params else "K"] = n_resamples
+    kw["resample_size" if "resample_size" in params else "N"] = resample_size
+    root = np.random.SeedSequence().entropy if seed is None else seed
+    rows = []
+    for spec in specs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            r = verdict_flip_rate(y, yh, sensitive_features=codes, metric=spec.name, seed=cell_seed(root, "audit", spec.name), **kw)
+        ci = getattr(r, "ci", None) if "ci" in {f for f in getattr(type(r), "__dataclass_fields__", {})} else getattr(r, "ci95", (np.nan, np.nan))
+        reason = getattr(r, "reason", None) if "reason" in getattr(type(r), "__dataclass_fields__", {}) else getattr(r, "note", None)
+        rows.append(dict(vfr=float(r.vfr), vfr_verdict=r.dominant_verdict, vfr_ci_low=float(ci[0]), vfr_ci_high=float(ci[1]),
+                         vfr_n_undefined=int(getattr(r, "n_undefined", 0)), vfr_reason=reason))
+    return rows
+
+# %% ../nbs/02_metrics.ipynb #6950f784
+def audit(y_true, y_pred, *,
+          sensitive_features,          # group per row: array / list / Series, a DataFrame or dict (intersections), or column name(s) of `data`
+          data=None,                   # a DataFrame: y_true, y_pred, y_prob and sensitive_features may then be column names
+          y_prob=None,                 # scores in [0, 1]; enables the calibration metric 'Cal'
+          pos_label=None,              # the positive label when labels are not 0/1 (e.g. "yes", 2)
+          metrics=None,                # audit metrics to compute (default: all seven; 'Cal' only with y_prob)
+          thresholds=None,             # {metric: τ} to override a pass threshold
+          min_support: int = 30,       # groups with fewer records are excluded from every metric, and listed
+          sample_weight=None,          # non-negative weight per row
+          n_bins: int = 10,            # calibration bins
+          calibration: str = "ece_gap",   # "ece_gap" or the authors' "worst_group_mce"
+          vfr: bool = False,           # also compute each metric's Verdict Flip Rate (stratified bootstrap)
+          n_resamples: int = 500,      # K in Algorithm 1 (with vfr=True)
+          resample_size: int | None = None,   # N in Algorithm 1; default: the cohort size (the ordinary bootstrap)
+          seed=0,                      # None, int, SeedSequence or Generator for the VFR resamples
+          ) -> AuditResult:
+    "Audit a classifier's predictions: per-group table, every audit metric with threshold, verdict and reason, excluded groups, optional VFR."
+    func = "audit"
+    y, yh, sf, p, w = _prepare(func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label,
+                               y_prob=y_prob, sample_weight=sample_weight)
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
+    if not isinstance(vfr, (bool, np.bool_)): raise FairlibInputError("vfr", f"must be True or False, got {vfr!r}", func)
+    specs = _metric_specs(metrics, thresholds, p, func)
+    ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
+    rows = _metric_rows(ct, specs, calibration)
+    vfr_settings = None
+    if vfr:
+        n_resamples = check_int(n_resamples, "n_resamples", func)
+        resample_size = len(y) if resample_size is None else check_int(resample_size, "resample_size", func)
+        if w is not None: raise FairlibInputError("sample_weight", "is not supported together with vfr=True", func)
+        check_rng(seed)
+        for r, v in zip(rows, _vfr_columns(y, yh, ct.codes, p, specs, n_resamples=n_resamples, resample_size=resample_size,
+                                           seed=seed, min_support=ct.min_support, n_bins=n_bins, calibration=calibration)):
+            r.update(v)
+        vfr_settings = dict(n_resamples=n_resamples, resample_size=resample_size,
+                            seed=seed if seed is None or isinstance(seed, numbers.Integral) else type(seed).__name__)
+    groups = _group_table(ct)
+    names = list(groups.index.names) if isinstance(groups.index, pd.MultiIndex) else [groups.index.name or "group"]
+    names = [str(n) for n in names]
+    groups.index = groups.index.set_names(names)
+    overall = {k: float(v) for k, v in group_rates_from_counts(ct.counts.sum(-3)).items()}
+    return AuditResult(pd.DataFrame(rows), groups.reset_index(), {group_label(g): s for g, s in ct.excluded.items()},
+                       names, int(len(y)), ct.min_support, overall,
+                       pos_label if pos_label is None or isinstance(pos_label, (str, numbers.Number)) else str(pos_label),
+                       calibration, vfr_settings)
+
 # %% ../nbs/02_metrics.ipynb #91887ac0
-@dataclass(frozen=True)
-class FourFifthsVerdict:
+@dataclass(frozen=True, repr=False, eq=False)
+class FourFifthsVerdict(Result):
     "Outcome of the four-fifths (80%) rule over all groups."
     passed: bool | None          # None when the ratio is undefined
     ratio: float                 # min / max selection rate (0..1)
@@ -373,15 +761,41 @@ class FourFifthsVerdict:
     selection_rates: pd.Series
     excluded: dict = field(default_factory=dict)
     reason: str | None = None
+    _title = "Four-fifths rule"
+    def __post_init__(self):
+        if not isinstance(self.selection_rates, pd.Series):   # back from JSON
+            object.__setattr__(self, "selection_rates", pd.Series(self.selection_rates, name="selection_rate", dtype=float))
     def __bool__(self): return bool(self.passed)
+    def to_frame(self) -> pd.DataFrame:
+        "One row per group: selection rate, whether it was audited, and which group binds the rule."
+        sr = self.selection_rates
+        ex = {group_label(k) for k in self.excluded}
+        return pd.DataFrame({"group": [group_label(g) for g in sr.index], "selection_rate": sr.to_numpy(float),
+                             "included": [group_label(g) not in ex for g in sr.index],
+                             "role": ["lowest" if g == self.lowest_group else "highest" if g == self.highest_group else ""
+                                      for g in sr.index]})
+    def _notes(self) -> list[str]:
+        verdict = "undefined" if self.passed is None else ("PASS" if self.passed else "FAIL")
+        out = [f"{verdict}: min/max selection rate = {self.ratio:.3g} "
+               f"{'>=' if self.passed else '<' if self.passed is not None else 'vs'} {self.threshold:g}"]
+        if self.excluded: out.append(f"excluded groups (size): {excluded_text(self.excluded)}")
+        return out + ([f"reason: {self.reason}"] if self.reason else [])
 
-def four_fifths_rule(y_true, y_pred, *, sensitive_features, threshold: float = 0.8, sample_weight=None,
-                     min_support: int = 30) -> FourFifthsVerdict:
+def four_fifths_rule(y_true, y_pred, *,
+                     sensitive_features,        # group per row (array, Series, DataFrame, dict or column name(s) of `data`)
+                     threshold: float = 0.8,    # the rule's ratio, in (0, 1]
+                     sample_weight=None, min_support: int = 30, data=None, pos_label=None) -> FourFifthsVerdict:
     "The 80% rule: pass iff min/max selection rate >= `threshold`; names the groups that bind."
-    if not 0 < threshold <= 1: raise FairlibInputError("threshold", f"must be in (0, 1], got {threshold}", "four_fifths_rule")
-    y_true = as_1d(y_true, "y_true", "four_fifths_rule") if y_true is not None else np.zeros(len(as_1d(y_pred, "y_pred")), int)
-    ct = count_table(y_true, y_pred, sensitive_features, sample_weight=sample_weight, min_support=min_support,
-                     func="four_fifths_rule")
+    func = "four_fifths_rule"
+    threshold = check_float(threshold, "threshold", func, lo=0, hi=1, lo_open=True)
+    if y_true is None:   # selection rates need no labels
+        r = resolve_inputs(func, data=data, y_pred=y_pred, sensitive_features=sensitive_features)
+        y_true = np.zeros(len(as_1d(r["y_pred"], "y_pred", func)), int) if pos_label is None else r["y_pred"]
+        if isinstance(r["y_pred"], pd.Series) and pos_label is None: y_true = pd.Series(y_true, index=r["y_pred"].index)
+        y_pred, sensitive_features, data = r["y_pred"], r["sensitive_features"], None
+    y, yh, sf, _, w = _prepare(func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label,
+                               sample_weight=sample_weight)
+    ct = count_table(y, yh, sf, sample_weight=w, min_support=min_support, func=func)
     v = _value("DI", ct)
     sel = pd.Series(group_rates_from_counts(ct.counts)["selection_rate"], index=ct.groups, name="selection_rate")
     inc = sel[ct.included]

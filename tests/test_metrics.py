@@ -200,9 +200,9 @@ def test_invariant_to_row_order_and_group_names(d, rnd):
     renamed = np.char.add("renamed_", sf.astype(str))
     for name in fm.AUDIT_METRICS:
         kw = dict(y_prob=p) if name == "Cal" else {}
-        a = fm.audit(y, yhat, sensitive_features=sf, metrics=[name], min_support=0, **kw).value[0]
+        a = fm.audit(y, yhat, sensitive_features=sf, metrics=[name], min_support=0, **kw).value(name)
         kwp = dict(y_prob=p[perm]) if name == "Cal" else {}
-        b = fm.audit(y[perm], yhat[perm], sensitive_features=renamed[perm], metrics=[name], min_support=0, **kwp).value[0]
+        b = fm.audit(y[perm], yhat[perm], sensitive_features=renamed[perm], metrics=[name], min_support=0, **kwp).value(name)
         assert a == pytest.approx(b, abs=1e-12, nan_ok=True)
 
 
@@ -240,9 +240,9 @@ def test_integer_weights_equal_repeated_rows(seed):
     rep = np.repeat(np.arange(len(y)), w)
     for name in fm.AUDIT_METRICS:
         kw = dict(y_prob=p) if name == "Cal" else {}
-        a = fm.audit(y, yhat, sensitive_features=sf, metrics=[name], sample_weight=w, min_support=0, **kw).value[0]
+        a = fm.audit(y, yhat, sensitive_features=sf, metrics=[name], sample_weight=w, min_support=0, **kw).value(name)
         kwr = dict(y_prob=p[rep]) if name == "Cal" else {}
-        b = fm.audit(y[rep], yhat[rep], sensitive_features=sf[rep], metrics=[name], min_support=0, **kwr).value[0]
+        b = fm.audit(y[rep], yhat[rep], sensitive_features=sf[rep], metrics=[name], min_support=0, **kwr).value(name)
         assert a == pytest.approx(b, abs=1e-12, nan_ok=True)
 
 
