@@ -1,0 +1,269 @@
+"""B2-B4 baselines (fairlib.mitigation) against independent oracles: AIF360's Reweighing, a brute-force
+Kamiran-Calders formula, fairlearn's demographic-parity ratio, recounting from scratch, and leak tests."""
+import warnings
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+
+from fairlib.mitigation import (IntersectionalReweighing, ThresholdShift, GreedyRefinement, fit_on_selection,
+                                with_selection, accuracy_cost, vfr_movement, baseline_summary, TunedOnAuditWarning,
+                                DI_ATTRIBUTES, _DIState, _Objective)
+from fairlib.models import make_split
+from fairlib.metrics import count_table, metric_from_counts
+
+
+def toy(n=3000, seed=0, shift=0.25):
+    r = np.random.default_rng(seed)
+    g = pd.DataFrame(dict(race=r.choice(["A", "B", "C"], n, p=[.6, .3, .1]), age_bucket=r.choice(["old", "young"], n),
+                          sex=r.choice(["F", "M"], n), ethnicity=r.choice(["H", "N"], n, p=[.3, .7])))
+    s = np.clip(r.beta(2, 2, n) + shift * (g.race == "A").to_numpy() - shift / 2 + 0.1 * (g.age_bucket == "old").to_numpy(), 0.001, 0.999)
+    y = (r.random(n) < s).astype(int)
+    return s, y, g
+
+
+# ---------- B2: reweighing ----------
+
+def kc_brute_force(g, y, cols, lam=1.0, clip=(0.1, 10.0)):
+    "Kamiran-Calders by counting with pandas, row by row (independent of the implementation)."
+    df = g[list(cols)].copy(); df["y"] = y; n = len(df)
+    key = df[list(cols)].astype(str).agg("|".join, axis=1)
+    out = np.empty(n)
+    for i in range(n):
+        in_g = key == key.iat[i]; in_y = df.y == df.y.iat[i]
+        w = (in_g.sum() / n) * (in_y.sum() / n) / ((in_g & in_y).sum() / n)
+        out[i] = min(max(1 + lam * (w - 1), clip[0]), clip[1])
+    return out
+
+
+def test_reweighing_matches_aif360_two_cells():
+    from aif360.datasets import BinaryLabelDataset
+    from aif360.algorithms.preprocessing import Reweighing
+    r = np.random.default_rng(1)
+    n = 500
+    cell = r.integers(0, 2, n); y = (r.random(n) < np.where(cell == 1, 0.7, 0.3)).astype(int)
+    df = pd.DataFrame(dict(cell=cell.astype(float), y=y.astype(float)))
+    ds = BinaryLabelDataset(df=df, label_names=["y"], protected_attribute_names=["cell"],
+                            favorable_label=1.0, unfavorable_label=0.0)
+    rw = Reweighing(unprivileged_groups=[{"cell": 0.0}], privileged_groups=[{"cell": 1.0}]).fit(ds)
+    expected = rw.transform(ds).instance_weights
+    ours = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9), columns=("cell",)).fit_transform(
+        pd.DataFrame(dict(cell=cell)), y)
+    np.testing.assert_allclose(ours, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("lam,clip", [(1.0, (1e-9, 1e9)), (2.0, (0.1, 10.0)), (0.5, (0.8, 1.2)), (20.0, (0.1, 10.0))])
+def test_reweighing_many_cells_matches_brute_force(lam, clip):
+    s, y, g = toy(600, seed=3)
+    cols = ("race", "age_bucket", "sex")
+    ours = IntersectionalReweighing(lam=lam, clip=clip).fit_transform(g, y)
+    np.testing.assert_allclose(ours, kc_brute_force(g, y, cols, lam, clip), rtol=1e-12)
+
+
+def test_reweighing_makes_label_independent_of_cell():
+    s, y, g = toy(2000, seed=4)
+    w = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
+    key = g.race + g.age_bucket + g.sex
+    overall = y.mean()
+    for k in key.unique():
+        m = (key == k).to_numpy()
+        assert np.average(y[m], weights=w[m]) == pytest.approx(overall, abs=1e-12)
+
+
+def test_cell_size_variant_is_label_blind_and_balances_cells():
+    s, y, g = toy(1500, seed=5)
+    rw = IntersectionalReweighing(variant="cell_size", lam=1.0, clip=(1e-9, 1e9))
+    w1 = rw.fit_transform(g, y); w2 = clone(rw).fit_transform(g, 1 - y); w3 = clone(rw).fit_transform(g)
+    np.testing.assert_array_equal(w1, w2); np.testing.assert_array_equal(w1, w3)
+    key = g.race + g.age_bucket + g.sex
+    totals = pd.Series(w1).groupby(key.to_numpy()).sum()
+    np.testing.assert_allclose(totals, len(g) / key.nunique())
+    kc = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
+    assert not np.allclose(w1, kc)          # it is not Kamiran-Calders
+
+
+def test_reweighing_transform_reproduces_fit_weights():
+    s, y, g = toy(800, seed=6)
+    rw = IntersectionalReweighing(lam=2.0).fit(g, y)
+    np.testing.assert_array_equal(rw.transform(g, y), rw.sample_weight_)
+
+
+# ---------- B3 / B4: selection partition only ----------
+
+def test_fit_on_selection_never_sees_audit_rows():
+    s, y, g = toy(4000, seed=7)
+    sp = make_split(y, "70_15_15", seed=1)
+    est = GreedyRefinement(n_resamples=20, max_iter=15)
+    f1, _ = fit_on_selection(est, s, y, g, sp)
+    s2, y2 = s.copy(), y.copy()
+    r = np.random.default_rng(0)
+    s2[sp.audit] = r.random(sp.audit.size); y2[sp.audit] = 1 - y2[sp.audit]     # poison the audit rows
+    f2, _ = fit_on_selection(est, s2, y2, g, sp)
+    np.testing.assert_array_equal(f1.thresholds_, f2.thresholds_)
+    s3 = s.copy(); s3[sp.selection] = r.random(sp.selection.size)               # poisoning the selection rows does matter
+    f3, _ = fit_on_selection(est, s3, y, g, sp)
+    assert not np.array_equal(f1.thresholds_, f3.thresholds_)
+    with pytest.warns(TunedOnAuditWarning):                                     # the authors' protocol: a leak, visible
+        f4, _ = fit_on_selection(est, s2, y2, g, sp, partition="audit")
+    assert not np.array_equal(f1.thresholds_, f4.thresholds_)
+
+
+def test_with_selection_takes_selection_from_training_only():
+    y = np.random.default_rng(0).integers(0, 2, 5000)
+    base = make_split(y, "80_20", seed=42)
+    sp = with_selection(base, y, seed=3)
+    np.testing.assert_array_equal(sp.audit, base.audit)
+    assert set(sp.selection) <= set(base.train) and not set(sp.selection) & set(sp.train)
+    assert len(sp.selection) == round(0.1875 * len(base.train))
+
+
+# ---------- B3 ----------
+
+def test_threshold_shift_sr_alpha_equalises_selection_rates():
+    s, y, g = toy(6000, seed=8)
+    ts = ThresholdShift(alphas=(1.0,)).fit(s, y, g)         # pure SR matching (alpha_tpr = alpha_ppv = 1 too: check SR-only)
+    ts_sr = ThresholdShift(alphas=(0.0, 1.0)).fit(s, y, g)
+    yh = (s >= 0.5)
+    T = ts_sr.cell_targets_
+    key = list(zip(g.race, g.age_bucket, g.sex))
+    # each movable cell's t_SR selects within one grid step of the overall rate
+    for _, row in T[T.movable].iterrows():
+        m = np.array([k == (row.race, row.age_bucket, row.sex) for k in key])
+        rates = [(s[m] >= row.t_sr + d).mean() for d in (-0.01, 0, 0.01)]
+        assert min(abs(r - yh.mean()) for r in rates) <= abs(rates[1] - yh.mean()) + 1e-12
+    assert len(ts.search_) == 1 and len(ts_sr.search_) == 8
+
+
+def test_threshold_shift_selected_alphas_are_most_accurate_feasible():
+    s, y, g = toy(5000, seed=9)
+    ts = ThresholdShift().fit(s, y, g)
+    feas = ts.search_[ts.search_.feasible]
+    assert ts.feasible_ and len(feas)
+    best = feas.accuracy.max()
+    chosen = ts.search_[(ts.search_.alpha_sr == ts.alphas_["sr"]) & (ts.search_.alpha_tpr == ts.alphas_["tpr"])
+                        & (ts.search_.alpha_ppv == ts.alphas_["ppv"])]
+    assert chosen.accuracy.iat[0] == best
+
+
+# ---------- B4 ----------
+
+def di_fairlearn(y, yhat, g, cols=DI_ATTRIBUTES):
+    from fairlearn.metrics import demographic_parity_ratio
+    return np.array([demographic_parity_ratio(y, yhat, sensitive_features=g[c]) for c in cols])
+
+
+@pytest.mark.parametrize("target", [0.80, 0.85])
+def test_greedy_never_violates_the_di_constraint(target):
+    s, y, g = toy(5000, seed=10)
+    gr = GreedyRefinement(di_target=target, n_resamples=30, max_iter=60).fit(s, y, g)
+    r = gr.result_
+    assert r.feasible_start and r.feasible
+    assert (r.trace.min_di >= target - 1e-12).all()
+    assert (di_fairlearn(y, gr.predict(s, g), g) >= target - 1e-12).all()       # independent DI oracle
+    # the objective never gets worse along the accepted moves (ties only with higher accuracy)
+    obj = np.r_[r.objective_start, r.trace.objective.to_numpy()]
+    acc = np.r_[r.accuracy_start, r.trace.accuracy.to_numpy()]
+    assert (np.diff(obj) <= 1e-12).all()
+    assert all(d < -1e-12 or a > 1e-12 for d, a in zip(np.diff(obj), np.diff(acc)))
+
+
+def test_greedy_repairs_an_infeasible_start():
+    s, y, g = toy(5000, seed=11, shift=0.5)
+    base = ThresholdShift(alphas=(0.0,))                 # no shifting: B1's 0.5 thresholds, violating race DI
+    gr = GreedyRefinement(base=base, n_resamples=20, max_iter=300).fit(s, y, g)
+    assert not gr.result_.feasible_start
+    assert gr.result_.feasible and (gr.result_.trace.phase == "repair").any()
+    assert (di_fairlearn(y, gr.predict(s, g), g) >= 0.8 - 1e-12).all()
+
+
+def test_greedy_incremental_counts_equal_a_recount():
+    s, y, g = toy(3000, seed=12)
+    gr = GreedyRefinement(n_resamples=25, max_iter=25, seed=5).fit(s, y, g)
+    assert gr.n_iter_ > 0
+    yhat = gr.predict(s, g).astype(np.int64)
+    di = _DIState(g, DI_ATTRIBUTES, 30)
+    fresh = _Objective(di, y, yhat, gr._check("t")[1], 25, len(s), 5)     # same seed -> same resamples, counted afresh
+    obj, d, _ = fresh.evaluate()
+    assert obj[0] == pytest.approx(gr.objective_, abs=1e-12)
+    # and the counts behind it are count_table's on the bootstrap multiplicities
+    for j, a in enumerate(DI_ATTRIBUTES):
+        ct = count_table(y, yhat, g[a], sample_weight=fresh.W[j].astype(float))
+        np.testing.assert_allclose(ct.counts[..., 1], fresh.P[j])
+        v = metric_from_counts("DI", ct.counts, included=di.included[j])
+        assert np.isfinite(v).all()
+
+
+def test_greedy_is_deterministic_with_seed():
+    s, y, g = toy(3000, seed=13)
+    a = GreedyRefinement(n_resamples=20, max_iter=30, seed=7).fit(s, y, g)
+    b = GreedyRefinement(n_resamples=20, max_iter=30, seed=7).fit(s, y, g)
+    np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
+    pd.testing.assert_frame_equal(a.result_.trace, b.result_.trace)
+    c = GreedyRefinement(n_resamples=20, max_iter=30, seed=np.random.SeedSequence(7)).fit(s, y, g)
+    assert np.isfinite(c.objective_)
+
+
+def test_bootstrap_multiplicities_are_stratified():
+    s, y, g = toy(2000, seed=14)
+    di = _DIState(g, DI_ATTRIBUTES, 30)
+    ob = _Objective(di, y, (s >= .5).astype(np.int64), ("DI",), 10, 700, 0)
+    for j, a in enumerate(DI_ATTRIBUTES):
+        codes = di.codes[j]
+        per = np.stack([np.bincount(codes * 2 + y, weights=w, minlength=ob.m[j].size) for w in ob.W[j]])
+        np.testing.assert_array_equal(per, np.broadcast_to(ob.m[j].ravel(), per.shape))
+        assert ob.m[j].sum() == 700
+
+
+# ---------- sklearn conventions ----------
+
+@pytest.mark.parametrize("est", [IntersectionalReweighing(lam=2.0, variant="cell_size"),
+                                 ThresholdShift(alphas=(0.0, 1.0), min_cell=7),
+                                 GreedyRefinement(base=ThresholdShift(alphas=(0.5,)), n_resamples=9, seed=3)],
+                         ids=["B2", "B3", "B4"])
+def test_sklearn_clone_and_params(est):
+    c = clone(est)
+    assert c is not est and c.get_params(deep=False).keys() == est.get_params(deep=False).keys()
+    for k, v in est.get_params(deep=False).items():
+        if not hasattr(v, "get_params"): assert c.get_params(deep=False)[k] == v
+    assert not any(k.endswith("_") for k in vars(c))                   # nothing learned before fit
+
+
+def test_nested_params_of_greedy():
+    gr = GreedyRefinement(base=ThresholdShift(alphas=(0.5,)))
+    assert gr.get_params()["base__alphas"] == (0.5,)
+    gr.set_params(base__min_cell=9)
+    assert gr.base.min_cell == 9
+
+
+def test_fit_returns_self_and_does_not_touch_params():
+    s, y, g = toy(1500, seed=15)
+    ts = ThresholdShift()
+    assert ts.fit(s, y, g) is ts and ts.alphas == (0.0, 0.25, 0.5, 0.75, 1.0)
+    rw = IntersectionalReweighing()
+    assert rw.fit(g, y) is rw
+
+
+# ---------- reading the baselines ----------
+
+def test_accuracy_cost_reproduces_the_papers_arithmetic():
+    np.testing.assert_allclose(accuracy_cost(0.8776, [0.8578, 0.8316, 0.8352]), [1.98, 4.60, 4.24], atol=1e-9)
+
+
+def test_baseline_summary_and_movement_on_a_vfr_grid():
+    from fairlib.vfr import vfr_grid
+    s, y, g = toy(4000, seed=16)
+    sp = make_split(y, "70_15_15", seed=0)
+    b3, yh3 = fit_on_selection(ThresholdShift(), s, y, g, sp)
+    b4, yh4 = fit_on_selection(GreedyRefinement(n_resamples=20, max_iter=20), s, y, g, sp)
+    base = g.iloc[sp.audit].reset_index(drop=True).assign(y_true=y[sp.audit], y_prob=s[sp.audit])
+    pred = pd.concat([base.assign(model="B1", y_pred=(s[sp.audit] >= .5).astype(int)), base.assign(model="B3", y_pred=yh3),
+                      base.assign(model="B4", y_pred=yh4)], ignore_index=True)
+    grid = vfr_grid(pred, n_resamples=30, seed=0, metrics=["DI", "SPD", "EOpp"])
+    tab = baseline_summary(pred, grid).set_index("model")
+    acc_b1 = ((s[sp.audit] >= .5).astype(int) == y[sp.audit]).mean()
+    acc_b4 = (yh4 == y[sp.audit]).mean()
+    assert tab.loc["B4", "accuracy_cost_pp"] == pytest.approx(100 * (acc_b1 - acc_b4))
+    assert tab.loc["B1", "cells"] == 12
+    mv = vfr_movement(grid).to_frame()
+    g3 = grid.set_index(["model", "metric", "attribute"]).vfr
+    assert mv.vfr_before.iat[0] == g3[("B3", "DI", "age_bucket")] and mv.vfr_after.iat[2] == g3[("B4", "DI", "race")]
