@@ -1,0 +1,138 @@
+"""Every bad input to fairlib.mitigation raises FairlibInputError naming the argument."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairlib.core import FairlibInputError
+from fairlib.mitigation import (IntersectionalReweighing, ThresholdShift, GreedyRefinement, fit_weighted, with_selection,
+                                fit_on_selection, accuracy_cost, baseline_summary, vfr_movement, intersection_codes)
+from fairlib.models import make_split
+
+R = np.random.default_rng(0)
+N = 400
+G = pd.DataFrame(dict(race=R.choice(["A", "B"], N), age_bucket=R.choice(["o", "y"], N), sex=R.choice(["F", "M"], N),
+                      ethnicity=R.choice(["H", "N"], N)))
+S = R.random(N)
+Y = (R.random(N) < S).astype(int)
+SPLIT = make_split(Y, "70_15_15")
+
+
+def g_with(**kw):
+    g = G.copy()
+    for k, v in kw.items(): g[k] = v
+    return g
+
+
+def nan_race():
+    g = G.copy().astype(object); g.loc[3, "race"] = None; return g
+
+
+def dup_cols():
+    return pd.concat([G, G[["race"]]], axis=1)
+
+
+CASES = [
+    # --- B2 reweighing ---
+    ("rw-lam-negative", lambda: IntersectionalReweighing(lam=-1).fit(G, Y), "lam"),
+    ("rw-lam-string", lambda: IntersectionalReweighing(lam="2").fit(G, Y), "lam"),
+    ("rw-lam-nan", lambda: IntersectionalReweighing(lam=float("nan")).fit(G, Y), "lam"),
+    ("rw-clip-zero", lambda: IntersectionalReweighing(clip=(0, 10)).fit(G, Y), "clip"),
+    ("rw-clip-above-one", lambda: IntersectionalReweighing(clip=(2, 10)).fit(G, Y), "clip"),
+    ("rw-clip-scalar", lambda: IntersectionalReweighing(clip=5).fit(G, Y), "clip"),
+    ("rw-variant-unknown", lambda: IntersectionalReweighing(variant="aif").fit(G, Y), "variant"),
+    ("rw-groups-list", lambda: IntersectionalReweighing().fit([1, 2, 3], Y[:3]), "groups"),
+    ("rw-groups-missing-column", lambda: IntersectionalReweighing().fit(G.drop(columns="sex"), Y), "groups"),
+    ("rw-groups-missing-value", lambda: IntersectionalReweighing().fit(nan_race(), Y), "groups"),
+    ("rw-groups-empty", lambda: IntersectionalReweighing().fit(G.iloc[:0], Y[:0]), "groups"),
+    ("rw-groups-duplicated-columns", lambda: IntersectionalReweighing().fit(dup_cols(), Y), "groups"),
+    ("rw-groups-dict-ragged", lambda: IntersectionalReweighing().fit(dict(race=["a"], age_bucket=["b", "c"], sex=["F"]), Y[:1]), "groups"),
+    ("rw-y-not-binary", lambda: IntersectionalReweighing().fit(G, Y * 2), "y"),
+    ("rw-y-wrong-length", lambda: IntersectionalReweighing().fit(G, Y[:-1]), "y"),
+    ("rw-y-misaligned-series", lambda: IntersectionalReweighing().fit(G, pd.Series(Y, index=np.arange(N) + 1000)), "y"),
+    ("rw-y-missing", lambda: IntersectionalReweighing().fit(G), "y"),
+    ("rw-transform-before-fit", lambda: IntersectionalReweighing().transform(G, Y), "self"),
+    ("rw-transform-unseen-cell", lambda: IntersectionalReweighing().fit(G, Y).transform(g_with(race=["Z"] * N), Y), "groups"),
+    ("rw-transform-y-missing", lambda: IntersectionalReweighing().fit(G, Y).transform(G), "y"),
+    # --- fit_weighted ---
+    ("fw-unknown-model", lambda: fit_weighted("svm", np.zeros((N, 2)), Y, np.ones(N)), "model"),
+    ("fw-weight-length", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.ones(N - 1)), "sample_weight"),
+    ("fw-weight-negative", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, -np.ones(N)), "sample_weight"),
+    ("fw-weight-nan", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.full(N, np.nan)), "sample_weight"),
+    ("fw-y-length", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y[:-1], np.ones(N)), "y"),
+    # --- B3 threshold shifting ---
+    ("ts-alphas-empty", lambda: ThresholdShift(alphas=()).fit(S, Y, G), "alphas"),
+    ("ts-alphas-out-of-range", lambda: ThresholdShift(alphas=(1.5,)).fit(S, Y, G), "alphas"),
+    ("ts-alphas-string", lambda: ThresholdShift(alphas=("a",)).fit(S, Y, G), "alphas"),
+    ("ts-min-cell-zero", lambda: ThresholdShift(min_cell=0).fit(S, Y, G), "min_cell"),
+    ("ts-di-target-above-one", lambda: ThresholdShift(di_target=1.5).fit(S, Y, G), "di_target"),
+    ("ts-step-too-big", lambda: ThresholdShift(step=0.3).fit(S, Y, G), "step"),
+    ("ts-step-uneven", lambda: ThresholdShift(step=0.03).fit(S, Y, G), "step"),
+    ("ts-base-threshold-one", lambda: ThresholdShift(base_threshold=1.0).fit(S, Y, G), "base_threshold"),
+    ("ts-min-support-negative", lambda: ThresholdShift(min_support=-1).fit(S, Y, G), "min_support"),
+    ("ts-scores-nan", lambda: ThresholdShift().fit(np.where(np.arange(N) == 3, np.nan, S), Y, G), "scores"),
+    ("ts-scores-above-one", lambda: ThresholdShift().fit(S + 1, Y, G), "scores"),
+    ("ts-scores-strings", lambda: ThresholdShift().fit(np.array(["a"] * N), Y, G), "scores"),
+    ("ts-scores-length", lambda: ThresholdShift().fit(S[:-2], Y, G), "scores"),
+    ("ts-groups-lacks-ethnicity", lambda: ThresholdShift().fit(S, Y, G.drop(columns="ethnicity")), "groups"),
+    ("ts-y-not-binary", lambda: ThresholdShift().fit(S, Y + 1, G), "y"),
+    ("ts-predict-before-fit", lambda: ThresholdShift().predict(S, G), "self"),
+    ("ts-predict-scores-nan", lambda: ThresholdShift().fit(S, Y, G).predict(np.full(N, np.nan), G), "scores"),
+    # --- B4 greedy refinement ---
+    ("gr-n-resamples-one", lambda: GreedyRefinement(n_resamples=1).fit(S, Y, G), "n_resamples"),
+    ("gr-n-resamples-float", lambda: GreedyRefinement(n_resamples=10.5).fit(S, Y, G), "n_resamples"),
+    ("gr-max-iter-negative", lambda: GreedyRefinement(max_iter=-1).fit(S, Y, G), "max_iter"),
+    ("gr-resample-size-zero", lambda: GreedyRefinement(resample_size=0).fit(S, Y, G), "resample_size"),
+    ("gr-objective-calibration", lambda: GreedyRefinement(objective_metrics=["Cal"]).fit(S, Y, G), "objective_metrics"),
+    ("gr-objective-string", lambda: GreedyRefinement(objective_metrics="DI").fit(S, Y, G), "objective_metrics"),
+    ("gr-objective-unknown", lambda: GreedyRefinement(objective_metrics=["XYZ"]).fit(S, Y, G), "metric"),
+    ("gr-objective-empty", lambda: GreedyRefinement(objective_metrics=[]).fit(S, Y, G), "objective_metrics"),
+    ("gr-base-wrong-type", lambda: GreedyRefinement(base="b3").fit(S, Y, G), "base"),
+    ("gr-seed-negative", lambda: GreedyRefinement(seed=-1).fit(S, Y, G), "seed"),
+    ("gr-seed-string", lambda: GreedyRefinement(seed="42").fit(S, Y, G), "seed"),
+    ("gr-di-target-zero", lambda: GreedyRefinement(di_target=0).fit(S, Y, G), "di_target"),
+    ("gr-y-misaligned", lambda: GreedyRefinement().fit(S, pd.Series(Y, index=np.arange(N) * 2), G), "y"),
+    # --- splits and fitting on the selection partition ---
+    ("ws-split-wrong-type", lambda: with_selection((1, 2), Y), "split"),
+    ("ws-fraction-zero", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=0), "fraction"),
+    ("ws-fraction-one", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=1.0), "fraction"),
+    ("ws-y-too-short", lambda: with_selection(make_split(Y, "80_20"), Y[:10]), "y"),
+    ("fs-no-selection", lambda: fit_on_selection(ThresholdShift(), S, Y, G, make_split(Y, "80_20")), "split"),
+    ("fs-partition-unknown", lambda: fit_on_selection(ThresholdShift(), S, Y, G, SPLIT, partition="test"), "partition"),
+    ("fs-estimator-no-predict", lambda: fit_on_selection(object(), S, Y, G, SPLIT), "estimator"),
+    ("fs-scores-short", lambda: fit_on_selection(ThresholdShift(), S[:100], Y, G, SPLIT), "scores"),
+    ("fs-groups-not-frame", lambda: fit_on_selection(ThresholdShift(), S, Y, G.to_numpy(), SPLIT), "groups"),
+    ("fs-split-beyond-rows", lambda: fit_on_selection(ThresholdShift(), S[:200], Y[:200], G.iloc[:200], SPLIT), "split"),
+    ("ic-missing-column", lambda: intersection_codes(G, ("race", "income")), "groups"),
+    # --- reading the baselines ---
+    ("ac-reference-above-one", lambda: accuracy_cost(1.5, 0.8), "accuracy_reference"),
+    ("ac-accuracy-string", lambda: accuracy_cost(0.9, "x"), "accuracy"),
+    ("ac-accuracy-nan", lambda: accuracy_cost(0.9, [0.8, float("nan")]), "accuracy"),
+    ("ac-accuracy-empty", lambda: accuracy_cost(0.9, []), "accuracy"),
+    ("bs-predictions-not-frame", lambda: baseline_summary([1], pd.DataFrame()), "predictions"),
+    ("bs-predictions-missing-columns", lambda: baseline_summary(pd.DataFrame(dict(model=["B1"])), pd.DataFrame()), "predictions"),
+    ("bs-reference-unknown", lambda: baseline_summary(
+        pd.DataFrame(dict(model=["B1"], y_true=[1], y_pred=[1], y_prob=[.9])),
+        pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1])),
+        reference="B0"), "reference"),
+    ("bs-grid-missing-model", lambda: baseline_summary(
+        pd.DataFrame(dict(model=["B1", "B2"], y_true=[1, 0], y_pred=[1, 0], y_prob=[.9, .1])),
+        pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1]))), "grid"),
+    ("vm-grid-wrong", lambda: vfr_movement(pd.DataFrame(dict(a=[1]))), "grid"),
+    ("vm-before-unknown", lambda: vfr_movement(pd.DataFrame(dict(model=["B4"], metric=["DI"], attribute=["race"], vfr=[0.1]))), "before"),
+    ("vm-cell-unknown", lambda: vfr_movement(pd.DataFrame(dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"],
+                                                             vfr=[0.1, 0.2])), cells=[("PP", "sex")]), "cells"),
+]
+
+
+@pytest.mark.parametrize("call,argument", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_names_the_argument(call, argument):
+    with pytest.raises(FairlibInputError) as e:
+        call()
+    assert argument in str(e.value)
+    assert e.value.argument == argument or argument in e.value.argument
+
+
+def test_undefined_vfr_movement_is_reported_not_zero():
+    grid = pd.DataFrame(dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"], vfr=[np.nan, 0.2]))
+    mv = vfr_movement(grid, cells=[("DI", "race")]).to_frame()
+    assert np.isnan(mv.change.iat[0]) and mv.direction.iat[0] == "undefined"
