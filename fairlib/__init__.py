@@ -1,1 +1,46 @@
+"""fairlib: reproducible fairness audits for clinical AI.
+
+`import fairlib as fl` gives what an audit team needs (`fl.audit`, `fl.four_fifths_rule`,
+`fl.group_table`, `fl.verdict_flip_rate`, the result classes) and the paper modules as
+attributes (`fl.vfr`, `fl.mfarm`, `fl.agent`, `fl.data`, `fl.plots`, ...), imported only when first
+used, so `import fairlib` stays light: it never imports torch, transformers or the tree-model
+libraries. This file is written by hand (nbdev only creates missing `__init__.py` files).
+"""
 __version__ = "0.1.0"
+
+import importlib as _importlib
+
+from .core import FairlibInputError, UnknownMetricError
+from .results import Result
+from .metrics import (audit, audit_table, four_fifths_rule, group_table, AuditResult, FourFifthsVerdict,
+                      MetricValue, AUDIT_METRICS)
+
+# attributes served by a submodule on first use: name -> (module, attribute or None for the module)
+_LAZY = {
+    "verdict_flip_rate": ("fairlib.vfr", "verdict_flip_rate"),
+    "VFRResult": ("fairlib.vfr", "VFRResult"),
+    "vfr_grid": ("fairlib.vfr", "vfr_grid"),
+}
+_SUBMODULES = ("agent", "cli", "config", "core", "data", "handbook", "llm", "metrics", "mfarm", "mitigation",
+               "models", "plots", "prompts", "report", "results", "stats", "vfr")
+
+__all__ = ["audit", "audit_table", "four_fifths_rule", "group_table", "verdict_flip_rate", "AuditResult",
+           "FourFifthsVerdict", "MetricValue", "VFRResult", "vfr_grid", "Result", "FairlibInputError",
+           "UnknownMetricError", "AUDIT_METRICS", *_SUBMODULES]
+
+
+def __getattr__(name):
+    "Import paper subpackages and the VFR entry points on first access (PEP 562)."
+    if name in _LAZY:
+        mod, attr = _LAZY[name]
+        value = getattr(_importlib.import_module(mod), attr)
+    elif name in _SUBMODULES:
+        value = _importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(f"module 'fairlib' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
