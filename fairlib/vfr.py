@@ -13,13 +13,19 @@ import pandas as pd
 from .core import (FairlibInputError, check_int, check_float, check_choice, as_1d, check_binary,
                           check_probability, check_same_length, check_rng, cell_seed, root_entropy,
                           renamed_arguments, deprecated_alias, largest_remainder, percentile_interval, mask_count)
-from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit
+from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit_table
 from .results import Result
 
 # %% auto #0
 __all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'ATTRIBUTES', 'METHODS', 'PREDICTION_COLUMNS', 'PAPER_AXIS1', 'PAPER_CANONICAL_B1',
-           'ResampleSizeWarning', 'AuditData', 'audit_data', 'draw_counts', 'draw_counts_bins', 'index_resample_values',
-           'VFRResult', 'summarise_resamples', 'verdict_flip_rate', 'audit_grid', 'vfr_grid', 'axis1_summary']
+           'AUDIT_SIZES', 'N_FIELD', 'CV_CUTOFF', 'NEAR_ZERO', 'LANDIS_KOCH', 'POOLED_HOSPITAL', 'TIERS', 'KAPPA_MIN',
+           'QUINTUPLE_COLUMNS', 'ResampleSizeWarning', 'AuditData', 'audit_data', 'draw_counts', 'draw_counts_bins',
+           'index_resample_values', 'VFRResult', 'summarise_resamples', 'verdict_flip_rate', 'audit_grid', 'vfr_grid',
+           'axis1_summary', 'draw_subsample_counts', 'draw_subsample_bins', 'index_subsample_values', 'AuditSizeResult',
+           'summarise_audit_sizes', 'audit_size_sensitivity', 'audit_size_grid', 'landis_koch', 'KappaResult',
+           'fleiss_kappa', 'CrossHospitalResult', 'hospital_folds', 'cross_hospital_agreement', 'cross_hospital_grid',
+           'reliability_tier', 'reliability_table', 'tier_counts', 'tier_sensitivity', 'plot_vfr_heatmap',
+           'plot_cv_curves', 'plot_fold_distributions']
 
 # %% ../nbs/12_vfr.ipynb #6ba86627
 TAU_VFR = 0.10                      # τ_VFR: a cell is practically stable when VFR <= 0.10
@@ -358,7 +364,7 @@ def audit_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, min_support:
     for model, f in frames.items():
         prob = f["y_prob"].to_numpy() if "y_prob" in f.columns else None
         for a in attributes:
-            t = audit(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), sensitive_features=f[a].to_numpy(),
+            t = audit_table(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), sensitive_features=f[a].to_numpy(),
                       y_prob=prob, metrics=[m for m in names if prob is not None or not AUDIT_METRICS[m].needs_prob],
                       min_support=min_support, n_bins=n_bins, calibration=calibration)
             t.insert(0, "attribute", a); t.insert(0, "model", model)
@@ -449,3 +455,529 @@ def axis1_summary(grid: pd.DataFrame, *, tau_vfr: float = TAU_VFR) -> dict:
 PAPER_AXIS1 = dict(cells=336, flipped=146, unstable=77, stable=259, mean_vfr=0.071, max_vfr=0.474)   # the 336-cell grid
 PAPER_CANONICAL_B1 = dict(cells=28, flipped=12, mean_vfr=0.066, max_vfr=0.498, kappa_mean=0.437,    # Table 6, row B1
                           kappa_EOpp=0.588, kappa_EOD=0.595)
+
+# %% ../nbs/12_vfr.ipynb #0b0e3459
+AUDIT_SIZES = (1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000)   # Algorithm 2's grid, plus the full partition
+N_FIELD = 50_000          # N_field: the field-realistic single-site audit size
+CV_CUTOFF = 0.05          # η: N* = smallest N with CV < η
+NEAR_ZERO = 0.01          # |value| below this on the full partition: CV is not informative
+
+def _sizes(sizes, n: int, func: str) -> np.ndarray:
+    "The audit sizes strictly below n (validated, sorted), then n itself (the degenerate full point)."
+    if sizes is None: sizes = AUDIT_SIZES
+    if isinstance(sizes, (str, bytes)) or not np.iterable(sizes):
+        raise FairlibInputError("sizes", f"must be a list of positive ints, got {sizes!r}", func)
+    s = [check_int(v, "sizes", func) for v in sizes]
+    return np.array(sorted({v for v in s if v < n}) + [n], dtype=np.int64)
+
+# %% ../nbs/12_vfr.ipynb #bb6049ab
+def draw_subsample_counts(data: AuditData, size: int, n_resamples: int, seed) -> np.ndarray:
+    "Count tables `(R, G, 2, 2)` of R subsamples of `size` records without replacement: multivariate hypergeometric."
+    rng = check_rng(seed)
+    colors = data.ct.counts.reshape(-1).astype(np.int64)
+    method = "count" if colors.sum() < 2**20 else "marginals"
+    c = rng.multivariate_hypergeometric(colors, int(size), size=n_resamples, method=method)
+    return c.reshape(n_resamples, *data.ct.counts.shape).astype(np.float64)
+
+def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    "Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement (prefixes of one permutation per repetition)."
+    rng = check_rng(seed)
+    ps, size, start, cat = _blocks(data)
+    p = data.prob; n = data.n; sizes = np.asarray(sizes, np.int64)
+    G, nb = len(data.groups), data.n_bins; ncat = G * 2 * nb * 2; S = len(sizes)
+    seg = np.searchsorted(sizes, np.arange(n), side="right")           # position -> first size that contains it
+    cnt = np.zeros((S, n_resamples, ncat)); sp = np.zeros((S, n_resamples, ncat))
+    for r in range(n_resamples):
+        perm = rng.permutation(n)
+        key = seg * ncat + cat[perm]
+        ok = seg < S
+        cnt[:, r] = np.bincount(key[ok], minlength=S * ncat).reshape(S, ncat)
+        sp[:, r] = np.bincount(key[ok], weights=p[perm][ok], minlength=S * ncat).reshape(S, ncat)
+    cnt = np.cumsum(cnt, 0); sp = np.cumsum(sp, 0)                      # prefix of length sizes[k]
+    c5 = cnt.reshape(S, n_resamples, G, 2, nb, 2); s5 = sp.reshape(S, n_resamples, G, 2, nb, 2)
+    counts = c5.sum(4)
+    bins = np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)
+    return counts, bins
+
+def index_subsample_values(data: AuditData, metric: str, size: int, n_resamples: int, seed, *,
+                           calibration: str = "ece_gap") -> np.ndarray:
+    "Metric values of R plain index subsamples without replacement (the slow reference for Axis 2)."
+    rng = check_rng(seed); G = len(data.groups)
+    out = np.empty(n_resamples)
+    for r in range(n_resamples):
+        idx = rng.choice(data.n, int(size), replace=False)
+        ct = count_table(data.y[idx], data.yhat[idx], data.ct.codes[idx],
+                         y_prob=None if data.prob is None else data.prob[idx], min_support=0, n_bins=data.n_bins)
+        counts = np.zeros((G, 2, 2)); counts[ct.groups.to_numpy()] = ct.counts
+        bins = None
+        if ct.bins is not None: bins = np.zeros((G, data.n_bins, 3)); bins[ct.groups.to_numpy()] = ct.bins
+        out[r] = metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
+    return out
+
+# %% ../nbs/12_vfr.ipynb #fce4531a
+@dataclass(frozen=True, repr=False)
+class AuditSizeResult(Result):
+    "Axis-2 result of one cell: mean, SD and CV of the metric per audit size, and the minimum reliable size N*."
+    metric: str
+    n_star: float                      # smallest size with CV < cv_cutoff (NaN when not reached below the full partition)
+    reached: bool
+    exceeds_field: bool                # N* > N_field, or not reached
+    near_zero_mean: bool               # |value| on the full partition < near_zero: CV uninformative, read SD
+    value: float                       # the metric on the full partition
+    cohort_size: int
+    n_resamples: int                   # R
+    cv_cutoff: float = CV_CUTOFF
+    n_field: int = N_FIELD
+    method: str = "fast"
+    reason: str | None = None
+    curve: pd.DataFrame = field(default=None, compare=False)   # size, mean, sd, cv, n_undefined, degenerate, qualifies
+    values: np.ndarray = field(default=None, compare=False)    # (sizes, R) metric values
+    _title = "Audit-size sensitivity (Axis 2)"
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.curve.assign(metric=self.metric, n_star=self.n_star)[
+            ["metric", "size", "mean", "sd", "cv", "n_undefined", "degenerate", "qualifies", "n_star"]]
+
+# %% ../nbs/12_vfr.ipynb #4d329bd9
+def summarise_audit_sizes(values, sizes, metric: str, *, value: float, cv_cutoff: float = CV_CUTOFF,
+                          n_field: int = N_FIELD, near_zero: float = NEAR_ZERO, method: str = "fast",
+                          max_undefined: float = MAX_UNDEFINED_SHARE) -> AuditSizeResult:
+    "Mean, SD, CV per size and N* from subsample values `(sizes, R)` (Algorithm 2, lines 3-5); the last size is the full partition."
+    spec = audit_metric(metric)
+    v = np.asarray(values, dtype=np.float64); sizes = np.asarray(sizes, np.int64)
+    stat = np.abs(v) if spec.uses_abs else v
+    R = v.shape[1]; rows, notes = [], []
+    for i, s in enumerate(sizes):
+        x = stat[i][~np.isnan(stat[i])]; n_undef = R - x.size
+        mean = float(x.mean()) if x.size else np.nan
+        sd = (0.0 if np.ptp(x) == 0 else float(x.std(ddof=1))) if x.size >= 2 else np.nan
+        cv = sd / abs(mean) if x.size >= 2 and mean != 0 else np.nan
+        full = i == len(sizes) - 1
+        ok = (not full) and np.isfinite(cv) and cv < cv_cutoff and n_undef <= max_undefined * R
+        rows.append(dict(size=int(s), mean=mean, sd=sd, cv=cv, n_undefined=n_undef, degenerate=full, qualifies=bool(ok)))
+    curve = pd.DataFrame(rows)
+    q = curve[curve.qualifies]
+    reached = len(q) > 0
+    n_star = float(q["size"].iloc[0]) if reached else np.nan
+    if not reached: notes.append("CV < {:g} not reached below the full partition ({:,} records)".format(cv_cutoff, int(sizes[-1])))
+    if curve.n_undefined.any(): notes.append(f"undefined subsamples at {int((curve.n_undefined > 0).sum())} size(s)")
+    point = float(value)
+    nz = bool(np.isfinite(point) and abs(point) < near_zero)
+    if nz: notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
+    if np.isnan(point): notes.append("the metric is undefined on the full partition")
+    return AuditSizeResult(spec.name, n_star, reached, (not reached) or n_star > n_field, nz, point, int(sizes[-1]), R,
+                           cv_cutoff, n_field, method, "; ".join(notes) or None, curve, v)
+
+# %% ../nbs/12_vfr.ipynb #a179b5c9
+def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibration) -> dict:
+    "Subsample values `(sizes, R)` per metric of one (model, attribute) pair; count metrics share one draw per subsample."
+    out = {}
+    count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
+    cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob and data.prob is not None]
+    if method == "index":
+        for m in count_names + cal_names:
+            rng = check_rng(cell_seed(root, *key, m, "axis2"))
+            out[m] = np.stack([index_subsample_values(data, m, s, R, rng, calibration=calibration) for s in sizes])
+        return out
+    if count_names:
+        rng = check_rng(cell_seed(root, *key, "counts", "axis2"))
+        c = np.stack([draw_subsample_counts(data, s, R, rng) for s in sizes])
+        for m in count_names: out[m] = np.asarray(metric_from_counts(m, c, included=data.included), np.float64)
+    if cal_names:
+        rng = check_rng(cell_seed(root, *key, "Cal", "axis2"))
+        c, b = draw_subsample_bins(data, sizes, R, rng)
+        for m in cal_names:
+            out[m] = np.asarray(metric_from_counts(m, c, b, included=data.included, calibration=calibration), np.float64)
+    return out
+
+@renamed_arguments(rng="seed")
+def audit_size_sensitivity(y_true, y_pred, *, sensitive_features, metric: str, y_prob=None, sizes=None,
+                           n_resamples: int = 30, seed=0, min_support: int = 30, n_bins: int = 10,
+                           calibration: str = "ece_gap", method: str = "fast", cv_cutoff: float = CV_CUTOFF,
+                           n_field: int = N_FIELD, near_zero: float = NEAR_ZERO) -> AuditSizeResult:
+    """Axis 2 of one cell (Algorithm 2): CV of the metric over R subsamples without replacement per audit size, and N*.
+
+    sizes: the audit-size grid (default 1e3 .. 1e5; sizes >= the cohort are skipped, the full partition is
+    appended and never qualifies). n_resamples: R, subsamples per size (the paper's 30). cv_cutoff: η.
+    n_field: N_field, the single-site audit size N* is compared with. The groups audited are fixed on the
+    cohort (min_support), as in Axis 1."""
+    func = "audit_size_sensitivity"
+    spec = audit_metric(metric)
+    R = check_int(n_resamples, "n_resamples", func, lo=2)
+    check_choice(method, "method", METHODS, func)
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
+    cv_cutoff = check_float(cv_cutoff, "cv_cutoff", func, lo=0, lo_open=True)
+    n_field = check_int(n_field, "n_field", func); near_zero = check_float(near_zero, "near_zero", func, lo=0)
+    if spec.needs_prob and y_prob is None:
+        raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
+    data = audit_data(y_true, y_pred, sensitive_features, y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func)
+    sz = _sizes(sizes, data.n, func)
+    root = root_entropy(seed)
+    vals = _axis2_values(data, [spec.name], sz, R, root, (), method, calibration)[spec.name]
+    return summarise_audit_sizes(vals, sz, spec.name, value=_point(data, spec.name, calibration), cv_cutoff=cv_cutoff,
+                                 n_field=n_field, near_zero=near_zero, method=method)
+
+# %% ../nbs/12_vfr.ipynb #89b7c347
+def _axis2_pair(model, attr, f, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero):
+    prob = f["y_prob"].to_numpy() if "y_prob" in f.columns else None
+    data = audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[attr], y_prob=prob, min_support=min_support,
+                      n_bins=n_bins, func="audit_size_grid")
+    sz = _sizes(sizes, data.n, "audit_size_grid")
+    vals = _axis2_values(data, names, sz, R, root, (model, attr), method, calibration)
+    cells, curves = [], []
+    for m in names:
+        if m not in vals: continue
+        r = summarise_audit_sizes(vals[m], sz, m, value=_point(data, m, calibration), cv_cutoff=cv_cutoff,
+                                  n_field=n_field, near_zero=near_zero, method=method)
+        cv = r.curve.set_index("size")["cv"]
+        cells.append(dict(model=model, metric=m, attribute=attr, n_star=r.n_star, reached=r.reached,
+                          exceeds_field=r.exceeds_field, near_zero_mean=r.near_zero_mean, value=r.value,
+                          cv_smallest=float(cv.iloc[0]), smallest_size=int(cv.index[0]), cohort_size=r.cohort_size,
+                          reason=r.reason))
+        curves.append(r.curve.assign(model=model, metric=m, attribute=attr))
+    return cells, curves
+
+@renamed_arguments(rng="seed")
+def audit_size_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, sizes=None, n_resamples: int = 30, seed=0,
+                    method: str = "fast", min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap",
+                    cv_cutoff: float = CV_CUTOFF, n_field: int = N_FIELD, near_zero: float = NEAR_ZERO,
+                    n_jobs: int | None = None, return_curves: bool = False, progress: bool = False):
+    "Axis 2 over models × metrics × attributes: N* per cell (and the CV curves with `return_curves=True`)."
+    func = "audit_size_grid"
+    attributes = list(attributes) if not isinstance(attributes, str) else attributes
+    frames = _by_model(predictions, attributes, func)
+    names = _metric_names(metrics, func)
+    R = check_int(n_resamples, "n_resamples", func, lo=2)
+    check_choice(method, "method", METHODS, func)
+    cv_cutoff = check_float(cv_cutoff, "cv_cutoff", func, lo=0, lo_open=True)
+    n_field = check_int(n_field, "n_field", func); near_zero = check_float(near_zero, "near_zero", func, lo=0)
+    min_support = check_int(min_support, "min_support", func, lo=0)
+    for f in frames.values(): _sizes(sizes, len(f), func)
+    root = root_entropy(seed)
+    jobs = [(mo, a, frames[mo], names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field,
+             near_zero) for mo in frames for a in attributes]
+    out = _run_pairs(_axis2_pair, jobs, n_jobs, progress, "Axis 2")
+    cells = pd.DataFrame([c for cs, _ in out for c in cs])
+    if not return_curves: return cells
+    curves = pd.concat([c for _, cs in out for c in cs], ignore_index=True)
+    return cells, curves[["model", "metric", "attribute", "size", "mean", "sd", "cv", "n_undefined", "degenerate", "qualifies"]]
+
+# %% ../nbs/12_vfr.ipynb #97c955ba
+LANDIS_KOCH = ((0.0, "poor"), (0.20, "slight"), (0.40, "fair"), (0.60, "moderate"), (0.80, "substantial"),
+               (1.0, "almost perfect"))   # upper bounds: < 0 poor, 0-0.20 slight, ..., 0.81-1 almost perfect
+
+def landis_koch(kappa) -> str:
+    "The Landis-Koch (1977) band of a kappa value ('undefined' for NaN)."
+    k = float(kappa)
+    if np.isnan(k): return "undefined"
+    if k < 0: return "poor"
+    for hi, name in LANDIS_KOCH[1:]:
+        if k <= hi + 1e-12: return name
+    return "almost perfect"
+
+@dataclass(frozen=True, repr=False)
+class KappaResult(Result):
+    "Fleiss' kappa of an items × categories count table, with its band and the reason when degenerate."
+    kappa: float
+    band: str
+    p_observed: float                  # P̄
+    p_expected: float                  # P_e
+    n_items: int                       # items with at least 2 ratings
+    n_ratings: int
+    degenerate: bool = False
+    reason: str | None = None
+    _title = "Fleiss' kappa"
+
+def fleiss_kappa(table, *, categories=None) -> KappaResult:
+    "Fleiss' kappa of `table` (items × categories counts of ratings); unequal ratings per item allowed; degenerate when P_e = 1."
+    func = "fleiss_kappa"
+    t = np.asarray(table)
+    if t.ndim != 2 or t.shape[0] == 0 or t.shape[1] < 2:
+        raise FairlibInputError("table", f"must be a 2-d items × categories count table with >= 2 categories, got shape {t.shape}", func)
+    if not np.issubdtype(t.dtype, np.number) or not np.isfinite(t).all() or (t < 0).any() or (t != np.round(t)).any():
+        raise FairlibInputError("table", "must hold non-negative integer counts", func)
+    t = t.astype(np.float64)
+    n_i = t.sum(1); keep = n_i >= 2; t, n_i = t[keep], n_i[keep]
+    if len(t) == 0:
+        return KappaResult(np.nan, "undefined", np.nan, np.nan, 0, 0, True, "no item has two or more ratings")
+    P_i = (t * (t - 1)).sum(1) / (n_i * (n_i - 1))
+    p_j = t.sum(0) / t.sum(); P_bar = float(P_i.mean()); P_e = float((p_j ** 2).sum())
+    if 1 - P_e < 1e-12:
+        j = int(np.argmax(p_j)); name = categories[j] if categories is not None else f"category {j}"
+        return KappaResult(np.nan, "undefined", P_bar, P_e, int(len(t)), int(t.sum()), True,
+                           f"degenerate: every rating is {name} (zero expected disagreement); agreement is total but kappa is 0/0")
+    k = (P_bar - P_e) / (1 - P_e)
+    return KappaResult(float(k), landis_koch(k), P_bar, P_e, int(len(t)), int(t.sum()), False, None)
+
+# %% ../nbs/12_vfr.ipynb #4684e7ef
+POOLED_HOSPITAL = 999999
+
+@dataclass(frozen=True, repr=False)
+class CrossHospitalResult(Result):
+    "Axis-3 result of one model: per-metric Fleiss' kappa and the fold × attribute verdicts behind it."
+    kappa: pd.DataFrame                # metric, kappa, band, degenerate, n_items, n_no_verdict, reason
+    folds: pd.DataFrame                # fold, attribute, metric, value, verdict ('Pass'/'Fail'/'No verdict'), n, reason
+    n_folds: int
+    n_hospitals: int
+    n_records: int                     # records in the folds
+    n_pooled_removed: int              # records with the pooled hospital code, kept out
+    _title = "Cross-hospital verdict agreement (Axis 3)"
+
+    def to_frame(self) -> pd.DataFrame: return self.kappa.copy()
+    def _notes(self):
+        return [f"{self.n_folds} hospital folds over {self.n_hospitals} hospitals, {self.n_records:,} records; "
+                f"{self.n_pooled_removed:,} records of the pooled code {POOLED_HOSPITAL} kept out"]
+    def verdict_matrix(self, metric: str) -> pd.DataFrame:
+        "Folds × attributes verdict matrix of one metric (1 Pass, 0 Fail, NaN no verdict)."
+        f = self.folds[self.folds.metric == audit_metric(metric).name]
+        return f.assign(v=f.verdict.map({"Pass": 1.0, "Fail": 0.0})).pivot(index="fold", columns="attribute", values="v")
+
+# %% ../nbs/12_vfr.ipynb #80a86712
+def hospital_folds(hospital, *, n_folds: int = 20, pooled_code=POOLED_HOSPITAL, func: str = "hospital_folds"):
+    "Fold index per record (-1 for the pooled code) from GroupKFold by hospital; and the number of pooled records."
+    from sklearn.model_selection import GroupKFold
+    h = as_1d(hospital, "hospital", func)
+    if pd.isna(h).any(): raise FairlibInputError("hospital", f"has {int(pd.isna(h).sum())} missing hospital id(s)", func)
+    n_folds = check_int(n_folds, "n_folds", func, lo=2)
+    pooled = h == pooled_code if pooled_code is not None else np.zeros(len(h), bool)
+    keep = np.flatnonzero(~pooled)
+    n_h = len(pd.unique(h[keep]))
+    if n_h < n_folds:
+        raise FairlibInputError("n_folds", f"is {n_folds} but only {n_h} hospitals remain after removing the pooled code", func)
+    fold = np.full(len(h), -1, np.int64)
+    for k, (_, te) in enumerate(GroupKFold(n_splits=n_folds).split(keep, groups=h[keep])): fold[keep[te]] = k
+    return fold, int(pooled.sum()), n_h
+
+def _fold_tables(data: AuditData, fold, F):
+    "Per-fold count tables `(F, G, 2, 2)` and bins `(F, G, n_bins, 3)` from one bincount each."
+    ok = fold >= 0; G = len(data.groups); nb = data.n_bins
+    fo, c, y, yh = fold[ok], data.ct.codes[ok], data.y[ok], data.yhat[ok]
+    counts = np.bincount(((fo * G + c) * 2 + y) * 2 + yh, minlength=F * G * 4).reshape(F, G, 2, 2).astype(np.float64)
+    bins = None
+    if data.prob is not None:
+        p = data.prob[ok]; b = np.minimum((p * nb).astype(np.int64), nb - 1); idx = (fo * G + c) * nb + b
+        bins = np.stack([np.bincount(idx, minlength=F * G * nb), np.bincount(idx, weights=y.astype(float), minlength=F * G * nb),
+                         np.bincount(idx, weights=p, minlength=F * G * nb)], -1).reshape(F, G, nb, 3)
+    return counts, bins
+
+def cross_hospital_agreement(predictions, *, hospital: str = "THCIC_ID", attributes=ATTRIBUTES, metrics=None,
+                             n_folds: int = 20, min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap",
+                             pooled_code=POOLED_HOSPITAL) -> CrossHospitalResult:
+    """Axis 3 of one model (Algorithm 3): per-fold verdicts by attribute and per-metric Fleiss' kappa over hospital folds.
+
+    predictions: one model's audit-partition frame (y_true, y_pred, y_prob, the attributes and the hospital
+    column). n_folds: K_hosp, GroupKFold splits by hospital (the paper's 20). min_support: the audited groups
+    are those with >= min_support records in the whole partition; a fold where one of them falls below it
+    gives no verdict for that attribute."""
+    func = "cross_hospital_agreement"
+    if not isinstance(predictions, pd.DataFrame):
+        raise FairlibInputError("predictions", f"must be one model's DataFrame, got {type(predictions).__name__}", func)
+    attributes = list(attributes) if not isinstance(attributes, str) else attributes
+    missing = [c for c in ("y_true", "y_pred", hospital, *attributes) if c not in predictions.columns]
+    if missing: raise FairlibInputError("predictions", f"lacks column(s) {missing}", func)
+    if "model" in predictions.columns and predictions["model"].nunique() > 1:
+        raise FairlibInputError("predictions", "holds several models; pass one model's rows (or use cross_hospital_grid)", func)
+    names = _metric_names(metrics, func)
+    min_support = check_int(min_support, "min_support", func, lo=0)
+    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
+    fold, n_pooled, n_h = hospital_folds(predictions[hospital].to_numpy(), n_folds=n_folds, pooled_code=pooled_code, func=func)
+    prob = predictions["y_prob"].to_numpy() if "y_prob" in predictions.columns else None
+    names = [m for m in names if prob is not None or not AUDIT_METRICS[m].needs_prob]
+    rows = []
+    for a in attributes:
+        data = audit_data(predictions["y_true"].to_numpy(), predictions["y_pred"].to_numpy(), predictions[a], y_prob=prob,
+                          min_support=min_support, n_bins=n_bins, func=func)
+        counts, bins = _fold_tables(data, fold, n_folds)
+        size = counts.sum((-1, -2))[:, data.included]                    # (F, audited groups)
+        short = (size < max(min_support, 1)).any(1)
+        for m in names:
+            vals = np.asarray(metric_from_counts(m, counts, bins, included=data.included, calibration=calibration), float)
+            spec = AUDIT_METRICS[m]
+            for k in range(n_folds):
+                if short[k]:
+                    v, verdict, why = np.nan, "No verdict", f"an audited group has fewer than {min_support} records in this fold"
+                elif np.isnan(vals[k]):
+                    v, verdict, why = np.nan, "No verdict", "metric undefined in this fold"
+                else:
+                    v, verdict, why = float(vals[k]), spec.verdict(vals[k]), None
+                rows.append(dict(fold=k, attribute=a, metric=m, value=v, verdict=verdict, n=int(counts[k].sum()), reason=why))
+    folds = pd.DataFrame(rows)
+    krows = []
+    for m in names:
+        f = folds[folds.metric == m]
+        tab = np.stack([[(f[f.attribute == a].verdict == "Pass").sum(), (f[f.attribute == a].verdict == "Fail").sum()]
+                        for a in attributes])
+        r = fleiss_kappa(tab, categories=["Pass", "Fail"])
+        nv = int((f.verdict == "No verdict").sum())
+        why = r.reason
+        if nv: why = "; ".join(filter(None, [why, f"{nv} of {len(f)} fold × attribute verdicts missing (small group or undefined)"]))
+        krows.append(dict(metric=m, kappa=r.kappa, band=r.band, degenerate=r.degenerate, p_observed=r.p_observed,
+                          p_expected=r.p_expected, n_items=r.n_items, n_no_verdict=nv,
+                          pass_share=float((f.verdict == "Pass").sum() / max(1, (f.verdict != "No verdict").sum())),
+                          reason=why))
+    return CrossHospitalResult(pd.DataFrame(krows), folds, n_folds, n_h, int((fold >= 0).sum()), n_pooled)
+
+# %% ../nbs/12_vfr.ipynb #4517d57f
+def _axis3_model(model, f, kw): return model, cross_hospital_agreement(f.drop(columns="model", errors="ignore"), **kw)
+
+def cross_hospital_grid(predictions, *, hospital: str = "THCIC_ID", attributes=ATTRIBUTES, metrics=None, n_folds: int = 20,
+                        min_support: int = 30, n_bins: int = 10, calibration: str = "ece_gap", pooled_code=POOLED_HOSPITAL,
+                        n_jobs: int | None = None, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    "Axis 3 for every model of a long predictions frame: (kappa per model × metric, fold verdicts per model)."
+    func = "cross_hospital_grid"
+    attributes = list(attributes) if not isinstance(attributes, str) else attributes
+    frames = _by_model(predictions, attributes, func)
+    kw = dict(hospital=hospital, attributes=attributes, metrics=metrics, n_folds=n_folds, min_support=min_support,
+              n_bins=n_bins, calibration=calibration, pooled_code=pooled_code)
+    res = _run_pairs(_axis3_model, [(mo, f, kw) for mo, f in frames.items()], n_jobs, progress, "Axis 3")
+    kappa = pd.concat([r.kappa.assign(model=mo, n_pooled_removed=r.n_pooled_removed, n_hospitals=r.n_hospitals)
+                       for mo, r in res], ignore_index=True)
+    folds = pd.concat([r.folds.assign(model=mo) for mo, r in res], ignore_index=True)
+    return kappa[["model", *[c for c in kappa.columns if c != "model"]]], folds[["model", *[c for c in folds.columns if c != "model"]]]
+
+# %% ../nbs/12_vfr.ipynb #0f1d74b4
+TIERS = ("Practical-Stability", "Caution-Required", "High-Variance", "Catastrophic-Instability")
+KAPPA_MIN = 0.40
+
+def reliability_tier(vfr, n_star, kappa, *, tau_vfr: float = TAU_VFR, n_field: int = N_FIELD, kappa_min: float = KAPPA_MIN,
+                     kappa_degenerate=None, degenerate_kappa: str = "undefined") -> pd.DataFrame:
+    """Tier per cell from VFR, N* (NaN = not reached below the full partition) and kappa; returns violations, tier, reason.
+
+    kappa_degenerate: per-cell flags (True where kappa is NaN because every fold agreed); with
+    degenerate_kappa="satisfied" those cells meet the kappa condition, otherwise their tier is Undefined."""
+    func = "reliability_tier"
+    tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
+    n_field = check_int(n_field, "n_field", func); kappa_min = check_float(kappa_min, "kappa_min", func, lo=-1, hi=1)
+    check_choice(degenerate_kappa, "degenerate_kappa", ("undefined", "satisfied"), func)
+    cols = {}
+    for name, x in (("vfr", vfr), ("n_star", n_star), ("kappa", kappa)):
+        a = np.atleast_1d(np.asarray(x, dtype=object))
+        try: cols[name] = a.astype(np.float64)
+        except (TypeError, ValueError): raise FairlibInputError(name, "must be numbers (NaN where undefined)", func) from None
+    n = check_same_length(func, vfr=cols["vfr"], n_star=cols["n_star"], kappa=cols["kappa"])
+    v, ns, k = cols["vfr"], cols["n_star"], cols["kappa"]
+    if (np.isfinite(v) & ((v < 0) | (v > 0.5))).any(): raise FairlibInputError("vfr", "must lie in [0, 0.5] (or be NaN)", func)
+    degen = np.zeros(n, bool) if kappa_degenerate is None else np.atleast_1d(np.asarray(kappa_degenerate, bool))
+    viol_v = v > tau_vfr
+    viol_n = ~(ns <= n_field)                        # NaN (not reached) is a violation
+    k_ok = k >= kappa_min
+    if degenerate_kappa == "satisfied": k_ok = k_ok | (degen & np.isnan(k))
+    viol_k = ~k_ok
+    k_undef = np.isnan(k) & ~(degen & (degenerate_kappa == "satisfied"))
+    undefined = np.isnan(v) | k_undef
+    count = (viol_v.astype(int) + viol_n + viol_k)
+    tier = np.where(undefined, "Undefined", np.array(TIERS, dtype=object)[np.minimum(count, 3)])
+    reason = np.where(np.isnan(v), "VFR undefined", np.where(k_undef, np.where(degen, "kappa degenerate (every fold agreed)",
+                                                                              "kappa undefined"), None))
+    return pd.DataFrame(dict(violations=np.where(undefined, np.nan, count), vfr_violated=viol_v, n_star_violated=viol_n,
+                             kappa_violated=np.where(np.isnan(k), np.nan, viol_k.astype(float)), tier=tier, tier_reason=reason))
+
+# %% ../nbs/12_vfr.ipynb #6fbf33b8
+QUINTUPLE_COLUMNS = ("model", "attribute", "metric", "dominant_verdict", "vfr", "n_star", "kappa", "tier")
+
+def reliability_table(axis1: pd.DataFrame, axis2: pd.DataFrame, axis3: pd.DataFrame, *, tau_vfr: float = TAU_VFR,
+                      n_field: int = N_FIELD, kappa_min: float = KAPPA_MIN, degenerate_kappa: str = "undefined") -> pd.DataFrame:
+    "One row per cell: the quintuple (dominant verdict, VFR, N*, kappa, tier) plus the point verdict, band and reasons."
+    func = "reliability_table"
+    for name, df, need in (("axis1", axis1, {"model", "metric", "attribute", "vfr", "dominant_verdict"}),
+                           ("axis2", axis2, {"model", "metric", "attribute", "n_star"}),
+                           ("axis3", axis3, {"model", "metric", "kappa"})):
+        if not isinstance(df, pd.DataFrame) or not need <= set(df.columns):
+            raise FairlibInputError(name, f"must be a DataFrame with columns {sorted(need)}", func)
+    key = ["model", "metric", "attribute"]
+    a1 = axis1[[c for c in (*key, "value", "verdict", "dominant_verdict", "vfr", "auditable", "reason") if c in axis1]]
+    a1 = a1.rename(columns={"reason": "vfr_reason"})
+    a2 = axis2[[c for c in (*key, "n_star", "near_zero_mean", "reason") if c in axis2]].rename(columns={"reason": "n_star_reason"})
+    a3 = axis3[[c for c in ("model", "metric", "kappa", "band", "degenerate", "reason") if c in axis3]].rename(
+        columns={"reason": "kappa_reason", "band": "kappa_band", "degenerate": "kappa_degenerate"})
+    t = a1.merge(a2, on=key, how="left").merge(a3, on=["model", "metric"], how="left")
+    tiers = reliability_tier(t.vfr, t.n_star, t.kappa, tau_vfr=tau_vfr, n_field=n_field, kappa_min=kappa_min,
+                             kappa_degenerate=t.get("kappa_degenerate", pd.Series(False, index=t.index)).fillna(False).astype(bool),
+                             degenerate_kappa=degenerate_kappa)
+    t = pd.concat([t.reset_index(drop=True), tiers.reset_index(drop=True)], axis=1)
+    front = list(QUINTUPLE_COLUMNS)
+    return t[front + [c for c in t.columns if c not in front]]
+
+def tier_counts(table: pd.DataFrame) -> pd.Series:
+    "Cells per tier (Undefined counted apart), in tier order."
+    if not isinstance(table, pd.DataFrame) or "tier" not in table:
+        raise FairlibInputError("table", "must be a reliability_table() frame", "tier_counts")
+    return table.tier.value_counts().reindex([*TIERS, "Undefined"], fill_value=0)
+
+def tier_sensitivity(table: pd.DataFrame, *, taus=(0.05, 0.10, 0.15, 0.20), degenerate_kappa: str = "undefined",
+                     n_field: int = N_FIELD, kappa_min: float = KAPPA_MIN) -> pd.DataFrame:
+    "Tier counts as τ_VFR varies (the paper's open question on the 0.10 cutoff): one row per τ."
+    if not isinstance(table, pd.DataFrame) or not {"vfr", "n_star", "kappa"} <= set(table.columns):
+        raise FairlibInputError("table", "must be a reliability_table() frame", "tier_sensitivity")
+    rows = []
+    for tau in taus:
+        t = reliability_tier(table.vfr, table.n_star, table.kappa, tau_vfr=tau, n_field=n_field, kappa_min=kappa_min,
+                             kappa_degenerate=table.get("kappa_degenerate", pd.Series(False, index=table.index)).fillna(False).astype(bool),
+                             degenerate_kappa=degenerate_kappa)
+        rows.append(dict(tau_vfr=float(tau), **t.tier.value_counts().reindex([*TIERS, "Undefined"], fill_value=0).to_dict()))
+    return pd.DataFrame(rows)
+
+# %% ../nbs/12_vfr.ipynb #5ec97179
+def plot_vfr_heatmap(grid: pd.DataFrame, *, labels: dict | None = None, models=None, tau_vfr: float = TAU_VFR,
+                     attributes=ATTRIBUTES, title: str = ""):
+    "Figure 3: VFR per model × (attribute, metric) cell; ✓/✗ mark the dominant verdict, '?' an undefined cell."
+    import matplotlib.pyplot as plt
+    if not isinstance(grid, pd.DataFrame) or not {"model", "metric", "attribute", "vfr", "dominant_verdict"} <= set(grid.columns):
+        raise FairlibInputError("grid", "must be a vfr_grid() frame", "plot_vfr_heatmap")
+    metrics = [m for m in AUDIT_METRICS if m in set(grid.metric)]
+    attributes = [a for a in attributes if a in set(grid.attribute)]
+    order = [(a, m) for a in attributes for m in metrics]
+    models = list(dict.fromkeys(grid.model)) if models is None else list(models)
+    lab = (lambda k: labels.get(k, k)) if labels else (lambda k: k)
+    H = grid.pivot_table(index="model", columns=["attribute", "metric"], values="vfr", dropna=False).reindex(index=models, columns=order)
+    D = grid.set_index(["model", "attribute", "metric"]).dominant_verdict
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(order) + 2), 0.45 * len(models) + 2))
+    im = ax.imshow(H.to_numpy(dtype=float), cmap="magma_r", vmin=0, vmax=0.5, aspect="auto")
+    for i, mo in enumerate(models):
+        for j, (a, m) in enumerate(order):
+            v = H.iat[i, j]; dv = D.get((mo, a, m), "Undefined")
+            txt = "?" if not np.isfinite(v) else (f"{v:.2f}" if v > tau_vfr else ("✓" if dv == "Pass" else "✗"))
+            ax.text(j, i, txt, ha="center", va="center", fontsize=7, color="white" if np.isfinite(v) and v > 0.3 else "black")
+    ax.set_xticks(range(len(order)), [m for a, m in order], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(models)), [lab(m) for m in models], fontsize=8)
+    for b in range(1, len(attributes)): ax.axvline(b * len(metrics) - 0.5, color="grey", lw=1)
+    for b, a in enumerate(attributes):
+        ax.text(b * len(metrics) + (len(metrics) - 1) / 2, -0.6, a, ha="center", va="bottom", fontsize=9, weight="bold")
+    fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01, label="VFR")
+    ax.set_title(title, pad=26, fontsize=10)
+    return fig
+
+def plot_cv_curves(curves: pd.DataFrame, *, model=None, cv_cutoff: float = CV_CUTOFF, n_field: int = N_FIELD, title: str = ""):
+    "Axis 2: CV against audit size per (metric, attribute) for one model, with the CV cutoff and N_field marked."
+    import matplotlib.pyplot as plt
+    if not isinstance(curves, pd.DataFrame) or not {"model", "metric", "attribute", "size", "cv", "degenerate"} <= set(curves.columns):
+        raise FairlibInputError("curves", "must be the curves frame of audit_size_grid(..., return_curves=True)", "plot_cv_curves")
+    c = curves if model is None else curves[curves.model == model]
+    c = c[~c.degenerate]
+    metrics = [m for m in AUDIT_METRICS if m in set(c.metric)]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 2.8), sharey=True, squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        for a, f in c[c.metric == m].groupby("attribute", sort=False):
+            ax.plot(f["size"], f.cv, marker="o", ms=3, label=a)
+        ax.axhline(cv_cutoff, color="k", ls="--", lw=0.8); ax.axvline(n_field, color="grey", ls=":", lw=0.8)
+        ax.set_xscale("log"); ax.set_yscale("log"); ax.set_title(m, fontsize=9); ax.set_xlabel("audit size N", fontsize=8)
+    axes[0][0].set_ylabel("CV = SD / |mean|", fontsize=8); axes[0][-1].legend(fontsize=7)
+    fig.suptitle(title, fontsize=10); fig.tight_layout()
+    return fig
+
+def plot_fold_distributions(folds: pd.DataFrame, *, metrics=None, title: str = ""):
+    "Figure 4: per-hospital-fold metric values, one box per (metric, attribute), thresholds marked."
+    import matplotlib.pyplot as plt
+    if not isinstance(folds, pd.DataFrame) or not {"metric", "attribute", "value"} <= set(folds.columns):
+        raise FairlibInputError("folds", "must be the folds frame of cross_hospital_agreement()", "plot_fold_distributions")
+    metrics = [m for m in AUDIT_METRICS if m in set(folds.metric)] if metrics is None else _metric_names(metrics, "plot_fold_distributions")
+    fig, axes = plt.subplots(1, len(metrics), figsize=(2.4 * len(metrics), 3.0), squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        f = folds[folds.metric == m]; attrs = list(dict.fromkeys(f.attribute))
+        data = [f[f.attribute == a].value.dropna().abs().to_numpy() if AUDIT_METRICS[m].uses_abs else
+                f[f.attribute == a].value.dropna().to_numpy() for a in attrs]
+        ax.boxplot(data, showfliers=True); ax.set_xticks(range(1, len(attrs) + 1), attrs, rotation=45, fontsize=7)
+        ax.axhline(AUDIT_METRICS[m].threshold, color="crimson", ls="--", lw=0.8)
+        ax.set_title(m, fontsize=9)
+    fig.suptitle(title, fontsize=10); fig.tight_layout()
+    return fig
