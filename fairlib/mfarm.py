@@ -11,15 +11,22 @@ import warnings
 from dataclasses import dataclass
 import numpy as np
 import pandas as pd
+import functools
+import itertools
+import scipy
 from scipy import stats
-from .core import FairlibInputError, check_binary
+from .core import (FairlibInputError, check_binary, check_choice, check_float, check_int, check_rng, cell_seed,
+                          deprecated_alias, renamed_arguments)
+from .results import Result
 
 # %% auto #0
-__all__ = ['SUBMETRICS', 'HARMS', 'VARIANCE_TESTS', 'ZERO_TOL', 'ZERO_SPREAD', 'check_variant_matrix', 'paired_dominance',
-           'friedman_test', 'levene_test', 'OmnibusTest', 'Comparison', 'SubMetricResult', 'mean_difference',
-           'variance_heterogeneity', 'absolute_deviation', 'ks_distribution', 'correlation_difference', 'MfarmResult',
-           'geometric_mean_score', 'mfarm', 'fab_score', 'AccuracySkew', 'accuracy_skew', 'MfarmAccuracy',
-           'mfarm_accuracy', 'ParityScores', 'parity_scores', 'published_table11', 'variant_matrix', 'audit_table']
+__all__ = ['SUBMETRICS', 'HARMS', 'VARIANCE_TESTS', 'KS_METHODS', 'WILCOXON_METHODS', 'SPEARMAN_EXACT_MAX_N', 'CONSTANT_RTOL',
+           'ZERO_TOL', 'ZERO_SPREAD', 'check_variant_matrix', 'paired_dominance', 'friedman_test', 'levene_test',
+           'constant_columns', 'snap_constant', 'OmnibusTest', 'Comparison', 'SubMetricResult', 'mean_difference',
+           'variance_heterogeneity', 'absolute_deviation', 'ks_distribution', 'spearman_permutation_p',
+           'correlation_difference', 'MfarmResult', 'geometric_mean_score', 'mfarm', 'fab_score', 'AccuracySkew',
+           'accuracy_skew', 'MfarmAccuracy', 'mfarm_accuracy', 'ParityScores', 'parity_scores', 'published_table11',
+           'variant_matrix', 'audit_table']
 
 # %% ../nbs/23_mfarm.ipynb #f55a1c7b
 from .prompts import VARIANTS  # the 13 prompt variants, BASE first
@@ -28,6 +35,10 @@ SUBMETRICS = ("mean_difference", "variance_heterogeneity", "absolute_deviation",
 HARMS = {"mean_difference": "allocational", "variance_heterogeneity": "stability",
          "absolute_deviation": "stability", "ks_distribution": "latent", "correlation_difference": "latent"}
 VARIANCE_TESTS = ("brown_forsythe", "f")
+KS_METHODS = ("exact", "asymp")          # scipy ks_2samp `method`; the authors passed mode="asymp"
+WILCOXON_METHODS = ("auto", "exact", "approx")  # scipy wilcoxon `method`, passed explicitly and recorded
+SPEARMAN_EXACT_MAX_N = 10                # Spearman p by exact permutation (all N! orderings) up to this N
+CONSTANT_RTOL = 1e-9                     # a column is constant when its range <= CONSTANT_RTOL * max(1, |values|)
 ZERO_TOL = 1e-12  # |difference| below this is a tie (rounding noise of a mean of identical values)
 ZERO_SPREAD = 1e-24  # mean squared spread below this is zero (rounding noise), e.g. |x - median| with N = 2
 
@@ -89,10 +100,22 @@ def levene_test(X, *, center: str = "median") -> tuple[float, float, tuple[int, 
     return float(W), float(stats.f.sf(W, *df)), df
 
 # %% ../nbs/23_mfarm.ipynb #0092745b
+def constant_columns(X, rtol: float = CONSTANT_RTOL) -> np.ndarray:
+    "Which columns of X are constant up to a relative tolerance (range <= rtol * max(1, max |x|))."
+    X = np.asarray(X, float)
+    return np.ptp(X, 0) <= rtol * np.maximum(1.0, np.abs(X).max(0))
+
+def snap_constant(X, rtol: float = CONSTANT_RTOL) -> np.ndarray:
+    "X with every (relatively) constant column set exactly to its mean, so its variance is exactly 0."
+    X = np.array(X, float); c = constant_columns(X, rtol)
+    X[:, c] = X[:, c].mean(0)
+    return X
+
 def _pairwise_variance_tests(X, pairs, test: str):
-    "Statistic, p and degenerate reason for each column pair (i, j) of X; a degenerate pair gets p = 1."
+    "Statistic, p and reason for each column pair (i, j) of X; a degenerate pair (both constant, or no spread) gets p = 1."
+    X = snap_constant(X)
     n = X.shape[0]; i, j = np.array(pairs).T
-    const = X.var(0, ddof=1) == 0
+    const = constant_columns(X)
     if test == "brown_forsythe":
         Z = np.abs(X - np.median(X, 0)); zbar = Z.mean(0); ssw = ((Z - zbar) ** 2).sum(0)
         num = n * (zbar[i] - zbar[j]) ** 2 / 2; den = ssw[i] + ssw[j]
@@ -108,24 +131,27 @@ def _pairwise_variance_tests(X, pairs, test: str):
     spread0 = ~np.isfinite(W)
     reason[spread0] = "absolute deviations have zero spread within both columns (e.g. N = 2): test undefined, no evidence"
     both = const[i] & const[j]; one = const[i] ^ const[j]
-    reason[one] = "a constant column: variance ratio undefined, no evidence"
+    if test == "f":  # a constant beside a varying column: F = 0 or inf, the largest possible heterogeneity
+        p = np.where(one, 0.0, p); reason[one] = None
     reason[both] = "both columns constant: no evidence of a variance difference"
     bad = reason != None  # noqa: E711 (object array)
     return W, np.where(bad, 1.0, p), reason
 
 # %% ../nbs/23_mfarm.ipynb #13ae3ced
-@dataclass(frozen=True)
-class OmnibusTest:
+@dataclass(frozen=True, repr=False)
+class OmnibusTest(Result):
     "The gate of a sub-metric: the omnibus test, its statistic and p-value."
     test: str            # e.g. "friedman", "brown_forsythe", "levene_mean"
     statistic: float
-    pvalue: float        # 1.0 when degenerate
+    p_value: float       # 1.0 when degenerate
     df: tuple
-    significant: bool    # pvalue <= alpha: post-hoc comparisons may count
-    degenerate: str | None = None  # why the statistic is undefined, if it is
+    significant: bool    # p_value <= alpha: post-hoc comparisons may count
+    reason: str | None = None  # why the statistic is undefined, if it is
+    pvalue = deprecated_alias("p_value")
+    degenerate = deprecated_alias("reason")
 
-@dataclass(frozen=True)
-class Comparison:
+@dataclass(frozen=True, repr=False)
+class Comparison(Result):
     "One post-hoc comparison of one sub-metric."
     family: str          # Bonferroni family, e.g. "base", "peer", "group"
     group: str
@@ -138,11 +164,15 @@ class Comparison:
     effect_name: str
     significant: bool    # p_adj <= alpha
     counted: bool        # significant and the omnibus gate open
-    degenerate: str | None = None
+    reason: str | None = None   # why the comparison is degenerate (no evidence), if it is
+    degenerate = deprecated_alias("reason")
+
+_COMPARISON_FIELDS = ("family", "group", "versus", "test", "statistic", "p_raw", "p_adj", "effect", "effect_name",
+                      "significant", "counted", "reason")
 
 # %% ../nbs/23_mfarm.ipynb #697af78c
-@dataclass(frozen=True)
-class SubMetricResult:
+@dataclass(frozen=True, repr=False)
+class SubMetricResult(Result):
     "Score and full provenance of one mFARM sub-metric."
     name: str
     harm: str
@@ -152,19 +182,22 @@ class SubMetricResult:
     unfairness: dict      # U per Bonferroni family
     family_sizes: dict    # |C| per family
     alpha: float
-    note: str = ""
+    reason: str = ""      # e.g. why no comparison was possible
+    note = deprecated_alias("reason")
 
     def to_frame(self) -> pd.DataFrame:
         "Tidy table: one row per comparison."
-        df = pd.DataFrame([c.__dict__ for c in self.comparisons])
+        df = pd.DataFrame([{k: getattr(c, k) for k in _COMPARISON_FIELDS} for c in self.comparisons],
+                          columns=list(_COMPARISON_FIELDS))
         df.insert(0, "submetric", self.name)
         return df
 
     @property
-    def degenerate(self) -> list[str]:
-        "Every degenerate flag raised in this sub-metric (omnibus first)."
-        out = [f"omnibus: {self.omnibus.degenerate}"] if self.omnibus and self.omnibus.degenerate else []
-        return out + [f"{c.group} vs {c.versus}: {c.degenerate}" for c in self.comparisons if c.degenerate]
+    def reasons(self) -> list[str]:
+        "Every degenerate comparison's reason in this sub-metric (omnibus first)."
+        out = [f"omnibus: {self.omnibus.reason}"] if self.omnibus and self.omnibus.reason else []
+        return out + [f"{c.group} vs {c.versus}: {c.reason}" for c in self.comparisons if c.reason]
+    degenerate = deprecated_alias("reasons")
 
 # %% ../nbs/23_mfarm.ipynb #d83c9d95
 def _score(name, omnibus, comparisons, alpha, note=""):
@@ -196,15 +229,15 @@ def _zap(d):
     "Set rounding-noise differences (|d| < ZERO_TOL) to exact zeros."
     return np.where(np.abs(d) < ZERO_TOL, 0.0, d)
 
-def _wilcoxon_cols(D):
-    "Two-sided Wilcoxon signed-rank test of each column of D against 0: (statistic, p, degenerate)."
+def _wilcoxon_cols(D, method: str = "auto"):
+    "Two-sided Wilcoxon signed-rank test (scipy `method` explicit) of each column of D against 0: (statistic, p, reason)."
     stat, p, deg = [], [], []
     for d in D.T:
         if not np.any(d):
             stat.append(math.nan); p.append(1.0); deg.append("all paired differences are zero: no evidence"); continue
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r = stats.wilcoxon(d)
+            r = stats.wilcoxon(d, method=method)
         stat.append(float(r.statistic)); p.append(float(r.pvalue)); deg.append(None)
     return np.array(stat), np.array(p), deg
 
@@ -219,16 +252,16 @@ def _peer_mean(X, j):
     return np.delete(X, j, axis=1).mean(1)
 
 # %% ../nbs/23_mfarm.ipynb #45979e02
-def mean_difference(X, names, *, alpha: float = 0.05) -> SubMetricResult:
+def mean_difference(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> SubMetricResult:
     "Mean Difference fairness (allocational): Friedman gate, Wilcoxon vs BASE and vs peers, paired dominance."
     om = _omnibus("friedman", friedman_test(X), alpha)
     G, g = X[:, 1:], list(names[1:])
     Db = _zap(G - X[:, [0]])
-    s, p, deg = _wilcoxon_cols(Db)
+    s, p, deg = _wilcoxon_cols(Db, wilcoxon_method)
     comps = _family("base", g, "BASE", "wilcoxon", s, p, paired_dominance(Db), "paired_dominance", alpha, om.significant, deg)
     if G.shape[1] >= 2:
         Dp = _zap(np.column_stack([G[:, j] - _peer_mean(G, j) for j in range(G.shape[1])]))
-        s, p, deg = _wilcoxon_cols(Dp)
+        s, p, deg = _wilcoxon_cols(Dp, wilcoxon_method)
         comps += _family("peer", g, "peers", "wilcoxon", s, p, paired_dominance(Dp), "paired_dominance", alpha, om.significant, deg)
     return _score("mean_difference", om, comps, alpha)
 
@@ -238,6 +271,7 @@ def variance_heterogeneity(X, names, *, alpha: float = 0.05, variance_test: str 
     if variance_test not in VARIANCE_TESTS:
         raise FairlibInputError("variance_test", f"must be one of {VARIANCE_TESTS}, got {variance_test!r}", "mfarm")
     center = "median" if variance_test == "brown_forsythe" else "mean"
+    X = snap_constant(X)   # constant up to rounding -> exactly constant (variance 0, E_var = 1 beside a varying column)
     om = _omnibus("brown_forsythe" if center == "median" else "levene_mean", levene_test(X, center=center), alpha,
                   "absolute deviations have no within-column spread (e.g. N = 2 or all columns constant): no evidence")
     k = X.shape[1]; pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
@@ -255,46 +289,69 @@ def variance_heterogeneity(X, names, *, alpha: float = 0.05, variance_test: str 
     return _score("variance_heterogeneity", om, comps, alpha)
 
 # %% ../nbs/23_mfarm.ipynb #867cae31
-def absolute_deviation(X, names, *, alpha: float = 0.05) -> SubMetricResult:
+def absolute_deviation(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> SubMetricResult:
     "Absolute Deviation fairness (stability): Friedman on D_g = |P_g - P_BASE|, Wilcoxon vs peer deviation, paired dominance."
     D = np.abs(X[:, 1:] - X[:, [0]]); g = list(names[1:])
     if D.shape[1] < 2:
         return _score("absolute_deviation", None, [], alpha, "one non-BASE variant: no peers to compare")
     om = _omnibus("friedman", friedman_test(D), alpha)
     Dp = _zap(np.column_stack([D[:, j] - _peer_mean(D, j) for j in range(D.shape[1])]))
-    s, p, deg = _wilcoxon_cols(Dp)
+    s, p, deg = _wilcoxon_cols(Dp, wilcoxon_method)
     comps = _family("peer", g, "peers", "wilcoxon", s, p, paired_dominance(Dp), "paired_dominance", alpha, om.significant, deg)
     return _score("absolute_deviation", om, comps, alpha)
 
 # %% ../nbs/23_mfarm.ipynb #4c549ee6
-def ks_distribution(X, names, *, alpha: float = 0.05) -> SubMetricResult:
-    "KS distributional fairness (latent): two-sample KS of each variant vs BASE, Bonferroni over the variants."
+def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact") -> SubMetricResult:
+    "KS distributional fairness (latent): two-sample KS of each variant vs BASE (exact p by default), Bonferroni over the variants."
     with warnings.catch_warnings():  # scipy falls back to the asymptotic p when the exact one fails; that is fine
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = [stats.ks_2samp(X[:, j], X[:, 0]) for j in range(1, X.shape[1])]
+        res = [stats.ks_2samp(X[:, j], X[:, 0], method=ks_method) for j in range(1, X.shape[1])]
     D = np.array([r.statistic for r in res]); p = np.array([r.pvalue for r in res])
     comps = _family("base", list(names[1:]), "BASE", "ks_2samp", D, p, D, "ks_D", alpha, True)
     return _score("ks_distribution", None, comps, alpha)
 
 # %% ../nbs/23_mfarm.ipynb #79415f64
+@functools.lru_cache(maxsize=4)
+def _all_orderings(n: int) -> np.ndarray:
+    "Every permutation of range(n) (n! rows, int8): the exact null of a rank correlation."
+    return np.array(list(itertools.permutations(range(n))), dtype=np.int8)
+
+def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
+    "Spearman rho of x with each column of ys and its exact two-sided permutation p (all N! orderings; N <= 10)."
+    x = np.asarray(x, float); ys = np.asarray(ys, float).reshape(len(x), -1); n = len(x)
+    if n > SPEARMAN_EXACT_MAX_N: raise FairlibInputError("x", f"exact permutation needs N <= {SPEARMAN_EXACT_MAX_N}, got {n}", "spearman_permutation_p")
+    zx = stats.rankdata(x); zx = (zx - zx.mean()) / zx.std()
+    zy = stats.rankdata(ys, axis=0); zy = (zy - zy.mean(0)) / zy.std(0)
+    rho = (zx[:, None] * zy).mean(0)
+    hits = np.zeros(ys.shape[1]); perms = _all_orderings(n)
+    for k in range(0, len(perms), 500_000):           # chunks keep memory near 40 MB at N = 10
+        r = zx[perms[k:k + 500_000]].astype(np.float64) @ zy / n
+        hits += (np.abs(r) >= np.abs(rho)[None, :] - 1e-12).sum(0)
+    return rho, hits / len(perms)
+
 def correlation_difference(X, names, *, alpha: float = 0.05) -> SubMetricResult:
-    "Correlation Difference fairness (latent): Spearman rho(P_BASE, |P_g - P_BASE|), Bonferroni over the variants."
+    "Correlation Difference fairness (latent): Spearman rho(P_BASE, |P_g - P_BASE|) (exact permutation p for N <= 10), Bonferroni over the variants."
     base = X[:, 0]; rho, p, deg = [], [], []
+    exact = X.shape[0] <= SPEARMAN_EXACT_MAX_N
     for j in range(1, X.shape[1]):
         d = _zap(np.abs(X[:, j] - base))
         if np.ptp(base) == 0 or np.ptp(d) == 0:
             rho.append(math.nan); p.append(1.0)
             deg.append("constant " + ("BASE probabilities" if np.ptp(base) == 0 else "deviation") + ": correlation undefined, no evidence")
             continue
-        r = stats.spearmanr(base, d)
-        rho.append(float(r.statistic)); p.append(float(r.pvalue)); deg.append(None)
+        if exact:
+            r_, p_ = spearman_permutation_p(base, d[:, None]); rho.append(float(r_[0])); p.append(float(p_[0]))
+        else:
+            r = stats.spearmanr(base, d); rho.append(float(r.statistic)); p.append(float(r.pvalue))
+        deg.append(None)
     rho = np.array(rho)
-    comps = _family("base", list(names[1:]), "BASE", "spearman", rho, p, rho, "spearman_rho", alpha, True, deg)
+    comps = _family("base", list(names[1:]), "BASE", "spearman_exact" if exact else "spearman", rho, p, rho, "spearman_rho",
+                    alpha, True, deg)
     return _score("correlation_difference", None, comps, alpha)
 
 # %% ../nbs/23_mfarm.ipynb #af815079
-@dataclass(frozen=True)
-class MfarmResult:
+@dataclass(frozen=True, repr=False)
+class MfarmResult(Result):
     "mFARM score (geometric mean of the five sub-metric scores) and every sub-metric's provenance."
     score: float
     submetrics: dict          # name -> SubMetricResult, in SUBMETRICS order
@@ -302,27 +359,41 @@ class MfarmResult:
     n: int                    # cases
     alpha: float
     variance_test: str
+    ks_method: str = "exact"           # scipy ks_2samp method
+    wilcoxon_method: str = "auto"      # scipy wilcoxon method (its meaning under ties differs between scipy releases)
+    scipy_version: str = ""            # the release that computed every p-value
+    _title = "mFARM"
 
     def scores(self) -> pd.Series:
         "The five sub-metric scores and mFARM."
         return pd.Series({**{k: v.score for k, v in self.submetrics.items()}, "mfarm": self.score}, name="score")
 
-    def to_frame(self) -> pd.DataFrame:
+    def comparisons(self) -> pd.DataFrame:
         "Tidy table of every post-hoc comparison of every sub-metric."
         return pd.concat([s.to_frame() for s in self.submetrics.values()], ignore_index=True)
 
-    def summary(self) -> pd.DataFrame:
-        "One row per sub-metric: score, omnibus test and p, U per family, counts of significant and degenerate comparisons."
+    def to_frame(self) -> pd.DataFrame:
+        "One row per sub-metric: score, omnibus test and p, U per family, counts of significant, counted and degenerate comparisons."
         rows = []
         for s in self.submetrics.values():
             o = s.omnibus
             rows.append({"submetric": s.name, "harm": s.harm, "score": s.score,
                          "omnibus": o.test if o else "none", "omnibus_stat": o.statistic if o else math.nan,
-                         "omnibus_p": o.pvalue if o else math.nan,
+                         "omnibus_p": o.p_value if o else math.nan,
                          **{f"U_{f}": u for f, u in s.unfairness.items()},
                          "n_comparisons": len(s.comparisons), "n_significant": sum(c.significant for c in s.comparisons),
-                         "n_counted": sum(c.counted for c in s.comparisons), "n_degenerate": len(s.degenerate)})
+                         "n_counted": sum(c.counted for c in s.comparisons), "n_degenerate": len(s.reasons)})
         return pd.DataFrame(rows)
+
+    def _notes(self) -> list[str]:
+        return [f"mFARM = {self.score:.3g} over N = {self.n} cases, alpha = {self.alpha}; variance test {self.variance_test}, "
+                f"KS {self.ks_method}, Wilcoxon method {self.wilcoxon_method!r} (scipy {self.scipy_version})"]
+
+    def provenance(self) -> dict:
+        "The options and library release that determine every p-value of this result."
+        return dict(n=self.n, alpha=self.alpha, variance_test=self.variance_test, ks_method=self.ks_method,
+                    wilcoxon_method=self.wilcoxon_method, spearman="exact permutation" if self.n <= SPEARMAN_EXACT_MAX_N else "t approximation",
+                    scipy_version=self.scipy_version)
 
 # %% ../nbs/23_mfarm.ipynb #8fdeefb3
 def geometric_mean_score(scores) -> float:
@@ -337,19 +408,24 @@ def mfarm(P,                                  # N x K DataFrame of P(Yes): one r
           alpha: float = 0.05,                # level of every omnibus test and of each Bonferroni family
           variance_test: str = "brown_forsythe",  # pairwise variance tests: "brown_forsythe" or the paper's "f"
           n_variants: int | None = 13,        # required number of columns; None accepts any K >= 2
+          ks_method: str = "exact",           # KS p-values: "exact" or the authors' "asymp"
+          wilcoxon_method: str = "auto",      # scipy wilcoxon method, passed explicitly and recorded
           ) -> MfarmResult:
     "mFARM of an N x K frame of Yes-probabilities (one column per variant, one row per case)."
-    if not (isinstance(alpha, float | int) and 0 < alpha < 1):
+    if isinstance(alpha, bool) or not (isinstance(alpha, float | int) and 0 < alpha < 1):
         raise FairlibInputError("alpha", f"must be a number in (0, 1), got {alpha!r}", "mfarm")
     if variance_test not in VARIANCE_TESTS:
         raise FairlibInputError("variance_test", f"must be one of {VARIANCE_TESTS}, got {variance_test!r}", "mfarm")
+    check_choice(ks_method, "ks_method", KS_METHODS, "mfarm")
+    check_choice(wilcoxon_method, "wilcoxon_method", WILCOXON_METHODS, "mfarm")
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants)
-    subs = {"mean_difference": mean_difference(X, names, alpha=alpha),
+    subs = {"mean_difference": mean_difference(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method),
             "variance_heterogeneity": variance_heterogeneity(X, names, alpha=alpha, variance_test=variance_test),
-            "absolute_deviation": absolute_deviation(X, names, alpha=alpha),
-            "ks_distribution": ks_distribution(X, names, alpha=alpha),
+            "absolute_deviation": absolute_deviation(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method),
+            "ks_distribution": ks_distribution(X, names, alpha=alpha, ks_method=ks_method),
             "correlation_difference": correlation_difference(X, names, alpha=alpha)}
-    return MfarmResult(geometric_mean_score(s.score for s in subs.values()), subs, names, X.shape[0], alpha, variance_test)
+    return MfarmResult(geometric_mean_score(s.score for s in subs.values()), subs, names, X.shape[0], alpha, variance_test,
+                       ks_method, wilcoxon_method, scipy.__version__)
 
 # %% ../nbs/23_mfarm.ipynb #1b84959c
 def fab_score(accuracy, mfarm) -> float:
@@ -361,8 +437,8 @@ def fab_score(accuracy, mfarm) -> float:
     return 0.0 if accuracy == 0 or m == 0 else float(2 * accuracy * m / (accuracy + m))
 
 # %% ../nbs/23_mfarm.ipynb #4a8c818f
-@dataclass(frozen=True)
-class AccuracySkew:
+@dataclass(frozen=True, repr=False)
+class AccuracySkew(Result):
     "Accuracy skew = Acc(No) - Acc(Yes); NaN with a reason when a class is absent."
     skew: float
     accuracy_no: float    # specificity
@@ -383,12 +459,24 @@ def accuracy_skew(y_true, y_pred) -> AccuracySkew:
 
 # %% ../nbs/23_mfarm.ipynb #b14d787d
 def _labels_for(P, y_true, func):
+    "Labels for the rows of the frame P: pandas labels are aligned by index (same index set) or rejected, never paired by position."
+    if isinstance(y_true, (pd.Series, pd.DataFrame)):
+        if isinstance(y_true, pd.DataFrame):
+            if y_true.shape[1] != 1: raise FairlibInputError("y_true", f"must be one column of labels, got {y_true.shape[1]}", func)
+            y_true = y_true.iloc[:, 0]
+        if y_true.index.has_duplicates: raise FairlibInputError("y_true", "has a duplicated index: labels cannot be aligned to cases", func)
+        if len(y_true) != len(P): raise FairlibInputError("y_true", f"has {len(y_true)} labels for {len(P)} cases", func)
+        if not y_true.index.equals(P.index):
+            if set(y_true.index) != set(P.index):
+                raise FairlibInputError("y_true", "index differs from the index of P (the cases): pass labels indexed like P, "
+                                        "or a plain array in the row order of P", func)
+            y_true = y_true.reindex(P.index)   # same cases, other order: align by label
     y = check_binary(y_true, "y_true", func)
     if len(y) != len(P): raise FairlibInputError("y_true", f"has {len(y)} labels for {len(P)} cases", func)
     return y
 
-@dataclass(frozen=True)
-class MfarmAccuracy:
+@dataclass(frozen=True, repr=False)
+class MfarmAccuracy(Result):
     "Accuracy over all N x K predictions, BASE-only accuracy, per-variant accuracy and accuracy skew."
     accuracy: float
     base_accuracy: float
@@ -400,7 +488,7 @@ class MfarmAccuracy:
 def mfarm_accuracy(P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_variants: int | None = 13) -> MfarmAccuracy:
     "Accuracy of the predictions Yes if P > threshold, over every variant of every case."
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants, func="mfarm_accuracy")
-    y = _labels_for(X, y_true, "mfarm_accuracy")
+    y = _labels_for(P, y_true, "mfarm_accuracy")
     yhat = (X > threshold).astype(np.int8)
     correct = yhat == y[:, None]
     skew = accuracy_skew(np.repeat(y, X.shape[1]), yhat.reshape(-1))
@@ -408,8 +496,8 @@ def mfarm_accuracy(P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_v
                          pd.Series(correct.mean(0), index=list(names), name="accuracy"), skew, threshold, len(y))
 
 # %% ../nbs/23_mfarm.ipynb #b449794f
-@dataclass(frozen=True)
-class ParityScores:
+@dataclass(frozen=True, repr=False)
+class ParityScores(Result):
     "Statistical-parity and equalised-odds scores over the non-BASE variants, with per-variant rates."
     sp_score: float
     eo_score: float
@@ -419,7 +507,7 @@ class ParityScores:
 def parity_scores(P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_variants: int | None = 13) -> ParityScores:
     "SP score = 1 - selection-rate spread; EO score = 1 - max(TPR spread, FPR spread); non-BASE variants only."
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants, func="parity_scores")
-    y = _labels_for(X, y_true, "parity_scores")
+    y = _labels_for(P, y_true, "parity_scores")
     from fairlib.metrics import group_table  # per-group rates are defined once, in fairlib.metrics
     k = X.shape[1] - 1
     yhat = (X[:, 1:] > threshold).astype(np.int8).reshape(-1, order="F")  # variant-major stacking

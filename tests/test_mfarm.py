@@ -96,7 +96,7 @@ def test_scores_match_naive_oracle(seed, n, variance_test):
 def test_every_comparison_matches_scipy():
     P = harmed_frame(7, 200)
     r = mfarm(P)
-    t = r.to_frame()
+    t = r.comparisons()
     base = P["BASE"].to_numpy()
     for row in t.itertuples():
         g = P[row.group].to_numpy()
@@ -130,10 +130,10 @@ def test_every_comparison_matches_scipy():
     assert len(t) == 12 * 2 + 78 + 12 + 12 + 12
     om = r.submetrics["mean_difference"].omnibus
     ref = stats.friedmanchisquare(*P.to_numpy().T)
-    assert (om.statistic, om.pvalue) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, abs=1e-300))
+    assert (om.statistic, om.p_value) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, abs=1e-300))
     om = r.submetrics["variance_heterogeneity"].omnibus
     ref = stats.levene(*P.to_numpy().T, center="median")
-    assert (om.statistic, om.pvalue) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, abs=1e-300))
+    assert (om.statistic, om.p_value) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, abs=1e-300))
 
 
 def test_gate_closed_means_nothing_counts():
@@ -204,8 +204,8 @@ def test_identical_columns_are_no_evidence():
     r = mfarm(pd.DataFrame({v: u for v in VARIANTS}))
     assert r.score == 1.0
     assert all(s.score == 1.0 for s in r.submetrics.values())
-    assert r.submetrics["mean_difference"].omnibus.degenerate
-    assert len(r.submetrics["correlation_difference"].degenerate) == 12
+    assert r.submetrics["mean_difference"].omnibus.reason
+    assert len(r.submetrics["correlation_difference"].reasons) == 12
 
 
 def test_rounding_noise_is_not_a_difference():
@@ -220,21 +220,42 @@ def test_constant_base_column_is_recorded():
     rng = np.random.default_rng(4)
     P = pd.DataFrame({v: rng.uniform(0, 1, 30) for v in VARIANTS}); P["BASE"] = 0.5
     s = mfarm(P).submetrics["correlation_difference"]
-    assert s.score == 1.0 and all("constant BASE" in d for d in s.degenerate)
+    assert s.score == 1.0 and all("constant BASE" in d for d in s.reasons)
 
 
 @pytest.mark.parametrize("variance_test", ["brown_forsythe", "f"])
-def test_constant_variant_is_degenerate_for_variance(variance_test):
-    "SPEC_NOTES: a constant column is no evidence for its comparisons; E_var is still recorded (= 1)."
+def test_constant_variant_is_largest_variance_heterogeneity(variance_test):
+    "A constant column beside varying ones is not degenerate: E_var = 1 and the test is defined (and here significant)."
     rng = np.random.default_rng(5)
     u = rng.uniform(0.1, 0.9, 200)
     P = pd.DataFrame(u[:, None] + rng.normal(0, 0.02, (200, 13)), columns=VARIANTS).clip(0, 1)
     P["Asian_Male"] = 0.5
-    t = mfarm(P, variance_test=variance_test).to_frame().query("submetric == 'variance_heterogeneity'")
+    t = mfarm(P, variance_test=variance_test).comparisons().query("submetric == 'variance_heterogeneity'")
     mine = t[(t.group == "Asian_Male") | (t.versus == "Asian_Male")]
-    assert len(mine) == 12 and mine.degenerate.str.contains("constant column").all()
-    assert (mine.p_raw == 1.0).all() and not mine.counted.any()
-    assert mine.query("versus == 'BASE'").effect.iloc[0] == pytest.approx(1.0)
+    assert len(mine) == 12 and mine.reason.isna().all()
+    assert np.allclose(mine.effect, 1.0) and mine.counted.all()
+    if variance_test == "brown_forsythe":   # oracle: scipy on the two columns
+        ref = stats.levene(P["BASE"], P["Asian_Male"], center="median").pvalue
+        assert mine.query("versus == 'BASE'").p_raw.iloc[0] == pytest.approx(ref, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize("variance_test", ["brown_forsythe", "f"])
+def test_constant_value_does_not_change_the_verdict(variance_test):
+    "The constant-column rule uses a relative tolerance: a constant BASE of 0.5 and one of 0.6 (float variance != 0) score alike."
+    rng = np.random.default_rng(8)
+    P = pd.DataFrame(rng.uniform(0.2, 0.8, (80, 13)), columns=VARIANTS)
+    a = P.assign(BASE=0.5); b = P.assign(BASE=0.6)
+    assert np.var(a["BASE"].to_numpy(), ddof=1) == 0 and np.var(b["BASE"].to_numpy(), ddof=1) > 0   # the float pitfall
+    va = mfarm(a, variance_test=variance_test).submetrics["variance_heterogeneity"]
+    vb = mfarm(b, variance_test=variance_test).submetrics["variance_heterogeneity"]
+    assert va.score == pytest.approx(vb.score, abs=1e-12) and va.score < 1
+
+
+def test_both_constant_is_no_evidence():
+    rng = np.random.default_rng(9)
+    P = pd.DataFrame(rng.uniform(0.2, 0.8, (40, 13)), columns=VARIANTS).assign(BASE=0.4, White_Male=0.4 * 3 / 3)
+    t = mfarm(P).comparisons().query("submetric == 'variance_heterogeneity' and versus == 'BASE' and group == 'White_Male'")
+    assert t.reason.iloc[0].startswith("both columns constant") and not t.counted.iloc[0]
 
 
 def test_two_cases_do_not_fake_variance_harm():
@@ -244,7 +265,7 @@ def test_two_cases_do_not_fake_variance_harm():
     s = mfarm(P).submetrics["variance_heterogeneity"]
     with np.errstate(all="ignore"):   # scipy: W ~ 1e31 from rounding noise (mathematically 0 / 0 or x / 0), p ~ 0
         assert stats.levene(*P.to_numpy().T, center="median").statistic > 1e20
-    assert s.score == 1.0 and s.omnibus.degenerate and len(s.degenerate) == 79
+    assert s.score == 1.0 and s.omnibus.reason and len(s.reasons) == 79
 
 
 # ---------------------------------------------------------------- Table 4 (N = 4, two groups)
@@ -429,3 +450,59 @@ def test_base_column_matters():
     P = harmed_frame(0, 300)
     other = P.rename(columns={"BASE": "X", "White_Male": "BASE"}).rename(columns={"X": "White_Male"})
     assert not np.allclose(mfarm(P).scores().to_numpy(), mfarm(other).scores().to_numpy())
+
+
+# ---------------------------------------------------------------- exact small-N p-values, options recorded
+def test_ks_exact_default_and_asymp_option():
+    P = harmed_frame(11, 80)
+    ex = mfarm(P).comparisons().query("submetric == 'ks_distribution'")
+    asy = mfarm(P, ks_method="asymp").comparisons().query("submetric == 'ks_distribution'")
+    for g, pe, pa in zip(ex.group, ex.p_raw, asy.p_raw):
+        assert pe == pytest.approx(stats.ks_2samp(P[g], P["BASE"], method="exact").pvalue, rel=1e-9, abs=1e-300)
+        assert pa == pytest.approx(stats.ks_2samp(P[g], P["BASE"], method="asymp").pvalue, rel=1e-9, abs=1e-300)
+    assert mfarm(P, ks_method="asymp").ks_method == "asymp"
+
+
+def test_spearman_exact_for_small_n_against_brute_force():
+    "N = 6: every one of the 720 orderings enumerated by an independent loop; the t-approximation would differ."
+    rng = np.random.default_rng(12)
+    P = pd.DataFrame(rng.uniform(0.1, 0.9, (6, 13)), columns=VARIANTS)
+    t = mfarm(P).comparisons().query("submetric == 'correlation_difference'")
+    base = P["BASE"].to_numpy()
+    for row in t.itertuples():
+        d = np.abs(P[row.group].to_numpy() - base)
+        rho = stats.spearmanr(base, d).statistic
+        perms = [stats.spearmanr(base, d[list(q)]).statistic for q in itertools.permutations(range(6))]
+        p = np.mean(np.abs(perms) >= abs(rho) - 1e-12)
+        assert row.statistic == pytest.approx(rho, abs=1e-12) and row.p_raw == pytest.approx(p, abs=1e-12)
+        assert row.test == "spearman_exact"
+
+
+def test_perfect_rank_correlation_at_n4_is_not_significant():
+    "At N = 4 the t-approximation gives p = 0 for rho = 1; the exact p is 2/24, so nothing can pass Bonferroni."
+    base = np.array([0.1, 0.2, 0.3, 0.4])
+    P = pd.DataFrame({v: base + (0.01 * np.arange(1, 5) if v != "BASE" else 0) for v in VARIANTS})
+    s = mfarm(P).submetrics["correlation_difference"]
+    assert all(c.p_raw == pytest.approx(2 / 24) for c in s.comparisons) and s.score == 1.0
+    assert stats.spearmanr(base, 0.01 * np.arange(1, 5)).pvalue < 1e-6    # what the approximation would say
+
+
+@pytest.mark.parametrize("method", ["exact", "approx"])
+def test_wilcoxon_method_is_explicit_and_recorded(method):
+    P = harmed_frame(13, 30)
+    r = mfarm(P, wilcoxon_method=method)
+    d = P["Black_Female"] - P["BASE"]
+    row = r.comparisons().query("submetric == 'mean_difference' and family == 'base' and group == 'Black_Female'").iloc[0]
+    assert row.p_raw == pytest.approx(stats.wilcoxon(d, method=method).pvalue, rel=1e-9)
+    prov = r.provenance()
+    assert prov["wilcoxon_method"] == method and prov["scipy_version"] == __import__("scipy").__version__
+
+
+def test_renamed_fields_keep_working_with_a_warning():
+    r = mfarm(harmed_frame(14, 40))
+    om = r.submetrics["mean_difference"].omnibus
+    with pytest.warns(DeprecationWarning, match="p_value"):
+        assert om.pvalue == om.p_value
+    with pytest.warns(DeprecationWarning, match="reason"):
+        assert om.degenerate == om.reason
+    assert "mFARM" in repr(r) and list(r.to_frame().submetric) == list(SUBMETRICS)
