@@ -67,3 +67,18 @@ def test_vfr_grid_on_dask_differs_with_another_seed(client):
     with joblib.parallel_config(backend="dask"):
         a, b = vfr_grid(pred, seed=1, **kw), vfr_grid(pred, seed=2, **kw)
     assert not all(np.array_equal(x, y) for x, y in zip(a["metric_values"], b["metric_values"]))
+
+
+def test_audit_size_grid_on_dask_is_bit_identical_to_serial(client):
+    "Axis 2 (N* per cell) goes through the same joblib dispatch."
+    from fairlib.vfr import audit_size_grid
+    pred = _predictions(n=2000)
+    kw = dict(attributes=["sex"], metrics=["SPD", "DI"], sizes=[200, 800, 2000], n_resamples=20, seed=3,
+              return_curves=True)
+    serial_cells, serial_curves = audit_size_grid(pred, n_jobs=1, **kw)
+    with get_task_stream(client) as ts, joblib.parallel_config(backend="dask"):
+        cells, curves = audit_size_grid(pred, **kw)
+    assert len(ts.data) >= 1, "no task reached the dask cluster"
+    assert len(serial_cells) == 2 * 2
+    pd.testing.assert_frame_equal(cells, serial_cells, check_exact=True)
+    pd.testing.assert_frame_equal(curves, serial_curves, check_exact=True)
