@@ -12,8 +12,8 @@ import pandas as pd
 from .core import FairlibInputError, check_float, check_int, check_choice, check_rng, percentile_interval
 
 # %% auto #0
-__all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'TIER_COLOURS', 'TIER_ORDER', 'add_footer', 'footer_clear', 'rate_intervals',
-           'group_rates', 'vfr_heatmap', 'quintuple_chart']
+__all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'TIER_COLOURS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates',
+           'vfr_heatmap', 'quintuple_chart']
 
 # %% ../nbs/06_plots.ipynb #3a2d1f7e
 FOOTER_GID = "fairlib-footer"
@@ -190,7 +190,7 @@ def vfr_heatmap(grid, *,
     fig = _figure((max(6.0, 0.36 * len(order) + 4.2), max(2.8, 0.38 * len(rows) + 2.2)))
     gs = fig.add_gridspec(1, 3, width_ratios=[max(len(order), 1), 0.35, 4.2], wspace=0.06)
     ax, cax, lax = fig.add_subplot(gs[0]), fig.add_subplot(gs[1]), fig.add_subplot(gs[2])
-    cmap = mpl.colormaps["magma_r"].copy(); cmap.set_bad("0.85")
+    cmap = mpl.colormaps["magma_r"].with_extremes(bad="0.85")
     im = ax.imshow(np.ma.masked_invalid(vals), cmap=cmap, vmin=0, vmax=vmax, aspect="auto")
     for i in range(vals.shape[0]):
         for j in range(vals.shape[1]):
@@ -221,8 +221,7 @@ def vfr_heatmap(grid, *,
     return fig
 
 # %% ../nbs/06_plots.ipynb #b2c80e07
-TIER_COLOURS = ("#4daf4a", "#ffd92f", "#ff7f00", "#e41a1c")   # tier 0..3
-TIER_ORDER = ("Practical-Stability", "Caution-Required", "High-Variance", "Catastrophic-Instability")
+TIER_COLOURS = ("#4daf4a", "#ffd92f", "#ff7f00", "#e41a1c")   # tier 0..3 (green .. red); undefined: grey
 
 def _tier_index(t, order):
     if t is None or (isinstance(t, float) and np.isnan(t)): return None
@@ -238,11 +237,12 @@ def quintuple_chart(cells, *,
                     tau_vfr: float = 0.10,                    # VFR condition
                     n_field: float = 50_000,                  # N* condition (N_field)
                     kappa_min: float = 0.40,                  # κ condition
-                    tier_order=TIER_ORDER,                    # tier names, best first (ints index into it)
+                    tier_order=None,                          # tier names, best first (default fairlib.vfr.TIERS; ints index into it)
                     title: str | None = None):
     "One row per audit cell: VFR, N* and κ bars against their conditions, coloured by tier, with the dominant verdict as ✓/✗."
     func = "quintuple_chart"
     cell = [cell] if isinstance(cell, str) else list(cell)
+    if tier_order is None: from fairlib.vfr import TIERS as tier_order
     _need_columns(cells, [*cell, verdict, vfr, n_star, kappa, tier], "cells", func)
     tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
     n_field = check_float(n_field, "n_field", func, lo=0, lo_open=True)
@@ -278,7 +278,7 @@ def quintuple_chart(cells, *,
     a1.set_title(title or "Per-cell reliability: verdict, VFR, N*, κ and tier", fontsize=10)
     lax.axis("off")
     handles = [Patch(color=c, label=f"tier {i}: {n}") for i, (n, c) in enumerate(zip(tier_order, TIER_COLOURS))]
-    handles += [Patch(color="0.7", label="tier unknown"), Patch(facecolor="none", edgecolor="none", label="✓ dominant verdict Pass"),
+    handles += [Patch(color="0.7", label="tier undefined"), Patch(facecolor="none", edgecolor="none", label="✓ dominant verdict Pass"),
                 Patch(facecolor="none", edgecolor="none", label="✗ dominant verdict Fail")]
     lax.legend(handles=handles, loc="center left", fontsize=7.5, title="tier (violated conditions)", title_fontsize=8)
     fig.subplots_adjust(left=0.2, right=0.99, bottom=0.2, top=0.88)
