@@ -9,40 +9,83 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
+import re
+import shutil
 import sys
 import time
 from pathlib import Path
 import yaml
 from .config import repo_root
-from .core import FairlibInputError
+from .core import FairlibInputError, atomic_write, content_hash
 
 # %% auto #0
-__all__ = ['load_registry', 'load_profile', 'plan_run', 'NotebookFailed', 'run_notebook', 'build_index', 'reproduce', 'main']
+__all__ = ['load_registry', 'load_paper_meta', 'load_profile', 'plan_run', 'NotebookFailed', 'run_notebook', 'build_index',
+           'job_keys', 'RunInterrupted', 'reproduce', 'main']
 
 # %% ../nbs/09_cli.ipynb #1ebfdd36
+def _load_yaml(path: Path, argument: str, func: str):
+    "Parse a YAML file; a syntax error names the file and line."
+    if not path.is_file(): raise FairlibInputError(argument, f"no such file: {path}", func)
+    try: return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FairlibInputError(argument, f"{path}{where}: malformed YAML: {e.problem or e.context}", func) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise FairlibInputError(argument, f"{path}: malformed YAML: {e}", func) from None
+
+def _registry_entries(path=None) -> tuple[Path, dict]:
+    path = Path(path or repo_root() / "params" / "papers.yaml")
+    reg = _load_yaml(path, "registry", "load_registry")
+    reg = {} if reg is None else reg
+    if not isinstance(reg, dict):
+        raise FairlibInputError("registry", f"{path} must map paper keys to lists of notebook paths, got a {type(reg).__name__}", "load_registry")
+    for k, v in reg.items():
+        nbs = v.get("notebooks") if isinstance(v, dict) else v
+        if not isinstance(nbs, (list, type(None))) or not all(isinstance(n, str) for n in nbs or []):
+            raise FairlibInputError("registry", f"{path}: paper {k!r} must list notebook paths (or be a mapping with "
+                                    f"'notebooks:' and optional 'headline:'), got {v!r}", "load_registry")
+        if isinstance(v, dict):
+            unknown = set(v) - {"notebooks", "headline", "title"}
+            if unknown: raise FairlibInputError("registry", f"{path}: paper {k!r} has unknown key(s) {sorted(unknown)}; "
+                                                "allowed: notebooks, headline, title", "load_registry")
+    return path, reg
+
 def load_registry(path=None) -> dict[str, list[str]]:
     "The paper registry: `{paper: [notebook paths relative to the repo root]}`, in run order."
-    path = Path(path or repo_root() / "params" / "papers.yaml")
-    reg = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(reg, dict) or not all(isinstance(v, (list, type(None))) for v in reg.values()):
-        raise FairlibInputError("registry", f"{path} must map paper keys to lists of notebook paths", "load_registry")
-    return {k: list(v or []) for k, v in reg.items()}
+    _, reg = _registry_entries(path)
+    return {k: list((v.get("notebooks") if isinstance(v, dict) else v) or []) for k, v in reg.items()}
+
+def load_paper_meta(path=None) -> dict[str, dict]:
+    "Per paper: `title` and `headline` (table names shown first in the index) from the registry's optional mapping form."
+    _, reg = _registry_entries(path)
+    return {k: dict(title=(v.get("title") if isinstance(v, dict) else None) or k,
+                    headline=list((v.get("headline") if isinstance(v, dict) else None) or [])) for k, v in reg.items()}
 
 def load_profile(profile: str, params_dir=None) -> dict:
     "Per-notebook parameters of a profile (`params/<profile>.yaml`)."
+    if not isinstance(profile, str) or not profile or "/" in profile:
+        raise FairlibInputError("profile", f"must be a profile name such as 'quick', got {profile!r}", "load_profile")
     path = Path(params_dir or repo_root() / "params") / f"{profile}.yaml"
     if not path.exists():
         known = sorted(p.stem for p in path.parent.glob("*.yaml") if p.stem != "papers")
         raise FairlibInputError("profile", f"no parameter file {path}; known profiles: {known}", "load_profile")
-    return yaml.safe_load(path.read_text()) or {}
+    prof = _load_yaml(path, "profile", "load_profile") or {}
+    if not isinstance(prof, dict):
+        raise FairlibInputError("profile", f"{path} must map '<paper>/<notebook>' keys to parameter mappings, got a {type(prof).__name__}", "load_profile")
+    for k, v in prof.items():
+        if v is not None and not isinstance(v, dict):
+            raise FairlibInputError("profile", f"{path}: entry {k!r} must be a mapping of parameters, got {v!r}", "load_profile")
+    return prof
 
-# %% ../nbs/09_cli.ipynb #c83ade56
-def plan_run(profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None) -> list[dict]:
-    "The notebooks to run, in order, with their parameters and output locations."
+# %% ../nbs/09_cli.ipynb #811b8293
+def plan_run(profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None, runs_dir=None) -> list[dict]:
+    "The notebooks to run, in order, with their parameters, staging and final output locations."
     reg, prof, root = load_registry(registry), load_profile(profile, params_dir), repo_root()
     if paper is not None and paper not in reg:
         raise FairlibInputError("paper", f"unknown paper {paper!r}; registered: {list(reg)}", "plan_run")
-    base = root / "runs" / ("smoke" if profile == "smoke" else "")
+    base = Path(runs_dir) if runs_dir else root / "runs" / ("smoke" if profile == "smoke" else "")
     jobs = []
     for key, nbs in reg.items():
         if paper is not None and key != paper: continue
@@ -50,10 +93,12 @@ def plan_run(profile: str = "quick", paper: str | None = None, *, registry=None,
             src = root / nb
             if not src.exists(): raise FairlibInputError("registry", f"registered notebook {nb} does not exist", "plan_run")
             stem = src.stem
-            fig = (base / "figures" / key) if profile == "smoke" else root / "figures" / key
+            fig = (base / "figures" / key) if (profile == "smoke" or runs_dir) else root / "figures" / key
+            stage = base / "staging" / key
             params = dict(prof.get(f"{key}/{stem}") or {})
-            params.update(profile=profile, fig_dir=str(fig), work_dir=str(base / "work" / key))
-            jobs.append(dict(paper=key, stem=stem, input=src, output=base / key / f"{stem}.ipynb", params=params))
+            params.update(profile=profile, fig_dir=str(stage / "figures"), work_dir=str(base / "work" / key))
+            jobs.append(dict(paper=key, stem=stem, input=src, output=stage / "notebooks" / f"{stem}.ipynb",
+                             final_output=base / key / f"{stem}.ipynb", final_fig_dir=fig, params=params, base=base))
     return jobs
 
 # %% ../nbs/09_cli.ipynb #ab468afa
@@ -98,67 +143,267 @@ def run_notebook(job: dict, *, progress: bool = True) -> float:
 
 # %% ../nbs/09_cli.ipynb #db5a9e5b
 def _to_html(ipynb: Path) -> Path:
+    "The notebook rendered to HTML beside it (re-rendered only when the notebook is newer)."
+    out = ipynb.with_suffix(".html")
+    if out.exists() and out.stat().st_mtime >= ipynb.stat().st_mtime: return out
     from nbconvert import HTMLExporter
     import nbformat
     body, _ = HTMLExporter().from_notebook_node(nbformat.read(ipynb, as_version=4))
-    out = ipynb.with_suffix(".html"); out.write_text(body, encoding="utf-8")
+    atomic_write(out, body)
     return out
 
-def build_index(done: list[dict], out: Path) -> Path:
-    "Write `out` (HTML) linking each executed notebook (HTML + ipynb) and each table/figure of its paper."
+_HEADLINE = ("vs_paper", "headline", "published")
+
+def _md_meta(md: Path) -> tuple[str, str]:
+    "(caption, source) from the head of a table's Markdown file."
+    cap = src = ""
+    if md.exists():
+        for line in md.read_text(encoding="utf-8", errors="replace").splitlines()[:6]:
+            if line.startswith("**") and line.endswith("**"): cap = line.strip("*")
+            elif line.startswith("Source: "): src = line[8:]
+    return cap, src
+
+def _table_html(csv: Path) -> tuple[str, str, str]:
+    "(html, caption, source) of one table; the CSV rendered inline."
+    import pandas as pd
+    cap, src = _md_meta(csv.with_suffix(".md"))
+    try: body = pd.read_csv(csv).to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0, classes="tbl")
+    except Exception as e: body = f"<p><em>could not read {html.escape(csv.name)}: {html.escape(str(e)[:120])}</em></p>"
+    return body, cap, src
+
+_CSS = """<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:auto;padding:0 1em}
+.banner{padding:.6em 1em;border-radius:4px;margin:.5em 0}.synthetic{background:#fff3cd}.real{background:#d1e7dd}
+.stale{background:#f8d7da}table.tbl{border-collapse:collapse;font-size:.85em;margin:.3em 0 1.2em}
+table.tbl td,table.tbl th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}
+figure img{width:100%;height:auto}figcaption,.src{color:#555;font-size:.85em}</style>"""
+
+def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> list[str]:
+    from fairlib.report import is_real_source
+    files = sorted(fig.glob("*")) if fig.exists() else []
+    csvs = [f for f in files if f.suffix == ".csv"]
+    tables = {f.stem: _table_html(f) for f in csvs}
+    heads = meta.get("headline") or [k for k in tables if any(h in k for h in _HEADLINE)]
+    sources = {src for _, _, src in tables.values() if src}
+    real = any(is_real_source(s) for s in sources)
+    parts = [f"<h2 id='{html.escape(paper)}'>{html.escape(meta.get('title') or paper)}</h2>"]
+    parts.append("<div class='banner real'>Real data: counts of 1-10 and cells that would reveal them are suppressed.</div>" if real else
+                 "<div class='banner synthetic'>⚠️ Synthetic data: these numbers come from seeded synthetic twins and show "
+                 "the method working; they are not real-patient results.</div>")
+    if status: parts.append(f"<div class='banner stale'>{html.escape(status)}</div>")
+    parts.append("<p>Executed notebooks: " + ", ".join(
+        f"<a href='{rel(_to_html(j['output']))}'>{html.escape(j['stem'])}</a> (<a href='{rel(j['output'])}'>ipynb</a>, "
+        f"{j['seconds']:.1f} s)" for j in jobs if Path(j["output"]).exists()) + "</p>")
+    def table(k):
+        body, cap, src = tables[k]
+        return (f"<h4 id='{html.escape(paper)}-{html.escape(k)}'>{html.escape(cap or k)}</h4>{body}"
+                f"<p class='src'>{html.escape(k)} (<a href='{rel(fig / (k + '.csv'))}'>csv</a>"
+                + (f", <a href='{rel(fig / (k + '.md'))}'>md</a>" if (fig / (k + ".md")).exists() else "")
+                + f"){' — Source: ' + html.escape(src) if src else ''}</p>")
+    shown = [k for k in heads if k in tables]
+    if shown: parts += ["<h3>Headline numbers beside the published ones</h3>"] + [table(k) for k in shown]
+    parts += [f"<figure><img src='{rel(f)}' alt='{html.escape(f.stem)}'><figcaption>{html.escape(f.name)}</figcaption></figure>"
+              for f in files if f.suffix == ".png"]
+    rest = [k for k in tables if k not in shown]
+    if rest: parts += ["<h3>All tables</h3>"] + [table(k) for k in rest]
+    return parts
+
+def build_index(done: list[dict], out: Path, *, registry=None, notes: dict | None = None) -> Path:
+    "Write `out` (HTML): per paper a data banner, headline tables, all tables inline, figures and executed notebooks."
     import os
+    out = Path(out)
     rel = lambda p: html.escape(os.path.relpath(p, out.parent))
-    parts = ["<!doctype html><meta charset='utf-8'><title>fairlib reproduction</title>",
+    try: meta = load_paper_meta(registry)
+    except FairlibInputError: meta = {}
+    papers = list(dict.fromkeys(j["paper"] for j in done))
+    parts = ["<!doctype html><meta charset='utf-8'><title>fairlib reproduction</title>", _CSS,
              "<h1>fairlib reproduction</h1>",
-             f"<p>Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; profile: {html.escape(done[0]['params']['profile']) if done else '-'}.</p>"]
-    for paper in dict.fromkeys(j["paper"] for j in done):
-        parts.append(f"<h2>{html.escape(paper)}</h2><ul>")
-        for j in [j for j in done if j["paper"] == paper]:
-            h = _to_html(j["output"])
-            parts.append(f"<li><a href='{rel(h)}'>{html.escape(j['stem'])}</a> (<a href='{rel(j['output'])}'>ipynb</a>, "
-                         f"{j['seconds']:.1f} s)</li>")
-        parts.append("</ul>")
-        fig = Path(done[[j['paper'] for j in done].index(paper)]["params"]["fig_dir"])
-        files = sorted(fig.glob("*")) if fig.exists() else []
-        parts.append("<ul>" + "".join(f"<li><a href='{rel(f)}'>{html.escape(f.name)}</a></li>" for f in files
-                                      if f.suffix in (".md", ".csv")) + "</ul>")
-        parts += [f"<figure><img src='{rel(f)}' style='max-width:900px'><figcaption>{html.escape(f.name)}</figcaption></figure>"
-                  for f in files if f.suffix == ".png"]
-    out.parent.mkdir(parents=True, exist_ok=True); out.write_text("\n".join(parts), encoding="utf-8")
+             f"<p>Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; profile: "
+             f"{html.escape(done[0]['params']['profile']) if done else '-'}. Papers: "
+             + ", ".join(f"<a href='#{html.escape(p)}'>{html.escape(p)}</a>" for p in papers) + ".</p>"]
+    for paper in papers:
+        jobs = [j for j in done if j["paper"] == paper]
+        fig = Path(jobs[0].get("final_fig_dir") or jobs[0]["params"]["fig_dir"])
+        parts += _paper_section(paper, jobs, fig, rel, meta.get(paper, {}), (notes or {}).get(paper, ""))
+    atomic_write(out, "\n".join(parts))
     return out
 
 # %% ../nbs/09_cli.ipynb #646a220c
-def _merge_manifest(done: list[dict], path: Path) -> list[dict]:
+_MANIFEST_KEYS = {"paper", "stem", "input", "output", "seconds", "params"}
+
+def _read_json(path: Path, default):
+    try: return json.loads(path.read_text()) if path.exists() else default
+    except (json.JSONDecodeError, UnicodeDecodeError): return default
+
+def _merge_manifest(done: list[dict], path: Path, registry=None) -> list[dict]:
     "Merge this run's jobs into the manifest at `path`; return all jobs in registry order for the index."
-    try: old = json.loads(path.read_text()) if path.exists() else []
-    except json.JSONDecodeError: old = []
-    old = [m for m in old if isinstance(m, dict) and {"paper", "stem", "input", "output", "seconds", "params"} <= set(m)]
+    old = _read_json(path, [])
+    old = [m for m in old if isinstance(m, dict) and _MANIFEST_KEYS <= set(m)] if isinstance(old, list) else []
     mine = {(j["paper"], j["stem"]) for j in done}
     kept = [dict(m, input=Path(m["input"]), output=Path(m["output"])) for m in old
             if (m["paper"], m["stem"]) not in mine and Path(m["output"]).exists()]
-    order = {p: i for i, p in enumerate(load_registry())}
+    try: order = {p: i for i, p in enumerate(load_registry(registry))}
+    except FairlibInputError: order = {}
     jobs = sorted(kept + done, key=lambda j: (order.get(j["paper"], len(order)), j["stem"]))
     rec = [dict(paper=j["paper"], stem=j["stem"], notebook=_shown(j["input"]), input=str(j["input"]),
-                output=str(j["output"]), seconds=round(j["seconds"], 1), params=j["params"]) for j in jobs]
-    path.write_text(json.dumps(rec, indent=1))
+                output=str(j["output"]), seconds=round(j["seconds"], 1), params=j["params"],
+                final_fig_dir=str(j.get("final_fig_dir") or j["params"]["fig_dir"]), finished=j.get("finished", "")) for j in jobs]
+    atomic_write(path, json.dumps(rec, indent=1, default=str))
     return jobs
 
+# %% ../nbs/09_cli.ipynb #386aba26
+_ABS = re.compile(r"\bfairlib((?:\.\w+)+)")
+_REL = re.compile(r"^[ \t]*from[ \t]+(\.+)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[\w \t,]+)", re.M)
+
+def _module_file(pkg: Path, parts) -> Path | None:
+    "The source file of module `fairlib.<parts>` (longest existing prefix), or None."
+    for k in range(len(parts), 0, -1):
+        for f in (pkg.joinpath(*parts[:k]).with_suffix(".py"), pkg.joinpath(*parts[:k], "__init__.py")):
+            if f.is_file(): return f
+    return None
+
+def _fairlib_deps(text: str, pkg: Path, here: Path | None = None) -> set[Path]:
+    "fairlib source files that `text` names (`fairlib.x.y`, and relative imports when `here` is a module file)."
+    out = {f for m in _ABS.finditer(text) if (f := _module_file(pkg, m.group(1).strip(".").split(".")))}
+    if here is not None:
+        for dots, mod, names in _REL.findall(text):
+            base = here.parent
+            for _ in range(len(dots) - 1): base = base.parent
+            parts = list(base.relative_to(pkg).parts) + [p for p in mod.split(".") if p]
+            for n in [n.strip() for n in names.strip("()").split(",") if n.strip()] + [""]:
+                f = _module_file(pkg, parts + ([n] if n else []))
+                if f: out.add(f)
+    return out
+
+def _code_digest(notebook=None) -> str:
+    "Content hash of the fairlib sources `notebook` uses (its fairlib imports, transitively; all sources without one)."
+    import fairlib
+    pkg = Path(fairlib.__file__).parent
+    if notebook is None: files = {p for p in pkg.rglob("*.py") if p.name != "_modidx.py"}
+    else:
+        import nbformat
+        src = "\n".join(c.source for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code")
+        todo, files = _fairlib_deps(src, pkg) | {pkg / "__init__.py"}, set()
+        while todo:
+            f = todo.pop()
+            if f in files: continue
+            files.add(f)
+            for parent in f.relative_to(pkg).parents:   # importing a module runs its packages' __init__
+                init = pkg / parent / "__init__.py"
+                if init.is_file() and init not in files: todo.add(init)
+            todo |= _fairlib_deps(f.read_text(encoding="utf-8", errors="replace"), pkg, f) - files
+    return content_hash(*[(str(p.relative_to(pkg)), p.read_bytes()) for p in sorted(files)])
+
+def _settings_digest() -> str:
+    from fairlib.config import SETTINGS_KEYS, get_setting
+    vals = {k: str(get_setting(k)) for k in SETTINGS_KEYS}
+    for k in ("texas100x_csv", "mimic_root"):   # the data sources: size and mtime of every file
+        v = get_setting(k)
+        if v is not None and v.exists():
+            files = [v] if v.is_file() else sorted(p for p in v.rglob("*") if p.is_file())
+            vals[k] += "".join(f"|{p.relative_to(v.parent)}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    return content_hash(vals)
+
+def job_keys(jobs: list[dict]) -> list[str]:
+    "A content hash per planned job: notebook, parameters, code, settings, and the paper's earlier jobs."
+    sett, prev, keys = _settings_digest(), {}, []
+    for j in jobs:
+        k = content_hash(Path(j["input"]), {k: str(v) for k, v in j["params"].items()}, _code_digest(j["input"]), sett,
+                         prev.get(j["paper"], ""))
+        prev[j["paper"]] = k; keys.append(k)
+    return keys
+
+def _swap(staging: Path, final: Path) -> None:
+    "Replace folder `final` by `staging` (rename; the previous folder is removed after the swap)."
+    final.parent.mkdir(parents=True, exist_ok=True)
+    old = final.with_name(f".{final.name}.previous")
+    if old.exists() and not final.exists(): os.replace(old, final)   # a swap that was itself interrupted
+    if old.exists(): shutil.rmtree(old)
+    if final.exists(): os.replace(final, old)
+    if staging.exists(): os.replace(staging, final)
+    else: final.mkdir(parents=True)
+    shutil.rmtree(old, ignore_errors=True)
+
 # %% ../nbs/09_cli.ipynb #27bd0d9f
+class RunInterrupted(RuntimeError):
+    "Ctrl-C during `reproduce`: finished notebooks are kept for a resume."
+
+def _interrupted(err) -> bool:
+    return isinstance(err, KeyboardInterrupt) or (isinstance(err, NotebookFailed) and err.ename == "KeyboardInterrupt")
+
+def _finish_paper(paper_jobs: list[dict]) -> None:
+    "Swap a finished paper's staged figures and notebooks into place; point its jobs at the final files."
+    j0 = paper_jobs[0]
+    stage = Path(j0["params"]["fig_dir"]).parent
+    _swap(stage / "figures", Path(j0["final_fig_dir"]))
+    _swap(stage / "notebooks", Path(j0["final_output"]).parent)
+    shutil.rmtree(stage, ignore_errors=True)
+    for j in paper_jobs: j["output"] = Path(j["final_output"])
+
 def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None,
-              progress: bool = True) -> list[dict]:
-    "Run the registered paper notebooks in order; stop at the first failure with a clear message."
-    jobs = plan_run(profile, paper, registry=registry, params_dir=params_dir)
-    done, t_all = [], time.time()
-    for i, job in enumerate(jobs, 1):
-        print(f"[{i}/{len(jobs)}] {job['paper']}/{job['stem']} (profile {profile}) ...", flush=True)
-        job["seconds"] = run_notebook(job, progress=progress)
-        print(f"[{i}/{len(jobs)}] {job['paper']}/{job['stem']} done in {job['seconds']:.1f} s", flush=True)
-        done.append(job)
-    if done:
-        base = done[0]["output"].parent.parent
-        all_done = _merge_manifest(done, base / "manifest.json")
-        idx = build_index(all_done, base / "index.html")
-        print(f"{len(done)} notebook(s) in {time.time() - t_all:.0f} s; index: {idx}", flush=True)
+              runs_dir=None, progress: bool = True, resume: bool = True) -> list[dict]:
+    "Run the registered paper notebooks in order (staged, swapped per paper, resumable); stop at the first failure."
+    jobs = plan_run(profile, paper, registry=registry, params_dir=params_dir, runs_dir=runs_dir)
+    if not jobs: return []
+    base = jobs[0]["base"]; base.mkdir(parents=True, exist_ok=True)
+    state_path = base / "run_state.json"
+    keys = job_keys(jobs)
+    state = _read_json(state_path, {}) if resume else {}
+    state = state if isinstance(state, dict) and isinstance(state.get("done"), dict) else {"done": {}}
+    if not resume or state.get("selection") != [profile, paper]:
+        state = {"done": {}}
+    state["selection"] = [profile, paper]
+    save_state = lambda: atomic_write(state_path, json.dumps(state, indent=1))
+    papers = list(dict.fromkeys(j["paper"] for j in jobs))
+    done, t_all, notes, current = [], time.time(), {}, None
+    try:
+        for paper_key in papers:
+            pj = [(i, j) for i, j in enumerate(jobs, 1) if j["paper"] == paper_key]
+            rec = state["done"]
+            if all(rec.get(f"{j['paper']}/{j['stem']}", {}).get("key") == keys[i - 1] and rec[f"{j['paper']}/{j['stem']}"].get("swapped")
+                   for i, j in pj):
+                for i, j in pj:
+                    j["output"], j["seconds"] = Path(j["final_output"]), rec[f"{j['paper']}/{j['stem']}"]["seconds"]
+                    print(f"[{i}/{len(jobs)}] {j['paper']}/{j['stem']}: finished before the interruption, kept (resume)", flush=True)
+                done += [j for _, j in pj]; continue
+            kept_any = False
+            for i, job in pj:
+                jid = current = f"{job['paper']}/{job['stem']}"
+                r = rec.get(jid, {})
+                if r.get("key") == keys[i - 1] and Path(job["output"]).exists() and Path(job["params"]["fig_dir"]).exists():
+                    kept_any = True
+                    job["seconds"], job["finished"] = r["seconds"], r.get("finished", "")
+                    print(f"[{i}/{len(jobs)}] {jid}: unchanged since the interrupted run, kept (resume)", flush=True)
+                    continue
+                rec.pop(jid, None)
+                if not kept_any:   # nothing of an earlier attempt is reused: start from an empty staging folder
+                    shutil.rmtree(Path(job["params"]["fig_dir"]).parent, ignore_errors=True); kept_any = True
+                print(f"[{i}/{len(jobs)}] {jid} (profile {profile}) ...", flush=True)
+                job["seconds"] = run_notebook(job, progress=progress)
+                job["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+                rec[jid] = dict(key=keys[i - 1], seconds=round(job["seconds"], 2), finished=job["finished"]); save_state()
+                print(f"[{i}/{len(jobs)}] {jid} done in {job['seconds']:.1f} s", flush=True)
+            current = None
+            _finish_paper([j for _, j in pj])
+            for _, j in pj: rec[f"{j['paper']}/{j['stem']}"]["swapped"] = True
+            save_state()
+            done += [j for _, j in pj]
+            build_index(_merge_manifest([j for _, j in pj], base / "manifest.json", registry), base / "index.html", registry=registry)
+    except (KeyboardInterrupt, NotebookFailed) as e:
+        save_state()
+        failed = current.split("/")[0] if current else None
+        if failed:
+            what = "interrupted" if _interrupted(e) else "failed"
+            notes[failed] = (f"The last run {what} in {current} ({time.strftime('%Y-%m-%d %H:%M:%S')}): the tables, figures and "
+                             "notebooks below are from the previous complete run of this paper.")
+        all_jobs = _merge_manifest([], base / "manifest.json", registry)
+        if all_jobs: build_index(all_jobs, base / "index.html", registry=registry, notes=notes)
+        if _interrupted(e):
+            n = sum(1 for j in jobs if f"{j['paper']}/{j['stem']}" in state["done"])
+            raise RunInterrupted(f"interrupted during {current or 'the index'}; {n} of {len(jobs)} notebook(s) finished and kept, "
+                                 f"previous figures untouched; run the same command again to resume") from None
+        raise
+    state_path.unlink(missing_ok=True)
+    print(f"{len(jobs)} notebook(s) in {time.time() - t_all:.0f} s; index: {base / 'index.html'}", flush=True)
     return done
 
 # %% ../nbs/09_cli.ipynb #686a8311
@@ -170,9 +415,20 @@ def main(argv=None):
     r.add_argument("--profile", default="quick", help="parameter profile: quick, smoke or full")
     r.add_argument("--paper", default=None, help="run only this paper (a key of params/papers.yaml)")
     r.add_argument("--no-progress", action="store_true", help="hide the per-cell progress bar")
+    r.add_argument("--no-resume", action="store_true", help="discard the state of an interrupted run and start afresh")
+    r.add_argument("--registry", default=None, help=argparse.SUPPRESS)     # tests: another registry
+    r.add_argument("--params-dir", default=None, help=argparse.SUPPRESS)   # tests: another params folder
+    r.add_argument("--runs-dir", default=None, help=argparse.SUPPRESS)     # tests: another runs folder
     a = ap.parse_args(argv)
     try:
-        reproduce(a.profile, a.paper or None, progress=not a.no_progress)
+        reproduce(a.profile, a.paper or None, progress=not a.no_progress, resume=not a.no_resume,
+                  registry=a.registry, params_dir=a.params_dir, runs_dir=a.runs_dir)
+    except RunInterrupted as e:
+        print(f"\nfairlib reproduce: {e}", file=sys.stderr, flush=True)
+        return 130
+    except KeyboardInterrupt:
+        print("\nfairlib reproduce: interrupted; run the same command again to resume", file=sys.stderr, flush=True)
+        return 130
     except (NotebookFailed, FairlibInputError) as e:
         print(f"\nfairlib reproduce: FAILED\n  {e}", file=sys.stderr, flush=True)
         return 1

@@ -7,12 +7,15 @@ Docs: https://fairlib.github.io/fairlib/config.html.md"""
 # %% ../nbs/00_config.ipynb #05664221
 from __future__ import annotations
 import configparser
+import difflib
 import os
+import re
 from pathlib import Path
 from .core import FairlibInputError
 
 # %% auto #0
-__all__ = ['SETTINGS_KEYS', 'repo_root', 'settings_path', 'get_setting', 'describe_settings']
+__all__ = ['SETTINGS_KEYS', 'SETTINGS_SECTION', 'ENV_PREFIX', 'ENV_EXTRA', 'repo_root', 'settings_path', 'check_environment',
+           'get_setting', 'describe_settings']
 
 # %% ../nbs/00_config.ipynb #558fee96
 SETTINGS_KEYS = {  # key -> (kind, default, description)
@@ -32,39 +35,88 @@ def repo_root() -> Path:
     return Path(fairlib.__file__).resolve().parent.parent
 
 def settings_path() -> Path:
-    "The site settings file in use: `$FAIRLIB_SETTINGS` or `<repo>/settings.ini`."
-    return Path(os.environ.get("FAIRLIB_SETTINGS") or repo_root() / "settings.ini")
+    "The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist) or `<repo>/settings.ini`."
+    env = os.environ.get("FAIRLIB_SETTINGS", "")
+    if not env.strip(): return repo_root() / "settings.ini"   # unset or empty: the checkout's file
+    p = Path(env).expanduser()
+    if not p.is_file():
+        raise FairlibInputError("FAIRLIB_SETTINGS", f"points at {env!r}, which is not a file; unset it to use "
+                                f"{repo_root() / 'settings.ini'}, or point it at an existing settings file", "settings_path")
+    return p.resolve()
 
 # %% ../nbs/00_config.ipynb #47e1b1ad
+SETTINGS_SECTION = "fairlib"
+ENV_PREFIX = "FAIRLIB_"
+ENV_EXTRA = ("FAIRLIB_SETTINGS",)   # environment keys that are not settings
+
+def _suggest(name: str, known) -> str:
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; known: {sorted(known)}"
+
+def _line_of(path: Path, pattern: str) -> int | None:
+    for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+        if re.match(pattern, line.strip(), re.I): return i
+    return None
+
 def _read_ini(path: Path) -> dict:
+    "The `[fairlib]` section of `path` ({} when the default file is absent), validated."
+    func = "read_settings"
     if not path.exists(): return {}
-    cp = configparser.ConfigParser(inline_comment_prefixes=("#", ";"))
-    cp.read(path)
-    return dict(cp["fairlib"]) if cp.has_section("fairlib") else {}
+    cp = configparser.ConfigParser(inline_comment_prefixes=("#", ";"), interpolation=None)
+    try: cp.read(path, encoding="utf-8")
+    except configparser.Error as e:
+        raise FairlibInputError("settings", f"{path} is not a valid settings file: {' '.join(str(e).split())}", func) from None
+    except UnicodeDecodeError: raise FairlibInputError("settings", f"{path} is not UTF-8 text", func) from None
+    for sec in cp.sections():
+        if sec != SETTINGS_SECTION:
+            line = _line_of(path, rf"\[\s*{re.escape(sec)}\s*\]")
+            raise FairlibInputError("settings", f"{path}, line {line}: unknown section [{sec}]" + _suggest(sec, [SETTINGS_SECTION]), func)
+    if not cp.has_section(SETTINGS_SECTION): return {}
+    sec = dict(cp[SETTINGS_SECTION])
+    for k in sec:
+        if k not in SETTINGS_KEYS:
+            line = _line_of(path, rf"{re.escape(k)}\s*[=:]")
+            raise FairlibInputError("settings", f"{path}, line {line}: unknown key {k!r} in [{SETTINGS_SECTION}]" + _suggest(k, SETTINGS_KEYS), func)
+    return sec
+
+def check_environment() -> None:
+    "Raise on a `FAIRLIB_*` environment variable that names no setting."
+    known = {f"{ENV_PREFIX}{k.upper()}" for k in SETTINGS_KEYS} | set(ENV_EXTRA)
+    for k in sorted(os.environ):
+        if k.startswith(ENV_PREFIX) and k not in known:
+            raise FairlibInputError(k, f"environment variable {k} names no fairlib setting" + _suggest(k, known), "get_setting")
 
 # %% ../nbs/00_config.ipynb #c398313e
 def get_setting(key: str, default=None):
     "Site setting `key`: env `FAIRLIB_<KEY>` > settings file > built-in default; None when empty."
-    if key not in SETTINGS_KEYS:
-        raise FairlibInputError("key", f"unknown setting {key!r}; known: {sorted(SETTINGS_KEYS)}", "get_setting")
+    if not isinstance(key, str) or key not in SETTINGS_KEYS:
+        raise FairlibInputError("key", f"unknown setting {key!r}" + _suggest(str(key), SETTINGS_KEYS), "get_setting")
+    check_environment()
     kind, builtin, _ = SETTINGS_KEYS[key]
-    env = os.environ.get(f"FAIRLIB_{key.upper()}")
-    raw = env if env is not None else _read_ini(settings_path()).get(key, builtin)
+    env = os.environ.get(f"{ENV_PREFIX}{key.upper()}")
+    where = f"environment variable {ENV_PREFIX}{key.upper()}" if env is not None else None
+    if env is None:
+        path = settings_path(); ini = _read_ini(path)
+        raw, where = (ini[key], f"{path}") if key in ini else (builtin, "built-in default")
+    else: raw = env
     raw = (raw or "").strip()
     if raw == "": return default
     if kind == "int":
-        try: return int(raw)
-        except ValueError: raise FairlibInputError(key, f"must be an integer, got {raw!r}", "get_setting") from None
+        try: v = int(raw)
+        except ValueError: raise FairlibInputError(key, f"must be an integer, got {raw!r} (from {where})", "get_setting") from None
+        if key == "n_jobs" and v == 0: raise FairlibInputError(key, f"must be a non-zero integer (-1 = all cores), got 0 (from {where})", "get_setting")
+        return v
     if kind == "path":
         p = Path(raw).expanduser()
         return p if p.is_absolute() else (settings_path().parent / p).resolve()
     return raw
 
-# %% ../nbs/00_config.ipynb #c7028252
+# %% ../nbs/00_config.ipynb #0828861d
 def describe_settings() -> "pd.DataFrame":
     "One row per site setting: value in use, where it came from, and what it is for."
     import pandas as pd
     ini = _read_ini(settings_path())
+    check_environment()
     rows = []
     for k, (kind, builtin, desc) in SETTINGS_KEYS.items():
         src = "environment" if f"FAIRLIB_{k.upper()}" in os.environ else ("settings.ini" if k in ini else "default")

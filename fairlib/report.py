@@ -1,4 +1,4 @@
-"""Where paper notebooks put their tables and figures, and how they label the data that produced them.
+"""Where paper notebooks put their tables and figures, how they label the data that produced them, and how small cells from real data are kept out of every output.
 
 Docs: https://fairlib.github.io/fairlib/report.html.md"""
 
@@ -6,16 +6,26 @@ Docs: https://fairlib.github.io/fairlib/report.html.md"""
 
 # %% ../nbs/03_report.ipynb #9737aac2
 from __future__ import annotations
+import logging
+import re
 from pathlib import Path
+import numpy as np
 import pandas as pd
 from .config import repo_root
+from .core import FairlibInputError, SMALL_CELL_THRESHOLD, atomic_path, is_small_count, mask_count
+
+log = logging.getLogger("fairlib.report")
 
 # %% auto #0
-__all__ = ['paper_dirs', 'save_table', 'save_figure', 'source_banner']
+__all__ = ['log', 'ID_COLUMNS', 'paper_dirs', 'is_real_source', 'infer_count_columns', 'suppression_masks',
+           'suppress_small_cells', 'mask_text_counts', 'save_table', 'check_aggregate', 'save_figure', 'source_banner',
+           'scan_for_small_cells']
 
 # %% ../nbs/03_report.ipynb #67e23c58
 def paper_dirs(paper: str, fig_dir=None, work_dir=None) -> tuple[Path, Path]:
     "Resolve (and create) a paper's figure folder (default `figures/<paper>`) and work folder (default `runs/work/<paper>`)."
+    if not isinstance(paper, str) or not paper.strip():
+        raise FairlibInputError("paper", f"must be a non-empty paper key, got {paper!r}", "paper_dirs")
     root = repo_root()
     fig = Path(fig_dir) if fig_dir else root / "figures" / paper
     work = Path(work_dir) if work_dir else root / "runs" / "work" / paper
@@ -23,29 +33,338 @@ def paper_dirs(paper: str, fig_dir=None, work_dir=None) -> tuple[Path, Path]:
     return fig, work
 
 # %% ../nbs/03_report.ipynb #1e5d799c
-def _md_table(df: pd.DataFrame, index: bool, floatfmt: str) -> str:
-    return df.to_markdown(index=index, floatfmt=floatfmt)
+_REAL_MARK = re.compile(r"\bREAL\b|real credentialed", re.UNICODE)
 
-def save_table(df: pd.DataFrame, name: str, *, fig_dir, caption: str = "", source: str = "",
-               index: bool = False, floatfmt: str = ".3f") -> pd.DataFrame:
-    "Write `df` to `<fig_dir>/<name>.csv` and `<name>.md` (caption and source line on top); return `df` for display."
-    fig_dir = Path(fig_dir); fig_dir.mkdir(parents=True, exist_ok=True)
-    df.to_csv(fig_dir / f"{name}.csv", index=index)
-    head = "".join(f"{s}\n\n" for s in (f"**{caption}**" if caption else "", f"Source: {source}" if source else "") if s)
-    (fig_dir / f"{name}.md").write_text(head + _md_table(df, index, floatfmt) + "\n")
-    return df
+def is_real_source(source: str) -> bool:
+    "True unless `source` says 'synthetic' (case-insensitive); always True when it names a real file ('REAL', 'real credentialed')."
+    if not isinstance(source, str):
+        raise FairlibInputError("source", f"must be a string naming the data, got {type(source).__name__}", "is_real_source")
+    return bool(_REAL_MARK.search(source)) or "synthetic" not in source.lower()
 
 # %% ../nbs/03_report.ipynb #18c6c518
-def save_figure(fig, name: str, *, fig_dir, dpi: int = 120) -> Path:
-    "Save a matplotlib figure as `<fig_dir>/<name>.png` and return the path."
-    fig_dir = Path(fig_dir); fig_dir.mkdir(parents=True, exist_ok=True)
-    path = fig_dir / f"{name}.png"
-    fig.savefig(path, dpi=dpi, bbox_inches="tight")
+_COUNT_NAME = re.compile(r"(^|_)(n|count|counts|excluded|remaining|records|cases|patients|stays|admissions|"
+                         r"subjects|flips|comparisons|size|sites|yes|no|tp|fp|tn|fn)(_|$)", re.I)
+
+def infer_count_columns(df: pd.DataFrame) -> list[str]:
+    "Columns that hold counts: integer dtype (not bool), or integral values under a count-like name (n, count, excluded, ...)."
+    out = []
+    for c in df.columns:
+        s = df[c]
+        if pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s): continue
+        if pd.api.types.is_integer_dtype(s): out.append(c); continue
+        v = s.dropna().to_numpy(dtype=float)
+        if _COUNT_NAME.search(str(c)) and v.size and np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(v >= 0):
+            out.append(c)
+    return out
+
+# %% ../nbs/03_report.ipynb #d3188c03
+def _cols(x, df, name, func, *, kind="count") -> list:
+    if x is None: return []
+    xs = [x] if isinstance(x, str) else list(x)
+    miss = [c for c in xs if c not in df.columns]
+    if miss: raise FairlibInputError(name, f"names column(s) {miss} that the table lacks; columns: {list(df.columns)}", func)
+    if kind == "count":
+        for c in xs:
+            s = pd.to_numeric(df[c], errors="coerce")
+            bad = df[c].notna() & s.isna()
+            if bad.any(): raise FairlibInputError(name, f"column {c!r} must hold counts, got {df[c][bad].iloc[0]!r}", func)
+            if (s < 0).any(): raise FairlibInputError(name, f"column {c!r} holds a negative count ({s.min()})", func)
+    return xs
+
+def _check_table(df, func):
+    if not isinstance(df, pd.DataFrame):
+        raise FairlibInputError("df", f"must be a pandas DataFrame, got {type(df).__name__}", func)
+    if df.columns.duplicated().any():
+        raise FairlibInputError("df", f"has duplicated column(s) {list(df.columns[df.columns.duplicated()])}", func)
+
+# %% ../nbs/03_report.ipynb #6bf21629
+def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margins_known):
+    "Lists of cells (row position, column) whose sum is known to the reader."
+    n = len(df)
+    is_total = np.zeros(n, bool)
+    if total_rows is not None:
+        tr = np.asarray(total_rows)
+        if tr.dtype == bool and tr.shape == (n,): is_total = tr
+        else: is_total = df.index.isin(list(tr))
+    blocks = ([np.arange(n)] if not groups else
+              [np.asarray(ix) for ix in df.reset_index(drop=True).groupby(groups, sort=False, dropna=False).indices.values()])
+    flow_cols = set(flow or ())
+    rels = []
+    for cols in ([c for c in cc if c not in flow_cols], rate_cells):
+        for c in cols:
+            for b in blocks:
+                parts, tots = [i for i in b if not is_total[i]], [i for i in b if is_total[i]]
+                if tots: rels += [[(i, c) for i in parts] + [(t, c)] for t in tots]
+                elif margins_known and len(parts) > 1: rels.append([(i, c) for i in parts])
+    if row_total is not None:
+        others = [c for c in cc if c != row_total and c not in flow_cols]
+        rels += [[(i, c) for c in others] + ([(i, row_total)] if isinstance(row_total, str) else []) for i in range(n)]
+    if flow:
+        exc, rem = flow
+        for b in blocks:
+            rels += [[(b[j - 1], rem), (b[j], exc), (b[j], rem)] for j in range(1, len(b))]
+    return [r for r in rels if len(r) > 1]
+
+# %% ../nbs/03_report.ipynb #51cab94e
+def suppression_masks(df: pd.DataFrame, *, count_columns=None, groups=None, total_rows=None, row_total=None,
+                      flow=None, rate_columns=None, derived_columns=None, margins_known: bool = True,
+                      threshold: int = SMALL_CELL_THRESHOLD) -> tuple[pd.DataFrame, pd.DataFrame]:
+    "(primary, complementary) boolean frames marking the cells `suppress_small_cells` hides (arguments as there)."
+    func = "suppress_small_cells"
+    _check_table(df, func)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) or threshold < 1:
+        raise FairlibInputError("threshold", f"must be a positive integer, got {threshold!r}", func)
+    cc = _cols(infer_count_columns(df) if count_columns is None else count_columns, df, "count_columns", func)
+    groups = _cols(groups, df, "groups", func, kind="any")
+    if flow is not None:
+        if isinstance(flow, str) or len(flow) != 2: raise FairlibInputError("flow", f"must be a pair (excluded, remaining), got {flow!r}", func)
+        _cols(list(flow), df, "flow", func); cc += [c for c in flow if c not in cc]
+    if isinstance(row_total, str): _cols(row_total, df, "row_total", func); cc += [row_total] if row_total not in cc else []
+    elif row_total not in (None, True): raise FairlibInputError("row_total", f"must be a column name, True or None, got {row_total!r}", func)
+    rates = {}
+    for r, spec in (rate_columns or {}).items():
+        den, scale = (spec, 1.0) if isinstance(spec, str) else tuple(spec)
+        _cols(r, df, "rate_columns", func, kind="any"); _cols(den, df, "rate_columns", func)
+        rates[r] = (den, float(scale))
+    derived = dict(derived_columns or {})
+    for d, s in derived.items(): _cols(d, df, "derived_columns", func, kind="any"); _cols(s, df, "derived_columns", func)
+
+    small = lambda v: (v > 0) & (v < threshold)
+    val = {c: pd.to_numeric(df[c], errors="coerce").to_numpy(float) for c in cc}
+    hidden = pd.DataFrame(False, index=range(len(df)), columns=df.columns)
+    for c in cc: hidden[c] = small(np.nan_to_num(val[c]))
+    for r, (den, scale) in rates.items():   # a rate reveals its numerator k = rate * n
+        n_ = pd.to_numeric(df[den], errors="coerce").to_numpy(float)
+        k = np.round(pd.to_numeric(df[r], errors="coerce").to_numpy(float) / scale * n_)
+        val[r] = np.nan_to_num(k)
+        hidden[r] = small(np.nan_to_num(k)) | small(np.nan_to_num(n_ - k))
+    primary = hidden.copy()
+    rels = _relations(df, cc, groups=groups, total_rows=total_rows, row_total=row_total, flow=flow,
+                      rate_cells=list(rates), margins_known=margins_known)
+    H = hidden.to_numpy(); col = {c: j for j, c in enumerate(df.columns)}
+    changed = True
+    while changed:
+        changed = False
+        for r, (den, _) in rates.items():
+            add = H[:, col[den]] & ~H[:, col[r]]
+            if add.any(): H[add, col[r]] = True; changed = True
+        for d, s in derived.items():
+            add = H[:, col[s]] & ~H[:, col[d]]
+            if add.any(): H[add, col[d]] = True; changed = True
+        for rel in rels:
+            if sum(H[i, col[c]] for i, c in rel) != 1: continue
+            shown = [(val[c][i], i, c) for i, c in rel if not H[i, col[c]]]
+            pos = [t for t in shown if t[0] > 0] or shown
+            _, i, c = min(pos, key=lambda t: (t[0], t[1]))
+            H[i, col[c]] = True; changed = True
+    hidden = pd.DataFrame(H, index=df.index, columns=df.columns)
+    primary.index = df.index
+    return primary, hidden & ~primary
+
+# %% ../nbs/03_report.ipynb #ac75318a
+def suppress_small_cells(df: pd.DataFrame, *,
+                         count_columns=None,     # count columns (default: `infer_count_columns`)
+                         groups=None,            # column(s) whose blocks sum to a known total (default: whole table)
+                         total_rows=None,        # index labels or boolean mask of margin rows (totals of their block)
+                         row_total=None,         # count column that sums the row's other counts, or True (known, not shown)
+                         flow=None,              # (excluded, remaining) columns of an exclusion flow
+                         rate_columns=None,      # {rate column: denominator count column, or (column, 100) for %}
+                         derived_columns=None,   # {column: count column it is computed from}
+                         margins_known: bool = True,  # blocks sum to a known total even without a total row
+                         threshold: int = SMALL_CELL_THRESHOLD,  # counts 1..threshold-1 are hidden
+                         ) -> pd.DataFrame:
+    "`df` with small counts and every cell that would give one away set to missing, and a `suppressed` column naming them."
+    primary, comp = suppression_masks(df, count_columns=count_columns, groups=groups, total_rows=total_rows,
+                                      row_total=row_total, flow=flow, rate_columns=rate_columns,
+                                      derived_columns=derived_columns, margins_known=margins_known, threshold=threshold)
+    hide = primary | comp
+    out = df.copy()
+    for c in df.columns[hide.any().to_numpy()]:
+        s = out[c]
+        if pd.api.types.is_integer_dtype(s): s = s.astype("Int64")
+        elif pd.api.types.is_bool_dtype(s) or not pd.api.types.is_numeric_dtype(s): s = s.astype(object)
+        out[c] = s.mask(hide[c])
+    out["suppressed"] = [", ".join(f"{c} ({'<' + str(threshold) if primary.at[ix, c] else 'complementary'})"
+                                   for c in df.columns if hide.at[ix, c]) for ix in df.index]
+    out.attrs["suppression"] = {"primary": primary, "complementary": comp, "threshold": threshold}
+    return out
+
+# %% ../nbs/03_report.ipynb #591c697f
+_TEXT_COUNT = re.compile(r"(\bn\s*=\s*|\b)(\d[\d,]*)(\s+(?:records|cases|patients|stays|admissions|subjects|people)\b)?", re.I)
+
+def mask_text_counts(text: str, *, threshold: int = SMALL_CELL_THRESHOLD) -> str:
+    "Replace `n=5` and `5 records` (and the like) in free text by `n=<11` / `<11 records`."
+    def sub(m):
+        if not (m.group(1).strip() or m.group(3)): return m.group(0)
+        v = int(m.group(2).replace(",", ""))
+        return f"{m.group(1)}<{threshold}{m.group(3) or ''}" if 0 < v < threshold else m.group(0)
+    return _TEXT_COUNT.sub(sub, text)
+
+# %% ../nbs/03_report.ipynb #1f17d6c5
+def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = None) -> str:
+    if sup:
+        df = df.astype(object).copy()
+        p, c = sup["primary"], sup["complementary"]
+        for col in df.columns:
+            if col in p.columns and (p[col] | c[col]).any():
+                df.loc[p[col].to_numpy(), col] = f"<{sup['threshold']}"
+                df.loc[c[col].to_numpy(), col] = "suppressed"
+    return df.to_markdown(index=index, floatfmt=floatfmt)
+
+def _write(path: Path, writer) -> Path:
+    with atomic_path(path) as tmp: writer(tmp)
     return path
 
-# %% ../nbs/03_report.ipynb #825b817f
+# %% ../nbs/03_report.ipynb #1b9a59b0
+def save_table(df: pd.DataFrame, name: str, *, fig_dir, caption: str = "", source: str = "",
+               real: bool | None = None,    # real data? None: `is_real_source(source)` (real unless it says synthetic)
+               count_columns=None,          # count columns to protect (default: `infer_count_columns`)
+               twin_only: bool = False,     # a table that only makes sense for the synthetic twin: not written for real data
+               index: bool = False, floatfmt: str = ".3f",
+               **suppression,               # groups, total_rows, row_total, flow, rate_columns, derived_columns, margins_known
+               ) -> pd.DataFrame | None:
+    "Write `df` to `<fig_dir>/<name>.csv` and `.md` atomically (small cells suppressed when real); return what was written."
+    func = "save_table"
+    _check_table(df, func)
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise FairlibInputError("name", f"must be a plain file stem, got {name!r}", func)
+    if not isinstance(source, str): raise FairlibInputError("source", f"must be a string, got {type(source).__name__}", func)
+    if real is None:
+        real = is_real_source(source)
+        if real and count_columns is None and not suppression:
+            log.info("save_table(%s): source %r does not say 'synthetic': treated as real data", name, source[:60])
+    elif not isinstance(real, (bool, np.bool_)): raise FairlibInputError("real", f"must be True, False or None, got {real!r}", func)
+    if twin_only and real:
+        msg = f"save_table: {name} not written: it only makes sense for the synthetic twin and the source is real"
+        log.warning(msg); print(msg)
+        return None
+    fig_dir = Path(fig_dir); fig_dir.mkdir(parents=True, exist_ok=True)
+    sup = None
+    if real:
+        df = suppress_small_cells(df, count_columns=count_columns, **suppression)
+        sup = df.attrs.pop("suppression")
+        if not df["suppressed"].astype(bool).any() and count_columns is None and not infer_count_columns(df):
+            df = df.drop(columns="suppressed")
+        for c in df.columns:
+            if df[c].dtype == object:
+                df[c] = [mask_text_counts(v) if isinstance(v, str) else v for v in df[c]]
+    _write(fig_dir / f"{name}.csv", lambda t: df.to_csv(t, index=index))
+    head = "".join(f"{s}\n\n" for s in (f"**{caption}**" if caption else "", f"Source: {source}" if source else "") if s)
+    _write(fig_dir / f"{name}.md", lambda t: t.write_text(head + _md_table(df, index, floatfmt, sup) + "\n"))
+    return df
+
+# %% ../nbs/03_report.ipynb #b03978f9
+ID_COLUMNS = ("subject_id", "stay_id", "hadm_id", "THCIC_ID", "thcic_id", "note_id", "pat_id", "record_id")
+
+def check_aggregate(df: pd.DataFrame, count_columns=None, *, threshold: int = SMALL_CELL_THRESHOLD) -> pd.DataFrame:
+    "Raise unless `df` is safe to draw from real data: no identifier column and no count of 1..threshold-1; return `df`."
+    func = "check_aggregate"
+    _check_table(df, func)
+    ids = [c for c in df.columns if c in ID_COLUMNS]
+    if ids: raise FairlibInputError("df", f"holds row-level identifier column(s) {ids}; draw aggregates only", func)
+    cc = _cols(infer_count_columns(df) if count_columns is None else count_columns, df, "count_columns", func)
+    bad = {c: int(((v := pd.to_numeric(df[c], errors="coerce")) > 0).mul(v < threshold).sum()) for c in cc}
+    bad = {c: k for c, k in bad.items() if k}
+    if bad: raise FairlibInputError("df", f"would draw small counts from real data (cells of 1..{threshold - 1} in {bad}); "
+                                    "aggregate or suppress_small_cells first", func)
+    return df
+
+# %% ../nbs/03_report.ipynb #58bfca3f
+def save_figure(fig, name: str, *, fig_dir, dpi: int = 120,
+                real: bool = False,       # drawn from real data?
+                data=None,                # the frame the figure shows (checked by `check_aggregate` when real)
+                count_columns=None,       # its count columns
+                ) -> Path:
+    "Save a matplotlib figure atomically as `<fig_dir>/<name>.png` (after `check_aggregate(data)` when real) and return the path."
+    func = "save_figure"
+    if not hasattr(fig, "savefig"): raise FairlibInputError("fig", f"must be a matplotlib Figure, got {type(fig).__name__}", func)
+    if not isinstance(name, str) or not name or "/" in name: raise FairlibInputError("name", f"must be a plain file stem, got {name!r}", func)
+    if real:
+        if data is None: log.info("save_figure(%s): real data; the notebook is responsible for drawing aggregates only", name)
+        else: check_aggregate(data, count_columns)
+    fig_dir = Path(fig_dir); fig_dir.mkdir(parents=True, exist_ok=True)
+    return _write(fig_dir / f"{name}.png", lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"))
+
+# %% ../nbs/03_report.ipynb #174b3f02
 def source_banner(source: str) -> str:
     "A one-line Markdown banner for the top of a notebook section naming the data in use."
-    synthetic = "synthetic" in source.lower()
+    synthetic = not is_real_source(source)
     flag = "⚠️ synthetic data — numbers are not real-patient results" if synthetic else "real data"
     return f"**Data in use:** {source} ({flag})"
+
+# %% ../nbs/03_report.ipynb #d3b47b4f
+def _md_frames(text: str):
+    "Pipe tables in Markdown text as DataFrames of strings."
+    block = []
+    for line in text.splitlines() + [""]:
+        if line.strip().startswith("|"): block.append(line.strip()); continue
+        if len(block) >= 2:
+            rows = [[c.strip() for c in b.strip("|").split("|")] for b in block]
+            yield pd.DataFrame(rows[2:], columns=rows[0])
+        block = []
+
+def _html_frames(text: str):
+    from bs4 import BeautifulSoup
+    for t in BeautifulSoup(text, "html.parser").find_all("table"):
+        heads = [th.get_text(strip=True) for th in (t.find("thead") or t).find_all("tr")[-1].find_all(["th", "td"])]
+        body = t.find("tbody") or t
+        rows = [[td.get_text(strip=True) for td in tr.find_all(["th", "td"])] for tr in body.find_all("tr")]
+        rows = [r for r in rows if len(r) == len(heads) and r != heads]
+        if heads and rows: yield pd.DataFrame(rows, columns=heads)
+
+def _num(s: pd.Series) -> pd.Series:
+    return pd.to_numeric(s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce")
+
+def _frame_findings(df, where, count_columns, ids, threshold):
+    out = []
+    df = df.loc[:, ~pd.Index(df.columns).duplicated()]
+    names = [c for c in df.columns if c in (count_columns or ()) or (count_columns is None and _COUNT_NAME.search(str(c)))]
+    for c in names:
+        v = _num(df[c])
+        for val in v[(v > 0) & (v < threshold) & (v == v.round())]:
+            out.append(dict(file=where, kind="small count", column=str(c), value=int(val)))
+    for c in df.columns:
+        if str(c) in ID_COLUMNS: out.append(dict(file=where, kind="identifier column", column=str(c), value=None))
+    if ids:
+        cells = set(df.astype(str).to_numpy().ravel().tolist())
+        for i in ids & cells: out.append(dict(file=where, kind="identifier value", column="", value=i))
+    return out
+
+_TEXT_SMALL = re.compile(r"\bn\s*=\s*([1-9]|10)\b(?![\d.,])")
+
+def scan_for_small_cells(folder, *,
+                         count_columns=None,   # column names to check (default: count-like names)
+                         identifiers=(),       # identifier values (e.g. stay ids, THCIC ids) that must not appear
+                         threshold: int = SMALL_CELL_THRESHOLD) -> pd.DataFrame:
+    "Every small count, identifier column and identifier value found in the tables and executed notebooks under `folder`."
+    folder = Path(folder)
+    if not folder.is_dir(): raise FairlibInputError("folder", f"no such folder: {folder}", "scan_for_small_cells")
+    ids = {str(i) for i in identifiers}
+    found = []
+    for p in sorted(folder.rglob("*")):
+        rel = str(p.relative_to(folder))
+        if p.suffix == ".csv":
+            try: df = pd.read_csv(p, dtype=str, keep_default_na=False)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+                found.append(dict(file=rel, kind="unreadable", column="", value=str(e)[:80])); continue
+            found += _frame_findings(df, rel, count_columns, ids, threshold)
+        elif p.suffix == ".md":
+            for df in _md_frames(p.read_text(errors="replace")): found += _frame_findings(df, rel, count_columns, ids, threshold)
+        elif p.suffix == ".ipynb":
+            import nbformat
+            nb = nbformat.read(p, as_version=4)
+            for i, cell in enumerate(nb.cells):
+                for o in cell.get("outputs", []):
+                    texts = [o.get("text", "")] + [v if isinstance(v, str) else "".join(v) for k, v in o.get("data", {}).items()
+                                                    if k in ("text/plain", "text/html", "text/markdown")]
+                    for t in texts:
+                        where = f"{rel} cell {i}"
+                        for m in _TEXT_SMALL.finditer(t): found.append(dict(file=where, kind="small count in text", column="", value=int(m.group(1))))
+                        for c in ID_COLUMNS:
+                            if re.search(rf"\b{c}\b", t): found.append(dict(file=where, kind="identifier column", column=c, value=None))
+                        for df in list(_html_frames(t)) if "<table" in t else []:
+                            found += _frame_findings(df, where, count_columns, ids, threshold)
+                        toks = set(re.findall(r"\b\d+\b", t))
+                        for v in ids & toks: found.append(dict(file=where, kind="identifier value", column="", value=v))
+    cols = ["file", "kind", "column", "value"]
+    return pd.DataFrame(found, columns=cols).drop_duplicates().reset_index(drop=True)

@@ -84,3 +84,170 @@ def test_single_paper_run_keeps_other_papers_in_index(tmp_path):
     done = cli.reproduce("smoke", "demo_b", registry=tmp_path / "papers.yaml", params_dir=tmp_path, progress=False)
     index = (done[0]["output"].parent.parent / "index.html").read_text()
     assert "demo_a.html" in index and "demo_b.html" in index
+
+
+# --- staging, swap, resume, interruption, the index as a report (issue 9 §2, issue 8 §4) ---------------------------
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+
+_NB1 = ["profile = fig_dir = work_dir = None\nv = 0",
+        "from pathlib import Path\nimport pandas as pd\nfrom fairlib.report import save_table\n"
+        "Path(work_dir).mkdir(parents=True, exist_ok=True)\n"
+        "with open(Path(work_dir) / 'nb1_runs.txt', 'a') as f: f.write('run\\n')\n"
+        "save_table(pd.DataFrame({'quantity': ['x'], 'ours': [v], 'published': [1]}), 'table_vs_paper', fig_dir=fig_dir,\n"
+        "           caption='Ours vs paper', source='SYNTHETIC test twin')"]
+_NB2 = ["profile = fig_dir = work_dir = None\nsleep = 0\nfail = False",
+        "import time\nfrom pathlib import Path\nimport pandas as pd\nimport matplotlib\nmatplotlib.use('Agg')\n"
+        "import matplotlib.pyplot as plt\nfrom fairlib.report import save_table, save_figure\n"
+        "Path(work_dir, 'nb2_started').write_text('1')\ntime.sleep(sleep)\n"
+        "assert not fail, 'asked to fail'\n"
+        "save_table(pd.DataFrame({'a': [1.5]}), 'other', fig_dir=fig_dir, source='SYNTHETIC test twin')\n"
+        "fig, ax = plt.subplots(); ax.plot([0, 1]); save_figure(fig, 'figure_line', fig_dir=fig_dir)"]
+
+
+def _two_notebook_registry(tmp_path, registry_form="list"):
+    nbdir = tmp_path / "nbs"; nbdir.mkdir(exist_ok=True)
+    paths = []
+    for name, cells in (("n1", _NB1), ("n2", _NB2)):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        nb.cells[0].metadata["tags"] = ["parameters"]
+        nbformat.write(nb, nbdir / f"{name}.ipynb"); paths.append(str(nbdir / f"{name}.ipynb"))
+    entry = paths if registry_form == "list" else {"notebooks": paths, "headline": ["table_vs_paper"], "title": "Demo paper"}
+    (tmp_path / "papers.yaml").write_text(yaml.safe_dump({"demo": entry}))
+    return tmp_path / "papers.yaml"
+
+
+def _profile(tmp_path, **n2):
+    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump({"demo/n1": {"v": n2.pop("v", 1)}, "demo/n2": n2}))
+
+
+def test_failed_run_keeps_previous_figures_and_marks_the_index(tmp_path):
+    reg = _two_notebook_registry(tmp_path); runs = tmp_path / "runs"
+    _profile(tmp_path, v=1)
+    cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    fig = runs / "figures" / "demo"
+    assert pd.read_csv(fig / "table_vs_paper.csv")["ours"].tolist() == [1]
+    _profile(tmp_path, v=2, fail=True)
+    with pytest.raises(cli.NotebookFailed, match="asked to fail"):
+        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    # n1 succeeded with v=2 but the paper did not: the previous figures stay, the index says so
+    assert pd.read_csv(fig / "table_vs_paper.csv")["ours"].tolist() == [1]
+    assert (fig / "figure_line.png").exists()
+    index = (runs / "index.html").read_text()
+    assert "failed in demo/n2" in index and "previous complete run" in index
+    assert (runs / "staging" / "demo" / "figures" / "table_vs_paper.csv").exists()   # the attempt is kept for reading
+
+
+def _wait_for(path, timeout):
+    t0 = time.time()
+    while not path.exists():
+        if time.time() - t0 > timeout: return False
+        time.sleep(0.2)
+    return True
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_resume_skips_finished_notebooks(tmp_path):
+    """A real interrupted run: SIGINT to the runner's process group (what Ctrl-C in a terminal does)."""
+    reg = _two_notebook_registry(tmp_path); runs = tmp_path / "runs"
+    work = runs / "work" / "demo"
+    args = [sys.executable, "-m", "fairlib.cli", "reproduce", "--profile", "smoke", "--no-progress",
+            "--registry", str(reg), "--params-dir", str(tmp_path), "--runs-dir", str(runs)]
+    _profile(tmp_path, v=1)
+    assert subprocess.run(args, capture_output=True, text=True, timeout=300).returncode == 0
+    fig = runs / "figures" / "demo"
+    index_before = (runs / "index.html").read_text()
+    (work / "nb2_started").unlink()
+
+    _profile(tmp_path, v=2, sleep=120)
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert _wait_for(work / "nb2_started", 240), "second notebook never started"
+        time.sleep(1.0)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None: os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, (p.returncode, err[-2000:])
+    last = [l for l in err.strip().splitlines() if l.strip()][-1]
+    assert last.startswith("fairlib reproduce: interrupted during demo/n2") and "resume" in last, err[-2000:]
+    # no traceback from the runner itself (the kernel, shut down mid-reply, may log its own socket error)
+    assert "fairlib/cli.py" not in err and "KeyboardInterrupt" not in err
+    # previous figures intact, index still describes them
+    assert pd.read_csv(fig / "table_vs_paper.csv")["ours"].tolist() == [1]
+    assert "interrupted in demo/n2" in (runs / "index.html").read_text()
+    assert "table_vs_paper" in index_before
+    state = json.loads((runs / "run_state.json").read_text())
+    assert list(state["done"]) == ["demo/n1"]
+    assert (work / "nb1_runs.txt").read_text().count("run") == 2
+
+    # resume: n1 unchanged (same notebook, parameters, code, settings) is kept, n2 runs, then the swap
+    _profile(tmp_path, v=2, sleep=0)
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "demo/n1: unchanged since the interrupted run, kept (resume)" in r.stdout
+    assert (work / "nb1_runs.txt").read_text().count("run") == 2          # not executed again
+    assert pd.read_csv(fig / "table_vs_paper.csv")["ours"].tolist() == [2]
+    assert not (runs / "run_state.json").exists() and not (runs / "staging" / "demo").exists()
+    assert "interrupted" not in (runs / "index.html").read_text()
+
+
+def test_resume_reruns_a_notebook_whose_parameters_changed(tmp_path):
+    reg = _two_notebook_registry(tmp_path); runs = tmp_path / "runs"
+    _profile(tmp_path, v=1, fail=True)
+    with pytest.raises(cli.NotebookFailed):
+        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    _profile(tmp_path, v=3)     # n1's parameters changed: its key changed, it runs again
+    cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    assert (runs / "work" / "demo" / "nb1_runs.txt").read_text().count("run") == 2
+    assert pd.read_csv(runs / "figures" / "demo" / "table_vs_paper.csv")["ours"].tolist() == [3]
+    _profile(tmp_path, v=3, fail=True)
+    with pytest.raises(cli.NotebookFailed):
+        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    _profile(tmp_path, v=3)     # same n1 key as in the failed run: kept; --no-resume would redo it
+    cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False, resume=False)
+    assert (runs / "work" / "demo" / "nb1_runs.txt").read_text().count("run") == 4
+
+
+def test_index_is_a_browsable_report(tmp_path):
+    reg = _two_notebook_registry(tmp_path, registry_form="mapping"); runs = tmp_path / "runs"
+    _profile(tmp_path, v=7)
+    assert cli.load_registry(reg) == {"demo": [str(tmp_path / "nbs" / "n1.ipynb"), str(tmp_path / "nbs" / "n2.ipynb")]}
+    cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    index = (runs / "index.html").read_text()
+    assert "Demo paper" in index and "Synthetic data" in index
+    assert index.index("Headline numbers") < index.index("Ours vs paper") < index.index("All tables")
+    assert "<table" in index and "<td>7</td>" in index                     # inline, not a link to Markdown
+    assert "img{width:100%" in index and "src='figures/demo/figure_line.png'" in index
+    assert "href='demo/n1.html'" in index and "href='demo/n1.ipynb'" in index
+    assert str(tmp_path) not in index                                      # every link relative
+    # copied elsewhere, every relative link still resolves
+    import re, shutil
+    copy = tmp_path / "copy"; shutil.copytree(runs, copy)
+    for link in re.findall(r"(?:href|src)='([^'#]+)'", (copy / "index.html").read_text()):
+        assert (copy / link).exists(), link
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("demo: [a.ipynb\n", "line"),
+    ("- a.ipynb\n", "must map paper keys"),
+    ("demo: 3\n", "must list notebook paths"),
+    ("demo: {notebooks: [a.ipynb], headlines: [x]}\n", "unknown key(s) ['headlines']"),
+], ids=["syntax", "not-a-mapping", "not-a-list", "misspelt-key"])
+def test_malformed_registry_is_a_clear_error(tmp_path, text, needle):
+    (tmp_path / "papers.yaml").write_text(text)
+    with pytest.raises(FairlibInputError, match="papers.yaml") as e:
+        cli.load_registry(tmp_path / "papers.yaml")
+    assert needle in str(e.value)
+
+
+def test_registered_headline_tables_exist_in_the_rendered_figures():
+    for paper, meta in cli.load_paper_meta().items():
+        for name in meta["headline"]:
+            assert (repo_root() / "figures" / paper / f"{name}.csv").exists(), f"{paper}: headline table {name} is not rendered"
