@@ -55,8 +55,10 @@ bench: bootstrap
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_vfr.py
 
+# LAB_ARGS e.g. "--no-browser --port 8889"; root (containers) needs --allow-root
+LAB_ARGS ?=
 lab: bootstrap
-	$(VENV)/bin/jupyter lab --notebook-dir=nbs
+	$(VENV)/bin/jupyter lab --notebook-dir=nbs $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 docs-nbs: bootstrap
 	PATH="$(abspath $(VENV))/bin:$$PATH" bash tools/execute_library_notebooks.sh
