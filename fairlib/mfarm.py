@@ -21,12 +21,14 @@ from .results import Result
 
 # %% auto #0
 __all__ = ['SUBMETRICS', 'HARMS', 'VARIANCE_TESTS', 'KS_METHODS', 'WILCOXON_METHODS', 'SPEARMAN_EXACT_MAX_N', 'CONSTANT_RTOL',
-           'ZERO_TOL', 'ZERO_SPREAD', 'check_variant_matrix', 'paired_dominance', 'friedman_test', 'levene_test',
-           'constant_columns', 'snap_constant', 'OmnibusTest', 'Comparison', 'SubMetricResult', 'mean_difference',
-           'variance_heterogeneity', 'absolute_deviation', 'ks_distribution', 'spearman_permutation_p',
-           'correlation_difference', 'MfarmResult', 'geometric_mean_score', 'mfarm', 'fab_score', 'AccuracySkew',
-           'accuracy_skew', 'MfarmAccuracy', 'mfarm_accuracy', 'ParityScores', 'parity_scores', 'published_table11',
-           'variant_matrix', 'audit_table']
+           'ZERO_TOL', 'ZERO_SPREAD', 'SCORE_TABLE_COLUMNS', 'TASK_NAMES', 'SUB_LABELS', 'check_variant_matrix',
+           'paired_dominance', 'friedman_test', 'levene_test', 'constant_columns', 'snap_constant', 'OmnibusTest',
+           'Comparison', 'SubMetricResult', 'mean_difference', 'variance_heterogeneity', 'absolute_deviation',
+           'ks_distribution', 'spearman_permutation_p', 'correlation_difference', 'MfarmResult', 'geometric_mean_score',
+           'mfarm', 'fab_score', 'AccuracySkew', 'accuracy_skew', 'MfarmAccuracy', 'mfarm_accuracy', 'ParityScores',
+           'parity_scores', 'published_table11', 'variant_matrix', 'audit_table', 'score_table', 'plot_accuracy_skew',
+           'plot_submetric_correlation', 'plot_fairness_accuracy', 'plot_precision_fab', 'plot_context',
+           'plot_submetric_profile']
 
 # %% ../nbs/23_mfarm.ipynb #f55a1c7b
 from .prompts import VARIANTS  # the 13 prompt variants, BASE first
@@ -571,21 +573,171 @@ def variant_matrix(scores: pd.DataFrame, *, value: str = "p_yes", case: str = "c
 
 # %% ../nbs/23_mfarm.ipynb #0bd0d5a0
 def audit_table(scores: pd.DataFrame, *, by=("task", "tier"), alpha: float = 0.05, variance_test: str = "brown_forsythe",
-                threshold: float = 0.5, variants=VARIANTS) -> tuple[pd.DataFrame, dict]:
+                threshold: float = 0.5, variants=VARIANTS, ks_method: str = "exact", wilcoxon_method: str = "auto",
+                power: bool = False, power_resamples: int = 50, seed=0) -> tuple[pd.DataFrame, dict]:
     "Run mFARM, accuracy, FAB, accuracy skew and SP/EO on every slice of long `scores`: (tidy table, {key: MfarmResult})."
+    if not isinstance(scores, pd.DataFrame): raise FairlibInputError("scores", f"must be a DataFrame, got {type(scores).__name__}", "audit_table")
+    by = (by,) if isinstance(by, str) else tuple(by)
     miss = [c for c in by if c not in scores.columns]
     if miss: raise FairlibInputError("by", f"column(s) {miss} not in scores; have {list(scores.columns)}", "audit_table")
     if scores.empty: raise FairlibInputError("scores", "is empty", "audit_table")
+    check_float(threshold, "threshold", "audit_table", lo=0, hi=1, lo_open=True, hi_open=True)
     rows, results = [], {}
     for key, part in scores.groupby(list(by), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
         P, y = variant_matrix(part, variants=variants)
         nv = len(variants) if variants is not None else None
-        r = mfarm(P, alpha=alpha, variance_test=variance_test, n_variants=nv)
+        r = mfarm(P, alpha=alpha, variance_test=variance_test, n_variants=nv, ks_method=ks_method, wilcoxon_method=wilcoxon_method)
         a = mfarm_accuracy(P, y, threshold=threshold, n_variants=nv)
         ps = parity_scores(P, y, threshold=threshold, n_variants=nv)
         results[key] = r
-        rows.append({**dict(zip(by, key)), "n_cases": r.n, **r.scores().to_dict(), "accuracy": a.accuracy,
-                     "base_accuracy": a.base_accuracy, "fab": fab_score(a.accuracy, r.score),
-                     "accuracy_no": a.skew.accuracy_no, "accuracy_yes": a.skew.accuracy_yes, "accuracy_skew": a.skew.skew,
-                     "sp_score": ps.sp_score, "eo_score": ps.eo_score})
+        row = {**dict(zip(by, key)), "n_cases": r.n, **r.scores().to_dict(), "accuracy": a.accuracy,
+               "base_accuracy": a.base_accuracy, "fab": fab_score(a.accuracy, r.score),
+               "accuracy_no": a.skew.accuracy_no, "accuracy_yes": a.skew.accuracy_yes, "accuracy_skew": a.skew.skew,
+               "sp_score": ps.sp_score, "eo_score": ps.eo_score, "mean_p_yes": float(P.to_numpy().mean())}
+        if power:
+            from fairlib.mfarm_reliability import min_detectable_shift
+            m = min_detectable_shift(P, alpha=alpha, n_resamples=power_resamples, seed=cell_seed(seed, "power", *map(str, key)),
+                                     wilcoxon_method=wilcoxon_method, n_variants=nv)
+            row["min_detectable_shift"] = m.shift
+        rows.append(row)
     return pd.DataFrame(rows), results
+
+# %% ../nbs/23_mfarm.ipynb #86a02e93
+SCORE_TABLE_COLUMNS = ["task", "tier", "case_id", "variant", "label", "p_yes", "yes_no_mass", "model", "precision",
+                       "instrument", "protocol", "source"]
+
+def score_table(scorer, table: pd.DataFrame, *, system: str | None = None, cache=None, progress: bool = True,
+                model_label: str | None = None, by_tier: bool = True) -> pd.DataFrame:
+    "P(Yes) for every row of a prompt table (system message: the table's instrument's), as the long frame `audit_table` reads."
+    need = ["task", "tier", "case_id", "variant", "label", "prompt"]
+    if not isinstance(table, pd.DataFrame) or any(c not in table.columns for c in need):
+        raise FairlibInputError("table", f"must be a prompt table with columns {need}", "score_table")
+    if table.empty: raise FairlibInputError("table", "is empty", "score_table")
+    system = system or table.attrs.get("system")
+    if system is None:
+        from fairlib.prompts import SYSTEM_PROMPT as system
+    parts = []
+    groups = table.groupby(["task", "tier"], sort=False) if by_tier else [(None, table)]
+    for key, d in groups:
+        s = scorer.score(d["prompt"].tolist(), system=system, cache=cache, progress=progress,
+                         desc="/".join(map(str, key)) if key else "P(Yes)")
+        parts.append(d[["task", "tier", "case_id", "variant", "label"]].reset_index(drop=True).assign(
+            p_yes=s["p_yes"].to_numpy(), yes_no_mass=s["yes_no_mass"].to_numpy(), from_cache=s["from_cache"].to_numpy()))
+    out = pd.concat(parts, ignore_index=True)
+    out["model"] = model_label or getattr(scorer, "model_label", "model")
+    out["precision"] = getattr(scorer, "precision", "")
+    out["instrument"] = table.attrs.get("instrument", "")
+    out["protocol"] = str(table.attrs.get("protocol", ""))
+    out["source"] = table.attrs.get("source", "")
+    return out
+
+# %% ../nbs/23_mfarm.ipynb #ff4ab860
+TASK_NAMES = {"ed_triage": "ED-Triage", "opioid": "Opioid (OA)"}
+SUB_LABELS = {"mean_difference": "Mean", "absolute_deviation": "Absolute", "ks_distribution": "KS",
+              "variance_heterogeneity": "Variance", "correlation_difference": "Correlation"}
+
+def _fig(figsize):
+    from fairlib.plots import _figure
+    return _figure(figsize)
+
+def _finish(fig, title: str, source: str):
+    from fairlib.plots import add_footer
+    if not isinstance(source, str) or not source.strip():
+        raise FairlibInputError("source", "must name the data the figure shows", "mfarm figures")
+    fig.suptitle(title, fontsize=10)
+    add_footer(fig, f"Source: {source}")
+    return fig
+
+def _need(df, cols, func):
+    if not isinstance(df, pd.DataFrame): raise FairlibInputError("tab", f"must be a DataFrame, got {type(df).__name__}", func)
+    miss = [c for c in cols if c not in df.columns]
+    if miss: raise FairlibInputError("tab", f"lacks column(s) {miss}", func)
+    if df.empty: raise FairlibInputError("tab", "is empty", func)
+
+def _slice_label(r, cols):
+    return " / ".join(str(r[c]) for c in cols)
+
+def plot_accuracy_skew(tab, *, source: str, label_cols=("task", "tier", "model")):
+    "Figure 9: accuracy skew = Acc(No) - Acc(Yes) per slice (near -1: always Yes; near +1: always No)."
+    _need(tab, ["accuracy_skew", *label_cols], "plot_accuracy_skew")
+    fig = _fig((7, 0.42 * len(tab) + 1.4)); ax = fig.add_subplot()
+    lab = [_slice_label(r, label_cols) for _, r in tab.iterrows()]
+    v = tab["accuracy_skew"].to_numpy(float)
+    ax.barh(range(len(v)), np.nan_to_num(v), color=np.where(v < 0, "#c0504d", "#4f81bd"))
+    ax.set_yticks(range(len(v)), lab, fontsize=7); ax.invert_yaxis()
+    ax.axvline(0, color="k", lw=0.8); ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("accuracy skew = Acc(No) − Acc(Yes)"); ax.set_ylabel("slice")
+    return _finish(fig, "Figure 9: accuracy skew (−1 = always Yes, +1 = always No)", source)
+
+def plot_submetric_correlation(corr: pd.DataFrame, *, source: str, n_slices: int):
+    "Figure 10: Pearson correlation of the five sub-metric scores across slices (blank = undefined)."
+    _need(corr, list(corr.columns), "plot_submetric_correlation")
+    fig = _fig((5.2, 4.4)); ax = fig.add_subplot()
+    M = corr.to_numpy(dtype=float)
+    im = ax.imshow(np.nan_to_num(M), vmin=-1, vmax=1, cmap="RdBu_r")
+    k = len(corr)
+    ax.set_xticks(range(k), corr.columns, rotation=45, ha="right"); ax.set_yticks(range(k), corr.index)
+    for i in range(k):
+        for j in range(k):
+            ax.text(j, i, "—" if np.isnan(M[i, j]) else f"{M[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                    color="white" if np.isfinite(M[i, j]) and abs(M[i, j]) > 0.6 else "black")
+    ax.set_xlabel("sub-metric"); ax.set_ylabel("sub-metric")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="Pearson r")
+    return _finish(fig, f"Figure 10: correlation between sub-metrics ({n_slices} slices)", source)
+
+def plot_fairness_accuracy(tab, *, source: str, model_col: str = "model", finetuned_col: str = "finetuned"):
+    "Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles), one panel per task."
+    _need(tab, ["task", "accuracy", "mfarm", model_col, finetuned_col], "plot_fairness_accuracy")
+    tasks = list(dict.fromkeys(tab["task"]))
+    fig = _fig((4.2 * len(tasks), 4)); axes = [fig.add_subplot(1, len(tasks), i + 1) for i in range(len(tasks))]
+    for ax, t in zip(axes, tasks):
+        d = tab[tab.task == t]
+        for ft, mk, col in ((False, "o", "#1f77b4"), (True, "^", "#ff7f0e")):
+            e = d[d[finetuned_col] == ft]
+            ax.scatter(e.accuracy, e.mfarm, marker=mk, s=50, color=col, label="fine-tuned" if ft else "base")
+            for _, r in e.iterrows(): ax.annotate(str(r[model_col]), (r.accuracy, r.mfarm), fontsize=6, xytext=(3, 3), textcoords="offset points")
+        ax.set_xlim(0, 1.02); ax.set_ylim(0, 1.05); ax.set_title(TASK_NAMES.get(t, t), fontsize=9)
+        ax.set_xlabel("accuracy (all 13 variants)"); ax.set_ylabel("mFARM"); ax.legend(fontsize=7, loc="lower right")
+    return _finish(fig, "Figure 3: fairness (mFARM) against accuracy, base and fine-tuned", source)
+
+def plot_precision_fab(tab, *, source: str, order=None, value: str = "fab"):
+    "Figure 4: FAB (or another column) per precision, one line per model and task."
+    _need(tab, ["precision", "model", "task", value], "plot_precision_fab")
+    order = list(order or dict.fromkeys(tab["precision"]))
+    fig = _fig((6, 3.8)); ax = fig.add_subplot()
+    for (m, t), d in tab.groupby(["model", "task"], sort=False):
+        d = d.set_index("precision").reindex(order)
+        ax.plot(range(len(order)), d[value].to_numpy(float), marker="o", label=f"{m} / {TASK_NAMES.get(t, t)}")
+    ax.set_xticks(range(len(order)), order); ax.set_ylim(0, 1.05)
+    ax.set_xlabel("precision"); ax.set_ylabel("FAB score" if value == "fab" else value); ax.legend(fontsize=7)
+    return _finish(fig, f"Figure 4: {'FAB score' if value == 'fab' else value} across precisions", source)
+
+def plot_context(tab, *, source: str, value: str = "fab", tiers=("low", "medium", "high")):
+    "Figure 13: FAB (H-score) per context tier, one panel per task, one line per model."
+    _need(tab, ["tier", "model", "task", value], "plot_context")
+    tasks = list(dict.fromkeys(tab["task"]))
+    fig = _fig((4.2 * len(tasks), 3.8)); axes = [fig.add_subplot(1, len(tasks), i + 1) for i in range(len(tasks))]
+    for ax, t in zip(axes, tasks):
+        for m, d in tab[tab.task == t].groupby("model", sort=False):
+            d = d.set_index("tier").reindex(list(tiers))
+            ax.plot(range(len(tiers)), d[value].to_numpy(float), marker="o", label=str(m))
+        ax.set_xticks(range(len(tiers)), [x.capitalize() for x in tiers]); ax.set_ylim(0, 1.05)
+        ax.set_title(TASK_NAMES.get(t, t), fontsize=9); ax.set_xlabel("context tier")
+        ax.set_ylabel("FAB (H-score)" if value == "fab" else value); ax.legend(fontsize=7)
+    return _finish(fig, "Figure 13: FAB across context tiers", source)
+
+def plot_submetric_profile(tab, *, source: str, label_cols=("model",)):
+    "Figure 11: the five sub-metrics and mFARM per model (grouped bars), one panel per task."
+    cols = list(SUB_LABELS) + ["mfarm"]
+    _need(tab, ["task", *cols, *label_cols], "plot_submetric_profile")
+    tasks = list(dict.fromkeys(tab["task"]))
+    fig = _fig((5.5 * len(tasks), 3.8)); axes = [fig.add_subplot(1, len(tasks), i + 1) for i in range(len(tasks))]
+    for ax, t in zip(axes, tasks):
+        d = tab[tab.task == t].reset_index(drop=True); w = 0.8 / max(1, len(d))
+        for i, r in d.iterrows():
+            ax.bar(np.arange(len(cols)) + i * w, [r[c] for c in cols], width=w, label=_slice_label(r, label_cols))
+        ax.set_xticks(np.arange(len(cols)) + 0.4 - w / 2, [SUB_LABELS.get(c, "mFARM") for c in cols], rotation=30, ha="right")
+        ax.set_ylim(0, 1.05); ax.set_title(TASK_NAMES.get(t, t), fontsize=9)
+        ax.set_xlabel("sub-metric"); ax.set_ylabel("score"); ax.legend(fontsize=7)
+    return _finish(fig, "Figure 11: sub-metric profile per model", source)
