@@ -12,13 +12,14 @@ from typing import Callable
 from types import MappingProxyType
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_rng
+from .core import FairlibInputError, check_rng, check_binary, check_float, check_int, content_hash, atomic_path
 
 # %% auto #0
-__all__ = ['TARGET', 'TARGET_ENCODED', 'ONE_HOT', 'NUMERIC', 'LOG_SCALED', 'PROTECTED_RAW', 'FEATURE_SETS', 'SPLITS', 'PANEL',
-           'CANONICAL_MODEL', 'PAPER_TABLE4', 'feature_columns', 'FeaturePipeline', 'Split', 'paper_split',
-           'clean_split', 'make_split', 'train_subsample', 'ModelSpec', 'model_spec', 'default_n_jobs', 'FittedModel',
-           'fit_model', 'fit_panel', 'panel_predictions', 'panel_performance']
+__all__ = ['TARGET', 'TARGET_ENCODED', 'ONE_HOT', 'NUMERIC', 'LOG_SCALED', 'PROTECTED_RAW', 'FEATURE_SETS', 'SPLITS',
+           'CATBOOST_THREADS', 'PANEL', 'CANONICAL_MODEL', 'PAPER_TABLE4', 'feature_columns', 'FeaturePipeline',
+           'Split', 'paper_split', 'clean_split', 'make_split', 'train_subsample', 'ModelSpec', 'model_spec',
+           'default_n_jobs', 'FittedModel', 'fit_model', 'fit_panel', 'panel_predictions', 'panel_performance',
+           'prediction_cache_key', 'save_cached_scores', 'load_cached_scores']
 
 # %% ../nbs/11_models.ipynb #bf4313ca
 TARGET = "los_gt3"
@@ -175,9 +176,11 @@ def _xgb(p, nj, s):
     from xgboost import XGBClassifier; return XGBClassifier(**p, n_jobs=nj, random_state=s)
 def _lgbm(p, nj, s):
     from lightgbm import LGBMClassifier; return LGBMClassifier(**p, n_jobs=nj, random_state=s, verbose=-1)
+CATBOOST_THREADS = 4   # CatBoost's fitted model depends on its thread count (measured: scores differ by up to 0.35
+                       # between 1 and 2 threads), so the thread count is part of the frozen configuration
 def _cat(p, nj, s):
     from catboost import CatBoostClassifier
-    return CatBoostClassifier(**p, thread_count=nj, random_seed=s, verbose=0, allow_writing_files=False)
+    return CatBoostClassifier(**p, thread_count=CATBOOST_THREADS, random_seed=s, verbose=0, allow_writing_files=False)
 def _hgb(p, nj, s):
     from sklearn.ensemble import HistGradientBoostingClassifier; return HistGradientBoostingClassifier(**p, random_state=s)
 def _bag(p, nj, s):
@@ -247,17 +250,25 @@ class FittedModel:
     n_train: int
     n_threads: int = 1
     def predict_proba(self, X) -> np.ndarray:
-        "P(LOS > 3) per row."
+        "P(LOS > 3) per row; bagged ensembles predict on one worker, so the averaging order (and every bit) is fixed."
         from threadpoolctl import threadpool_limits
+        est = self.estimator
+        if hasattr(est, "get_params"):      # sklearn averages tree votes in completion order with n_jobs > 1 (1-ulp drift)
+            nj = {k: 1 for k in est.get_params(deep=True) if k == "n_jobs" or k.endswith("__n_jobs")}
+            if nj:
+                try: est.set_params(**nj)
+                except ValueError: pass
         with threadpool_limits(self.n_threads, user_api="openmp"):
-            return np.asarray(self.estimator.predict_proba(X)[:, 1], dtype=np.float64)
+            return np.asarray(est.predict_proba(X)[:, 1], dtype=np.float64)
 
 def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> FittedModel:
     "Fit one frozen panel configuration and record its wall-clock fit time."
     from threadpoolctl import threadpool_limits
     spec = model_spec(key)
-    y = np.asarray(y)
+    y = check_binary(y, "y", "fit_model")                      # a 3-class or NaN label is refused, not trained on
+    if X is None or not hasattr(X, "__len__") or len(X) == 0: raise FairlibInputError("X", "must be a non-empty feature matrix", "fit_model")
     if len(y) != len(X): raise FairlibInputError("y", f"length {len(y)} != {len(X)} rows of X", "fit_model")
+    if len(np.unique(y)) < 2: raise FairlibInputError("y", "has a single class; a classifier needs both labels", "fit_model")
     n_jobs = default_n_jobs() if n_jobs is None else n_jobs
     est = spec.build(n_jobs, seed)
     with threadpool_limits(_threads(n_jobs), user_api="openmp"):   # OpenMP models (HGB) ignore n_jobs otherwise
@@ -275,18 +286,23 @@ def fit_panel(X, y, *, models=None, n_jobs: int | None = None, seed: int = 42, p
 
 # %% ../nbs/11_models.ipynb #d60eda71
 def panel_predictions(fitted: dict, X, frame: pd.DataFrame, *, attributes=("race", "sex", "ethnicity", "age_bucket"),
-                      threshold: float = 0.5) -> pd.DataFrame:
-    "Long predictions frame (model, y_true, y_prob, y_pred, attributes) of fitted models on rows `X` of `frame`."
-    if len(X) != len(frame): raise FairlibInputError("frame", f"has {len(frame)} rows but X has {len(X)}", "panel_predictions")
-    missing = [c for c in (TARGET, *attributes) if c not in frame.columns]
-    if missing: raise FairlibInputError("frame", f"lacks column(s) {missing}", "panel_predictions")
-    base = frame[[TARGET, *attributes]].rename(columns={TARGET: "y_true"}).reset_index(drop=True)
+                      threshold: float = 0.5, keep=()) -> pd.DataFrame:
+    "Long predictions frame (model, y_true, y_prob, y_pred, attributes, `keep` columns such as THCIC_ID) of fitted models on rows `X` of `frame`."
+    func = "panel_predictions"
+    threshold = check_float(threshold, "threshold", func, lo=0, hi=1)
+    if not isinstance(fitted, dict) or not fitted: raise FairlibInputError("fitted", "must be a non-empty dict model -> fitted model", func)
+    if not isinstance(frame, pd.DataFrame): raise FairlibInputError("frame", f"must be a DataFrame, got {type(frame).__name__}", func)
+    if len(X) != len(frame): raise FairlibInputError("frame", f"has {len(frame)} rows but X has {len(X)}", func)
+    keep = [keep] if isinstance(keep, str) else list(keep)
+    missing = [c for c in (TARGET, *attributes, *keep) if c not in frame.columns]
+    if missing: raise FairlibInputError("frame", f"lacks column(s) {missing}", func)
+    base = frame[[TARGET, *attributes, *keep]].rename(columns={TARGET: "y_true"}).reset_index(drop=True)
     parts = []
     for k, fm in fitted.items():
         p = fm.predict_proba(X)
         parts.append(base.assign(model=k, y_prob=p, y_pred=(p >= threshold).astype(np.int8)))
     out = pd.concat(parts, ignore_index=True)
-    return out[["model", "y_true", "y_prob", "y_pred", *attributes]]
+    return out[["model", "y_true", "y_prob", "y_pred", *attributes, *keep]]
 
 # %% ../nbs/11_models.ipynb #bd2e2a10
 def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
@@ -297,6 +313,43 @@ def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
         rows.append(dict(model=k, accuracy=accuracy_score(f.y_true, f.y_pred), auroc=roc_auc_score(f.y_true, f.y_prob),
                          f1=f1_score(f.y_true, f.y_pred), n=len(f)))
     return pd.DataFrame(rows)
+
+# %% ../nbs/11_models.ipynb #afdd8726
+def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, model: str, seed: int) -> str:
+    "Content hash of everything that determines a model's audit-partition scores (cohort digest = `content_hash(cohort)`)."
+    import fairlib
+    spec = model_spec(model)
+    if not isinstance(cohort_digest, str) or len(cohort_digest) != 64:
+        raise FairlibInputError("cohort_digest", "must be fairlib.core.content_hash(cohort) (a 64-character hex digest)", "prediction_cache_key")
+    feats = getattr(pipeline, "feature_names_out_", None)
+    return content_hash("panel-scores/v2", cohort_digest, split.name, np.asarray(split.train), np.asarray(split.audit),
+                        {k: repr(v) for k, v in pipeline.get_params().items()}, list(feats or []),
+                        np.asarray(train_rows), spec.key, {k: repr(v) for k, v in dict(spec.params).items()}, int(seed),
+                        fairlib.__version__, CATBOOST_THREADS)[:32]
+
+def save_cached_scores(path, scores: np.ndarray, *, fit_seconds: float, key: str):
+    "Write one model's cached scores atomically (temp file + rename)."
+    from pathlib import Path
+    with atomic_path(Path(path)) as tmp:
+        with open(tmp, "wb") as fh: np.savez(fh, p=np.asarray(scores, np.float64), fit_seconds=float(fit_seconds), key=str(key))
+    return Path(path)
+
+def load_cached_scores(path, *, key: str | None = None) -> tuple[np.ndarray, float]:
+    "Read cached scores; a corrupt or mismatched file is an error naming it and the fix."
+    from pathlib import Path
+    import zipfile
+    p = Path(path)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            scores, fit_s, stored = z["p"], float(z["fit_seconds"]), str(z["key"]) if "key" in z else None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise FairlibInputError("path", f"cache file {p} is corrupt or unreadable ({type(e).__name__}: {e}); "
+                                f"delete it and rerun to recompute the predictions", "load_cached_scores") from None
+    if key is not None and stored != key:
+        raise FairlibInputError("path", f"cache file {p} holds key {stored!r}, not {key!r}; delete it and rerun", "load_cached_scores")
+    if scores.ndim != 1 or not np.isfinite(scores).all() or (scores < 0).any() or (scores > 1).any():
+        raise FairlibInputError("path", f"cache file {p} holds invalid scores; delete it and rerun", "load_cached_scores")
+    return scores, fit_s
 
 # %% ../nbs/11_models.ipynb #bcfd314a
 PAPER_TABLE4 = pd.DataFrame([

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError, check_rng
+from ..core import FairlibInputError, check_rng, check_int
 
 # %% auto #0
 __all__ = ['CODEBOOK_FILE', 'COLUMNS', 'PROTECTED_ATTRIBUTES', 'PROTECTED_SOURCE_COLUMNS', 'END_OF_ENCOUNTER', 'FULL_FEATURES',
@@ -23,17 +23,17 @@ __all__ = ['CODEBOOK_FILE', 'COLUMNS', 'PROTECTED_ATTRIBUTES', 'PROTECTED_SOURCE
            'drop_pooled_hospital', 'twin_auroc_check', 'twin_calibration']
 
 # %% ../../nbs/10_data_texas.ipynb #47799ed0
-CODEBOOK_FILE = "data/texas100x_codebook.yaml"
+CODEBOOK_FILE = "texas100x_codebook.yaml"          # package data of fairlib.data
 
 @functools.cache
 def codebook() -> dict:
-    "The Texas-100X codebook (`data/texas100x_codebook.yaml`): labels, ranges, buckets, target, published values."
-    import yaml
-    from fairlib.config import repo_root
-    path = repo_root() / CODEBOOK_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"Texas-100X codebook not found at {path}; it ships with the fairlib repository (data/).")
-    return yaml.safe_load(path.read_text())
+    "The Texas-100X codebook (`fairlib/data/texas100x_codebook.yaml`): labels, ranges, buckets, target, published values."
+    import importlib.resources, yaml
+    res = importlib.resources.files("fairlib.data").joinpath(CODEBOOK_FILE)
+    if not res.is_file():
+        raise FileNotFoundError(f"Texas-100X codebook {CODEBOOK_FILE} is missing from the installed fairlib.data package; "
+                                "reinstall fairlib (pip install -e .) so its package data is present.")
+    return yaml.safe_load(res.read_text(encoding="utf-8"))
 
 # %% ../../nbs/10_data_texas.ipynb #cea9873f
 COLUMNS = tuple(codebook()["columns"])                  # the 12 Texas-100X columns, in file order
@@ -151,14 +151,23 @@ def load_texas100x(path) -> pd.DataFrame:
 
 # %% ../../nbs/10_data_texas.ipynb #51de1714
 def age_bucket_of(codes, *, scheme: str = "corrected") -> np.ndarray:
-    "Age-bucket label for each PUDF age code (`scheme`: 'corrected' = SPEC_NOTES buckets, 'paper' = authors' grouping)."
+    "Age-bucket label for each PUDF age code (`scheme`: 'corrected' = fairlib's buckets, 'paper' = authors' grouping)."
     key = {"corrected": "age_buckets", "paper": "age_buckets_paper"}.get(scheme)
     if key is None: raise FairlibInputError("scheme", f"must be 'corrected' or 'paper', got {scheme!r}", "age_bucket_of")
     lut = np.empty(22, dtype=object)
     for name, spec in codebook()[key].items(): lut[spec["codes"][0]:spec["codes"][1] + 1] = name
-    c = np.asarray(codes)
+    func = "age_bucket_of"
+    c = np.asarray(codes.to_numpy() if isinstance(codes, (pd.Series, pd.Index)) else codes)
+    if c.dtype == object:
+        try: c = c.astype(np.float64)
+        except (TypeError, ValueError): raise FairlibInputError("codes", "PUDF age codes must be integers 0..21, got non-numeric values", func) from None
+    if c.dtype == bool or not np.issubdtype(c.dtype, np.number):
+        raise FairlibInputError("codes", f"PUDF age codes must be integers 0..21, got dtype {c.dtype}", func)
+    if np.issubdtype(c.dtype, np.floating):
+        if np.isnan(c).any(): raise FairlibInputError("codes", f"has {int(np.isnan(c).sum())} missing (NaN) age code(s)", func)
+        if (c != np.round(c)).any(): raise FairlibInputError("codes", "PUDF age codes must be whole numbers, found fractional values", func)
     if c.size and (c.min() < 0 or c.max() > 21):
-        raise FairlibInputError("codes", f"PUDF age codes must lie in [0, 21], found range [{c.min()}, {c.max()}]", "age_bucket_of")
+        raise FairlibInputError("codes", f"PUDF age codes must lie in [0, 21], found range [{c.min():g}, {c.max():g}]", func)
     return lut[c.astype(np.int64)]
 
 # %% ../../nbs/10_data_texas.ipynb #87792304
@@ -248,6 +257,7 @@ def _catalog() -> dict:
 
 def hospital_volume_profile(n: int = N_FULL) -> np.ndarray:
     "Records per site (volume rank order) for a twin of `n` records: largest-remainder rounding of the fixed profile."
+    n = check_int(n, "n", "hospital_volume_profile")
     s = np.maximum(np.exp(np.interp(np.arange(1, N_HOSPITALS + 1), _VOL_KNOTS, _VOL_LOGSIZE)), 1.0)
     x = s / s.sum() * n
     c = np.floor(x).astype(np.int64)
@@ -388,6 +398,7 @@ def load_cohort(source: str = "auto", *, n: int | None = None, seed=0) -> tuple[
     from fairlib.config import get_setting
     if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
         raise FairlibInputError("n", f"must be None or a positive integer, got {n!r}", func)
+    if not isinstance(source, (str, Path)): raise FairlibInputError("source", f"must be 'auto', 'synthetic', 'real' or a CSV path, got {source!r}", func)
     src = str(source)
     if src in ("auto", "real"):
         path = get_setting("texas100x_csv")
@@ -413,6 +424,9 @@ def load_cohort(source: str = "auto", *, n: int | None = None, seed=0) -> tuple[
 def cohort_table(cohort: pd.DataFrame, *, attributes=PROTECTED_ATTRIBUTES, suppress_below: int | None = None) -> pd.DataFrame:
     "Table 3 of a prepared cohort: n, % and LOS>3 rate per group, and each attribute's base-rate gap (BRG)."
     func = "cohort_table"
+    if not isinstance(cohort, pd.DataFrame): raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", func)
+    if isinstance(attributes, str): attributes = [attributes]
+    if suppress_below is not None: suppress_below = check_int(suppress_below, "suppress_below", func)
     miss = [c for c in (*attributes, TARGET) if c not in cohort.columns]
     if miss: raise FairlibInputError("cohort", f"lacks column(s) {miss}; pass the output of prepare_cohort/load_cohort", func)
     rows = []
@@ -442,6 +456,7 @@ def paper_table3() -> pd.DataFrame:
 # %% ../../nbs/10_data_texas.ipynb #c6212027
 def hospital_volume(cohort: pd.DataFrame) -> dict:
     "Site-volume summary: number of sites, records and share held by the top 10/50/100/200, quartiles, pooled-code records."
+    if not isinstance(cohort, pd.DataFrame): raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", "hospital_volume")
     if "THCIC_ID" not in cohort.columns: raise FairlibInputError("cohort", "lacks column THCIC_ID", "hospital_volume")
     vc = np.sort(cohort["THCIC_ID"].value_counts().to_numpy())[::-1]
     out = {"n_sites": len(vc), "n_records": int(vc.sum())}
@@ -455,6 +470,7 @@ def hospital_volume(cohort: pd.DataFrame) -> dict:
 # %% ../../nbs/10_data_texas.ipynb #eae6fd3c
 def drop_pooled_hospital(cohort: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     "The cohort without the pooled THCIC_ID 999999 records, and how many records were removed."
+    if not isinstance(cohort, pd.DataFrame): raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", "drop_pooled_hospital")
     if "THCIC_ID" not in cohort.columns: raise FairlibInputError("cohort", "lacks column THCIC_ID", "drop_pooled_hospital")
     pooled = (cohort["THCIC_ID"] == POOLED_HOSPITAL_ID).to_numpy()
     return cohort.loc[~pooled], int(pooled.sum())
