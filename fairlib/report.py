@@ -139,6 +139,7 @@ def suppression_masks(df: pd.DataFrame, *, count_columns=None, groups=None, tota
         val[r] = np.nan_to_num(k)
         hidden[r] = small(np.nan_to_num(k)) | small(np.nan_to_num(n_ - k))
     primary = hidden.copy()
+    defined = {c: ~np.isnan(pd.to_numeric(df[c], errors="coerce").to_numpy(float)) for c in [*cc, *rates]}
     rels = _relations(df, cc, groups=groups, total_rows=total_rows, row_total=row_total, flow=flow,
                       rate_cells=list(rates), margins_known=margins_known)
     H = hidden.to_numpy(); col = {c: j for j, c in enumerate(df.columns)}
@@ -153,8 +154,11 @@ def suppression_masks(df: pd.DataFrame, *, count_columns=None, groups=None, tota
             if add.any(): H[add, col[d]] = True; changed = True
         for rel in rels:
             if sum(H[i, col[c]] for i, c in rel) != 1: continue
-            shown = [(val[c][i], i, c) for i, c in rel if not H[i, col[c]]]
+            shown = [(val[c][i], i, c) for i, c in rel if not H[i, col[c]] and defined[c][i]]
             pos = [t for t in shown if t[0] > 0] or shown
+            if not pos:   # nothing informative left to hide: the cell equals a known total (a one-group block)
+                log.warning("suppress_small_cells: a hidden cell of column %r cannot be protected in its block", rel[0][1])
+                continue
             _, i, c = min(pos, key=lambda t: (t[0], t[1]))
             H[i, col[c]] = True; changed = True
     hidden = pd.DataFrame(H, index=df.index, columns=df.columns)
@@ -246,7 +250,7 @@ def save_table(df: pd.DataFrame, name: str, *, fig_dir, caption: str = "", sourc
         if not df["suppressed"].astype(bool).any() and count_columns is None and not infer_count_columns(df):
             df = df.drop(columns="suppressed")
         for c in df.columns:
-            if df[c].dtype == object:
+            if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
                 df[c] = [mask_text_counts(v) if isinstance(v, str) else v for v in df[c]]
     _write(fig_dir / f"{name}.csv", lambda t: df.to_csv(t, index=index))
     head = "".join(f"{s}\n\n" for s in (f"**{caption}**" if caption else "", f"Source: {source}" if source else "") if s)
