@@ -13,7 +13,7 @@ from .core import FairlibInputError, check_float, check_int, check_choice, check
 
 # %% auto #0
 __all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'TIER_COLOURS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates',
-           'vfr_heatmap', 'quintuple_chart']
+           'vfr_heatmap', 'quintuple_chart', 'threshold_sweep']
 
 # %% ../nbs/06_plots.ipynb #3a2d1f7e
 FOOTER_GID = "fairlib-footer"
@@ -146,8 +146,10 @@ def group_rates(data, *,
                       label=f"{_labelled(g)}" + ("" if inc else " (excluded: too small)"),
                       hatch=None if inc else "//", alpha=1 if inc else 0.5,
                       yerr=np.nan_to_num(err), capsize=3, error_kw=dict(lw=0.8))
-        ax.bar_label(bars, labels=[f"{v:.3f}" if np.isfinite(v) else "n/a" for v in d.value], fontsize=7, padding=2)
-    ax.set_xticks(x, [names[r] for r in rates]); ax.set_ylim(0, 1.08)
+        for b, v, top in zip(bars, d.value, np.fmax(d.ci_high.to_numpy(float), d.value.fillna(0).to_numpy(float))):
+            ax.text(b.get_x() + b.get_width() / 2, (top if np.isfinite(top) else 0) + 0.015,
+                    f"{v:.3f}" if np.isfinite(v) else "n/a", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, [names[r] for r in rates]); ax.set_ylim(0, 1.1)
     what = "Wilson" if method == "wilson" else f"bootstrap ({n_resamples} draws)"
     ax.set_xlabel(f"rate (whiskers: {what} {confidence_level:.0%} interval)"); ax.set_ylabel("rate")
     ax.set_title(title or "Rates by group")
@@ -282,5 +284,42 @@ def quintuple_chart(cells, *,
                 Patch(facecolor="none", edgecolor="none", label="✗ dominant verdict Fail")]
     lax.legend(handles=handles, loc="center left", fontsize=7.5, title="tier (violated conditions)", title_fontsize=8)
     fig.subplots_adjust(left=0.2, right=0.99, bottom=0.2, top=0.88)
+    add_footer(fig, source)
+    return fig
+
+# %% ../nbs/06_plots.ipynb #a5fe50a9
+def threshold_sweep(sweep, *,
+                    source: str,                               # footer: where the numbers come from
+                    columns=("DPD", "EOD", "PPV_gap"),         # one panel per gap column
+                    x: str = "t_0", y: str = "t_1",            # the two thresholds
+                    level: float = 0.02,                       # contour: gap <= level
+                    vmax: float = 0.6,                         # top of the colour scale
+                    title: str | None = None,
+                    xlabel: str = "threshold, group 0", ylabel: str = "threshold, group 1"):
+    "Heatmaps of each gap over a grid of two thresholds (grey: undefined), with a contour where the gap is at most `level`."
+    func = "threshold_sweep"
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    _need_columns(sweep, [x, y, *columns], "sweep", func)
+    level = check_float(level, "level", func, lo=0, lo_open=True)
+    vmax = check_float(vmax, "vmax", func, lo=0, lo_open=True)
+    import matplotlib as mpl
+    cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")   # grey: undefined (e.g. a group selects no one)
+    fig = _figure((4 * len(columns) + 1, 4.2))
+    gs = fig.add_gridspec(1, len(columns) + 1, width_ratios=[1] * len(columns) + [0.06], wspace=0.12)
+    axes = [fig.add_subplot(gs[i]) for i in range(len(columns))]
+    for k, (ax, col) in enumerate(zip(axes, columns)):
+        z = sweep.pivot(index=y, columns=x, values=col)
+        ext = [z.columns.min(), z.columns.max(), z.index.min(), z.index.max()]
+        im = ax.imshow(np.ma.masked_invalid(z.to_numpy(dtype=float)), origin="lower", extent=ext, vmin=0, vmax=vmax,
+                       cmap=cmap, aspect="auto")
+        zz = z.to_numpy(dtype=float)
+        if np.nanmin(zz) <= level <= np.nanmax(zz):
+            ax.contour(z.columns, z.index, zz, levels=[level], colors="white", linewidths=1)
+        ax.set_title(f"{col} (white: <= {level:g})", fontsize=10); ax.set_xlabel(xlabel)
+        if k == 0: ax.set_ylabel(ylabel)
+        else: ax.tick_params(labelleft=False)
+    fig.colorbar(im, cax=fig.add_subplot(gs[-1]), label="gap")
+    fig.suptitle(title or "Fairness gaps over group-specific thresholds", fontsize=11)
+    fig.subplots_adjust(left=0.07, right=0.93, bottom=0.16, top=0.84)
     add_footer(fig, source)
     return fig
