@@ -267,3 +267,23 @@ def test_baseline_summary_and_movement_on_a_vfr_grid():
     mv = vfr_movement(grid).to_frame()
     g3 = grid.set_index(["model", "metric", "attribute"]).vfr
     assert mv.vfr_before.iat[0] == g3[("B3", "DI", "age_bucket")] and mv.vfr_after.iat[2] == g3[("B4", "DI", "race")]
+
+
+def test_run_baselines_never_uses_audit_labels():
+    "The whole pipeline (features, model, B3, B4) is unchanged when the audit rows' labels are flipped."
+    from fairlib.data.texas import load_cohort
+    from fairlib.mitigation import run_baselines
+    cohort, _ = load_cohort("synthetic", n=8000, seed=1)
+    y = cohort.los_gt3.to_numpy()
+    sp = with_selection(make_split(y, "80_20", seed=42), y)
+    kw = dict(train_n=1500, baselines=("B1", "B3", "B4"), greedy=GreedyRefinement(n_resamples=10, max_iter=10), n_jobs=1)
+    a = run_baselines(cohort, sp, **kw)
+    poisoned = cohort.copy()
+    poisoned.iloc[sp.audit, poisoned.columns.get_loc("los_gt3")] = 1 - y[sp.audit]
+    b = run_baselines(poisoned, sp, **kw)
+    for k in ("B3", "B4"):
+        np.testing.assert_array_equal(a.estimators[k].thresholds_, b.estimators[k].thresholds_)
+    pa, pb = a.predictions, b.predictions
+    np.testing.assert_array_equal(pa.y_pred.to_numpy(), pb.y_pred.to_numpy())
+    np.testing.assert_array_equal(pa.y_true.to_numpy(), 1 - pb.y_true.to_numpy())   # the audit did see the change
+    assert set(pa.model) == {"B1", "B3", "B4"} and len(pa) == 3 * len(sp.audit)
