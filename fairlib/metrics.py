@@ -585,7 +585,8 @@ def audit_table(y_true, y_pred, *, sensitive_features, y_prob=None, metrics=None
     return pd.DataFrame(rows)
 
 # %% ../nbs/02_metrics.ipynb #9451faad
-_METRIC_NUMERIC = ("value", "threshold", "vfr", "vfr_ci_low", "vfr_ci_high", "vfr_n_undefined")
+_METRIC_NUMERIC = ("value", "threshold", "vfr", "vfr_ci_low", "vfr_ci_high")
+_REASONS = ("reason", "vfr_reason")
 _SHOW_RATES = ["support", "selection_rate", "TPR", "FPR", "PPV", "accuracy", "ECE", "included"]
 
 @dataclass(frozen=True, repr=False, eq=False)
@@ -607,6 +608,7 @@ class AuditResult(Result):
         m, g = self.metrics.copy(), self.groups.copy()
         for c in m.columns:
             if c in _METRIC_NUMERIC: m[c] = pd.to_numeric(m[c], errors="coerce").astype(float)
+            if c == "vfr_n_undefined": m[c] = pd.to_numeric(m[c], errors="coerce").astype("Int64")
         for c in g.columns:
             if c in self.sensitive_features: continue
             g[c] = g[c].astype(bool) if c == "included" else pd.to_numeric(g[c], errors="coerce")
@@ -655,26 +657,28 @@ class AuditResult(Result):
     def _heading(self) -> str:
         g = len(self.groups)
         return (f"{self._title}: {self.n:,} records, sensitive_features {' × '.join(map(str, self.sensitive_features))} "
-                f"({g} groups, {len(self.excluded)} excluded below min_support={self.min_support})")
+                f"({g} group{'s' * (g != 1)}, {len(self.excluded)} excluded below min_support={self.min_support})")
     def _group_view(self) -> pd.DataFrame:
         bg = self.by_group
         return bg[[c for c in _SHOW_RATES if c in bg.columns]]
     def _notes(self) -> list[str]:
         out = [f"excluded groups (size): {excluded_text(self.excluded)}"] if self.excluded else []
-        for m, r in zip(self.metrics.metric, self.metrics.reason):
-            if isinstance(r, str) and r: out.append(f"{m} undefined: {r}")
+        for col, what in (("reason", "undefined"), ("vfr_reason", "VFR")):
+            if col not in self.metrics: continue
+            for m, r in zip(self.metrics.metric, self.metrics[col]):
+                if isinstance(r, str) and r: out.append(f"{m} {what}: {r}")
         if self.vfr_settings: out.append("VFR: " + ", ".join(f"{k}={v}" for k, v in self.vfr_settings.items()))
         return out
     def summary(self) -> str:
         "Heading, the per-group table, the per-metric table (3 significant figures) and notes, as text."
         fmt = lambda v: f"{v:.{self._digits}g}"
-        metrics = round_frame(self.metrics.drop(columns=["reason"]), self._digits).to_string(index=False, float_format=fmt)
+        metrics = round_frame(self.metrics.drop(columns=[c for c in _REASONS if c in self.metrics]), self._digits).to_string(index=False, float_format=fmt)
         groups = round_frame(self._group_view(), self._digits).to_string()
         return "\n".join([self._heading(), "", "per group:", groups, "", "per metric:", metrics, *self._notes()])
     def _repr_html_(self) -> str:
         from html import escape
         g = round_frame(self._group_view(), self._digits).to_html(border=0, na_rep="NaN")
-        m = round_frame(self.metrics.drop(columns=["reason"]), self._digits).to_html(index=False, border=0, na_rep="NaN")
+        m = round_frame(self.metrics.drop(columns=[c for c in _REASONS if c in self.metrics]), self._digits).to_html(index=False, border=0, na_rep="NaN")
         notes = "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes())
         return f"<div><p><b>{escape(self._heading())}</b></p><p>per group</p>{g}<p>per metric</p>{m}{notes}</div>"
     def __getattr__(self, name):
