@@ -25,7 +25,7 @@ __all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'ATTRIBUTES', 'METHODS', 'PREDICTIO
            'summarise_audit_sizes', 'audit_size_sensitivity', 'audit_size_grid', 'landis_koch', 'KappaResult',
            'fleiss_kappa', 'CrossHospitalResult', 'hospital_folds', 'cross_hospital_agreement', 'cross_hospital_grid',
            'reliability_tier', 'reliability_table', 'tier_counts', 'tier_sensitivity', 'plot_vfr_heatmap',
-           'plot_cv_curves', 'plot_fold_distributions']
+           'plot_cv_curves', 'plot_fold_distributions', 'audit_report_html']
 
 # %% ../nbs/12_vfr.ipynb #6ba86627
 TAU_VFR = 0.10                      # τ_VFR: a cell is practically stable when VFR <= 0.10
@@ -475,25 +475,27 @@ def draw_subsample_counts(data: AuditData, size: int, n_resamples: int, seed) ->
     "Count tables `(R, G, 2, 2)` of R subsamples of `size` records without replacement: multivariate hypergeometric."
     rng = check_rng(seed)
     colors = data.ct.counts.reshape(-1).astype(np.int64)
-    method = "count" if colors.sum() < 2**20 else "marginals"
-    c = rng.multivariate_hypergeometric(colors, int(size), size=n_resamples, method=method)
+    c = rng.multivariate_hypergeometric(colors, int(size), size=n_resamples, method="marginals")   # O(colours), not O(size)
     return c.reshape(n_resamples, *data.ct.counts.shape).astype(np.float64)
 
 def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    "Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement (prefixes of one permutation per repetition)."
+    "Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement (prefixes of one random ordered sample per repetition)."
     rng = check_rng(seed)
     ps, size, start, cat = _blocks(data)
     p = data.prob; n = data.n; sizes = np.asarray(sizes, np.int64)
     G, nb = len(data.groups), data.n_bins; ncat = G * 2 * nb * 2; S = len(sizes)
-    seg = np.searchsorted(sizes, np.arange(n), side="right")           # position -> first size that contains it
+    part = sizes[sizes < n]; top = int(part.max()) if part.size else 0   # sizes >= n are the whole cohort: no draw
+    seg = np.searchsorted(part, np.arange(top), side="right")           # position -> first size that contains it
     cnt = np.zeros((S, n_resamples, ncat)); sp = np.zeros((S, n_resamples, ncat))
+    full_c = np.bincount(cat, minlength=ncat).astype(np.float64); full_s = np.bincount(cat, weights=p, minlength=ncat)
     for r in range(n_resamples):
-        perm = rng.permutation(n)
-        key = seg * ncat + cat[perm]
-        ok = seg < S
-        cnt[:, r] = np.bincount(key[ok], minlength=S * ncat).reshape(S, ncat)
-        sp[:, r] = np.bincount(key[ok], weights=p[perm][ok], minlength=S * ncat).reshape(S, ncat)
-    cnt = np.cumsum(cnt, 0); sp = np.cumsum(sp, 0)                      # prefix of length sizes[k]
+        if top:
+            pick = rng.choice(n, top, replace=False)                        # a uniformly random ordered sample: every prefix is SRS
+            key = seg * ncat + cat[pick]
+            cnt[:len(part), r] = np.bincount(key, minlength=len(part) * ncat).reshape(len(part), ncat)
+            sp[:len(part), r] = np.bincount(key, weights=p[pick], minlength=len(part) * ncat).reshape(len(part), ncat)
+    cnt[:len(part)] = np.cumsum(cnt[:len(part)], 0); sp[:len(part)] = np.cumsum(sp[:len(part)], 0)   # prefix of length sizes[k]
+    cnt[len(part):] = full_c; sp[len(part):] = full_s
     c5 = cnt.reshape(S, n_resamples, G, 2, nb, 2); s5 = sp.reshape(S, n_resamples, G, 2, nb, 2)
     counts = c5.sum(4)
     bins = np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)
@@ -981,3 +983,52 @@ def plot_fold_distributions(folds: pd.DataFrame, *, metrics=None, title: str = "
         ax.set_title(m, fontsize=9)
     fig.suptitle(title, fontsize=10); fig.tight_layout()
     return fig
+
+# %% ../nbs/12_vfr.ipynb #51556dfd
+_TIER_COLOUR = {"Practical-Stability": "#d8f0d8", "Caution-Required": "#fff4c2", "High-Variance": "#ffd9b3",
+                "Catastrophic-Instability": "#f7c1c1", "Undefined": "#e6e6e6"}
+
+def audit_report_html(table: pd.DataFrame, *, model: str, label: str | None = None, source: str = "",
+                      settings: dict | None = None, tau_vfr: float = TAU_VFR, n_field: int = N_FIELD,
+                      kappa_min: float = KAPPA_MIN) -> str:
+    "A standalone HTML audit report of one model from a `reliability_table` frame: tier counts and the per-cell quintuple."
+    from html import escape
+    func = "audit_report_html"
+    if not isinstance(table, pd.DataFrame) or not set(QUINTUPLE_COLUMNS) <= set(table.columns):
+        raise FairlibInputError("table", "must be a reliability_table() frame", func)
+    t = table[table.model == model]
+    if t.empty: raise FairlibInputError("model", f"{model!r} is not in the table; known: {sorted(set(table.model))}", func)
+    label = label or model
+    counts = t.tier.value_counts().reindex([*TIERS, "Undefined"], fill_value=0)
+    fmt = lambda v, d=3: "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else (f"{v:.{d}f}" if isinstance(v, float) else escape(str(v)))
+    rows = []
+    for _, r in t.sort_values(["attribute", "metric"]).iterrows():
+        why = "; ".join(str(x) for x in (r.get("tier_reason"), r.get("n_star_reason"), r.get("kappa_reason"), r.get("vfr_reason"))
+                        if isinstance(x, str) and x)
+        ns = "not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}"
+        rows.append(f"<tr style='background:{_TIER_COLOUR.get(r.tier, '#fff')}'><td>{escape(str(r.attribute))}</td>"
+                    f"<td>{escape(str(r.metric))}</td><td>{fmt(r.get('verdict', ''))}</td><td>{fmt(r.dominant_verdict)}</td>"
+                    f"<td>{fmt(float(r.vfr))}</td><td>{ns}</td><td>{fmt(float(r.kappa))}</td><td><b>{escape(str(r.tier))}</b></td>"
+                    f"<td><small>{escape(why)}</small></td></tr>")
+    summary = "".join(f"<li style='background:{_TIER_COLOUR[k]}'>{escape(k)}: <b>{int(v)}</b> of {len(t)} cells</li>"
+                      for k, v in counts.items())
+    sett = "".join(f"<li>{escape(str(k))}: {escape(str(v))}</li>" for k, v in (settings or {}).items())
+    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Fairness audit reliability report: {escape(label)}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;color:#222}}table{{border-collapse:collapse;width:100%}}
+td,th{{border:1px solid #bbb;padding:4px 6px;font-size:13px;text-align:left}}th{{background:#eee}}li{{padding:2px 6px;margin:2px 0}}</style></head><body>
+<h1>Fairness audit reliability report — {escape(label)}</h1>
+<p><b>Data:</b> {escape(source)}</p>
+<p>Each (metric, attribute) cell gets a <b>verdict</b> on the whole audit cohort and four reliability measures:
+the <b>dominant verdict</b> and <b>Verdict Flip Rate</b> (VFR, the share of bootstrap re-audits that disagree with it;
+stable when VFR &le; {tau_vfr:g}), the <b>minimum reliable audit size N*</b> (smallest audit whose metric varies by
+less than 5%; reliable at one site when N* &le; {n_field:,}), and <b>cross-hospital agreement &kappa;</b> (Fleiss' kappa of
+the verdicts over hospital groups; adequate when &kappa; &ge; {kappa_min:g}). The tier counts the conditions violated:
+0 Practical-Stability, 1 Caution-Required, 2 High-Variance (collect more data or pool sites, review before certifying),
+3 Catastrophic-Instability (do not certify). <i>Undefined</i> means a measure could not be computed; the reason is given.</p>
+<h2>Tiers</h2><ul>{summary}</ul>
+<h2>Per-cell quintuple</h2>
+<table><tr><th>attribute</th><th>metric</th><th>verdict (cohort)</th><th>dominant verdict</th><th>VFR</th><th>N*</th><th>&kappa;</th><th>tier</th><th>notes</th></tr>
+{''.join(rows)}</table>
+<h2>Settings</h2><ul>{sett}</ul>
+<p><small>Aggregates only: no record-level data appears in this report. Produced by fairlib.vfr.audit_report_html.</small></p>
+</body></html>"""

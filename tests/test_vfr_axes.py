@@ -1,0 +1,256 @@
+"""fairlib.vfr Axes 2 and 3, Fleiss' kappa, tiers.
+
+Oracles: plain index subsampling without replacement (Axis 2's fast path must have the same
+distribution: KS / Anderson-Darling over seeds, means within Monte Carlo error, and a power check),
+scipy's hypergeometric law, statsmodels' fleiss_kappa, fairlib.metrics.audit_table recomputed on each
+hospital fold by hand, and brute-force tier counting.
+"""
+import itertools
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
+
+from fairlib.core import check_rng
+from fairlib.metrics import AUDIT_METRICS, metric_from_counts, audit_table
+from fairlib.vfr import (audit_data, draw_subsample_counts, draw_subsample_bins, index_subsample_values,
+                         audit_size_sensitivity, audit_size_grid, summarise_audit_sizes, fleiss_kappa, landis_koch,
+                         cross_hospital_agreement, cross_hospital_grid, hospital_folds, reliability_tier,
+                         reliability_table, tier_sensitivity, tier_counts, vfr_grid, TIERS, QUINTUPLE_COLUMNS,
+                         POOLED_HOSPITAL)
+
+
+def _cohort(seed=7, n=6000):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(["a", "b", "c"]), n, p=[0.6, 0.33, 0.07])
+    y = rng.binomial(1, np.select([g == "a", g == "b"], [0.45, 0.5], 0.4))
+    logit = 1.3 * (2 * y - 1) + rng.normal(0, 1.1, n) + np.select([g == "a", g == "b"], [0.0, 0.12], -0.1)
+    p = np.clip(1 / (1 + np.exp(-logit)) + np.where(g == "c", 0.03, 0.0), 0, 1)
+    return y, (p >= 0.5).astype(int), g, p
+
+
+@pytest.fixture(scope="module")
+def data():
+    y, yh, g, p = _cohort()
+    return audit_data(y, yh, g, y_prob=p, min_support=30)
+
+
+# --- Axis 2: fast path == index subsampling without replacement ---------------------------------
+
+def test_hypergeometric_counts_have_the_exact_marginal(data):
+    "Each cell count of a size-N subsample is Hypergeometric(n, cell size, N) (chi-square vs scipy)."
+    N, R = 1500, 20_000
+    c = draw_subsample_counts(data, N, R, 3).reshape(R, -1)
+    flat = data.ct.counts.reshape(-1).astype(int); n = flat.sum()
+    assert (c.sum(1) == N).all() and (c <= flat).all()
+    j = int(np.argmax(flat))
+    obs = np.bincount(c[:, j].astype(int), minlength=N + 1)
+    exp = stats.hypergeom.pmf(np.arange(N + 1), n, flat[j], N) * R
+    keep = exp > 5
+    assert stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 0.001
+
+
+@pytest.fixture(scope="module")
+def axis2_samples(data):
+    "Per metric: subsample values at N = 800 from the fast path and from index subsampling, 1,200 each."
+    N, out = 800, {}
+    for m in AUDIT_METRICS:
+        if AUDIT_METRICS[m].needs_prob:
+            f = np.concatenate([np.asarray(metric_from_counts(m, *[x[0] for x in draw_subsample_bins(data, [N, data.n], 200, s)],
+                                                               included=data.included)) for s in range(6)])
+        else:
+            f = np.concatenate([np.asarray(metric_from_counts(m, draw_subsample_counts(data, N, 200, s), included=data.included))
+                                for s in range(6)])
+        i = np.concatenate([index_subsample_values(data, m, N, 200, 1000 + s) for s in range(6)])
+        out[m] = (f, i)
+    return out
+
+
+@pytest.mark.filterwarnings("ignore:p-value capped", "ignore:p-value floored")
+@pytest.mark.parametrize("metric", list(AUDIT_METRICS))
+def test_axis2_fast_path_matches_index_subsampling(axis2_samples, metric):
+    f, i = axis2_samples[metric]
+    assert not np.isnan(f).any() and not np.isnan(i).any()
+    assert stats.ks_2samp(f, i).pvalue > 0.001
+    assert stats.anderson_ksamp([f, i], variant="midrank").pvalue > 0.001
+    se = np.sqrt(f.var(ddof=1) / f.size + i.var(ddof=1) / i.size)
+    assert abs(f.mean() - i.mean()) < 4 * se
+    assert 0.85 < f.std() / i.std() < 1.15
+
+
+def test_axis2_power_with_replacement_is_detected(data, axis2_samples):
+    "A bug that draws WITH replacement (multinomial) at N close to n has a visibly larger spread: the test can fail."
+    N = 5000                                    # of 6,000: the finite-population correction matters
+    rng = check_rng(5)
+    flat = data.ct.counts.reshape(-1)
+    wrong = rng.multinomial(N, flat / flat.sum(), size=1500).reshape(1500, *data.ct.counts.shape)
+    w = np.asarray(metric_from_counts("SPD", wrong, included=data.included))
+    right = np.asarray(metric_from_counts("SPD", draw_subsample_counts(data, N, 1500, 6), included=data.included))
+    assert stats.ks_2samp(w, right).pvalue < 1e-4 and w.std() > 1.5 * right.std()
+
+
+def test_calibration_prefixes_are_simple_random_samples(data):
+    "Nested prefixes: each size's bins equal a direct recount of that many records, and the full size is the cohort."
+    c, b = draw_subsample_bins(data, [500, 2000, data.n], 4, 9)
+    assert np.allclose(b[-1], np.broadcast_to(data.ct.bins, b[-1].shape)) and np.array_equal(c[-1][0], data.ct.counts)
+    assert (c[0].sum((1, 2, 3)) == 500).all() and (c[1].sum((1, 2, 3)) == 2000).all()
+    assert (c[1] >= c[0]).all()                                    # nested: the 2,000 contain the 500
+
+
+def test_full_point_is_degenerate_and_never_qualifies(data):
+    r = audit_size_sensitivity(data.y, data.yhat, sensitive_features=np.asarray(data.groups)[data.ct.codes], metric="Theil",
+                               sizes=[1000, 3000], seed=0)
+    full = r.curve.iloc[-1]
+    assert full["size"] == data.n and full.degenerate and full.sd == 0 and not full.qualifies
+    assert r.curve["size"].tolist() == [1000, 3000, data.n]
+    # N* is the first qualifying size, by brute force over the curve
+    q = r.curve[(~r.curve.degenerate) & (r.curve.cv < 0.05) & (r.curve.n_undefined <= 1)]
+    assert (r.n_star == q["size"].iloc[0]) if len(q) else np.isnan(r.n_star)
+
+
+def test_n_star_not_reached_is_reported_and_exceeds_field():
+    vals = np.array([[1.0, 1.2, 0.8], [1.0, 1.1, 0.9], [1.0, 1.0, 1.0]])        # CV 0.2, 0.1, then degenerate 0
+    r = summarise_audit_sizes(vals, [1000, 5000, 9000], "DI", value=1.0)
+    assert np.isnan(r.n_star) and not r.reached and r.exceeds_field
+    assert "not reached below the full partition (9,000 records)" in r.reason
+    r2 = summarise_audit_sizes(np.array([[1.0, 1.2, 0.8], [1.0, 1.01, 0.99], [1.0] * 3]), [1000, 60_000, 90_000], "DI", value=1.0)
+    assert r2.n_star == 60_000 and r2.exceeds_field                            # reached, but above N_field = 50,000
+
+
+def test_near_zero_mean_is_flagged_with_sd_beside_cv():
+    vals = np.array([[0.001, -0.002, 0.003], [0.0, 0.001, -0.001], [0.0005] * 3])
+    r = summarise_audit_sizes(vals, [1000, 5000, 9000], "SPD", value=0.0005)
+    assert r.near_zero_mean and "read SD" in r.reason and r.curve.sd.notna().all()
+
+
+def test_axis2_grid_is_order_free_and_backend_free():
+    y, yh, g, p = _cohort(n=3000)
+    pan = pd.DataFrame(dict(model="m", y_true=y, y_pred=yh, y_prob=p, a=g, b=np.where(y == 1, "u", "v")))
+    full = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=4).set_index(["metric", "attribute"])
+    sub = audit_size_grid(pan, attributes=["b", "a"], metrics=["Cal", "DI", "SPD", "EOpp", "EOD", "PP", "Theil"],
+                          sizes=[500, 1500], seed=4, n_jobs=2).set_index(["metric", "attribute"])
+    pd.testing.assert_frame_equal(full.sort_index(), sub.loc[full.index].sort_index())
+
+
+def test_joblib_parallel_config_backend_gives_identical_results():
+    from joblib import parallel_config
+    y, yh, g, p = _cohort(n=2000)
+    pan = pd.DataFrame(dict(model=np.repeat(["m1", "m2"], 1000), y_true=y, y_pred=yh, y_prob=p, a=g))
+    ref = vfr_grid(pan, attributes=["a"], n_resamples=50, seed=1, n_jobs=1)
+    with parallel_config(backend="loky", n_jobs=2):
+        par = vfr_grid(pan, attributes=["a"], n_resamples=50, seed=1)
+    pd.testing.assert_frame_equal(ref, par)
+
+
+# --- Fleiss' kappa --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(25))
+def test_fleiss_kappa_matches_statsmodels(seed):
+    rng = np.random.default_rng(seed)
+    items, cats, raters = rng.integers(2, 12), rng.integers(2, 5), rng.integers(2, 25)
+    table = np.stack([rng.multinomial(raters, rng.dirichlet(np.ones(cats))) for _ in range(items)])
+    ours = fleiss_kappa(table)
+    ref = sm_fleiss_kappa(table, method="fleiss")
+    if ours.degenerate: assert not np.isfinite(ref) or ref == pytest.approx(ref)   # statsmodels divides 0 by 0
+    else: assert abs(ours.kappa - ref) < 1e-12
+
+
+def test_fleiss_kappa_unequal_raters_is_the_itemwise_formula():
+    table = np.array([[5, 1], [2, 4], [3, 0], [0, 6]])
+    n_i = table.sum(1); P_i = (table * (table - 1)).sum(1) / (n_i * (n_i - 1))
+    p_j = table.sum(0) / table.sum(); Pe = (p_j ** 2).sum()
+    assert fleiss_kappa(table).kappa == pytest.approx((P_i.mean() - Pe) / (1 - Pe), abs=1e-15)
+    assert fleiss_kappa(table[[2, 0, 3, 1]]).kappa == pytest.approx(fleiss_kappa(table).kappa, abs=1e-15)  # item order free
+
+
+def test_fleiss_kappa_degenerate_and_bands():
+    r = fleiss_kappa([[20, 0]] * 4, categories=["Pass", "Fail"])
+    assert np.isnan(r.kappa) and r.degenerate and "every rating is Pass" in r.reason and r.band == "undefined"
+    assert fleiss_kappa([[20, 0], [0, 20]]).kappa == pytest.approx(1.0)
+    assert [landis_koch(k) for k in (-0.035, 0.003, 0.117, 0.315, 0.465, 0.587, 0.75, 0.95)] == \
+        ["poor", "slight", "slight", "fair", "moderate", "moderate", "substantial", "almost perfect"]
+
+
+# --- Axis 3 ---------------------------------------------------------------------------------------
+
+def _hospital_frame(n=8000, seed=3, n_h=80):
+    rng = np.random.default_rng(seed)
+    h = rng.integers(0, n_h, n); h[rng.random(n) < 0.03] = POOLED_HOSPITAL
+    race = rng.choice(["W", "B", "O", "A"], n, p=[0.6, 0.25, 0.13, 0.02])
+    sex = rng.choice(["F", "M"], n)
+    y = rng.binomial(1, 0.45, n)
+    p = 1 / (1 + np.exp(-(1.4 * (2 * y - 1) + rng.normal(0, 1, n) + 0.15 * (sex == "F") + 0.02 * (h % 7))))
+    return pd.DataFrame(dict(y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), race=race, sex=sex, THCIC_ID=h))
+
+
+def test_hospital_folds_keep_hospitals_whole_and_pooled_out():
+    f = _hospital_frame()
+    fold, n_pooled, n_h = hospital_folds(f.THCIC_ID, n_folds=20)
+    assert n_pooled == int((f.THCIC_ID == POOLED_HOSPITAL).sum()) and (fold[f.THCIC_ID == POOLED_HOSPITAL] == -1).all()
+    per_h = pd.Series(fold).groupby(f.THCIC_ID.to_numpy()).nunique()
+    assert (per_h == 1).all() and set(fold[fold >= 0]) == set(range(20)) and n_h == 80
+
+
+def test_axis3_fold_verdicts_match_audit_table_per_fold():
+    f = _hospital_frame()
+    r = cross_hospital_agreement(f, attributes=["race", "sex"], n_folds=10, min_support=30)
+    fold, _, _ = hospital_folds(f.THCIC_ID, n_folds=10)
+    for k in (0, 4, 9):
+        sub = f[fold == k]
+        for a in ("race", "sex"):
+            ref = audit_table(sub.y_true, sub.y_pred, sensitive_features=sub[a], y_prob=sub.y_prob, min_support=0).set_index("metric")
+            got = r.folds[(r.folds.fold == k) & (r.folds.attribute == a)].set_index("metric")
+            small = (sub[a].value_counts().reindex(f[a].unique(), fill_value=0) < 30).any()
+            if small: assert (got.verdict == "No verdict").all() and got.reason.str.contains("fewer than 30").all()
+            else:
+                np.testing.assert_allclose(got.value, ref.value.loc[got.index], rtol=1e-12)
+                assert (got.verdict == ref.verdict.loc[got.index]).all()
+    # race A (2%) falls below 30 records in some of the ~720-record folds: those items give no verdict, and are counted
+    assert (r.folds[(r.folds.attribute == "race")].verdict == "No verdict").any()
+    assert (r.kappa.n_no_verdict > 0).all() and r.n_pooled_removed == int((f.THCIC_ID == POOLED_HOSPITAL).sum())
+
+
+def test_axis3_kappa_is_fleiss_over_the_verdict_matrix():
+    f = _hospital_frame(n=20000, n_h=120)
+    r = cross_hospital_agreement(f, attributes=["race", "sex"], n_folds=20, min_support=5)
+    for m in ("DI", "EOD"):
+        V = r.verdict_matrix(m)
+        table = np.stack([[(V[a] == 1).sum(), (V[a] == 0).sum()] for a in V.columns])
+        k = r.kappa.set_index("metric").loc[m]
+        ref = fleiss_kappa(table)
+        assert (np.isnan(k.kappa) and ref.degenerate) or k.kappa == pytest.approx(ref.kappa, abs=1e-15)
+    theil = r.kappa.set_index("metric").loc["Theil"]            # Theil passes in every fold: degenerate, not 1.0
+    assert theil.degenerate and np.isnan(theil.kappa) and "degenerate" in theil.reason
+
+
+def test_cross_hospital_grid_runs_every_model():
+    f = _hospital_frame(n=6000)
+    pan = pd.concat([f.assign(model="m1"), f.assign(model="m2", y_pred=1 - f.y_pred)], ignore_index=True)
+    kappa, folds = cross_hospital_grid(pan, attributes=["race", "sex"], n_folds=10)
+    assert set(kappa.model) == {"m1", "m2"} and len(kappa) == 14 and len(folds) == 2 * 10 * 2 * 7
+
+
+# --- tiers ----------------------------------------------------------------------------------------
+
+def test_tiers_brute_force():
+    vfrs, stars, kappas = [0.05, 0.2], [1000.0, 60_000.0, np.nan], [0.1, 0.5]
+    combos = list(itertools.product(vfrs, stars, kappas))
+    t = reliability_tier(*map(list, zip(*combos)))
+    for (v, s, k), tier in zip(combos, t.tier):
+        n = int(v > 0.10) + int(not (s <= 50_000)) + int(k < 0.40)
+        assert tier == TIERS[n]
+
+
+def test_tier_sensitivity_is_monotone_and_quintuple_columns():
+    rng = np.random.default_rng(0)
+    n = 56
+    a1 = pd.DataFrame(dict(model="m", metric=np.tile(list(AUDIT_METRICS), 8), attribute=np.repeat([f"a{i}" for i in range(8)], 7),
+                           vfr=rng.uniform(0, 0.5, n), dominant_verdict="Pass"))
+    a2 = a1[["model", "metric", "attribute"]].assign(n_star=rng.choice([1000, 100_000, np.nan], n))
+    a3 = pd.DataFrame(dict(model="m", metric=list(AUDIT_METRICS), kappa=rng.uniform(-0.2, 1, 7)))
+    t = reliability_table(a1, a2, a3)
+    assert tuple(t.columns[:8]) == QUINTUPLE_COLUMNS and len(t) == n and int(tier_counts(t).sum()) == n
+    s = tier_sensitivity(t, taus=(0.05, 0.1, 0.2, 0.3))
+    stab = s["Practical-Stability"].to_numpy()
+    assert (np.diff(stab) >= 0).all() and (s[list(TIERS) + ["Undefined"]].sum(1) == n).all()
