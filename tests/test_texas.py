@@ -25,7 +25,7 @@ FIX = Path(__file__).parent / "fixtures" / "texas"
 COLS = ["THCIC_ID", "SEX_CODE", "TYPE_OF_ADMISSION", "SOURCE_OF_ADMISSION", "LENGTH_OF_STAY", "PAT_AGE",
         "PAT_STATUS", "RACE", "ETHNICITY", "TOTAL_CHARGES", "ADMITTING_DIAGNOSIS", "PRINC_SURG_PROC_CODE"]
 
-# --- published cohort (paper Table 3 with the corrected labels, SPEC_NOTES codebook) -------------------
+# --- published cohort (paper Table 3 with the corrected labels, the codebook of the VFR methods notes) -------------------
 RACE = {3: ("White", 603_368, .453), 4: ("Other", 186_670, .404), 2: ("Black", 115_212, .523),
         1: ("Asian/Pacific Islander", 16_404, .410), 0: ("American Indian/Eskimo/Aleut", 3_474, .334)}
 SEX = {1: ("Female", 585_840, .411), 0: ("Male", 339_288, .518)}
