@@ -266,8 +266,18 @@ def count_table(y_true, y_pred, sensitive_features, *, y_prob=None, sample_weigh
 def _div(a, b):
     with np.errstate(divide="ignore", invalid="ignore"): return np.where(b > 0, a / np.where(b > 0, b, 1), np.nan)
 
+def _counts_array(counts, func, *, last=(2, 2), name="counts", groups=False):
+    "`counts` as a float array with trailing axes `last`, finite and non-negative, or an error naming it."
+    try: a = np.asarray(counts, dtype=np.float64)
+    except (TypeError, ValueError): raise FairlibInputError(name, "must be numeric", func) from None
+    if a.ndim < len(last) + groups or a.shape[-len(last):] != tuple(last):
+        raise FairlibInputError(name, f"must have shape (...,{' G,' * groups} {', '.join(map(str, last))}), got {a.shape}", func)
+    if not np.isfinite(a).all() or (a < 0).any(): raise FairlibInputError(name, "must be finite and non-negative", func)
+    return a
+
 def group_rates_from_counts(counts: np.ndarray) -> dict:
     "Selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy and base rate per group (last axes `[G, 2, 2]`)."
+    counts = _counts_array(counts, "group_rates_from_counts")
     tn, fp, fn, tp = counts[..., 0, 0], counts[..., 0, 1], counts[..., 1, 0], counts[..., 1, 1]
     n = tn + fp + fn + tp
     return dict(n=n, positives=fn + tp, predicted_positives=fp + tp, base_rate=_div(fn + tp, n),
@@ -278,6 +288,9 @@ def group_rates_from_counts(counts: np.ndarray) -> dict:
 # %% ../nbs/02_metrics.ipynb #043811f9
 def calibration_from_bins(bins: np.ndarray) -> dict:
     "Per-group ECE (bin-count weighted |observed − predicted|) and MCE (largest single-bin gap) from `[..., G, bins, 3]`."
+    bins = np.asarray(bins, dtype=np.float64)
+    if bins.ndim < 3 or bins.shape[-1] != 3 or not np.isfinite(bins).all() or (bins < 0).any():
+        raise FairlibInputError("bins", f"must be finite, non-negative, of shape (..., G, n_bins, 3), got {bins.shape}", "calibration_from_bins")
     cnt, sy, sp = bins[..., 0], bins[..., 1], bins[..., 2]
     ece = _div(np.abs(sy - sp).sum(-1), cnt.sum(-1))
     gaps = np.where(cnt > 0, np.abs(_div(sy, cnt) - _div(sp, cnt)), -np.inf)
@@ -294,6 +307,7 @@ def _theil_terms(counts):
 
 def theil_from_counts(counts):
     "Overall Theil index T = mean((b/μ) ln(b/μ)) over all rows of all given groups."
+    counts = _counts_array(counts, "theil_from_counts", groups=True)
     c = counts.sum(-3)
     n, s = _theil_terms(c); mu = _div(s, n)
     n1, n2 = c[..., 0, 0] + c[..., 1, 1], c[..., 0, 1]
@@ -301,6 +315,7 @@ def theil_from_counts(counts):
 
 def between_group_theil_from_counts(counts):
     "Between-group Theil: each row's benefit replaced by its group mean, T = Σ_g (n_g/n)(μ_g/μ) ln(μ_g/μ)."
+    counts = _counts_array(counts, "between_group_theil_from_counts", groups=True)
     n_g, s_g = _theil_terms(counts)
     n, s = n_g.sum(-1), s_g.sum(-1); mu = _div(s, n)
     mu_g = _div(s_g, n_g); r = mu_g / mu[..., None]
@@ -333,11 +348,7 @@ def _metric_core(name, counts, bins, calibration):
 def metric_from_counts(name: str, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> np.ndarray:
     "Audit metric `name` from counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`), over the `included` groups."
     audit_metric(name)
-    counts = np.asarray(counts, dtype=np.float64)
-    if counts.ndim < 3 or counts.shape[-2:] != (2, 2):
-        raise FairlibInputError("counts", f"must have shape (..., G, 2, 2), got {counts.shape}", "metric_from_counts")
-    if not np.isfinite(counts).all() or (counts < 0).any():
-        raise FairlibInputError("counts", "must be finite and non-negative", "metric_from_counts")
+    counts = _counts_array(counts, "metric_from_counts", groups=True)
     if included is not None:
         inc = np.asarray(included, bool)
         counts = counts[..., inc, :, :]

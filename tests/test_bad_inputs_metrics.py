@@ -83,6 +83,11 @@ CASES = [
     ("counts-negative", lambda: fm.metric_from_counts("SPD", -np.ones((2, 2, 2))), "counts"),
     ("counts-nan", lambda: fm.metric_from_counts("SPD", np.full((2, 2, 2), np.nan)), "counts"),
     ("counts-shape", lambda: fm.metric_from_counts("SPD", np.ones((2, 3))), "counts"),
+    ("rates-counts-negative", lambda: fm.group_rates_from_counts(-np.ones((2, 2, 2))), "counts"),
+    ("rates-counts-strings", lambda: fm.group_rates_from_counts([[["a", "b"], ["c", "d"]]]), "counts"),
+    ("theil-counts-shape", lambda: fm.between_group_theil_from_counts(np.ones((3, 2, 3))), "counts"),
+    ("theil-counts-no-groups", lambda: fm.theil_from_counts(np.ones((2, 2))), "counts"),
+    ("calibration-bins-shape", lambda: fm.calibration_from_bins(np.ones((2, 2))), "bins"),
     # ---- metrics, thresholds, options ----------------------------------------------------------------
     ("metric-unknown", lambda: audit(metrics=["DPR"]), "metric"),
     ("metrics-empty", lambda: audit(metrics=[]), "metrics"),
