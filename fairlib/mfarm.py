@@ -26,9 +26,9 @@ __all__ = ['SUBMETRICS', 'HARMS', 'VARIANCE_TESTS', 'KS_METHODS', 'WILCOXON_METH
            'Comparison', 'SubMetricResult', 'mean_difference', 'variance_heterogeneity', 'absolute_deviation',
            'ks_distribution', 'spearman_permutation_p', 'correlation_difference', 'MfarmResult', 'geometric_mean_score',
            'mfarm', 'fab_score', 'AccuracySkew', 'accuracy_skew', 'MfarmAccuracy', 'mfarm_accuracy', 'ParityScores',
-           'parity_scores', 'published_table11', 'variant_matrix', 'audit_table', 'score_table', 'plot_accuracy_skew',
-           'plot_submetric_correlation', 'plot_fairness_accuracy', 'plot_precision_fab', 'plot_context',
-           'plot_submetric_profile']
+           'parity_scores', 'published_table11', 'variant_matrix', 'audit_table', 'score_table', 'load_scorer',
+           'second_bos_scorer', 'plot_accuracy_skew', 'plot_submetric_correlation', 'plot_fairness_accuracy',
+           'plot_precision_fab', 'plot_context', 'plot_submetric_profile']
 
 # %% ../nbs/23_mfarm.ipynb #f55a1c7b
 from .prompts import VARIANTS  # the 13 prompt variants, BASE first
@@ -631,6 +631,34 @@ def score_table(scorer, table: pd.DataFrame, *, system: str | None = None, cache
     out["protocol"] = str(table.attrs.get("protocol", ""))
     out["source"] = table.attrs.get("source", "")
     return out
+
+# %% ../nbs/23_mfarm.ipynb #7984c95b
+def load_scorer(model=None, *, precision: str = "fp32", adapter=None, gguf_file=None, batch_size=None, work_dir=None,
+                seed: int = 0, label: str | None = None, cache=None):
+    "A TransformersScorer for a model spec ('bundled', a local dir / cached hub id, or 'tiny-random'), precision and LoRA adapter."
+    from pathlib import Path
+    from fairlib.llm import TransformersScorer, make_tiny_model
+    if model == "tiny-random":
+        d = Path(work_dir or ".") / f"tiny-random-llama-{seed}"
+        if not (d / "config.json").exists(): make_tiny_model(d, seed=seed)
+        sc = TransformersScorer.from_pretrained(str(d), precision=precision, adapter=adapter, batch_size=batch_size, cache=cache)
+        sc.model_label = label or ("tiny-random-llama (random weights: plumbing check, numbers meaningless)" +
+                                   (" + LoRA" if adapter is not None else ""))
+        return sc
+    sc = TransformersScorer.from_pretrained(model, gguf_file=gguf_file, precision=precision, adapter=adapter,
+                                            batch_size=batch_size, cache=cache)
+    if label: sc.model_label = label
+    return sc
+
+def second_bos_scorer(scorer):
+    "A view of `scorer` that tokenises the templated text with the tokenizer's defaults (the authors' second BOS); keyed apart in the cache."
+    import copy
+    sc = copy.copy(scorer)
+    tok, extra = scorer.tokenizer, scorer._key_extra
+    sc.encode = lambda texts: tok(list(texts))["input_ids"]
+    sc._key_extra = lambda: {**extra(), "tokenisation": "template string re-tokenised with default special tokens"}
+    sc.model_label = f"{scorer.model_label} (second BOS)"
+    return sc
 
 # %% ../nbs/23_mfarm.ipynb #ff4ab860
 TASK_NAMES = {"ed_triage": "ED-Triage", "opioid": "Opioid (OA)"}
