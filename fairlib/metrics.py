@@ -692,6 +692,11 @@ class AuditResult(Result):
         m = round_frame(self.metrics.drop(columns=[c for c in _REASONS if c in self.metrics]), self._digits).to_html(index=False, border=0, na_rep="NaN")
         notes = "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes())
         return f"<div><p><b>{escape(self._heading())}</b></p><p>per group</p>{g}<p>per metric</p>{m}{notes}</div>"
+    def __getitem__(self, column):
+        "Deprecated: a column of the per-metric table, as when audit() returned that DataFrame."
+        warnings.warn("audit() returns an AuditResult: use result.to_frame()[column] (or audit_table())",
+                      DeprecationWarning, stacklevel=2)
+        return self.metrics[column]
     def __getattr__(self, name):
         if not name.startswith("_") and hasattr(pd.DataFrame, name):
             raise AttributeError(f"AuditResult has no attribute {name!r}: audit() returns an AuditResult since 0.2; "
