@@ -699,7 +699,7 @@ class AuditResult(Result):
         return self.metrics[column]
     def __getattr__(self, name):
         if not name.startswith("_") and hasattr(pd.DataFrame, name):
-            raise AttributeError(f"AuditResult has no attribute {name!r}: audit() returns an AuditResult since 0.2; "
+            raise AttributeError(f"AuditResult has no attribute {name!r}: audit() now returns an AuditResult; "
                                  "use .to_frame() (or audit_table()) for the per-metric DataFrame, .by_group for the groups")
         raise AttributeError(name)
 
