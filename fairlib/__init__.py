@@ -9,6 +9,7 @@ libraries. This file is written by hand (nbdev only creates missing `__init__.py
 __version__ = "0.1.0"
 
 import importlib as _importlib
+import importlib.util as _importlib_util
 
 from .core import FairlibInputError, UnknownMetricError
 from .results import Result
@@ -34,7 +35,7 @@ def __getattr__(name):
     if name in _LAZY:
         mod, attr = _LAZY[name]
         value = getattr(_importlib.import_module(mod), attr)
-    elif name in _SUBMODULES:
+    elif name in _SUBMODULES or (not name.startswith("_") and _importlib_util.find_spec(f"{__name__}.{name}") is not None):
         value = _importlib.import_module(f"{__name__}.{name}")
     else:
         raise AttributeError(f"module 'fairlib' has no attribute {name!r}")
