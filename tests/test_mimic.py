@@ -278,3 +278,44 @@ def test_helpers_against_hand_oracles():
     assert M.neutralize_demographics("He told his wife") == "The patient told their spouse"
     s = M.note_sections("Chief Complaint:\nX\nHistory of Present Illness: inline text\nPast Medical History:\n- a\n")
     assert (s["chief_complaint"], s["hpi"], s["pmh"]) == ("X", "inline text", "- a")
+
+
+# ---------------------------------------------------------------- the authors' cohort rules (rules="paper")
+def test_paper_opioid_labels_exact_names_and_drop_unknown(op_twin):
+    """Oracle from the raw prescriptions: Yes iff a lower-cased, stripped drug string equals a listed opioid name;
+    'unknown' (a string only contains one) is dropped; the last admission per subject is kept."""
+    b = M.build_opioid(op_twin, seed=0, rules="paper", **RAW)
+    rx = op_twin["hosp/prescriptions"]
+    names = set(M.OPIOIDS)
+    by = rx.assign(d=rx["drug"].astype(str).str.lower().str.strip()).groupby("hadm_id")["d"].apply(list).to_dict()
+    for h, y in zip(b.cases["hadm_id"], b.cases["label"]):
+        ds = by.get(h, [])
+        exact = any(d in names for d in ds)
+        contains = any(OPIOID_WORDS.search(d) for d in ds)
+        assert not (contains and not exact) or y == 1 and exact, h      # never an 'unknown' admission
+        assert y == int(exact)
+    steps = b.flow.set_index("step")["excluded"]
+    assert steps["opioid status unknown (a drug string contains but is not an opioid name)"] > 0
+    adm = op_twin["hosp/admissions"].set_index("hadm_id")
+    fair = M.build_opioid(op_twin, seed=0, **RAW)
+    assert b.params["rules"] == "paper" and fair.params["rules"] == "fairlib"
+    # last vs first admission per subject: where a subject has several admissions, the kept one differs
+    both = set(b.cases.subject_id) & set(fair.cases.subject_id)
+    later = [s for s in both if adm.loc[b.cases.set_index("subject_id").loc[s, "hadm_id"], "admittime"]
+             >= adm.loc[fair.cases.set_index("subject_id").loc[s, "hadm_id"], "admittime"]]
+    assert len(later) == len(both)
+
+
+def test_paper_ed_rules_keep_implausible_but_present_vitals(ed_twin):
+    paper = M.build_ed_triage(ed_twin, seed=0, rules="paper", **RAW)
+    fair = M.build_ed_triage(ed_twin, seed=0, **RAW)
+    vit = paper.cases[list(M.VITALS)]
+    assert vit.notna().all().all() and paper.cases["pain"].fillna("").str.len().gt(0).all()
+    out_of_range = np.zeros(len(vit), bool)
+    for v, (lo, hi) in M.VITAL_RANGES.items(): out_of_range |= ~vit[v].between(lo, hi).to_numpy()
+    assert out_of_range.any()                                     # the authors kept implausible values
+    assert len(paper.cases) != len(fair.cases)                    # the two rule sets select different stays
+    with pytest.raises(FairlibInputError, match="rules"):
+        M.build_ed_triage(ed_twin, rules="theirs")
+    with pytest.raises(FairlibInputError, match="rules"):
+        M.load_benchmark("ed_triage", source="synthetic", rules="x")

@@ -14,17 +14,17 @@ from pathlib import Path
 from typing import Mapping
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError, check_rng, cell_seed
+from ..core import FairlibInputError, check_rng, cell_seed, check_choice, largest_remainder
 
 # %% auto #0
 __all__ = ['MIMIC_COLUMNS', 'ED_TABLES', 'OPIOID_TABLES', 'RACES', 'GENDER_SPECIFIC_ICD', 'GENDER_SPECIFIC_COMPLAINT', 'OPIOIDS',
-           'NOTE_SECTIONS', 'SPLITS', 'VITALS', 'VITAL_RANGES', 'OPIOID_FIELDS', 'TWIN_RACES', 'TWIN_SOURCE',
-           'ED_COMPLAINTS', 'ED_COMPLAINT_WEIGHTS', 'ED_COMORBIDITIES', 'OPIOID_CONDITIONS', 'TWIN_OPIOID_DRUGS',
-           'TWIN_OTHER_DRUGS', 'TWIN_PMH', 'TASKS', 'TWIN_PRESETS', 'check_tables', 'read_mimic_table', 'map_race',
-           'is_gender_specific_icd', 'neutralize_demographics', 'is_opioid', 'redact_opioids', 'note_sections',
-           'undersample', 'split_by_case', 'Benchmark', 'build_ed_triage', 'icu_statement', 'build_opioid',
-           'synthetic_ed_tables', 'synthetic_opioid_tables', 'write_mimic_tables', 'check_task', 'resolve_source',
-           'load_benchmark']
+           'NOTE_SECTIONS', 'SPLITS', 'VITALS', 'VITAL_RANGES', 'COHORT_RULES', 'OPIOID_FIELDS', 'TWIN_RACES',
+           'TWIN_SOURCE', 'ED_COMPLAINTS', 'ED_COMPLAINT_WEIGHTS', 'ED_COMORBIDITIES', 'OPIOID_CONDITIONS',
+           'TWIN_OPIOID_DRUGS', 'TWIN_OTHER_DRUGS', 'TWIN_PMH', 'TASKS', 'TWIN_PRESETS', 'check_tables',
+           'read_mimic_table', 'map_race', 'is_gender_specific_icd', 'neutralize_demographics', 'is_opioid',
+           'redact_opioids', 'note_sections', 'undersample', 'split_by_case', 'Benchmark', 'build_ed_triage',
+           'icu_statement', 'opioid_label_paper', 'build_opioid', 'synthetic_ed_tables', 'synthetic_opioid_tables',
+           'write_mimic_tables', 'check_task', 'resolve_source', 'load_benchmark']
 
 # %% ../../nbs/20_data_mimic.ipynb #61a9e99c
 MIMIC_COLUMNS = {  # table -> columns the builders read (extra columns are tolerated)
@@ -185,18 +185,11 @@ def note_sections(text: str) -> dict:
 
 # %% ../../nbs/20_data_mimic.ipynb #145dd77d
 def _largest_remainder(sizes: np.ndarray, total: int, cap: np.ndarray | None = None) -> np.ndarray:
-    "Integer allocation of `total` proportional to `sizes` (largest remainder), never above `cap`."
+    "`fairlib.core.largest_remainder`, capped at `sizes` by default, 0 for an empty pool, at most what the caps allow."
     sizes = np.asarray(sizes, dtype=float)
     cap = sizes.astype(int) if cap is None else np.asarray(cap, dtype=int)
     if total <= 0 or sizes.sum() == 0: return np.zeros(len(sizes), dtype=int)
-    q = sizes * total / sizes.sum()
-    base = np.minimum(np.floor(q).astype(int), cap)
-    order = np.argsort(-(q - np.floor(q)), kind="stable")
-    while base.sum() < total and (base < cap).any():
-        for i in order:
-            if base.sum() >= total: break
-            if base[i] < cap[i]: base[i] += 1
-    return base
+    return largest_remainder(sizes, int(min(total, cap.sum())), cap=cap).astype(int)
 
 # %% ../../nbs/20_data_mimic.ipynb #296318ed
 def undersample(cases: pd.DataFrame, *, by=("race",), label: str = "label", balance_labels: bool = True,
@@ -287,11 +280,14 @@ VITALS = ("temperature", "heartrate", "resprate", "o2sat", "sbp", "dbp")
 VITAL_RANGES = {"temperature": (90, 110), "heartrate": (20, 250), "resprate": (4, 60), "o2sat": (50, 100),
                 "sbp": (50, 300), "dbp": (20, 200)}  # plausible adult triage values (deg F, /min, %, mmHg)
 
+COHORT_RULES = ("fairlib", "paper")  # fairlib's cleaner rules (default) or the authors' released rules
+
 def build_ed_triage(source, *, seed: int = 0, min_age: int = 18, one_per_subject: bool = True,
                     balance_labels: bool = True, parity_by=("race",), n_per_group: int | None = None,
-                    fractions=(0.8, 0.05, 0.15), source_label: str | None = None) -> Benchmark:
+                    fractions=(0.8, 0.05, 0.15), source_label: str | None = None, rules: str = "fairlib") -> Benchmark:
     "The ED-Triage benchmark (label YES iff ESI acuity < 3) from a MIMIC-IV root or table mapping."
     f, seed = "build_ed_triage", _seed_int(seed)
+    check_choice(rules, "rules", COHORT_RULES, f)
     check_tables(source, ED_TABLES, f)
     stays, triage = read_mimic_table(source, "ed/edstays", f), read_mimic_table(source, "ed/triage", f)
     dx, pats = read_mimic_table(source, "ed/diagnosis", f), read_mimic_table(source, "hosp/patients", f)
@@ -308,10 +304,13 @@ def build_ed_triage(source, *, seed: int = 0, min_age: int = 18, one_per_subject
     df["acuity"] = pd.to_numeric(df["acuity"], errors="coerce")
     ok = df["acuity"].isin([1, 2, 3, 4, 5])
     for v, (lo, hi) in VITAL_RANGES.items():
-        df[v] = pd.to_numeric(df[v], errors="coerce"); ok &= df[v].between(lo, hi)
+        df[v] = pd.to_numeric(df[v], errors="coerce")
+        ok &= df[v].notna() if rules == "paper" else df[v].between(lo, hi)   # the authors: present; fairlib: plausible
     df["chief_complaint"] = df["chiefcomplaint"].astype("string").str.strip()
     ok &= df["chief_complaint"].fillna("").str.len() > 0
-    df = flow("inconsistent fields (acuity, vitals, chief complaint)", df[ok])
+    if rules == "paper": ok &= df["pain"].astype("string").str.strip().fillna("").str.len() > 0
+    df = flow("missing vitals, pain, acuity or chief complaint" if rules == "paper" else
+              "inconsistent fields (acuity, vitals, chief complaint)", df[ok])
     gdx = set(dx.loc[is_gender_specific_icd(dx["icd_code"], dx["icd_version"]), "stay_id"])
     gcc = df["chief_complaint"].str.contains(GENDER_SPECIFIC_COMPLAINT, case=False, regex=True, na=False)
     df = flow("gender-specific diagnosis or complaint", df[~df["stay_id"].isin(gdx) & ~gcc])
@@ -330,7 +329,7 @@ def build_ed_triage(source, *, seed: int = 0, min_age: int = 18, one_per_subject
     cols = ["case_id", "subject_id", "stay_id", "hadm_id", "age", "race", "sex", "label", "acuity",
             "chief_complaint", "diagnoses", *VITALS, "pain"]
     params = dict(seed=seed, min_age=min_age, one_per_subject=one_per_subject, balance_labels=balance_labels,
-                  parity_by=tuple(parity_by or ()), n_per_group=n_per_group, fractions=tuple(fractions))
+                  parity_by=tuple(parity_by or ()), n_per_group=n_per_group, fractions=tuple(fractions), rules=rules)
     label = source_label or _real_label(source, "ED")
     return _finish("ed_triage", df[cols].copy(), flow, seed=seed, balance_labels=balance_labels,
                    parity_by=parity_by, n_per_group=n_per_group, fractions=fractions, source_label=label, params=params)
@@ -348,11 +347,18 @@ def icu_statement(careunit) -> str:
         return "No intensive care unit stay during this admission."
     return f"Admitted to an intensive care unit during this admission ({careunit})."
 
+def opioid_label_paper(drugs) -> str:
+    "The authors' label of one admission from its drug strings: 'yes' (a string equals an opioid name), 'unknown' (one only contains one), 'no'."
+    d = pd.Series(list(drugs), dtype="string").str.lower().str.strip()
+    if d.isin(OPIOIDS).any(): return "yes"
+    return "unknown" if d.str.contains(_OPIOID_RE, na=False).any() else "no"
+
 def build_opioid(source, *, seed: int = 0, min_age: int = 18, one_per_subject: bool = True,
                  balance_labels: bool = True, parity_by=("race",), n_per_group: int | None = None,
-                 fractions=(0.8, 0.05, 0.15), source_label: str | None = None) -> Benchmark:
+                 fractions=(0.8, 0.05, 0.15), source_label: str | None = None, rules: str = "fairlib") -> Benchmark:
     "The Opioid benchmark (label YES iff any opioid prescription) from a MIMIC-IV root or table mapping."
     f, seed = "build_opioid", _seed_int(seed)
+    check_choice(rules, "rules", COHORT_RULES, f)
     check_tables(source, OPIOID_TABLES, f)
     adm, pats = read_mimic_table(source, "hosp/admissions", f), read_mimic_table(source, "hosp/patients", f)
     df = adm.dropna(subset=["hadm_id"]).drop_duplicates("hadm_id")
@@ -372,11 +378,18 @@ def build_opioid(source, *, seed: int = 0, min_age: int = 18, one_per_subject: b
     df = df.join(secs[list(OPIOID_FIELDS)])
     ok = (df["chief_complaint"].str.len() > 0) & (df["hpi"].str.len() > 0)
     df = flow("inconsistent fields (no chief complaint or HPI)", df[ok])
-    if one_per_subject:
-        df = flow("repeat admissions of a patient", df.sort_values(["subject_id", "admittime", "hadm_id"]).drop_duplicates("subject_id"))
+    if one_per_subject:   # fairlib: the first admission per subject; the authors: the last
+        df = flow("repeat admissions of a patient", df.sort_values(["subject_id", "admittime", "hadm_id"])
+                  .drop_duplicates("subject_id", keep="last" if rules == "paper" else "first"))
     rx = read_mimic_table(source, "hosp/prescriptions", f, keep=("hadm_id", set(df["hadm_id"])))
-    op = set(rx.loc[is_opioid(rx["drug"]), "hadm_id"])
-    df["label"] = df["hadm_id"].isin(op).astype(int)
+    if rules == "paper":
+        lab = rx.groupby("hadm_id")["drug"].agg(opioid_label_paper)
+        status = df["hadm_id"].map(lab).fillna("no")
+        df = flow("opioid status unknown (a drug string contains but is not an opioid name)", df[status != "unknown"])
+        df["label"] = (status[status != "unknown"] == "yes").astype(int).to_numpy()
+    else:
+        op = set(rx.loc[is_opioid(rx["drug"]), "hadm_id"])
+        df["label"] = df["hadm_id"].isin(op).astype(int)
     icu = read_mimic_table(source, "icu/icustays", f, keep=("hadm_id", set(df["hadm_id"])))
     first_icu = icu.sort_values(["hadm_id", "intime"]).drop_duplicates("hadm_id").set_index("hadm_id")["first_careunit"]
     df["icu"] = [icu_statement(u) for u in df["hadm_id"].map(first_icu)]
@@ -385,7 +398,7 @@ def build_opioid(source, *, seed: int = 0, min_age: int = 18, one_per_subject: b
     df["case_id"] = "op-" + df["hadm_id"].astype("int64").astype(str)
     cols = ["case_id", "subject_id", "hadm_id", "note_id", "age", "race", "sex", "label", *OPIOID_FIELDS, "icu"]
     params = dict(seed=seed, min_age=min_age, one_per_subject=one_per_subject, balance_labels=balance_labels,
-                  parity_by=tuple(parity_by or ()), n_per_group=n_per_group, fractions=tuple(fractions))
+                  parity_by=tuple(parity_by or ()), n_per_group=n_per_group, fractions=tuple(fractions), rules=rules)
     label = source_label or _real_label(source, "hosp, icu, note")
     return _finish("opioid", df[cols].copy(), flow, seed=seed, balance_labels=balance_labels,
                    parity_by=parity_by, n_per_group=n_per_group, fractions=fractions, source_label=label, params=params)
@@ -747,21 +760,22 @@ def resolve_source(source="auto", func: str | None = None):
     raise FairlibInputError("source", f"must be 'auto', 'synthetic', 'real', a MIMIC-IV root folder or a table mapping, got {source!r}", func)
 
 @functools.lru_cache(maxsize=8)
-def _cached(task: str, key, seed: int) -> Benchmark:
+def _cached(task: str, key, seed: int, rules: str = "fairlib") -> Benchmark:
     builder = build_ed_triage if task == "ed_triage" else build_opioid
     if key == "synthetic":
         twin_kw, build_kw = TWIN_PRESETS[task]
         tables = (synthetic_ed_tables if task == "ed_triage" else synthetic_opioid_tables)(**twin_kw, seed=seed)
         module = "ED" if task == "ed_triage" else "hosp/icu/note"
-        return builder(tables, seed=seed, source_label=TWIN_SOURCE.format(module=module, seed=seed), **build_kw)
-    return builder(key, seed=seed)
+        return builder(tables, seed=seed, source_label=TWIN_SOURCE.format(module=module, seed=seed), rules=rules, **build_kw)
+    return builder(key, seed=seed, rules=rules)
 
-def load_benchmark(task: str, *, source="auto", seed: int = 0) -> Benchmark:
-    "The `task` benchmark ('ed_triage' or 'opioid') from the twin or a MIMIC-IV copy (see `resolve_source`)."
+def load_benchmark(task: str, *, source="auto", seed: int = 0, rules: str = "fairlib") -> Benchmark:
+    "The `task` benchmark ('ed_triage' or 'opioid') from the twin or a MIMIC-IV copy (`rules`: 'fairlib' or the authors' 'paper' cohort rules)."
     check_task(task, "load_benchmark")
+    check_choice(rules, "rules", COHORT_RULES, "load_benchmark")
     key = resolve_source(source, "load_benchmark")
     if isinstance(key, Mapping):
         builder = build_ed_triage if task == "ed_triage" else build_opioid
-        return builder(key, seed=seed)
-    b = _cached(task, key if key == "synthetic" else str(key), _seed_int(seed))
+        return builder(key, seed=seed, rules=rules)
+    b = _cached(task, key if key == "synthetic" else str(key), _seed_int(seed), rules)
     return dataclasses.replace(b, cases=b.cases.copy(), flow=b.flow.copy())   # callers may modify their copy
