@@ -46,7 +46,7 @@ nbtest: bootstrap
 	$(VENV)/bin/nbdev-test --n-workers 2 --skip-folder-re '^(papers|[_.].*)$$'
 
 pytest: bootstrap
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 tests
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup tests
 
 smoke: bootstrap
 	$(VENV)/bin/fairlib reproduce --profile smoke --no-progress

@@ -5,7 +5,7 @@ naming a backend, so `joblib.parallel_config(backend="dask")` on a `dask.distrib
 them on the cluster's workers. Every cell draws from its own order-free seed (`cell_seed`), so the
 result must be bit-identical to a single-process run. The oracle is that serial run (`n_jobs=1`);
 the task stream proves the cells really ran on the cluster and were not silently run locally.
-Only loopback networking is used (LocalCluster, two worker processes, no dashboard).
+Only loopback networking is used (LocalCluster on 127.0.0.1, two worker processes, status page on a free port).
 """
 import numpy as np
 import pandas as pd
@@ -17,7 +17,8 @@ from distributed import Client, LocalCluster, get_task_stream
 
 from fairlib.vfr import vfr_grid
 
-pytestmark = pytest.mark.slow   # starts two worker processes (~10 s on 2 cores)
+pytestmark = [pytest.mark.slow,   # starts two worker processes (~10 s on 2 cores)
+              pytest.mark.xdist_group("dask_cluster")]   # one cluster per run under `--dist loadgroup`
 
 ATTRS = ["race", "sex"]
 METRICS = ["SPD", "DI", "EOD", "Cal"]   # count-based cells and the two-stage calibration path
@@ -38,7 +39,7 @@ def _predictions(n=3000, seed=0, models=("m1", "m2")):
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                       host="127.0.0.1", silence_logs=40) as cluster, Client(cluster) as c:
         yield c
 

