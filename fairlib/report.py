@@ -133,6 +133,8 @@ def suppression_masks(df: pd.DataFrame, *, count_columns=None, groups=None, tota
     val = {c: pd.to_numeric(df[c], errors="coerce").to_numpy(float) for c in cc}
     hidden = pd.DataFrame(False, index=range(len(df)), columns=df.columns)
     for c in cc: hidden[c] = small(np.nan_to_num(val[c]))
+    missing = pd.DataFrame(False, index=range(len(df)), columns=df.columns)   # already hidden by the caller
+    for c in cc: missing[c] = np.isnan(val[c])
     for r, (den, scale) in rates.items():   # a rate reveals its numerator k = rate * n
         n_ = pd.to_numeric(df[den], errors="coerce").to_numpy(float)
         k = np.round(pd.to_numeric(df[r], errors="coerce").to_numpy(float) / scale * n_)
@@ -142,7 +144,7 @@ def suppression_masks(df: pd.DataFrame, *, count_columns=None, groups=None, tota
     defined = {c: ~np.isnan(pd.to_numeric(df[c], errors="coerce").to_numpy(float)) for c in [*cc, *rates]}
     rels = _relations(df, cc, groups=groups, total_rows=total_rows, row_total=row_total, flow=flow,
                       rate_cells=list(rates), margins_known=margins_known)
-    H = hidden.to_numpy(); col = {c: j for j, c in enumerate(df.columns)}
+    H = (hidden | missing).to_numpy(); col = {c: j for j, c in enumerate(df.columns)}
     changed = True
     while changed:
         changed = False
@@ -161,9 +163,10 @@ def suppression_masks(df: pd.DataFrame, *, count_columns=None, groups=None, tota
                 continue
             _, i, c = min(pos, key=lambda t: (t[0], t[1]))
             H[i, col[c]] = True; changed = True
+            break   # propagate to derived cells before choosing the next complement (avoids over-suppression)
     hidden = pd.DataFrame(H, index=df.index, columns=df.columns)
-    primary.index = df.index
-    return primary, hidden & ~primary
+    primary.index = missing.index = df.index
+    return primary, hidden & ~primary & ~missing
 
 # %% ../nbs/03_report.ipynb #ac75318a
 def suppress_small_cells(df: pd.DataFrame, *,
@@ -207,12 +210,16 @@ def mask_text_counts(text: str, *, threshold: int = SMALL_CELL_THRESHOLD) -> str
 # %% ../nbs/03_report.ipynb #1f17d6c5
 def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = None) -> str:
     if sup:
-        df = df.astype(object).copy()
         p, c = sup["primary"], sup["complementary"]
+        df = df.copy()
         for col in df.columns:
             if col in p.columns and (p[col] | c[col]).any():
-                df.loc[p[col].to_numpy(), col] = f"<{sup['threshold']}"
-                df.loc[c[col].to_numpy(), col] = "suppressed"
+                v = pd.to_numeric(df[col], errors="coerce")
+                integral = bool(((v.dropna() % 1) == 0).all())
+                txt = [("" if pd.isna(x) else (f"{int(x)}" if integral else format(float(x), floatfmt)))
+                       if isinstance(x, (int, float, np.integer, np.floating)) or x is pd.NA else x for x in df[col]]
+                txt = [f"<{sup['threshold']}" if pp else ("suppressed" if cc_ else t) for t, pp, cc_ in zip(txt, p[col], c[col])]
+                df[col] = pd.Series(txt, index=df.index, dtype=object)
     return df.to_markdown(index=index, floatfmt=floatfmt)
 
 def _write(path: Path, writer) -> Path:
@@ -314,7 +321,9 @@ def _html_frames(text: str):
         body = t.find("tbody") or t
         rows = [[td.get_text(strip=True) for td in tr.find_all(["th", "td"])] for tr in body.find_all("tr")]
         rows = [r for r in rows if len(r) == len(heads) and r != heads]
-        if heads and rows: yield pd.DataFrame(rows, columns=heads)
+        if heads and rows:   # the unnamed first column of a displayed frame is its index: not data
+            df = pd.DataFrame(rows, columns=heads)
+            yield df.loc[:, [h != "" for h in heads]]
 
 def _num(s: pd.Series) -> pd.Series:
     return pd.to_numeric(s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce")
@@ -327,6 +336,16 @@ def _frame_findings(df, where, count_columns, ids, threshold):
         v = _num(df[c])
         for val in v[(v > 0) & (v < threshold) & (v == v.round())]:
             out.append(dict(file=where, kind="small count", column=str(c), value=int(val)))
+    # long tables ("quantity" | "value"): a row whose label counts people makes its numbers counts
+    text_cols = [c for c in df.columns if _num(df[c]).isna().all()]
+    num_cols = [c for c in df.columns if c not in text_cols and c not in names]
+    for i in range(len(df)):
+        label = " ".join(str(df[c].iloc[i]) for c in text_cols)
+        if not _ROW_COUNT.search(label) or _ROW_NOT_COUNT.search(label): continue
+        for c in num_cols:
+            v = _num(df[c].iloc[[i]]).iloc[0]
+            if v == v and 0 < v < threshold and v == round(v):
+                out.append(dict(file=where, kind="small count (row label)", column=f"{c} @ {label[:40]}", value=int(v)))
     for c in df.columns:
         if str(c) in ID_COLUMNS: out.append(dict(file=where, kind="identifier column", column=str(c), value=None))
     if ids:
@@ -334,6 +353,37 @@ def _frame_findings(df, where, count_columns, ids, threshold):
         for i in ids & cells: out.append(dict(file=where, kind="identifier value", column="", value=i))
     return out
 
+_ROW_COUNT = re.compile(r"\b(records|cases|patients|stays|admissions|subjects|people|excluded|remaining)\b|(^|\s)n($|\s)", re.I)
+_HIDDEN_TEXT = re.compile(r"^\s*(|nan|<NA>|<\d+|suppressed)\s*$", re.I)
+
+def _recoverable(df: pd.DataFrame, where: str, threshold: int) -> list:
+    "Hidden counts that one subtraction gives back: exclusion flows, and attribute blocks of a Table 3."
+    out, cols = [], {str(c).lower(): c for c in df.columns}
+    hid = lambda s: s.astype(str).str.match(_HIDDEN_TEXT.pattern, case=False)
+    def leak(kind, col, v):
+        if 0 < v < threshold: out.append(dict(file=where, kind=kind, column=col, value=int(v)))
+    if "excluded" in cols and "remaining" in cols:
+        e, r = df[cols["excluded"]], df[cols["remaining"]]
+        he, hr, ev, rv = hid(e).to_numpy(), hid(r).to_numpy(), _num(e).to_numpy(), _num(r).to_numpy()
+        blocks = df.groupby(cols["task"], sort=False).indices.values() if "task" in cols else [np.arange(len(df))]
+        for b in blocks:
+            for a, i in zip(b[:-1], b[1:]):     # remaining[a] - excluded[i] = remaining[i]
+                h = [x for x, hidden_ in (("excluded", he[i]), ("remaining", hr[i]), ("previous", hr[a])) if hidden_]
+                if len(h) != 1: continue
+                v = {"excluded": rv[a] - rv[i], "remaining": rv[a] - ev[i], "previous": ev[i] + rv[i]}[h[0]]
+                leak("recoverable by subtraction (flow)", f"{h[0]} @ row {i}", v)
+    for g in ("attribute", "variable", "characteristic"):
+        n = next((cols[k] for k in ("n", "count", "records") if k in cols), None)
+        if g in cols and n is not None:
+            hn, nv = hid(df[n]), _num(df[n])
+            sums = [nv[ix].sum() for _, ix in df.groupby(cols[g], sort=False).groups.items() if not hn[ix].any()]
+            if not sums: continue
+            total = max(sums)   # a complete block gives the cohort size
+            for key, ix in df.groupby(cols[g], sort=False).groups.items():
+                if hn[ix].sum() == 1: leak("recoverable by subtraction (block total)", f"{n} @ {key}", total - nv[ix].sum())
+    return out
+
+_ROW_NOT_COUNT = re.compile(r"%|\b(share|rate|mean|median|average|percent|per|ratio|proportion)\b", re.I)
 _TEXT_SMALL = re.compile(r"\bn\s*=\s*([1-9]|10)\b(?![\d.,])")
 
 def scan_for_small_cells(folder, *,
@@ -351,7 +401,7 @@ def scan_for_small_cells(folder, *,
             try: df = pd.read_csv(p, dtype=str, keep_default_na=False)
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
                 found.append(dict(file=rel, kind="unreadable", column="", value=str(e)[:80])); continue
-            found += _frame_findings(df, rel, count_columns, ids, threshold)
+            found += _frame_findings(df, rel, count_columns, ids, threshold) + _recoverable(df, rel, threshold)
         elif p.suffix == ".md":
             for df in _md_frames(p.read_text(errors="replace")): found += _frame_findings(df, rel, count_columns, ids, threshold)
         elif p.suffix == ".ipynb":
@@ -364,8 +414,6 @@ def scan_for_small_cells(folder, *,
                     for t in texts:
                         where = f"{rel} cell {i}"
                         for m in _TEXT_SMALL.finditer(t): found.append(dict(file=where, kind="small count in text", column="", value=int(m.group(1))))
-                        for c in ID_COLUMNS:
-                            if re.search(rf"\b{c}\b", t): found.append(dict(file=where, kind="identifier column", column=c, value=None))
                         for df in list(_html_frames(t)) if "<table" in t else []:
                             found += _frame_findings(df, where, count_columns, ids, threshold)
                         toks = set(re.findall(r"\b\d+\b", t))
