@@ -264,6 +264,7 @@ def quintuple_chart(cells, *,
     lax = fig.add_subplot(gs[3]); y = np.arange(len(d))
     a0, a1, a2 = axes
     a0.barh(y, np.nan_to_num(vv), color=colours); a0.axvline(tau_vfr, color="k", ls="--", lw=0.8)
+    for i in np.flatnonzero(~np.isfinite(vv)): a0.text(0.01, i, "undefined", va="center", fontsize=7)
     a0.set_xlim(0, 0.5); a0.set_xlabel(f"VFR (dashed: τ = {tau_vfr:g})")
     big = np.nanmax(np.r_[ns[np.isfinite(ns)], n_field]) * 3
     a1.barh(y, np.where(np.isfinite(ns), ns, big), color=colours, hatch=None)
@@ -281,7 +282,8 @@ def quintuple_chart(cells, *,
     lax.axis("off")
     handles = [Patch(color=c, label=f"tier {i}: {n}") for i, (n, c) in enumerate(zip(tier_order, TIER_COLOURS))]
     handles += [Patch(color="0.7", label="tier undefined"), Patch(facecolor="none", edgecolor="none", label="✓ dominant verdict Pass"),
-                Patch(facecolor="none", edgecolor="none", label="✗ dominant verdict Fail")]
+                Patch(facecolor="none", edgecolor="none", label="✗ dominant verdict Fail"),
+                Patch(facecolor="none", edgecolor="none", label="? dominant verdict undefined")]
     lax.legend(handles=handles, loc="center left", fontsize=7.5, title="tier (violated conditions)", title_fontsize=8)
     fig.subplots_adjust(left=0.2, right=0.99, bottom=0.2, top=0.88)
     add_footer(fig, source)
