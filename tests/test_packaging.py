@@ -224,3 +224,35 @@ def test_installed_wheel_keeps_caches_and_outputs_out_of_site_packages(wheel_ven
     assert not inside, f"caches / outputs resolve inside the venv: {inside}"
     cache = Path(paths[0])
     assert cache.is_relative_to(Path(w["env"]["XDG_CACHE_HOME"])), f"cache_dir {cache} is not under $XDG_CACHE_HOME"
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    "Top-level module name -> fairlib files importing it, for every non-stdlib import in the package."
+    import ast
+    out = {}
+    for f in (ROOT / "fairlib").rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text(), str(f))):
+            if isinstance(node, ast.Import): names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level: names = [node.module]
+            else: continue
+            for n in names:
+                top = n.split(".")[0]
+                if top != "fairlib" and top not in sys.stdlib_module_names:
+                    out.setdefault(top, set()).add(str(f.relative_to(ROOT)))
+    return out
+
+
+def test_every_third_party_import_is_declared():
+    "Each package fairlib imports (even lazily) is a requirement of the core or of an extra, by name."
+    from importlib.metadata import packages_distributions
+    proj = PYPROJECT["project"]
+    declared = {canonicalize_name(Requirement(r).name) for r in
+                [*proj["dependencies"], *(x for extra in proj["optional-dependencies"].values() for x in extra)]}
+    dists = packages_distributions()
+    imports = _third_party_imports()
+    assert {"numpy", "pandas", "sklearn", "yaml"} <= set(imports)
+    undeclared = {}
+    for mod, files in imports.items():
+        names = {canonicalize_name(d) for d in dists.get(mod, [mod])}
+        if not names & declared: undeclared[mod] = sorted(files)
+    assert not undeclared, f"imported but not declared in pyproject.toml: {undeclared}"
