@@ -64,6 +64,19 @@ def test_quickstart_numbers_equal_fairlearn(quickstart):
     assert res.verdicts["DI"] == "Fail" and res.verdicts["Theil"] == "Pass"
 
 
+def test_quickstart_theil_equals_aif360(quickstart):
+    import logging
+    logging.getLogger().setLevel(logging.ERROR)
+    import pandas as pd
+    from aif360.sklearn.metrics import between_group_generalized_entropy_error
+    ns, _ = quickstart
+    res, df = ns["result"], ns["compas"]
+    d = df[df.race != "Native American"]
+    oracle = between_group_generalized_entropy_error(pd.Series(d.two_year_recid.to_numpy(), index=pd.Index(d.race, name="race")),
+                                                     d.high_risk.to_numpy(), prot_attr="race", alpha=1)
+    assert res.value("Theil") == pytest.approx(oracle, abs=1e-12)
+
+
 def test_quickstart_vfr_and_json(quickstart):
     ns, _ = quickstart
     flips, res = ns["flips"], ns["result"]
