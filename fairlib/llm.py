@@ -18,10 +18,11 @@ import pandas as pd
 from .core import FairlibInputError
 
 # %% auto #0
-__all__ = ['SCORING_METHOD', 'ANSWER_WORDS', 'PRECISIONS', 'SCORE_COLUMNS', 'TINY_CHAT_TEMPLATE', 'yes_no_token_ids',
-           'yes_no_probability', 'chat_prompt', 'precision_load_kwargs', 'answer_key', 'AnswerCache', 'file_sha256',
-           'default_cache_path', 'Scorer', 'TransformersScorer', 'bundled_model_path', 'model_identity', 'load_model',
-           'make_tiny_model']
+__all__ = ['SCORING_METHOD', 'ANSWER_WORDS', 'PRECISIONS', 'GPU_PRECISIONS', 'ANSWER_TOLERANCE', 'SCORE_COLUMNS',
+           'TINY_CHAT_TEMPLATE', 'yes_no_token_ids', 'yes_no_probability', 'chat_prompt', 'check_precision',
+           'precision_load_kwargs', 'quantize_int8_dynamic', 'answer_key', 'CorruptCacheError', 'AnswerCache',
+           'file_sha256', 'default_cache_path', 'Scorer', 'OptionScores', 'TransformersScorer', 'bundled_model_path',
+           'model_identity', 'gguf_file_type', 'adapter_identity', 'attach_adapter', 'load_model', 'make_tiny_model']
 
 # %% ../nbs/22_llm.ipynb #9e8c3e9e
 SCORING_METHOD = "yes-no-first-position-v1"  # part of every answer key: bump when the method changes
@@ -62,76 +63,160 @@ def chat_prompt(tokenizer, prompt: str, *, system: str) -> str:
     return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
 
 # %% ../nbs/22_llm.ipynb #fa89a446
-PRECISIONS = ("fp32", "bf16", "fp16", "int8", "int4")
+PRECISIONS = ("fp32", "bf16", "fp16", "int8_dynamic", "bnb16", "bnb8", "bnb4", "bnb4_nf4")
+GPU_PRECISIONS = ("bnb16", "bnb8", "bnb4", "bnb4_nf4")
+_OLD_PRECISIONS = {"int8": "bnb8", "int4": "bnb4_nf4"}
 
 def _cuda_available() -> bool:
     import torch
     return bool(torch.cuda.is_available())
 
+def check_precision(precision, func: str = "load_model") -> str:
+    "The canonical name of `precision` (old names warn), or a FairlibInputError naming `precision`."
+    if isinstance(precision, str) and precision in _OLD_PRECISIONS:
+        import warnings
+        new = _OLD_PRECISIONS[precision]
+        warnings.warn(f"precision={precision!r} is deprecated; use precision={new!r}", DeprecationWarning, stacklevel=3)
+        return new
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise FairlibInputError("precision", f"must be one of {PRECISIONS}, got {precision!r}", func)
+    return precision
+
 def precision_load_kwargs(precision: str, *, gguf: bool = False) -> dict:
     "Keyword arguments for `from_pretrained` that load weights at `precision`; a clear error where impossible."
     import torch
-    if precision not in PRECISIONS:
-        raise FairlibInputError("precision", f"must be one of {PRECISIONS}, got {precision!r}", "precision_load_kwargs")
-    if precision in ("fp32", "bf16", "fp16"):
-        return {"dtype": {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]}
+    precision = check_precision(precision, "precision_load_kwargs")
+    if precision in ("fp32", "bf16", "fp16", "int8_dynamic"):
+        return {"dtype": {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision, torch.float32)}
+    needs = "a CUDA GPU" + ("" if precision == "bnb16" else " and the bitsandbytes package")
     if not _cuda_available():
-        raise FairlibInputError("precision", f"{precision!r} loads weights through bitsandbytes, which needs a CUDA GPU; "
-                                "this machine has none (torch.cuda.is_available() is False). Use 'fp32', 'bf16' or "
-                                "'fp16' here, or run on a GPU machine", "precision_load_kwargs")
+        raise FairlibInputError("precision", f"{precision!r} needs {needs}; this machine has no CUDA GPU "
+                                "(torch.cuda.is_available() is False). On a CPU use 'fp32', 'bf16' or 'int8_dynamic', "
+                                "or run on a GPU machine", "precision_load_kwargs")
+    if precision == "bnb16": return {"dtype": torch.bfloat16, "device_map": "auto"}
     if gguf:
-        raise FairlibInputError("precision", f"{precision!r} cannot be applied to a GGUF checkpoint (it is dequantized "
+        raise FairlibInputError("precision", f"{precision!r} cannot be applied to a GGUF checkpoint (it is dequantised "
                                 "on load); use a Hugging Face safetensors model directory or id", "precision_load_kwargs")
     try: import bitsandbytes  # noqa: F401
     except ImportError:
-        raise FairlibInputError("precision", f"{precision!r} needs the `bitsandbytes` package; pip install bitsandbytes",
-                                "precision_load_kwargs") from None
+        raise FairlibInputError("precision", f"{precision!r} needs {needs}; the `bitsandbytes` package is missing "
+                                "(pip install bitsandbytes)", "precision_load_kwargs") from None
     from transformers import BitsAndBytesConfig
-    q = (BitsAndBytesConfig(load_in_8bit=True) if precision == "int8" else
-         BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16, bnb_4bit_quant_type="nf4"))
-    return {"quantization_config": q, "device_map": "auto"}
+    if precision == "bnb8":
+        return {"quantization_config": BitsAndBytesConfig(load_in_8bit=True), "dtype": torch.float16, "device_map": "auto"}
+    q = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="fp4" if precision == "bnb4" else "nf4",
+                           bnb_4bit_use_double_quant=False, bnb_4bit_compute_dtype=torch.bfloat16)
+    return {"quantization_config": q, "dtype": torch.bfloat16, "device_map": "auto"}
+
+def quantize_int8_dynamic(model):
+    "Replace the decoder's `nn.Linear` layers by int8 dynamically quantised ones (per-channel weights, CPU); the LM head stays fp32."
+    import torch
+    from torch.ao.quantization import quantize_dynamic, per_channel_dynamic_qconfig
+    body = model.get_decoder() if hasattr(model, "get_decoder") else model
+    import warnings
+    with warnings.catch_warnings():   # torch >= 2.10 announces the quantised-tensor API's eventual removal
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
+        quantize_dynamic(body, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True)
+    model._fairlib_precision = "int8_dynamic"
+    return model
 
 # %% ../nbs/22_llm.ipynb #61e39c51
-def answer_key(*, model_id: str, precision: str, system: str, chat_template: str, prompt: str, text: str) -> str:
-    "SHA-256 answer key over everything that determines a P(Yes) answer."
+ANSWER_TOLERANCE = 1e-5  # |ΔP(Yes)| allowed between batch compositions / prefix sharing, which the key ignores
+
+def answer_key(*, model_id: str, precision: str, system: str, chat_template: str, prompt: str, text: str,
+               **extra) -> str:
+    "SHA-256 answer key over everything that determines a P(Yes) answer (`extra`: e.g. options, endpoint)."
     blob = json.dumps(dict(method=SCORING_METHOD, model=model_id, precision=precision, system=system,
-                           chat_template=chat_template, prompt=prompt, text=text), sort_keys=True)
+                           chat_template=chat_template, prompt=prompt, text=text, **extra), sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 # %% ../nbs/22_llm.ipynb #f95b2343
+class CorruptCacheError(FairlibInputError):
+    "The answer-cache file cannot be read as a SQLite database; the message names the file and the fix."
+
+def _corrupt(path, e) -> CorruptCacheError:
+    return CorruptCacheError("cache", f"the answer cache file {str(path)!r} is not a readable SQLite database "
+                             f"({type(e).__name__}: {e}). It is only a cache: delete it (and any "
+                             f"{Path(path).name}-wal / -shm files beside it) and rerun; the answers will be recomputed",
+                             "AnswerCache")
+
 class AnswerCache:
-    "SQLite (WAL) store of P(Yes) answers keyed by `answer_key`; safe to kill at any point."
+    "SQLite (WAL) store of P(Yes) and option answers keyed by `answer_key`; safe to kill at any point."
     def __init__(self, path):
+        if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+            raise FairlibInputError("cache", f"must be a file path, got {path!r}", "AnswerCache")
         self.path = Path(path)
+        if self.path.is_dir():
+            raise FairlibInputError("cache", f"{str(self.path)!r} is a directory; give a file path such as "
+                                    f"{str(self.path / 'llm_answers.sqlite')!r}", "AnswerCache")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.con = sqlite3.connect(str(self.path), timeout=60)
-        self.con.execute("PRAGMA journal_mode=WAL")
-        self.con.execute("PRAGMA synchronous=NORMAL")
-        self.con.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, p_yes REAL, yes_mass REAL, "
-                         "no_mass REAL, model TEXT, precision TEXT, created REAL)")
-        self.con.execute("CREATE TABLE IF NOT EXISTS file_hashes (path TEXT, size INTEGER, mtime_ns INTEGER, "
-                         "sha256 TEXT, PRIMARY KEY (path, size, mtime_ns))")
-        self.con.commit()
+        try:
+            self.con = sqlite3.connect(str(self.path), timeout=60)
+            self.con.execute("PRAGMA journal_mode=WAL")
+            self.con.execute("PRAGMA synchronous=NORMAL")
+            ok = self.con.execute("PRAGMA quick_check").fetchone()[0]
+            if ok != "ok": raise sqlite3.DatabaseError(f"integrity check: {ok}")
+            self.con.execute("CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, p_yes REAL, yes_mass REAL, "
+                             "no_mass REAL, model TEXT, precision TEXT, created REAL)")
+            self.con.execute("CREATE TABLE IF NOT EXISTS options (key TEXT PRIMARY KEY, logprobs TEXT, "
+                             "model TEXT, precision TEXT, created REAL)")
+            self.con.execute("CREATE TABLE IF NOT EXISTS file_hashes (path TEXT, size INTEGER, mtime_ns INTEGER, "
+                             "sha256 TEXT, PRIMARY KEY (path, size, mtime_ns))")
+            self.con.commit()
+        except sqlite3.DatabaseError as e:
+            if getattr(self, "con", None) is not None: self.con.close()
+            raise _corrupt(self.path, e) from None
+
+    def _run(self, f):
+        try: return f()
+        except sqlite3.DatabaseError as e: raise _corrupt(self.path, e) from None
 
     def get_many(self, keys) -> dict[str, tuple[float, float, float]]:
         "Cached (p_yes, yes_mass, no_mass) for the keys that are present."
         keys, out = list(keys), {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            q = f"SELECT key, p_yes, yes_mass, no_mass FROM answers WHERE key IN ({','.join('?' * len(chunk))})"
-            for k, p, y, n in self.con.execute(q, chunk):
-                out[k] = (np.nan if p is None else p, y, n)
+        def go():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                q = f"SELECT key, p_yes, yes_mass, no_mass FROM answers WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, p, y, n in self.con.execute(q, chunk):
+                    out[k] = (np.nan if p is None else p, y, n)
+        self._run(go)
         return out
 
     def put_many(self, rows, *, model: str, precision: str) -> None:
         "Store (key, p_yes, yes_mass, no_mass) rows in one committed transaction."
         now = time.time()
-        with self.con:
-            self.con.executemany("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?)",
-                                 [(k, None if np.isnan(p) else float(p), float(y), float(n), model, precision, now)
-                                  for k, p, y, n in rows])
+        def go():
+            with self.con:
+                self.con.executemany("INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?)",
+                                     [(k, None if np.isnan(p) else float(p), float(y), float(n), model, precision, now)
+                                      for k, p, y, n in rows])
+        self._run(go)
 
-    def __len__(self): return self.con.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+    def get_options(self, keys) -> dict[str, list[float]]:
+        "Cached option log-probabilities (a list per key; -inf stored as null) for the keys present."
+        keys, out = list(keys), {}
+        def go():
+            for i in range(0, len(keys), 500):
+                chunk = keys[i:i + 500]
+                q = f"SELECT key, logprobs FROM options WHERE key IN ({','.join('?' * len(chunk))})"
+                for k, v in self.con.execute(q, chunk):
+                    out[k] = [-np.inf if x is None else x for x in json.loads(v)]
+        self._run(go)
+        return out
+
+    def put_options(self, rows, *, model: str, precision: str) -> None:
+        "Store (key, [log-probability per option]) rows in one committed transaction."
+        now = time.time()
+        enc = lambda lp: json.dumps([None if not np.isfinite(x) else float(x) for x in lp])
+        def go():
+            with self.con:
+                self.con.executemany("INSERT OR REPLACE INTO options VALUES (?,?,?,?,?)",
+                                     [(k, enc(lp), model, precision, now) for k, lp in rows])
+        self._run(go)
+
+    def __len__(self): return self._run(lambda: self.con.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
     def close(self): self.con.close()
     def __repr__(self): return f"AnswerCache({str(self.path)!r}, {len(self)} answers)"
 
@@ -165,7 +250,20 @@ def _open_cache(cache) -> AnswerCache | None:
     raise FairlibInputError("cache", f"must be None (default path), False, a path or an AnswerCache, got {type(cache).__name__}")
 
 # %% ../nbs/22_llm.ipynb #47a08514
-SCORE_COLUMNS = ["p_yes", "yes_mass", "no_mass", "yes_no_mass", "from_cache", "note"]
+SCORE_COLUMNS = ["p_yes", "yes_mass", "no_mass", "yes_no_mass", "from_cache", "reason", "note"]
+
+def _p_yes_reason(p_yes, yes_mass, no_mass) -> np.ndarray:
+    "Why each P(Yes) is undefined ('' where it is defined)."
+    bad_out = ~np.isfinite(yes_mass) | ~np.isfinite(no_mass)
+    return np.where(bad_out, "the model's output is not a number (NaN/inf logits): P(Yes) undefined",
+                    np.where(np.isnan(p_yes), "yes+no mass underflowed to 0: P(Yes) undefined", ""))
+
+def _check_system(system, func):
+    if system is None:
+        from fairlib.prompts import SYSTEM_PROMPT as system
+    if not isinstance(system, str) or not system.strip():
+        raise FairlibInputError("system", "must be a non-empty string", func)
+    return system
 
 class Scorer(ABC):
     "Turns prompts into P(Yes) answers; subclasses implement `format` and `_score_chunks`."
@@ -173,6 +271,7 @@ class Scorer(ABC):
     model_label: str = ""     # short readable name for tables
     precision: str = "fp32"
     chat_template: str = ""
+    provenance: dict = {}     # how the weights were obtained (e.g. a GGUF file's quantisation, an adapter)
 
     @abstractmethod
     def format(self, prompt: str, *, system: str) -> str: ...
@@ -180,20 +279,19 @@ class Scorer(ABC):
     def _score_chunks(self, texts: list[str], bar):
         "Yield (slice of `texts`, [(p_yes, yes_mass, no_mass), ...]) batch by batch, updating `bar`."
     def _order(self, texts: list[str]) -> list[int]: return list(range(len(texts)))
+    def _key_extra(self) -> dict: return {}   # backend-specific key parts (a served model's endpoint)
 
     def score(self, prompts, *, system: str | None = None, cache=None, progress: bool = True,
               desc: str = "P(Yes)") -> pd.DataFrame:
         "P(Yes), yes/no mass per prompt (in input order), reusing and filling the answer cache."
         from tqdm.auto import tqdm
         prompts = _check_prompts(prompts)
-        if system is None:
-            from fairlib.prompts import SYSTEM_PROMPT as system
-        if not isinstance(system, str) or not system.strip():
-            raise FairlibInputError("system", "must be a non-empty string", "score")
+        system = _check_system(system, "score")
         store = _open_cache(cache)
         texts = [self.format(p, system=system) for p in prompts]
         keys = [answer_key(model_id=self.model_id, precision=self.precision, system=system,
-                           chat_template=self.chat_template, prompt=p, text=t) for p, t in zip(prompts, texts)]
+                           chat_template=self.chat_template, prompt=p, text=t, **self._key_extra())
+                for p, t in zip(prompts, texts)]
         first = dict(zip(reversed(keys), reversed(range(len(keys)))))      # key -> first index
         found = store.get_many(first) if store is not None else {}
         todo = [k for k in first if k not in found]
@@ -213,17 +311,113 @@ class Scorer(ABC):
         df = pd.DataFrame({"p_yes": vals[:, 0], "yes_mass": vals[:, 1], "no_mass": vals[:, 2]})
         df["yes_no_mass"] = df["yes_mass"] + df["no_mass"]
         df["from_cache"] = [k in found for k in keys]
-        df["note"] = np.where(df["p_yes"].isna(), "yes+no mass underflowed to 0: P(Yes) undefined", "")
+        df["reason"] = _p_yes_reason(vals[:, 0], vals[:, 1], vals[:, 2])
+        df["note"] = df["reason"]                                         # deprecated name of `reason`
         return df[SCORE_COLUMNS]
 
-def _check_prompts(prompts) -> list[str]:
+    # ------------------------------------------------------------------ scoring candidate answers
+    def _option_logprobs(self, texts: list[str], options: tuple[str, ...], bar):
+        "Yield (slice of `texts`, [[log P(option | text) per option], ...]) batch by batch."
+        raise NotImplementedError(f"{type(self).__name__} cannot score answer options")
+    def _option_key(self, options: tuple[str, ...]) -> dict: return {"options": list(options)}
+
+    def option_scores(self, prompts, options, *, system: str | None = None, cache=None, progress: bool = False,
+                      desc: str = "options") -> "OptionScores":
+        "For each prompt, the probability of each candidate answer string as the model's reply (see `OptionScores`)."
+        from tqdm.auto import tqdm
+        prompts = _check_prompts(prompts, "option_scores")
+        options = _check_options(options)
+        system = _check_system(system, "option_scores")
+        okey = self._option_key(options)          # validates the options against the tokenizer
+        store = _open_cache(cache)
+        texts = [self.format(p, system=system) for p in prompts]
+        keys = [answer_key(model_id=self.model_id, precision=self.precision, system=system,
+                           chat_template=self.chat_template, prompt=p, text=t, kind="option-logprob-v1", **okey,
+                           **self._key_extra()) for p, t in zip(prompts, texts)]
+        first = dict(zip(reversed(keys), reversed(range(len(keys)))))
+        found = store.get_options(first) if store is not None else {}
+        todo = [k for k in first if k not in found]
+        answers = dict(found)
+        bar = tqdm(total=len(todo), unit="prompt", desc=desc, disable=not progress, dynamic_ncols=True)
+        try:
+            if todo: todo = [todo[i] for i in self._order([texts[first[k]] for k in todo])]
+            for chunk, res in self._option_logprobs([texts[first[k]] for k in todo], options, bar):
+                rows = list(zip(todo[chunk], res))
+                if store is not None: store.put_options(rows, model=self.model_id, precision=self.precision)
+                answers.update(rows)
+        finally:
+            bar.close()
+            if store is not None and not isinstance(cache, AnswerCache): store.close()
+        lp = np.array([answers[k] for k in keys], dtype=np.float64).reshape(len(keys), len(options))
+        return OptionScores.from_logprobs(options, lp, from_cache=[k in found for k in keys],
+                                          method=okey.get("option_method", "full-continuation"))
+
+def _check_prompts(prompts, func: str = "score") -> list[str]:
     if isinstance(prompts, str): prompts = [prompts]
     if isinstance(prompts, (pd.Series, pd.Index, np.ndarray)): prompts = list(prompts)
     if not isinstance(prompts, (list, tuple)) or len(prompts) == 0:
-        raise FairlibInputError("prompts", "must be a non-empty list of strings", "score")
+        raise FairlibInputError("prompts", "must be a non-empty list of strings", func)
     bad = [i for i, p in enumerate(prompts) if not isinstance(p, str) or not p.strip()]
-    if bad: raise FairlibInputError("prompts", f"entries {bad[:5]} are not non-empty strings", "score")
+    if bad: raise FairlibInputError("prompts", f"entries {bad[:5]} are not non-empty strings", func)
     return list(prompts)
+
+def _check_options(options) -> tuple[str, ...]:
+    if isinstance(options, str) or not isinstance(options, (list, tuple, pd.Index, pd.Series, np.ndarray)):
+        raise FairlibInputError("options", f"must be a list of at least two answer strings, got {options!r}", "option_scores")
+    options = tuple(options)
+    if len(options) < 2:
+        raise FairlibInputError("options", f"needs at least two answer strings, got {len(options)}", "option_scores")
+    bad = [i for i, o in enumerate(options) if not isinstance(o, str) or not o.strip()]
+    if bad: raise FairlibInputError("options", f"entries {bad[:5]} are not non-empty strings", "option_scores")
+    if len(set(options)) < len(options):
+        dup = sorted({o for o in options if options.count(o) > 1})
+        raise FairlibInputError("options", f"has duplicated answers {dup}", "option_scores")
+    return options
+
+# %% ../nbs/22_llm.ipynb #72ba6795
+from dataclasses import dataclass
+from .results import Result
+
+@dataclass(frozen=True, repr=False)
+class OptionScores(Result):
+    "Per prompt: P(option | one of the options), full-continuation log P(option), option mass, the choice."
+    options: tuple          # the candidate answer strings, in column order
+    table: pd.DataFrame     # one row per prompt: a probability column per option, logprob[...] columns, option_mass, choice, from_cache, reason
+    method: str = "full-continuation"   # "first-token" when every option is a single token
+    _title = "Answer-option probabilities"
+
+    @classmethod
+    def from_logprobs(cls, options, logprobs, *, from_cache=None, method: str = "full-continuation") -> "OptionScores":
+        "Build from an (n_prompts, n_options) array of log P(option | prompt)."
+        lp = np.asarray(logprobs, dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            top = np.max(np.where(np.isnan(lp), -np.inf, lp), axis=1, keepdims=True)
+            w = np.exp(lp - np.where(np.isfinite(top), top, 0.0))
+            mass = np.exp(lp).sum(1)
+            probs = w / w.sum(1, keepdims=True)
+        bad = ~np.isfinite(top[:, 0]) | np.isnan(lp).any(1)
+        probs[bad] = np.nan
+        reason = np.where(np.isnan(lp).any(1), "the model's output is not a number: option probabilities undefined",
+                          np.where(bad, "every option has probability 0 (log-probability -inf): undefined", ""))
+        t = pd.DataFrame(probs, columns=list(options))
+        for j, o in enumerate(options): t[f"logprob[{o}]"] = lp[:, j]
+        t["option_mass"] = mass
+        t["choice"] = [None if b else options[int(i)] for b, i in zip(bad, np.nanargmax(np.where(bad[:, None], 0, probs), 1))]
+        t["from_cache"] = np.zeros(len(t), bool) if from_cache is None else np.asarray(from_cache, bool)
+        t["reason"] = reason
+        return cls(tuple(options), t, method)
+
+    @property
+    def probs(self) -> np.ndarray: return self.table[list(self.options)].to_numpy(np.float64)
+    @property
+    def logprobs(self) -> np.ndarray: return self.table[[f"logprob[{o}]" for o in self.options]].to_numpy(np.float64)
+    @property
+    def option_mass(self) -> np.ndarray: return self.table["option_mass"].to_numpy(np.float64)
+    @property
+    def choice(self) -> list: return self.table["choice"].tolist()
+    def to_frame(self) -> pd.DataFrame: return self.table
+    def _notes(self): return [f"method: {self.method}; probabilities renormalised over the {len(self.options)} options; "
+                              "option_mass = their total probability"]
 
 # %% ../nbs/22_llm.ipynb #42616405
 def _batch_end(lengths, start: int, batch_size: int, max_batch_tokens: int | None) -> int:
@@ -245,39 +439,60 @@ def _batches(lengths, batch_size: int, max_batch_tokens: int | None = None) -> l
 
 # %% ../nbs/22_llm.ipynb #478e15c7
 def _state_dict_sha256(model) -> str:
+    import torch
     h = hashlib.sha256(json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode())
     for name, t in sorted(model.state_dict().items()):
-        h.update(name.encode()); h.update(t.detach().to("cpu").contiguous().view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
+        h.update(name.encode())
+        if isinstance(t, torch.Tensor) and not t.is_quantized:
+            h.update(t.detach().to("cpu").contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
+        elif isinstance(t, torch.Tensor): h.update(t.dequantize().contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
+        else: h.update(repr(t).encode())
     return h.hexdigest()
+
+def _n_logits(model) -> int:
+    "Rows of the LM head (the ids the model can score)."
+    head = model.get_output_embeddings()
+    w = head.weight() if callable(getattr(head, "weight", None)) else head.weight
+    return int(w.shape[0])
 
 class TransformersScorer(Scorer):
     "P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only."
     def __init__(self, model, tokenizer, *, model_id: str | None = None, model_label: str | None = None,
                  batch_size: int | None = None, max_batch_tokens: int | None = None, share_prefix: bool = True,
-                 min_prefix: int = 16):
+                 min_prefix: int = 16, precision: str | None = None, provenance: dict | None = None):
         import torch
-        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
             raise FairlibInputError("batch_size", f"must be a positive integer, got {batch_size!r}", "TransformersScorer")
+        if max_batch_tokens is not None and (isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, int)
+                                             or max_batch_tokens < 1):
+            raise FairlibInputError("max_batch_tokens", f"must be a positive integer, got {max_batch_tokens!r}",
+                                    "TransformersScorer")
+        if isinstance(min_prefix, bool) or not isinstance(min_prefix, int) or min_prefix < 1:
+            raise FairlibInputError("min_prefix", f"must be a positive integer, got {min_prefix!r}", "TransformersScorer")
         self.model, self.tokenizer = model.eval(), tokenizer
         self.device = next(model.parameters()).device
         qc = getattr(model.config, "quantization_config", None)
-        qm = qc.get("quant_method") if isinstance(qc, dict) else getattr(qc, "quant_method", None)
+        quant = (qc.get("bnb_4bit_quant_type") if isinstance(qc, dict) else getattr(qc, "bnb_4bit_quant_type", None))
         bits = 4 if getattr(model, "is_loaded_in_4bit", False) else 8 if getattr(model, "is_loaded_in_8bit", False) else None
-        self.precision = f"int{bits}" if bits else {torch.float32: "fp32", torch.bfloat16: "bf16",
-                                                    torch.float16: "fp16"}.get(model.dtype, str(model.dtype))
+        guess = ({4: "bnb4" if quant == "fp4" else "bnb4_nf4", 8: "bnb8"}[bits] if bits else
+                 getattr(model, "_fairlib_precision", None) or
+                 {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(model.dtype, str(model.dtype)))
+        self.precision = check_precision(precision, "TransformersScorer") if precision is not None else guess
+        self.provenance = dict(provenance or {})
         self.chat_template = tokenizer.chat_template or ""
         self.model_id = model_id or f"weights-sha256:{_state_dict_sha256(model)}"
         self.model_label = model_label or str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
         on_gpu = self.device.type == "cuda"
         self.batch_size = batch_size or (64 if on_gpu else 8)
         self.max_batch_tokens = max_batch_tokens or (64 * 2048 if on_gpu else 8192)  # rows x longest prompt
-        self.ids = yes_no_token_ids(tokenizer, model.get_output_embeddings().weight.shape[0])
+        self.ids = yes_no_token_ids(tokenizer, _n_logits(model))
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.share_prefix, self.min_prefix = bool(share_prefix), int(min_prefix)
         self._encoded: dict[str, list[int]] = {}
         self._prefix = None   # (prefix token ids, [(keys, values) per layer]) shared by the rows of a run
         import inspect
-        fwd = inspect.signature(model.forward).parameters      # transformers >= 5.2x names it `cache`
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model   # a peft wrapper
+        fwd = inspect.signature(base.forward).parameters      # transformers >= 5.2x names it `cache`
         self._cache_arg = "cache" if "cache" in fwd else "past_key_values"
 
     def __repr__(self):
@@ -319,10 +534,14 @@ class TransformersScorer(Scorer):
 
     def logits_last(self, batch: list[list[int]]):
         "Next-token logits (rows, vocab) for token-id lists: shared prefix reused, own tokens left-padded."
+        return self.logits_tail(batch, 1)[:, -1, :]
+
+    def logits_tail(self, batch: list[list[int]], keep: int = 1):
+        "Logits (rows, keep, vocab) of the last `keep` positions of each token-id list (shared prefix reused)."
         import torch
         pre = self._prefix
         P = len(pre[0]) if pre is not None else 0
-        if P and not all(len(s) > P and tuple(s[:P]) == pre[0] for s in batch): P = 0
+        if P and not all(len(s) >= P + keep and tuple(s[:P]) == pre[0] for s in batch): P = 0
         own = [s[P:] for s in batch]
         B, L = len(own), max(map(len, own))
         ids = torch.full((B, L), self.pad_id, dtype=torch.long)
@@ -338,10 +557,57 @@ class TransformersScorer(Scorer):
             mask = torch.cat([torch.ones((B, P), dtype=torch.long), mask], dim=1)
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         with torch.inference_mode():
-            try: out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1, **kw)
+            try: out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, **kw)
             except TypeError:  # architectures without logits_to_keep
                 out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw)
-        return out.logits[:, -1, :]
+        return out.logits[:, -keep:, :]
+
+    def option_token_ids(self, options) -> list[list[int]]:
+        "Token ids of each option string tokenised on its own; refuses empty, identical or prefix-overlapping options."
+        options = _check_options(options)
+        ids = [self.tokenizer(o, add_special_tokens=False)["input_ids"] for o in options]
+        n = _n_logits(self.model)
+        for o, t in zip(options, ids):
+            if not t or max(t) >= n:
+                raise FairlibInputError("options", f"{o!r} does not tokenise to ids the model scores", "option_scores")
+        for i, a in enumerate(ids):
+            for j, b in enumerate(ids):
+                if i != j and len(a) <= len(b) and b[:len(a)] == a:
+                    raise FairlibInputError("options", f"{options[i]!r} is a token prefix of {options[j]!r}: the two are "
+                                            "not exclusive answers (the model starting with one may go on to the other); "
+                                            "end each option with a delimiter or choose distinct answers", "option_scores")
+        return ids
+
+    def _option_key(self, options):
+        ids = self.option_token_ids(options)
+        self._opt_ids = ids
+        return {"options": list(options), "option_ids": ids,
+                "option_method": "first-token" if all(len(t) == 1 for t in ids) else "full-continuation"}
+
+    def _option_logprobs(self, texts, options, bar):
+        import torch
+        if not texts: return
+        opt = self._opt_ids
+        enc = [self._encoded.get(t) or self.encode([t])[0] for t in texts]
+        self._prefix = self._shared_prefix(enc) if self.share_prefix and len(enc) > 1 else None
+        lengths, start = [len(e) for e in enc], 0
+        first = torch.as_tensor([t[0] for t in opt])
+        by_len = {}
+        for j, t in enumerate(opt):
+            if len(t) > 1: by_len.setdefault(len(t), []).append(j)
+        while start < len(enc):
+            sl = slice(start, _batch_end(lengths, start, self.batch_size, self.max_batch_tokens))
+            rows = enc[sl]
+            lp = torch.log_softmax(self.logits_last(rows).double().cpu(), -1)[:, first]     # (B, k): log P(t_1)
+            for m, js in by_len.items():   # longer options: one forward per (length, option) over the same rows
+                for j in js:
+                    tail = torch.log_softmax(self.logits_tail([r + opt[j][:-1] for r in rows], m - 1).double().cpu(), -1)
+                    tgt = torch.as_tensor(opt[j][1:])
+                    lp[:, j] += tail[:, torch.arange(m - 1), tgt].sum(-1)
+            bar.update(sl.stop - sl.start)
+            yield sl, lp.numpy().tolist()
+            start = sl.stop
+        self._encoded = {}
 
     def _score_chunks(self, texts, bar):
         import torch
@@ -363,9 +629,11 @@ class TransformersScorer(Scorer):
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | None = None, *, gguf_file: str | None = None, precision: str = "fp32",
-                        device: str | None = None, cache=None, **kwargs) -> "TransformersScorer":
-        "Load a model offline (default: the `llm_model` setting; 'bundled' = SmolLM2-135M-Instruct GGUF) at `precision`."
-        (model, tok), ident = load_model(name_or_path, gguf_file=gguf_file, precision=precision, device=device, cache=cache)
+                        adapter=None, merge_adapter: bool | None = None, device: str | None = None, cache=None,
+                        **kwargs) -> "TransformersScorer":
+        "Load a model offline (default: the `llm_model` setting; 'bundled' = SmolLM2-135M-Instruct GGUF) at `precision`, optionally with a LoRA `adapter`."
+        (model, tok), ident = load_model(name_or_path, gguf_file=gguf_file, precision=precision, adapter=adapter,
+                                         merge_adapter=merge_adapter, device=device, cache=cache)
         return cls(model, tok, **ident, **kwargs)
 
 # %% ../nbs/22_llm.ipynb #ff7864f8
@@ -415,16 +683,64 @@ def model_identity(name_or_path: str, *, gguf_file: str | None = None, revision:
                             "model_identity")
 
 # %% ../nbs/22_llm.ipynb #1b85bfb2
+def gguf_file_type(path) -> str:
+    "The quantisation a GGUF file declares (`general.file_type`, e.g. 'MOSTLY_Q4_1'), or 'unknown'."
+    try:
+        import gguf
+        r = gguf.GGUFReader(str(path))
+        f = r.fields.get("general.file_type")
+        return gguf.LlamaFileType(int(f.parts[f.data[0]][0])).name if f is not None else "unknown"
+    except Exception:   # a file the gguf reader does not understand: identity still holds (file hash)
+        return "unknown"
+
+# %% ../nbs/22_llm.ipynb #1561e419
+def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
+    "Name plus the SHA-256 of a peft adapter directory's files (a FairlibInputError naming `adapter` if it is not one)."
+    p = Path(adapter).expanduser() if isinstance(adapter, (str, os.PathLike)) else None
+    if p is None or not p.is_dir():
+        raise FairlibInputError("adapter", f"must be a directory holding a peft LoRA adapter, got {adapter!r}", "load_model")
+    if not (p / "adapter_config.json").exists():
+        raise FairlibInputError("adapter", f"{str(p)!r} has no adapter_config.json: not a peft adapter directory "
+                                "(save one with `peft_model.save_pretrained(dir)`)", "load_model")
+    h = hashlib.sha256()
+    for f in sorted(x for x in p.rglob("*") if x.is_file() and x.suffix in _WEIGHT_SUFFIXES):
+        h.update(str(f.relative_to(p)).encode()); h.update(file_sha256(f, cache).encode())
+    return f"{p.resolve().name}@sha256:{h.hexdigest()}"
+
+def attach_adapter(model, adapter, *, merge: bool = True):
+    "`model` with the peft LoRA `adapter` loaded on top (merged into the weights when `merge`)."
+    from peft import PeftModel
+    pm = PeftModel.from_pretrained(model, str(Path(adapter).expanduser()), is_trainable=False)
+    return pm.merge_and_unload() if merge else pm.eval()
+
+# %% ../nbs/22_llm.ipynb #97a37b4c
 def load_model(name_or_path: str | None = None, *, gguf_file: str | None = None, precision: str = "fp32",
-               device: str | None = None, cache=None):
-    "Load offline at `precision`: ((model, tokenizer), {'model_id': ..., 'model_label': ...})."
+               adapter=None, merge_adapter: bool | None = None, device: str | None = None, cache=None):
+    "Load offline at `precision` (+ a LoRA `adapter`): ((model, tokenizer), {'model_id', 'model_label', 'precision', 'provenance'})."
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from fairlib.config import get_setting
-    if get_setting("llm_server_url"):
-        raise FairlibInputError("llm_server_url", "is set, but fairlib has no OpenAI-compatible server scorer yet; "
-                                "clear it to score with local transformers", "load_model")
+    if name_or_path is None and get_setting("llm_server_url"):
+        raise FairlibInputError("llm_server_url", "is set, so the default model is the served one: score it with "
+                                "`fairlib.llm_server.ServerScorer.from_settings()` (or `scorer_from_settings()`), pass a "
+                                "local model explicitly, or clear the setting", "load_model")
+    if name_or_path is not None and (not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip()):
+        raise FairlibInputError("name_or_path", f"must be a model directory, hub id or 'bundled', got {name_or_path!r}",
+                                "load_model")
+    if gguf_file is not None and (not isinstance(gguf_file, str) or not gguf_file.strip()):
+        raise FairlibInputError("gguf_file", f"must be a file name, got {gguf_file!r}", "load_model")
+    if device is not None and (not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "mps")):
+        raise FairlibInputError("device", f"must be 'cpu', 'cuda[:n]' or 'mps', got {device!r}", "load_model")
+    precision = check_precision(precision, "load_model")
+    if precision == "int8_dynamic" and device is not None and not device.startswith("cpu"):
+        raise FairlibInputError("device", f"precision='int8_dynamic' runs on the CPU only, got device={device!r}", "load_model")
+    if merge_adapter is not None and not isinstance(merge_adapter, bool):
+        raise FairlibInputError("merge_adapter", f"must be True, False or None, got {merge_adapter!r}", "load_model")
+    if adapter is not None:
+        adapter_identity(adapter)     # validates before the (slow) base load
     name, gguf_file = _resolve_model(name_or_path, gguf_file)
+    if gguf_file is not None and not (Path(name) / gguf_file).is_file():
+        raise FairlibInputError("gguf_file", f"{gguf_file!r} is not a file in {name!r}", "load_model")
     kw = precision_load_kwargs(precision, gguf=gguf_file is not None)
     local = Path(name).is_dir()
     revision = None
@@ -438,14 +754,32 @@ def load_model(name_or_path: str | None = None, *, gguf_file: str | None = None,
     extra = {"gguf_file": gguf_file} if gguf_file else {}
     tok = AutoTokenizer.from_pretrained(name, **extra)
     model = AutoModelForCausalLM.from_pretrained(name, **extra, **kw)
-    if "device_map" not in kw:
+    bnb = precision in GPU_PRECISIONS
+    merge = (not bnb) if merge_adapter is None else merge_adapter
+    if precision == "int8_dynamic": merge = True
+    if adapter is not None: model = attach_adapter(model, adapter, merge=merge)
+    if precision == "int8_dynamic": model = quantize_int8_dynamic(model.to("cpu"))
+    elif "device_map" not in kw:
         model = model.to(device or ("cuda" if _cuda_available() else "cpu"))
     store = _open_cache(cache)
-    try: mid = model_identity(name, gguf_file=gguf_file, revision=revision, cache=store)
+    try:
+        mid = model_identity(name, gguf_file=gguf_file, revision=revision, cache=store)
+        aid = adapter_identity(adapter, store) if adapter is not None else None
     finally:
         if store is not None and not isinstance(cache, AnswerCache): store.close()
+    prov = {"precision": precision}
+    if gguf_file is not None:
+        ft = gguf_file_type(Path(name) / gguf_file)
+        prov["weights"] = (f"GGUF file {gguf_file} stored as {ft}, dequantised on load to "
+                           f"{'float32' if precision in ('fp32', 'int8_dynamic') else precision}")
+        if precision == "int8_dynamic": prov["weights"] += ", then the decoder's linear layers re-quantised to int8"
+        prov["gguf_file_type"] = ft
+    if adapter is not None:
+        mid = f"{mid}+lora:{aid}{'(merged)' if merge else ''}"
+        prov["adapter"] = f"{aid} ({'merged into the weights' if merge else 'separate LoRA branch'})"
     label = gguf_file or (Path(name).parent.parent.name if revision else Path(name).name)
-    return (model, tok), {"model_id": mid, "model_label": label}
+    if adapter is not None: label = f"{label}+{Path(adapter).expanduser().resolve().name}"
+    return (model, tok), {"model_id": mid, "model_label": label, "precision": precision, "provenance": prov}
 
 # %% ../nbs/22_llm.ipynb #5d2536fc
 TINY_CHAT_TEMPLATE = ("{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "

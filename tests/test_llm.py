@@ -217,9 +217,15 @@ def test_bad_inputs(tiny):
 def test_precision_errors_without_gpu(monkeypatch, tiny):
     d, _, _ = tiny
     monkeypatch.setattr(llm, "_cuda_available", lambda: False)
-    for prec in ("int8", "int4"):
-        with pytest.raises(FairlibInputError, match="needs a CUDA GPU"):
+    for prec in ("bnb8", "bnb4", "bnb4_nf4"):
+        with pytest.raises(FairlibInputError, match=r"`precision`.*needs a CUDA GPU and the bitsandbytes package"):
             TransformersScorer.from_pretrained(str(d), precision=prec)
+    with pytest.raises(FairlibInputError, match=r"`precision`.*'bnb16' needs a CUDA GPU"):
+        TransformersScorer.from_pretrained(str(d), precision="bnb16")
+    for old in ("int8", "int4"):          # old names: a DeprecationWarning, then the same clear error
+        with pytest.warns(DeprecationWarning, match=f"precision={old!r} is deprecated"), \
+             pytest.raises(FairlibInputError, match="needs a CUDA GPU"):
+            TransformersScorer.from_pretrained(str(d), precision=old)
     with pytest.raises(FairlibInputError, match="must be one of"):
         TransformersScorer.from_pretrained(str(d), precision="fp8")
 
@@ -227,13 +233,43 @@ def test_precision_errors_without_gpu(monkeypatch, tiny):
 def test_precision_errors_with_gpu_but_gguf_or_no_bnb(monkeypatch):
     monkeypatch.setattr(llm, "_cuda_available", lambda: True)
     with pytest.raises(FairlibInputError, match="GGUF checkpoint"):
-        llm.precision_load_kwargs("int4", gguf=True)
+        llm.precision_load_kwargs("bnb4", gguf=True)
     import importlib.util
     if importlib.util.find_spec("bitsandbytes") is None:
-        with pytest.raises(FairlibInputError, match="needs the `bitsandbytes` package"):
-            llm.precision_load_kwargs("int8")
+        with pytest.raises(FairlibInputError, match="`bitsandbytes` package is missing"):
+            llm.precision_load_kwargs("bnb8")
     else:
-        assert "quantization_config" in llm.precision_load_kwargs("int8")
+        kw = llm.precision_load_kwargs("bnb8")
+        assert kw["quantization_config"].load_in_8bit and kw["dtype"] == torch.float16
+
+
+def test_bnb_configs_are_the_papers(monkeypatch):
+    "4-bit = FP4 without double quantisation and bfloat16 compute; NF4 an option; 8-bit with float16 compute."
+    import importlib.util
+    if importlib.util.find_spec("bitsandbytes") is None:
+        import types
+        monkeypatch.setitem(sys.modules, "bitsandbytes", types.ModuleType("bitsandbytes"))
+    monkeypatch.setattr(llm, "_cuda_available", lambda: True)
+    q4 = llm.precision_load_kwargs("bnb4")["quantization_config"]
+    assert q4.load_in_4bit and q4.bnb_4bit_quant_type == "fp4" and not q4.bnb_4bit_use_double_quant
+    assert q4.bnb_4bit_compute_dtype == torch.bfloat16
+    assert llm.precision_load_kwargs("bnb4_nf4")["quantization_config"].bnb_4bit_quant_type == "nf4"
+    assert llm.precision_load_kwargs("bnb16") == {"dtype": torch.bfloat16, "device_map": "auto"}
+
+
+def test_int8_dynamic_quantises_decoder_linears_only(tiny, tmp_path):
+    d, model, tok = tiny
+    s8 = TransformersScorer.from_pretrained(str(d), precision="int8_dynamic", cache=tmp_path / "c.sqlite")
+    kinds = {type(m).__name__ for m in s8.model.model.modules()}
+    assert "Linear" in kinds and not any(isinstance(m, torch.nn.Linear) and type(m) is torch.nn.Linear
+                                         for m in s8.model.model.modules())
+    assert type(s8.model.lm_head) is torch.nn.Linear and s8.precision == "int8_dynamic"
+    a = TransformersScorer(model, tok).score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    b = s8.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    assert not b["from_cache"].any() and b["p_yes"].between(0, 1).all()
+    assert 0 < np.abs(a["p_yes"] - b["p_yes"]).max() < 0.2     # a real but small precision effect on this model
+    with pytest.raises(FairlibInputError, match="`device`"):
+        llm.load_model(str(d), precision="int8_dynamic", device="cuda")
 
 
 def test_bf16_is_loaded_as_asked_and_keyed_apart(tiny, tmp_path):
@@ -395,3 +431,159 @@ def test_unknown_hub_id_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("FAIRLIB_LLM_SERVER_URL", "")
     with pytest.raises(FairlibInputError, match="fairlib never downloads models"):
         llm.load_model("no-such-org/no-such-model")
+
+
+# ---------------------------------------------------------------- candidate answers (option_scores)
+
+def brute_option_logprob(model, tok, prompt, option, system=SYSTEM):
+    "Independent: one unbatched forward over template + option tokens, log-softmax in float64."
+    ids = tok(llm.chat_prompt(tok, prompt, system=system), add_special_tokens=False)["input_ids"]
+    o = tok(option, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        lp = torch.log_softmax(model(torch.tensor([ids + o])).logits[0].double(), -1)
+    return sum(lp[len(ids) - 1 + j, t].item() for j, t in enumerate(o))
+
+
+def test_option_scores_single_token_equal_first_position(tiny):
+    _, model, tok = tiny
+    opts = ("Yes", "no", "YES")
+    assert all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in opts)
+    r = TransformersScorer(model, tok, batch_size=2).option_scores(PROMPTS, opts, system=SYSTEM, cache=False)
+    assert r.method == "first-token"
+    for i, p in enumerate(PROMPTS):
+        enc = tok.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": p}],
+                                      add_generation_prompt=True, return_tensors="pt", return_dict=True)
+        with torch.no_grad():
+            g = model.generate(**enc, max_new_tokens=1, do_sample=False, output_scores=True,
+                               return_dict_in_generate=True, pad_token_id=tok.pad_token_id)
+        q = softmax(g.scores[0][0].double().numpy())
+        ids = [tok(o, add_special_tokens=False)["input_ids"][0] for o in opts]
+        np.testing.assert_allclose(r.probs[i], q[ids] / q[ids].sum(), atol=1e-5)
+        assert abs(r.option_mass[i] - q[ids].sum()) < 1e-6
+    assert r.choice == [opts[j] for j in r.probs.argmax(1)]
+
+
+def test_option_scores_multi_token_full_continuation(tiny, tmp_path):
+    _, model, tok = tiny
+    opts = ("1", "2", "level three", "Nope")
+    lens = [len(tok(o, add_special_tokens=False)["input_ids"]) for o in opts]
+    assert max(lens) >= 2 and len(set(lens)) >= 2                       # really mixed lengths
+    sc = TransformersScorer(model, tok, batch_size=3)
+    r = sc.option_scores(PROMPTS, opts, system=SYSTEM, cache=tmp_path / "c.sqlite")
+    want = np.array([[brute_option_logprob(model, tok, p, o) for o in opts] for p in PROMPTS])
+    np.testing.assert_allclose(r.logprobs, want, atol=1e-5)
+    np.testing.assert_allclose(r.probs.sum(1), 1, atol=1e-12)
+    assert r.method == "full-continuation" and not r.table["from_cache"].any()
+    again = sc.option_scores(PROMPTS, opts, system=SYSTEM, cache=tmp_path / "c.sqlite")
+    assert again.table["from_cache"].all() and np.array_equal(again.logprobs, r.logprobs)
+    # another option set, order or system message is another answer
+    assert not sc.option_scores(PROMPTS, opts[::-1], system=SYSTEM, cache=tmp_path / "c.sqlite").table["from_cache"].any()
+    # the P(Yes) cache and the option cache do not collide
+    assert not sc.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)["from_cache"].any()
+
+
+def test_option_scores_refuses_overlapping_options(tiny):
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok)
+    a, b = "Yes", "Yesterday"
+    assert tok(b, add_special_tokens=False)["input_ids"][:1] == tok(a, add_special_tokens=False)["input_ids"]
+    with pytest.raises(FairlibInputError, match="token prefix"):
+        sc.option_scores(PROMPTS[:1], (a, b), system=SYSTEM, cache=False)
+
+
+# ---------------------------------------------------------------- LoRA adapters
+
+@pytest.fixture(scope="module")
+def adapter_dirs(tiny, tmp_path_factory):
+    from peft import LoraConfig, get_peft_model
+    d, _, _ = tiny
+    out = tmp_path_factory.mktemp("lora")
+    pms = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        base = llm.make_tiny_model(seed=0)[0]
+        pm = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"],
+                                             init_lora_weights=False))
+        pm.save_pretrained(out / f"a{seed}")
+        pms.append(pm.eval())
+    return d, out / "a1", out / "a2", pms
+
+
+def test_adapter_loads_on_top_and_is_keyed(adapter_dirs, tmp_path):
+    d, a1, a2, (pm1, _) = adapter_dirs
+    db = tmp_path / "c.sqlite"
+    base = TransformersScorer.from_pretrained(str(d), cache=db)
+    s1 = TransformersScorer.from_pretrained(str(d), adapter=a1, cache=db)
+    s1u = TransformersScorer.from_pretrained(str(d), adapter=a1, merge_adapter=False, cache=db)
+    s2 = TransformersScorer.from_pretrained(str(d), adapter=str(a2), cache=db)
+    assert len({base.model_id, s1.model_id, s1u.model_id, s2.model_id}) == 4
+    assert s1.model_id.startswith(base.model_id + "+lora:a1@sha256:") and "adapter" in s1.provenance
+    b = base.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    r1 = s1.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    r1u = s1u.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    assert not r1["from_cache"].any() and np.abs(r1["p_yes"] - b["p_yes"]).max() > 1e-3   # the adapter matters
+    np.testing.assert_allclose(r1["p_yes"], r1u["p_yes"], atol=1e-5)                      # merged == unmerged
+    for i, p in enumerate(PROMPTS):                                                          # == peft's own forward
+        ids = torch.tensor([s1.encode([s1.format(p, system=SYSTEM)])[0]])
+        with torch.no_grad(): lg = pm1(input_ids=ids).logits[0, -1]
+        assert abs(r1["p_yes"][i] - yes_no_probability(lg, s1.ids["yes"], s1.ids["no"])[0][0]) < 1e-5
+    # the adapter's bytes are its identity
+    w = a1 / "adapter_model.safetensors"
+    old = llm.adapter_identity(a1)
+    w.write_bytes(w.read_bytes()[:-1] + b"\x01")
+    assert llm.adapter_identity(a1) != old
+
+
+def test_adapter_bad_paths(tiny, tmp_path):
+    d, _, _ = tiny
+    with pytest.raises(FairlibInputError, match="`adapter`.*directory"):
+        llm.load_model(str(d), adapter=tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FairlibInputError, match="`adapter`.*adapter_config.json"):
+        llm.load_model(str(d), adapter=tmp_path / "empty")
+
+
+# ---------------------------------------------------------------- what the answer key leaves out
+
+def test_batch_composition_is_within_documented_tolerance(tiny, tmp_path):
+    """The key deliberately ignores batch composition and prefix sharing: answers computed alone, in
+    different batches, with and without the shared prefix agree within llm.ANSWER_TOLERANCE."""
+    _, model, tok = tiny
+    system = "Answer only Yes or No. Read the case carefully."
+    runs = [TransformersScorer(model, tok, batch_size=bs, share_prefix=sp).score(pr, system=system, cache=False,
+                                                                                 progress=False)["p_yes"].to_numpy()
+            for bs, sp, pr in [(1, False, PROMPTS), (5, True, PROMPTS), (2, True, PROMPTS), (3, False, PROMPTS)]]
+    alone = np.array([TransformersScorer(model, tok).score([p], system=system, cache=False, progress=False)["p_yes"][0]
+                      for p in PROMPTS])
+    for r in runs: assert np.abs(r - alone).max() < llm.ANSWER_TOLERANCE
+    # and the key is the same whatever the batch: a batch-of-5 answer is served to a batch-of-1 run
+    db = tmp_path / "c.sqlite"
+    TransformersScorer(model, tok, batch_size=5).score(PROMPTS, system=system, cache=db, progress=False)
+    assert TransformersScorer(model, tok, batch_size=1, share_prefix=False).score(
+        PROMPTS, system=system, cache=db, progress=False)["from_cache"].all()
+
+
+def test_corrupt_cache_file_is_a_clear_error(tiny, tmp_path):
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok)
+    db = tmp_path / "answers.sqlite"
+    sc.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
+    AnswerCache(db).close()
+    data = db.read_bytes()
+    for name, payload in [("garbage", b"not a database at all " * 50), ("truncated", data[: len(data) // 3]),
+                          ("empty-header", b"SQLite format 3\x00" + b"\x00" * 200)]:
+        bad = tmp_path / f"{name}.sqlite"
+        bad.write_bytes(payload)
+        with pytest.raises(llm.CorruptCacheError, match=r"`cache`.*" + name + r"\.sqlite.*delete it"):
+            sc.score(PROMPTS, system=SYSTEM, cache=bad, progress=False)
+        bad.unlink()
+        assert not sc.score(PROMPTS, system=SYSTEM, cache=bad, progress=False)["from_cache"].any()  # the fix works
+
+
+def test_nan_logits_are_not_called_underflow(tiny):
+    _, model, tok = tiny
+    sc = TransformersScorer(model, tok)
+    sc.logits_last = lambda b: torch.full((len(b), llm._n_logits(model)), float("nan"))
+    df = sc.score(PROMPTS[:2], system=SYSTEM, cache=False, progress=False)
+    assert df["p_yes"].isna().all() and df["reason"].str.contains("not a number").all()
+    assert (df["note"] == df["reason"]).all()

@@ -59,3 +59,31 @@ def test_bundled_batched_matches_generate(smol, brute):
         assert abs(df["yes_no_mass"][i] - (y + n)) < 1e-5
     # far more Yes/No mass than a uniform next-token distribution would give (10 / 49152 ~ 2e-4)
     assert (df["yes_no_mass"] > 0.05).all() and (df["yes_no_mass"] <= 1).all()
+
+
+def test_bundled_provenance_says_dequantised_q4_1(smol):
+    assert smol.provenance["gguf_file_type"] == "MOSTLY_Q4_1"
+    assert "dequantised on load to float32" in smol.provenance["weights"]
+
+
+def test_bundled_int8_dynamic_is_a_small_keyed_precision_effect(smol, tmp_path):
+    s8 = TransformersScorer.from_pretrained("bundled", precision="int8_dynamic", batch_size=3)
+    assert s8.precision == "int8_dynamic" and s8.model_id == smol.model_id   # same file; precision keys apart
+    assert "re-quantised to int8" in s8.provenance["weights"]
+    a = smol.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    b = s8.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    assert not b["from_cache"].any()
+    dp = np.abs(a["p_yes"] - b["p_yes"]).max()
+    assert 0 < dp < 0.5, dp       # a real precision effect: measured ~0.3 max on ED prompts (per-channel int8)
+    assert (b["yes_no_mass"] > 0.05).all()
+
+
+def test_bundled_option_scores_match_p_yes(smol):
+    "Yes/No as options: the one-token 'Yes' and 'No' are among the tokens P(Yes) sums over."
+    r = smol.option_scores(PROMPTS, ("Yes", "No"), system=SYSTEM, cache=False)
+    df = smol.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    assert r.method == "first-token"
+    assert (r.option_mass <= df["yes_no_mass"].to_numpy() + 1e-9).all() and (r.option_mass > 0.5 * df["yes_no_mass"]).all()
+    assert np.abs(r.probs[:, 0] - df["p_yes"].to_numpy()).max() < 0.05
+    levels = smol.option_scores(PROMPTS, ("1", "2", "3", "4", "5"), system="Answer with an ESI level 1-5.", cache=False)
+    assert levels.probs.shape == (3, 5) and np.allclose(levels.probs.sum(1), 1)
