@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from scipy.special import xlogy
-import inspect, numbers, warnings
+import numbers, warnings
 from .core import (FairlibInputError, UnknownMetricError, as_1d, check_binary,
                           check_probability, check_same_length, check_int, check_float, check_choice,
                           check_rng, cell_seed, mask_count)
@@ -707,20 +707,14 @@ class AuditResult(Result):
 def _vfr_columns(y, yh, codes, p, specs, *, n_resamples, resample_size, seed, min_support, n_bins, calibration):
     "Per-metric VFR (fairlib.vfr.verdict_flip_rate) with order-free per-metric seeds."
     from fairlib.vfr import verdict_flip_rate
-    params = inspect.signature(verdict_flip_rate).parameters
-    kw = dict(y_prob=p, min_support=min_support, n_bins=n_bins, calibration=calibration)
-    kw["n_resamples" if "n_resamples" in params else "K"] = n_resamples
-    kw["resample_size" if "resample_size" in params else "N"] = resample_size
     root = np.random.SeedSequence().entropy if seed is None else seed
     rows = []
     for spec in specs:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            r = verdict_flip_rate(y, yh, sensitive_features=codes, metric=spec.name, seed=cell_seed(root, "audit", spec.name), **kw)
-        ci = getattr(r, "ci", None) if "ci" in {f for f in getattr(type(r), "__dataclass_fields__", {})} else getattr(r, "ci95", (np.nan, np.nan))
-        reason = getattr(r, "reason", None) if "reason" in getattr(type(r), "__dataclass_fields__", {}) else getattr(r, "note", None)
-        rows.append(dict(vfr=float(r.vfr), vfr_verdict=r.dominant_verdict, vfr_ci_low=float(ci[0]), vfr_ci_high=float(ci[1]),
-                         vfr_n_undefined=int(getattr(r, "n_undefined", 0)), vfr_reason=reason))
+        r = verdict_flip_rate(y, yh, sensitive_features=codes, metric=spec.name, y_prob=p, n_resamples=n_resamples,
+                              resample_size=resample_size, seed=cell_seed(root, "audit", spec.name),
+                              min_support=min_support, n_bins=n_bins, calibration=calibration)
+        rows.append(dict(vfr=float(r.vfr), vfr_verdict=r.dominant_verdict, vfr_ci_low=float(r.ci[0]),
+                         vfr_ci_high=float(r.ci[1]), vfr_n_undefined=int(r.n_undefined), vfr_reason=r.reason))
     return rows
 
 # %% ../nbs/02_metrics.ipynb #6950f784
