@@ -58,7 +58,7 @@ def _registry(tmp_path, cells):
 def test_failure_names_notebook_and_cell(tmp_path, capsys):
     reg = _registry(tmp_path, ["x = 1\nprofile = fig_dir = work_dir = None", "y = x + 1", "raise RuntimeError('boom ' + str(x))"])
     with pytest.raises(cli.NotebookFailed) as e:
-        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, progress=False)
+        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False)
     err = e.value
     assert err.ename == "RuntimeError" and "boom 3" in err.evalue  # the profile's x=3 was injected
     assert err.cell_index == 2 and err.exec_count == 4  # source index; papermill injects a parameters cell
@@ -80,8 +80,9 @@ def test_single_paper_run_keeps_other_papers_in_index(tmp_path):
         src = nbdir / f"{key}.ipynb"; nbformat.write(nb, src); reg[key] = [str(src)]
     (tmp_path / "papers.yaml").write_text(yaml.safe_dump(reg))
     (tmp_path / "smoke.yaml").write_text(yaml.safe_dump({"demo_a/demo_a": {}, "demo_b/demo_b": {}}))
-    cli.reproduce("smoke", "demo_a", registry=tmp_path / "papers.yaml", params_dir=tmp_path, progress=False)
-    done = cli.reproduce("smoke", "demo_b", registry=tmp_path / "papers.yaml", params_dir=tmp_path, progress=False)
+    kw = dict(registry=tmp_path / "papers.yaml", params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False)
+    cli.reproduce("smoke", "demo_a", **kw)
+    done = cli.reproduce("smoke", "demo_b", **kw)
     index = (done[0]["output"].parent.parent / "index.html").read_text()
     assert "demo_a.html" in index and "demo_b.html" in index
 
