@@ -86,13 +86,20 @@ def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margi
         tr = np.asarray(total_rows)
         if tr.dtype == bool and tr.shape == (n,): is_total = tr
         else: is_total = df.index.isin(list(tr))
-    blocks = ([np.arange(n)] if not groups else
-              [np.asarray(ix) for ix in df.reset_index(drop=True).groupby(groups, sort=False, dropna=False).indices.values()])
+    flat = df.reset_index(drop=True)
+    part = lambda by: [np.asarray(ix) for ix in flat.groupby(by, sort=False, dropna=False).indices.values()]
+    if groups:   # the caller says which blocks sum to a known total
+        partitions = [part(groups)]
+    else:        # safe default: the whole table, and the blocks of every repeated label column
+        labels = [c for c in df.columns if c not in cc and c not in rate_cells and not pd.api.types.is_numeric_dtype(df[c])
+                  and df[c].nunique(dropna=False) < n]
+        partitions = [part(c) for c in labels] or [[np.arange(n)]]   # (the whole table is the sum of any partition)
+    blocks = partitions[0]
     flow_cols = set(flow or ())
     rels = []
     for cols in ([c for c in cc if c not in flow_cols], rate_cells):
         for c in cols:
-            for b in blocks:
+            for b in (b for p in partitions for b in p):
                 parts, tots = [i for i in b if not is_total[i]], [i for i in b if is_total[i]]
                 if tots: rels += [[(i, c) for i in parts] + [(t, c)] for t in tots]
                 elif margins_known and len(parts) > 1: rels.append([(i, c) for i in parts])

@@ -252,3 +252,15 @@ def test_registered_headline_tables_exist_in_the_rendered_figures():
     for paper, meta in cli.load_paper_meta().items():
         for name in meta["headline"]:
             assert (repo_root() / "figures" / paper / f"{name}.csv").exists(), f"{paper}: headline table {name} is not rendered"
+
+
+def test_keyboard_interrupt_inside_the_kernel_is_a_clean_interruption(tmp_path):
+    """Ctrl-C reaching the kernel (the cell raises KeyboardInterrupt) is reported like one reaching the runner."""
+    reg = _registry(tmp_path, ["profile = fig_dir = work_dir = None\nx = 0", "raise KeyboardInterrupt"])
+    runs = tmp_path / "runs"
+    with pytest.raises(cli.RunInterrupted, match="interrupted during demo/demo; 0 of 1 notebook"):
+        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    assert (runs / "run_state.json").exists()
+    rc = cli.main(["reproduce", "--profile", "smoke", "--no-progress", "--registry", str(reg),
+                   "--params-dir", str(tmp_path), "--runs-dir", str(runs)])
+    assert rc == 130
