@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-from .core import FairlibInputError, as_1d, check_rng
+from .core import FairlibInputError, as_1d, check_rng, renamed_arguments, deprecated_alias, percentile_interval
+from .results import Result
 
 # %% auto #0
 __all__ = ['WILD_WEIGHTS', 'SYMMETRIC_STATISTICS', 'MIN_CLUSTERS', 'CONFIRMATORY_MIN_DISCORDANT', 'weight_matrix',
            'WildBootstrapResult', 'wild_cluster_bootstrap', 'smallest_attainable_p', 'ClusterBootstrapResult',
            'ratio_of_sums', 'cluster_bootstrap', 'McNemarResult', 'mcnemar_exact', 'mcnemar_pairs', 'fdr_adjust',
-           'RankCorrelationResult', 'spearman_exact']
+           'RankCorrelationResult', 'spearman_exact', 'PermutationResult', 'paired_permutation_test']
 
 # %% ../nbs/04_stats.ipynb #e73837a9
 WILD_WEIGHTS = {
@@ -33,13 +34,14 @@ def _weights(name: str, func: str) -> np.ndarray:
     return WILD_WEIGHTS[name]
 
 # %% ../nbs/04_stats.ipynb #1e747606
-def weight_matrix(n_clusters: int, *, weights: str = "webb", n_boot: int = 9999, enumerate_limit: int = 50_000,
+@renamed_arguments(n_boot="n_resamples", rng="seed")
+def weight_matrix(n_clusters: int, *, weights: str = "webb", n_resamples: int = 9999, enumerate_limit: int = 50_000,
                   seed=None) -> tuple[np.ndarray, bool]:
-    "All weight vectors when there are at most `enumerate_limit` of them, else `n_boot` random draws; returns (W, enumerated)."
+    "All weight vectors when there are at most `enumerate_limit` of them, else `n_resamples` random draws; returns (W, enumerated)."
     vals = _weights(weights, "weight_matrix")
     if len(vals) ** n_clusters <= enumerate_limit:
         return np.array(list(itertools.product(vals, repeat=n_clusters))), True
-    return check_rng(seed).choice(vals, size=(n_boot, n_clusters)), False
+    return check_rng(seed).choice(vals, size=(n_resamples, n_clusters)), False
 
 # %% ../nbs/04_stats.ipynb #9c51c83a
 def _cluster_sums(y: np.ndarray, clusters) -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +61,8 @@ def _boot_t(W: np.ndarray, ysum: np.ndarray, n: np.ndarray, beta0: float) -> np.
         return np.where(se > 0, num / se, np.where(num == 0, 0.0, np.inf * np.sign(num)))
 
 # %% ../nbs/04_stats.ipynb #83fbf3a5
-@dataclass(frozen=True)
-class WildBootstrapResult:
+@dataclass(frozen=True, repr=False)
+class WildBootstrapResult(Result):
     "Restricted wild cluster bootstrap of an intercept-only cluster-robust regression."
     estimate: float           # beta-hat, the mean signed difference
     se: float                 # CR1 cluster-robust standard error
@@ -72,13 +74,16 @@ class WildBootstrapResult:
     n_obs: int
     null: float
     weights: str
-    n_boot: int               # number of weight vectors used
+    n_resamples: int          # number of weight vectors used (B)
     enumerated: bool          # True when every weight vector was used (exact bootstrap distribution)
     confidence_level: float
     statistic: str
     approximate: bool         # G <= 12: the paper labels such intervals approximate
-    note: str = ""
+    reason: str = ""          # why the interval is unbounded / the variance is zero (empty when neither)
     method: str = "restricted wild cluster bootstrap (WCR), CR1, test inversion"
+    _title = "Restricted wild cluster bootstrap"
+    n_boot = deprecated_alias("n_resamples")
+    note = deprecated_alias("reason")
     def __iter__(self): return iter((self.estimate, self.p_value))
 
 # %% ../nbs/04_stats.ipynb #f03e0a8e
@@ -103,8 +108,9 @@ def _invert(W, ysum, n, beta_hat, se, alpha, side) -> float:
     return (inside + out) / 2
 
 # %% ../nbs/04_stats.ipynb #c1290242
+@renamed_arguments(n_boot="n_resamples", rng="seed")
 def wild_cluster_bootstrap(y, clusters, *, signed: bool, statistic: str = "delta", null: float = 0.0,
-                           weights: str = "webb", n_boot: int = 9999, confidence_level: float = 0.95,
+                           weights: str = "webb", n_resamples: int = 9999, confidence_level: float = 0.95,
                            enumerate_limit: int = 50_000, seed=None, with_ci: bool = True) -> WildBootstrapResult:
     "Restricted wild cluster bootstrap test and interval for the mean of signed `y` clustered on `clusters`."
     func = "wild_cluster_bootstrap"
@@ -123,7 +129,7 @@ def wild_cluster_bootstrap(y, clusters, *, signed: bool, statistic: str = "delta
     G, N = len(n), int(n.sum())
     if G < MIN_CLUSTERS:
         raise FairlibInputError("clusters", f"needs at least {MIN_CLUSTERS} clusters, got G={G}", func)
-    W, enumerated = weight_matrix(G, weights=weights, n_boot=n_boot, enumerate_limit=enumerate_limit, seed=seed)
+    W, enumerated = weight_matrix(G, weights=weights, n_resamples=n_resamples, enumerate_limit=enumerate_limit, seed=seed)
     beta_hat = float(ysum.sum() / N)
     S = ysum - n * beta_hat
     se = float(np.sqrt(G / (G - 1) * (S ** 2).sum()) / N)
@@ -132,13 +138,13 @@ def wild_cluster_bootstrap(y, clusters, *, signed: bool, statistic: str = "delta
     p_t = float(2 * _st.t.sf(abs(t0), G - 1)) if se > 0 else np.nan
     alpha = 1 - confidence_level
     ci = (_invert(W, ysum, n, beta_hat, se, alpha, -1), _invert(W, ysum, n, beta_hat, se, alpha, +1)) if with_ci else (np.nan, np.nan)
-    note = ""
+    reason = ""
     if not np.all(np.isfinite(ci)) and with_ci:
-        note = (f"interval unbounded: with G={G} and {weights} weights the smallest attainable p "
+        reason = (f"interval unbounded: with G={G} and {weights} weights the smallest attainable p "
                 f"({smallest_attainable_p(G, weights=weights):.3g}) is not below {alpha:g}")
-    if se == 0: note = (note + "; " if note else "") + "zero cluster-robust variance (all clusters identical)"
+    if se == 0: reason = (reason + "; " if reason else "") + "zero cluster-robust variance (all clusters identical)"
     return WildBootstrapResult(beta_hat, se, float(t0), p, p_t, tuple(float(c) for c in ci), G, N, float(null), weights,
-                               len(W), enumerated, confidence_level, statistic, G <= 12, note)
+                               len(W), enumerated, confidence_level, statistic, G <= 12, reason)
 
 # %% ../nbs/04_stats.ipynb #8f1e480c
 def smallest_attainable_p(n_clusters: int, *, weights: str = "webb", convention: str = "share") -> float:
@@ -150,24 +156,27 @@ def smallest_attainable_p(n_clusters: int, *, weights: str = "webb", convention:
     raise FairlibInputError("convention", f"must be 'share' or 'plus_one', got {convention!r}", "smallest_attainable_p")
 
 # %% ../nbs/04_stats.ipynb #7a76c627
-@dataclass(frozen=True)
-class ClusterBootstrapResult:
+@dataclass(frozen=True, repr=False)
+class ClusterBootstrapResult(Result):
     "Percentile cluster bootstrap interval."
     estimate: float
     ci: tuple
     se: float
     n_clusters: int
-    n_boot: int
+    n_resamples: int
     confidence_level: float
     distribution: np.ndarray = field(repr=False)
     method: str = "percentile cluster bootstrap"
+    _title = "Percentile cluster bootstrap"
+    n_boot = deprecated_alias("n_resamples")
 
 def ratio_of_sums(sample: np.ndarray) -> np.ndarray:
     "Column-0 total over column-1 total of (..., G, 2) per-cluster rows (e.g. flips / comparisons)."
     return sample[..., 0].sum(-1) / sample[..., 1].sum(-1)
 
 # %% ../nbs/04_stats.ipynb #0713ab21
-def cluster_bootstrap(per_cluster, statistic=ratio_of_sums, *, n_boot: int = 2000, confidence_level: float = 0.95,
+@renamed_arguments(n_boot="n_resamples", rng="seed")
+def cluster_bootstrap(per_cluster, statistic=ratio_of_sums, *, n_resamples: int = 2000, confidence_level: float = 0.95,
                       seed=None) -> ClusterBootstrapResult:
     "Percentile cluster bootstrap of a vectorised `statistic` over rows of `per_cluster` (one row per cluster)."
     func = "cluster_bootstrap"
@@ -176,20 +185,20 @@ def cluster_bootstrap(per_cluster, statistic=ratio_of_sums, *, n_boot: int = 200
     G = X.shape[0]
     if G < 2: raise FairlibInputError("per_cluster", f"needs at least 2 clusters, got {G}", func)
     if not 0 < confidence_level < 1: raise FairlibInputError("confidence_level", "must lie in (0, 1)", func)
-    idx = check_rng(seed).integers(0, G, size=(n_boot, G))
+    idx = check_rng(seed).integers(0, G, size=(n_resamples, G))
     with np.errstate(divide="ignore", invalid="ignore"):
         dist = np.asarray(statistic(X[idx]), dtype=float)
         est = float(statistic(X))
     a = (1 - confidence_level) / 2
-    lo, hi = np.nanquantile(dist, [a, 1 - a])
-    return ClusterBootstrapResult(est, (float(lo), float(hi)), float(np.nanstd(dist, ddof=1)), G, n_boot,
+    lo, hi = percentile_interval(dist, confidence_level=confidence_level)
+    return ClusterBootstrapResult(est, (float(lo), float(hi)), float(np.nanstd(dist, ddof=1)), G, n_resamples,
                                   confidence_level, dist)
 
 # %% ../nbs/04_stats.ipynb #670da0cc
 CONFIRMATORY_MIN_DISCORDANT = 25
 
-@dataclass(frozen=True)
-class McNemarResult:
+@dataclass(frozen=True, repr=False)
+class McNemarResult(Result):
     "Exact McNemar test on discordant pairs."
     b: int                    # reference 1, comparison 0
     c: int                    # reference 0, comparison 1
@@ -241,8 +250,8 @@ def fdr_adjust(p_values, *, method: str = "by", alpha: float = 0.05) -> pd.DataF
                          "family_size": m})
 
 # %% ../nbs/04_stats.ipynb #375845e6
-@dataclass(frozen=True)
-class RankCorrelationResult:
+@dataclass(frozen=True, repr=False)
+class RankCorrelationResult(Result):
     "Spearman rank correlation with an exact permutation p-value."
     rho: float
     p_value: float
@@ -270,3 +279,55 @@ def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, se
     rs = (zx[None, :] * zy[P]).mean(1)
     p = float(np.mean(np.abs(rs) >= abs(rho) - 1e-12))
     return RankCorrelationResult(rho, p, n, len(P), exact)
+
+# %% ../nbs/04_stats.ipynb #ed2a7534
+@dataclass(frozen=True, repr=False)
+class PermutationResult(Result):
+    "Paired sign-flip permutation test of a signed mean difference."
+    estimate: float            # mean signed difference over clusters
+    p_value: float             # two-sided; NaN when undefined
+    n_clusters: int
+    n_nonzero: int
+    n_resamples: int           # sign vectors used
+    exact: bool                # every sign vector enumerated
+    statistic: str = "mean signed difference"
+    reason: str = ""
+    method: str = "paired sign-flip permutation (two-sided, |mean*| >= |mean|)"
+    _title = "Paired permutation test"
+    def __iter__(self): return iter((self.estimate, self.p_value))
+
+@renamed_arguments(n_boot="n_resamples", n_sim="n_resamples", rng="seed")
+def paired_permutation_test(differences, clusters=None, *, signed: bool, statistic: str = "delta",
+                            n_resamples: int = 9999, enumerate_limit: int = 2 ** 16, seed=None) -> PermutationResult:
+    "Sign-flip test of mean paired signed `differences` (averaged within `clusters` first, e.g. vignettes)."
+    func = "paired_permutation_test"
+    if not isinstance(statistic, str) or statistic.lower() in SYMMETRIC_STATISTICS:
+        raise FairlibInputError("statistic", f"{statistic!r} is symmetric in the pair: its permutation distribution is a "
+                                "point mass; test a signed estimand (e.g. the signed disparity)", func)
+    if signed is not True:
+        raise FairlibInputError("signed", "the caller must declare the statistic signed (signed=True)", func)
+    d = as_1d(differences, "differences", func)
+    if not np.issubdtype(d.dtype, np.number): raise FairlibInputError("differences", f"must be numeric, got dtype {d.dtype}", func)
+    d = d.astype(float)
+    if np.isnan(d).any(): raise FairlibInputError("differences", f"contains {int(np.isnan(d).sum())} NaN value(s)", func)
+    if clusters is not None:
+        cl = as_1d(clusters, "clusters", func)
+        if len(cl) != len(d): raise FairlibInputError("clusters", f"length {len(cl)} != len(differences) {len(d)}", func)
+        if pd.isna(pd.Series(cl)).any(): raise FairlibInputError("clusters", "contains missing cluster ids", func)
+        d = pd.Series(d).groupby(pd.Series(cl).to_numpy()).mean().to_numpy()
+    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
+        raise FairlibInputError("n_resamples", f"must be a positive int, got {n_resamples!r}", func)
+    G, nz = len(d), int((d != 0).sum())
+    est = float(d.mean())
+    if nz == 0:
+        return PermutationResult(est, float("nan"), G, 0, 0, False, statistic,
+                                 "every paired difference is zero: the permutation test has no information")
+    if 2 ** G <= enumerate_limit:
+        S = np.array(list(itertools.product((1.0, -1.0), repeat=G))); exact = True
+        stats_ = (S * d).mean(1)
+        p = float(np.mean(np.abs(stats_) >= abs(est) - 1e-12))
+    else:
+        S = check_rng(seed).choice((1.0, -1.0), size=(n_resamples, G)); exact = False
+        hits = int((np.abs((S * d).mean(1)) >= abs(est) - 1e-12).sum())
+        p = (1 + hits) / (1 + n_resamples)
+    return PermutationResult(est, p, G, nz, len(S), exact, statistic)

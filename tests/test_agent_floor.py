@@ -88,20 +88,20 @@ def test_null_curve_expected_value_at_depth1():
     f = instability_floor(t)
     p = (f.cells.k / f.cells.n).to_numpy()
     # paper's version: binomial draws at p = k/R, so the depth-1 null mean is mean 2 p (1 - p) (biased low)
-    obs = null_majority_vote_curve(t, (1, 3), n_sim=400, seed=0, cell_rates="observed")
+    obs = null_majority_vote_curve(t, (1, 3), n_resamples=400, seed=0, cell_rates="observed")
     assert abs(obs.null_mean.iloc[0] - np.mean(2 * p * (1 - p))) < 0.003
     # default debiased rates: the depth-1 null mean reproduces the observed floor in expectation
     # (exactly, except that cells split so evenly that k(R-k)/(R(R-1)) > 1/4 are capped at p = 1/2)
-    deb = null_majority_vote_curve(t, (1, 3), n_sim=400, seed=0)
+    deb = null_majority_vote_curve(t, (1, 3), n_resamples=400, seed=0)
     k, R = f.cells.k.to_numpy(), 10
     q = k * (R - k) / (R * (R - 1))
     assert abs(deb.null_mean.iloc[0] - np.mean(2 * np.minimum(q, 0.25))) < 0.0015
     assert abs(np.mean(2 * q) - f.floor) < 1e-12          # uncapped, it is the observed floor itself
     for nc in (obs, deb):
         assert (nc.null_lo <= nc.null_mean).all() and (nc.null_mean <= nc.null_hi).all()
-    pd.testing.assert_frame_equal(deb, null_majority_vote_curve(t, (1, 3), n_sim=400, seed=0))
+    pd.testing.assert_frame_equal(deb, null_majority_vote_curve(t, (1, 3), n_resamples=400, seed=0))
     with pytest.raises(FairlibInputError, match="cell_rates"):
-        null_majority_vote_curve(t, (1,), n_sim=10, cell_rates="plug-in")
+        null_majority_vote_curve(t, (1,), n_resamples=10, cell_rates="plug-in")
 
 
 def test_null_curve_holds_size_when_cells_are_independent_bernoulli():
@@ -110,7 +110,7 @@ def test_null_curve_holds_size_when_cells_are_independent_bernoulli():
     inside = 0
     for seed in range(25):
         t = simulate_trajectories(16, 10, seed=200 + seed).trajectories
-        nc = null_majority_vote_curve(t, (5,), n_sim=200, seed=seed)
+        nc = null_majority_vote_curve(t, (5,), n_resamples=200, seed=seed)
         fl = majority_vote_floor(t, 5)
         inside += nc.null_lo.iloc[0] <= fl <= nc.null_hi.iloc[0]
     assert inside >= 20
@@ -118,14 +118,14 @@ def test_null_curve_holds_size_when_cells_are_independent_bernoulli():
 
 def test_floor_bootstrap_clusters_on_vignette(study):
     t = study.trajectories
-    b = floor_bootstrap(t, n_boot=1000, seed=0)
+    b = floor_bootstrap(t, n_resamples=1000, seed=0)
     f = instability_floor(t)
     assert b.estimate == pytest.approx(f.floor) and b.n_clusters == 12 and b.ci[0] <= f.floor <= b.ci[1]
     # a floor carried by one vignette has a wide interval reaching 0
     one = t.copy(); one["value"] = 0; one["ordinal"] = np.nan
     sel = (one.vignette == one.vignette.iloc[0]) & (one.action == "admit")
     one.loc[sel, "value"] = (one.loc[sel, "replicate"] % 2).to_numpy()
-    bo = floor_bootstrap(one, n_boot=1000, seed=0)
+    bo = floor_bootstrap(one, n_resamples=1000, seed=0)
     assert bo.ci[0] == 0 and bo.ci[1] > bo.estimate
     with pytest.raises(FairlibInputError, match="no cells for action"):
         floor_bootstrap(t, action="teleport")

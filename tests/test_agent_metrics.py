@@ -9,7 +9,7 @@ from fairlib.core import FairlibInputError
 from fairlib.agent.bands import Band, band_range
 from fairlib.agent.metrics import (counterfactual_flip_rate, mean_absolute_score_difference, signed_disparity,
                                    within_range_flip_rate, signed_ordinal_shift, jaccard_disparity, route_contrast,
-                                   ConfoundedPair, anti_gaming_gate, action_entropy, paired_actions, majority_vote)
+                                   ConfoundedPair, anti_gaming_gate, action_entropy, paired_actions, majority_vote, modal_vote)
 from fairlib.agent.simulate import simulate_trajectories, simulate_bands
 
 pairs = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=50)
@@ -141,4 +141,4 @@ def test_paired_actions_majority_vote_and_ties():
     assert len(p) + p.attrs["n_undetermined"] == 20
     ref = s[(s.condition == "reference") & (s.action == "any_opioid")].groupby("vignette").value.mean() > 0.5
     assert (p.set_index("vignette").phi_ref == ref.reindex(p.vignette).astype(int).to_numpy()).all()
-    assert np.isnan(majority_vote([0, 1, 0, 1])) and majority_vote([3, 3, 1]) == 3
+    assert np.isnan(majority_vote([0, 1, 0, 1])) and modal_vote([3, 3, 1]) == 3 and np.isnan(modal_vote([3, 1]))

@@ -34,7 +34,7 @@ def test_floor_bootstrap_interval_covers_truth_mostly():
     hits = 0
     for seed in range(40):
         s = simulate_trajectories(16, 10, seed=100 + seed)
-        b = floor_bootstrap(s.trajectories, n_boot=400, seed=seed)
+        b = floor_bootstrap(s.trajectories, n_resamples=400, seed=seed)
         hits += b.ci[0] <= s.true_floor.true_floor.mean() <= b.ci[1]
     assert hits >= 32          # percentile cluster bootstrap at G = 16: nominal 95%, allow under-coverage to 80%
 
@@ -82,7 +82,7 @@ def test_wcb_holds_size_under_null_at_G8():
     rej = 0
     for i in range(200):
         d = simulate_signed_differences(8, 4, effect=0.0, seed=5000 + i)
-        rej += wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_boot=399, seed=i, with_ci=False).p_value <= 0.05
+        rej += wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_resamples=399, seed=i, with_ci=False).p_value <= 0.05
     assert rej / 200 <= 0.05 + 0.04
 
 

@@ -26,7 +26,7 @@ def _data(G=6, m=4, seed=0, effect=0.1):
 def test_wcb_estimate_se_t_match_statsmodels_cluster_robust(G, m):
     y, g = _data(G, m, seed=G)
     fit = sm.OLS(y, np.ones((len(y), 1))).fit(cov_type="cluster", cov_kwds={"groups": g}, use_t=True)
-    r = wild_cluster_bootstrap(y, g, signed=True, n_boot=199, seed=0, with_ci=False)
+    r = wild_cluster_bootstrap(y, g, signed=True, n_resamples=199, seed=0, with_ci=False)
     assert r.estimate == pytest.approx(fit.params[0])
     assert r.se == pytest.approx(fit.bse[0])
     assert r.t_stat == pytest.approx(fit.tvalues[0])
@@ -53,7 +53,7 @@ def _brute_wcb_p(y, g, null, weights):
 def test_wcb_p_matches_bruteforce_refit_over_all_weight_vectors(weights, null):
     y, g = _data(4, 2, seed=3)
     r = wild_cluster_bootstrap(y, g, signed=True, null=null, weights=weights, with_ci=False)
-    assert r.enumerated and r.n_boot == len(WILD_WEIGHTS[weights]) ** 4
+    assert r.enumerated and r.n_resamples == len(WILD_WEIGHTS[weights]) ** 4
     assert r.p_value == pytest.approx(_brute_wcb_p(y, g, null, WILD_WEIGHTS[weights]))
 
 
@@ -91,12 +91,12 @@ def test_attainable_p_against_paper_values():
 def test_rademacher_interval_unbounded_when_test_cannot_reject():
     y, g = _data(4, 3, seed=1, effect=5.0)
     r = wild_cluster_bootstrap(y, g, signed=True, weights="rademacher")
-    assert np.isinf(r.ci[0]) and np.isinf(r.ci[1]) and "unbounded" in r.note
+    assert np.isinf(r.ci[0]) and np.isinf(r.ci[1]) and "unbounded" in r.reason
 
 
 def test_wcb_interval_is_test_inversion():
     y, g = _data(8, 5, seed=2, effect=0.4)
-    kw = dict(signed=True, n_boot=999, seed=7)
+    kw = dict(signed=True, n_resamples=999, seed=7)
     r = wild_cluster_bootstrap(y, g, **kw)
     eps = 1e-3 * r.se
     for b, inward in ((r.ci[0], +1), (r.ci[1], -1)):
@@ -110,7 +110,7 @@ def test_wcb_coverage_near_nominal_at_G8():
     cover = 0
     for i in range(200):
         d = simulate_signed_differences(8, 5, effect=0.2, seed=i)
-        r = wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_boot=399, seed=10_000 + i)
+        r = wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_resamples=399, seed=10_000 + i)
         cover += r.ci[0] <= 0.2 <= r.ci[1]
     assert 0.90 <= cover / 200 <= 0.985
 
@@ -133,7 +133,7 @@ def test_wcb_refusals():
 
 
 def test_weight_matrix_draws_are_seeded_and_webb_moments():
-    a, _ = weight_matrix(9, n_boot=20000, seed=1); b, _ = weight_matrix(9, n_boot=20000, seed=1)
+    a, _ = weight_matrix(9, n_resamples=20000, seed=1); b, _ = weight_matrix(9, n_resamples=20000, seed=1)
     assert np.array_equal(a, b)
     assert abs(a.mean()) < 0.02 and abs((a ** 2).mean() - 1) < 0.02
 
@@ -141,7 +141,7 @@ def test_weight_matrix_draws_are_seeded_and_webb_moments():
 # ---------------- percentile cluster bootstrap ----------------
 def test_cluster_bootstrap_se_matches_theory_for_cluster_means():
     x = np.random.default_rng(0).normal(size=30)
-    r = cluster_bootstrap(x, lambda s: s[..., 0].mean(-1), n_boot=20000, seed=1)
+    r = cluster_bootstrap(x, lambda s: s[..., 0].mean(-1), n_resamples=20000, seed=1)
     # bootstrap se of a mean = plug-in sd / sqrt(G)
     assert r.se == pytest.approx(x.std(ddof=0) / np.sqrt(30), rel=0.03)
     assert r.ci[0] < x.mean() < r.ci[1] and r.method == "percentile cluster bootstrap"
@@ -149,7 +149,7 @@ def test_cluster_bootstrap_se_matches_theory_for_cluster_means():
 
 def test_cluster_bootstrap_ratio_resamples_whole_clusters():
     per = np.array([[0, 45], [0, 45], [45, 45]])
-    r = cluster_bootstrap(per, n_boot=3000, seed=0)
+    r = cluster_bootstrap(per, n_resamples=3000, seed=0)
     # each resample is (#copies of cluster 3)/3: support {0, 1/3, 2/3, 1}
     assert set(np.round(np.unique(r.distribution), 6)) <= {0.0, 0.333333, 0.666667, 1.0}
     with pytest.raises(FairlibInputError, match="at least 2 clusters"):
@@ -245,3 +245,15 @@ def test_spearman_refusals_and_monte_carlo():
         spearman_exact([1, 2, 3], [2, 2, 2])
     x = np.arange(12); r = spearman_exact(x, x, n_resamples=5000, seed=0)
     assert not r.exact and r.p_value < 0.01
+
+
+def test_renamed_arguments_and_fields_keep_working_with_a_warning():
+    y, g = np.r_[np.ones(6), np.zeros(6)] + np.arange(12) * 0.01, np.repeat(np.arange(6), 2)
+    with pytest.warns(DeprecationWarning, match="n_resamples"):
+        old = wild_cluster_bootstrap(y, g, signed=True, n_boot=99, seed=0, with_ci=False)
+    new = wild_cluster_bootstrap(y, g, signed=True, n_resamples=99, seed=0, with_ci=False)
+    assert old.p_value == new.p_value
+    with pytest.warns(DeprecationWarning):
+        assert old.n_boot == old.n_resamples and old.note == old.reason
+    with pytest.raises(FairlibInputError, match="n_boot"):
+        cluster_bootstrap(np.ones((4, 2)), n_boot=10, n_resamples=10)

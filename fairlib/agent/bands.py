@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
+from ..results import Result
 from .trajectory import ACTIONS
 
 # %% auto #0
@@ -79,8 +80,8 @@ def combine_bands(bands, *, rule: str = "intersection") -> Band:
                 reasoning=f"{rule} of {len(bands)} raters", adjudicators=adj, disputed=tuple(sorted(union - inter)))
 
 # %% ../../nbs/31_agent_bands.ipynb #3dd16353
-@dataclass(frozen=True)
-class AlphaResult:
+@dataclass(frozen=True, repr=False)
+class AlphaResult(Result):
     "Krippendorff's alpha over the multi-rater subset of bands."
     alpha: float               # NaN when undefined
     n_bands: int               # bands with >= 2 raters (the subset alpha is computed over)

@@ -10,7 +10,8 @@ import itertools
 from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError, check_rng
+from ..core import FairlibInputError, check_rng, renamed_arguments
+from ..results import Result
 from .trajectory import validate_trajectories
 from ..stats import cluster_bootstrap, ratio_of_sums, spearman_exact
 
@@ -37,8 +38,8 @@ def _cell_matrix(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     return w.index.to_frame(index=False), w.to_numpy(dtype=float)
 
 # %% ../../nbs/33_agent_floor.ipynb #e6c0709e
-@dataclass(frozen=True)
-class FloorResult:
+@dataclass(frozen=True, repr=False)
+class FloorResult(Result):
     "Instability floor: pooled, per action (Table II layout) and per cell."
     floor: float              # pooled flips / comparisons
     flips: int
@@ -50,6 +51,10 @@ class FloorResult:
     per_action: pd.DataFrame = field(repr=False)
     cells: pd.DataFrame = field(repr=False)
     model: str = ""
+    _title = "Instability floor per action"
+    def to_frame(self) -> pd.DataFrame: return self.per_action
+    def _notes(self): return [f"pooled floor {self.floor:.3g} ({self.flips}/{self.comparisons}); {self.n_vignettes} vignettes x "
+                              f"{self.n_replicates} replicates; {self.n_unanimous} of {self.n_cells} cells unanimous"]
 
 def instability_floor(trajectories: pd.DataFrame, *, model=None) -> FloorResult:
     "Pooled and per-action flip rate over every unordered replicate pair within vignette x action."
@@ -131,7 +136,8 @@ def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
     lo = (1 - np.sqrt(1 - 4 * q)) / 2
     return np.where(p <= 0.5, lo, 1 - lo)
 
-def null_majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, n_sim: int = 500,
+@renamed_arguments(n_sim="n_resamples", rng="seed")
+def null_majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, n_resamples: int = 500,
                              confidence_level: float = 0.95, cell_rates: str = "debiased", model=None,
                              seed=None) -> pd.DataFrame:
     "Majority-vote floor curve under independent Bernoulli draws at per-cell rates (debiased or observed)."
@@ -141,7 +147,7 @@ def null_majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, n_
     for d in depths: _check_depth(d, R, "null_majority_vote_curve")
     p = null_cell_rates(V.sum(1), np.full(len(V), R), cell_rates=cell_rates)
     rng = check_rng(seed)
-    sims = (rng.random((n_sim, len(p), R)) < p[None, :, None]).astype(float)
+    sims = (rng.random((n_resamples, len(p), R)) < p[None, :, None]).astype(float)
     a = (1 - confidence_level) / 2
     rows = []
     for d in depths:
@@ -152,14 +158,15 @@ def null_majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, n_
     return pd.DataFrame(rows)
 
 # %% ../../nbs/33_agent_floor.ipynb #1e5a09cd
-def floor_bootstrap(trajectories: pd.DataFrame, *, n_boot: int = 2000, confidence_level: float = 0.95,
+@renamed_arguments(n_boot="n_resamples", rng="seed")
+def floor_bootstrap(trajectories: pd.DataFrame, *, n_resamples: int = 2000, confidence_level: float = 0.95,
                     model=None, action=None, seed=None):
     "Percentile cluster bootstrap interval of the pooled (or one action's) floor, clustered on vignette."
     f = instability_floor(trajectories, model=model)
     c = f.cells if action is None else f.cells[f.cells.action == action]
     if c.empty: raise FairlibInputError("action", f"no cells for action {action!r}", "floor_bootstrap")
     per = c.groupby("vignette")[["flips", "comparisons"]].sum().to_numpy()
-    return cluster_bootstrap(per, ratio_of_sums, n_boot=n_boot, confidence_level=confidence_level, seed=seed)
+    return cluster_bootstrap(per, ratio_of_sums, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
 
 def floor_rank_correlation(trajectories: pd.DataFrame, *, models=None):
     "Spearman rho (exact permutation p) between two models' per-action floors, plus the floors side by side."

@@ -10,24 +10,26 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-from ..core import FairlibInputError, as_1d, check_binary
+from ..core import FairlibInputError, as_1d, check_binary, deprecated_alias, majority_vote
+from ..results import Result
 from .trajectory import ACTIONS, validate_trajectories, parse_items
 from .bands import Band
 
 # %% auto #0
-__all__ = ['NEVER_EXEMPT', 'DEFAULT_REGISTRY', 'MetricResult', 'counterfactual_flip_rate', 'mean_absolute_score_difference',
-           'signed_disparity', 'WCFRResult', 'within_range_flip_rate', 'OrdinalShiftResult', 'signed_ordinal_shift',
-           'jaccard_disparity', 'ConfoundedPair', 'route_contrast', 'action_entropy', 'GateResult', 'anti_gaming_gate',
-           'majority_vote', 'paired_actions']
+__all__ = ['NEVER_EXEMPT', 'DOMAINS', 'DEFAULT_REGISTRY', 'MetricResult', 'counterfactual_flip_rate',
+           'mean_absolute_score_difference', 'signed_disparity', 'WCFRResult', 'within_range_flip_rate',
+           'OrdinalShiftResult', 'signed_ordinal_shift', 'jaccard_disparity', 'ConfoundedPair', 'route_contrast',
+           'action_entropy', 'GateResult', 'anti_gaming_gate', 'modal_vote', 'paired_actions']
 
 # %% ../../nbs/32_agent_metrics.ipynb #7e075c07
-@dataclass(frozen=True)
-class MetricResult:
+@dataclass(frozen=True, repr=False)
+class MetricResult(Result):
     "A counterfactual metric with its sample size."
     name: str
     value: float
     n: int                     # vignettes (pairs) it is computed over
-    note: str = ""
+    reason: str = ""
+    note = deprecated_alias("reason")
 
 def _pair(x0, x1, names, func, binary=False):
     f = check_binary if binary else (lambda x, n, f: as_1d(x, n, f).astype(float))
@@ -52,8 +54,8 @@ def signed_disparity(phi_ref, phi_cmp) -> MetricResult:
     return MetricResult("Delta", float(b.mean() - a.mean()), len(a))
 
 # %% ../../nbs/32_agent_metrics.ipynb #eaab4c44
-@dataclass(frozen=True)
-class WCFRResult:
+@dataclass(frozen=True, repr=False)
+class WCFRResult(Result):
     "Within-range counterfactual flip rate with its straddling denominator and provenance."
     value: float               # NaN when the denominator is empty
     n_flips: int
@@ -93,8 +95,8 @@ def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) 
     return WCFRResult(num / den if den else float("nan"), num, den, int(both.sum()), len(vig), n_un == 0, n_un, prov, reason)
 
 # %% ../../nbs/32_agent_metrics.ipynb #a7df6c00
-@dataclass(frozen=True)
-class OrdinalShiftResult:
+@dataclass(frozen=True, repr=False)
+class OrdinalShiftResult(Result):
     "Signed paired ordinal shift."
     mean_shift: float
     wilcoxon_statistic: float   # NaN when every difference is zero
@@ -126,7 +128,8 @@ def jaccard_disparity(sets_ref, sets_cmp) -> MetricResult:
     return MetricResult("Jaccard disparity", float(np.mean(d)), len(d))
 
 # %% ../../nbs/32_agent_metrics.ipynb #276ec3b8
-NEVER_EXEMPT = frozenset({"stigmatizing_language"})
+NEVER_EXEMPT = frozenset({"stigmatizing_language", "controlled_substance_caution"})
+DOMAINS = ("triage", "ordering", "medication", "documentation", "reassess", "prescribe", "document")
 
 @dataclass(frozen=True)
 class ConfoundedPair:
@@ -136,6 +139,8 @@ class ConfoundedPair:
     defensible_direction: int
     justification: str = ""
     def __post_init__(self):
+        if self.action in DOMAINS:
+            raise FairlibInputError("action", f"the registry keys on the sub-action (e.g. 'follow_up_interval'), not the domain or step {self.action!r}", "ConfoundedPair")
         if self.action in NEVER_EXEMPT:
             raise FairlibInputError("action", f"{self.action!r} can never be exempted under any attribute", "ConfoundedPair")
         if self.defensible_direction not in (-1, 1):
@@ -148,7 +153,8 @@ DEFAULT_REGISTRY = (
 
 def route_contrast(attribute: str, action: str, estimate: float, *, registry=DEFAULT_REGISTRY) -> str:
     "'descriptive' when a registered pair moves in its defensible direction, else 'confirmatory'."
-    if not np.isfinite(estimate): raise FairlibInputError("estimate", "must be finite", "route_contrast")
+    if isinstance(estimate, bool) or not isinstance(estimate, (int, float, np.integer, np.floating)) or not np.isfinite(estimate):
+        raise FairlibInputError("estimate", f"must be a finite number, got {estimate!r}", "route_contrast")
     for p in registry:
         if p.attribute == attribute and p.action == action and np.sign(estimate) == p.defensible_direction:
             return "descriptive"
@@ -161,8 +167,8 @@ def action_entropy(actions) -> float:
     _, c = np.unique(a, return_counts=True); p = c / c.sum()
     return float(-(p * np.log2(p)).sum())
 
-@dataclass(frozen=True)
-class GateResult:
+@dataclass(frozen=True, repr=False)
+class GateResult(Result):
     "Anti-gaming gate outcome for one entry."
     qualified: bool
     status: str                # "qualified" or "withheld"
@@ -173,14 +179,15 @@ def anti_gaming_gate(*, capability: float, entropy: float, n_straddling: int,
     "Apply the three pre-registered floors; a failing entry is withheld with every failing reason."
     why = []
     if not capability >= min_capability: why.append(f"capability {capability:.3g} < floor {min_capability:.3g}")
-    if not entropy >= min_entropy: why.append(f"action entropy {entropy:.3g} < floor {min_entropy:.3g}")
+    if not entropy > min_entropy: why.append(f"action entropy {entropy:.3g} at or below the floor {min_entropy:.3g}")
     if not n_straddling >= min_straddling: why.append(f"straddling vignettes {n_straddling} < floor {min_straddling}")
     return GateResult(not why, "withheld" if why else "qualified", tuple(why))
 
 # %% ../../nbs/32_agent_metrics.ipynb #0d8d0243
-def majority_vote(values) -> float:
-    "Majority of 0/1 (or ordinal: modal) values; NaN when tied."
-    v = np.asarray(values, dtype=float)
+def modal_vote(values) -> float:
+    "Modal value of ordinal replicates (NaN ignored); NaN when the mode is tied or nothing is defined."
+    v = np.asarray(values, dtype=float); v = v[~np.isnan(v)]
+    if v.size == 0: return float("nan")
     u, c = np.unique(v, return_counts=True)
     top = c == c.max()
     return float(u[top][0]) if top.sum() == 1 else float("nan")
@@ -196,7 +203,7 @@ def paired_actions(trajectories: pd.DataFrame, *, action: str, reference: str, c
     for cond, tag in ((reference, "ref"), (comparison, "cmp")):
         g = df[df.condition == cond]
         if g.empty: raise FairlibInputError("trajectories", f"no rows for condition {cond!r} and action {action!r}", "paired_actions")
-        out[tag] = g.groupby("vignette")[col].agg(majority_vote)
+        out[tag] = g.groupby("vignette")[col].agg(modal_vote if col == "ordinal" else majority_vote)
     p = pd.concat({"a_ref": out["ref"], "a_cmp": out["cmp"]}, axis=1).dropna(how="all")
     und = int(p.isna().any(axis=1).sum()); p = p.dropna()
     spec = ACTIONS[action]

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 from ..core import FairlibInputError, check_rng, cell_seed
+from ..results import Result
 from .trajectory import ACTIONS, FLOOR_ACTIONS, validate_trajectories
 from .bands import Band
 
@@ -26,13 +27,15 @@ DEFAULT_PREVALENCE = {"high_acuity": 0.45, "admit": 0.64, "icu_escalation": 0.14
 DEFAULT_CONTESTED = {"high_acuity": 0.3, "admit": 0.25, "icu_escalation": 0.07, "any_opioid": 0.1,
                      "controlled_substance_caution": 0.6, "referral": 0.35}
 
-@dataclass(frozen=True)
-class SimulatedStudy:
+@dataclass(frozen=True, repr=False)
+class SimulatedStudy(Result):
     "A simulated trajectory table with the truth that generated it."
     trajectories: pd.DataFrame
     cells: pd.DataFrame = field(repr=False)       # model, condition, vignette, action, p (true per-draw probability)
     true_floor: pd.DataFrame = field(repr=False)  # model, action, expected flip rate (mean of 2p(1-p))
     seed: int | None = None
+    _title = "Simulated agent study (true per-action floor)"
+    def to_frame(self) -> pd.DataFrame: return self.true_floor
 
 # %% ../../nbs/34_agent_simulate.ipynb #7a7cef65
 def _ordinal(action: str, phi: np.ndarray, rng) -> np.ndarray:

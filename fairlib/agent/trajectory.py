@@ -41,6 +41,8 @@ ACTIONS = {a.name: a for a in [
     ActionSpec("controlled_substance_caution", "prescribe", "binary", (0, 1), None, ">=", "controlled-substance caution flag"),
     ActionSpec("referral", "document", "binary", (0, 1), None, ">=", "specialist referral"),
     ActionSpec("stigmatizing_language", "document", "binary", (0, 1), None, ">=", "stigmatizing-language flag in the note"),
+    ActionSpec("follow_up_interval", "document", "ordinal", tuple(range(0, 91)), 7, "<=",
+               "follow-up interval in days (0-90); phi = 1 for follow-up within 7 days"),
 ]}
 FLOOR_ACTIONS = ("high_acuity", "admit", "icu_escalation", "any_opioid", "controlled_substance_caution", "referral")
 TRAJECTORY_COLUMNS = ("model", "vignette", "condition", "replicate", "step", "action", "value", "ordinal",
@@ -69,6 +71,11 @@ def validate_trajectories(df: pd.DataFrame, *, one_model: bool = False, one_cond
     miss = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if miss: raise FairlibInputError("trajectories", f"missing required column(s) {miss}; required: {list(REQUIRED_COLUMNS)}", func)
     if len(df) == 0: raise FairlibInputError("trajectories", "is empty", func)
+    for col in ("vignette", "replicate", "action"):     # a missing id would be dropped by every groupby
+        miss_id = df[col].isna()
+        if miss_id.any():
+            raise FairlibInputError("trajectories", f"{int(miss_id.sum())} row(s) have a missing `{col}`; every row "
+                                    "needs one (rows with missing ids would be silently dropped from the floor)", func)
     specs = {**ACTIONS, **(actions or {})}
     unknown = sorted(set(df["action"].astype(str)) - set(specs))
     if unknown: raise FairlibInputError("trajectories", f"unknown action(s) {unknown[:5]}; pass their ActionSpec via `actions`", func)
