@@ -21,11 +21,11 @@ __all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'ATTRIBUTES', 'METHODS', 'PREDICTIO
            'AUDIT_SIZES', 'N_FIELD', 'CV_CUTOFF', 'NEAR_ZERO', 'LANDIS_KOCH', 'POOLED_HOSPITAL', 'TIERS', 'KAPPA_MIN',
            'QUINTUPLE_COLUMNS', 'ResampleSizeWarning', 'AuditData', 'audit_data', 'draw_counts', 'draw_counts_bins',
            'index_resample_values', 'VFRResult', 'summarise_resamples', 'verdict_flip_rate', 'audit_grid', 'vfr_grid',
-           'axis1_summary', 'draw_subsample_counts', 'draw_subsample_bins', 'index_subsample_values', 'AuditSizeResult',
-           'summarise_audit_sizes', 'audit_size_sensitivity', 'audit_size_grid', 'landis_koch', 'KappaResult',
-           'fleiss_kappa', 'CrossHospitalResult', 'hospital_folds', 'cross_hospital_agreement', 'cross_hospital_grid',
-           'reliability_tier', 'reliability_table', 'tier_counts', 'tier_sensitivity', 'plot_vfr_heatmap',
-           'plot_cv_curves', 'plot_fold_distributions', 'audit_report_html']
+           'axis1_summary', 'draw_subsample_counts', 'draw_subsample_bins_shared', 'draw_subsample_bins',
+           'index_subsample_values', 'AuditSizeResult', 'summarise_audit_sizes', 'audit_size_sensitivity',
+           'audit_size_grid', 'landis_koch', 'KappaResult', 'fleiss_kappa', 'CrossHospitalResult', 'hospital_folds',
+           'cross_hospital_agreement', 'cross_hospital_grid', 'reliability_tier', 'reliability_table', 'tier_counts',
+           'tier_sensitivity', 'plot_vfr_heatmap', 'plot_cv_curves', 'plot_fold_distributions', 'audit_report_html']
 
 # %% ../nbs/12_vfr.ipynb #6ba86627
 TAU_VFR = 0.10                      # τ_VFR: a cell is practically stable when VFR <= 0.10
@@ -373,7 +373,8 @@ def audit_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, min_support:
 
 # %% ../nbs/12_vfr.ipynb #27887299
 def _pair_rows(model, attr, f, names, K, N, root, method, min_support, n_bins, calibration, keep_values, confidence_level):
-    prob = f["y_prob"].to_numpy() if "y_prob" in f.columns else None
+    wants_prob = any(AUDIT_METRICS[m].needs_prob for m in names)            # scores only when a metric needs them
+    prob = f["y_prob"].to_numpy() if "y_prob" in f.columns and wants_prob else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResampleSizeWarning)       # warned once by vfr_grid
         data = audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[attr], y_prob=prob, resample_size=N,
@@ -478,28 +479,38 @@ def draw_subsample_counts(data: AuditData, size: int, n_resamples: int, seed) ->
     c = rng.multivariate_hypergeometric(colors, int(size), size=n_resamples, method="marginals")   # O(colours), not O(size)
     return c.reshape(n_resamples, *data.ct.counts.shape).astype(np.float64)
 
-def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    "Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement (prefixes of one random ordered sample per repetition)."
+def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
+    "Like `draw_subsample_bins` for several attributes of the same records: one ordered sample per repetition, shared (Algorithm 2 subsamples records, then audits each attribute)."
     rng = check_rng(seed)
-    ps, size, start, cat = _blocks(data)
-    p = data.prob; n = data.n; sizes = np.asarray(sizes, np.int64)
-    G, nb = len(data.groups), data.n_bins; ncat = G * 2 * nb * 2; S = len(sizes)
+    n = datas[0].n; sizes = np.asarray(sizes, np.int64); S = len(sizes)
+    if any(d.n != n for d in datas): raise FairlibInputError("datas", "must describe the same records", "draw_subsample_bins_shared")
     part = sizes[sizes < n]; top = int(part.max()) if part.size else 0   # sizes >= n are the whole cohort: no draw
     seg = np.searchsorted(part, np.arange(top), side="right")           # position -> first size that contains it
-    cnt = np.zeros((S, n_resamples, ncat)); sp = np.zeros((S, n_resamples, ncat))
-    full_c = np.bincount(cat, minlength=ncat).astype(np.float64); full_s = np.bincount(cat, weights=p, minlength=ncat)
+    prep = []
+    for d in datas:
+        _, _, _, cat = _blocks(d)
+        ncat = len(d.groups) * 2 * d.n_bins * 2
+        cnt = np.zeros((S, n_resamples, ncat)); sp = np.zeros((S, n_resamples, ncat))
+        cnt[len(part):] = np.bincount(cat, minlength=ncat); sp[len(part):] = np.bincount(cat, weights=d.prob, minlength=ncat)
+        prep.append((d, cat, ncat, cnt, sp))
     for r in range(n_resamples):
-        if top:
-            pick = rng.choice(n, top, replace=False)                        # a uniformly random ordered sample: every prefix is SRS
+        if not top: break
+        pick = rng.choice(n, top, replace=False)                        # a uniformly random ordered sample: every prefix is SRS
+        for d, cat, ncat, cnt, sp in prep:
             key = seg * ncat + cat[pick]
             cnt[:len(part), r] = np.bincount(key, minlength=len(part) * ncat).reshape(len(part), ncat)
-            sp[:len(part), r] = np.bincount(key, weights=p[pick], minlength=len(part) * ncat).reshape(len(part), ncat)
-    cnt[:len(part)] = np.cumsum(cnt[:len(part)], 0); sp[:len(part)] = np.cumsum(sp[:len(part)], 0)   # prefix of length sizes[k]
-    cnt[len(part):] = full_c; sp[len(part):] = full_s
-    c5 = cnt.reshape(S, n_resamples, G, 2, nb, 2); s5 = sp.reshape(S, n_resamples, G, 2, nb, 2)
-    counts = c5.sum(4)
-    bins = np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)
-    return counts, bins
+            sp[:len(part), r] = np.bincount(key, weights=d.prob[pick], minlength=len(part) * ncat).reshape(len(part), ncat)
+    out = []
+    for d, cat, ncat, cnt, sp in prep:
+        cnt[:len(part)] = np.cumsum(cnt[:len(part)], 0); sp[:len(part)] = np.cumsum(sp[:len(part)], 0)   # prefix of length sizes[k]
+        G, nb = len(d.groups), d.n_bins
+        c5 = cnt.reshape(S, n_resamples, G, 2, nb, 2); s5 = sp.reshape(S, n_resamples, G, 2, nb, 2)
+        out.append((c5.sum(4), np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)))
+    return out
+
+def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    "Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement (prefixes of one random ordered sample per repetition)."
+    return draw_subsample_bins_shared([data], sizes, n_resamples, seed)[0]
 
 def index_subsample_values(data: AuditData, metric: str, size: int, n_resamples: int, seed, *,
                            calibration: str = "ece_gap") -> np.ndarray:
@@ -541,26 +552,34 @@ class AuditSizeResult(Result):
             ["metric", "size", "mean", "sd", "cv", "n_undefined", "degenerate", "qualifies", "n_star"]]
 
 # %% ../nbs/12_vfr.ipynb #4d329bd9
+def _size_stats(v, uses_abs: bool, cv_cutoff: float, max_undefined: float) -> dict:
+    "Mean, SD, CV, undefined count and qualification per (cell, size) of values `(cells, S, R)`; n_star = index of the first qualifying size (NaN if none)."
+    x = np.abs(v) if uses_abs else v
+    ok = ~np.isnan(x); k = ok.sum(-1); R = v.shape[-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(k > 0, np.nansum(x, -1) / np.maximum(k, 1), np.nan)
+        dev = np.where(ok, x - mean[..., None], 0.0)
+        sd = np.where(k >= 2, np.sqrt((dev ** 2).sum(-1) / np.maximum(k - 1, 1)), np.nan)
+        const = np.where(ok, x, -np.inf).max(-1) == np.where(ok, x, np.inf).min(-1)      # all defined values equal: SD is exactly 0
+        sd = np.where((k >= 2) & const, 0.0, sd)
+        cv = np.where((k >= 2) & (mean != 0), sd / np.abs(mean), np.nan)
+    degenerate = np.zeros(v.shape[:-1], bool); degenerate[..., -1] = True
+    qualifies = ~degenerate & np.isfinite(cv) & (cv < cv_cutoff) & ((R - k) <= max_undefined * R)
+    first = np.where(qualifies.any(-1), qualifies.argmax(-1).astype(float), np.nan)
+    return dict(mean=mean, sd=sd, cv=cv, n_undefined=R - k, degenerate=degenerate, qualifies=qualifies, n_star=first)
+
+#| export
 def summarise_audit_sizes(values, sizes, metric: str, *, value: float, cv_cutoff: float = CV_CUTOFF,
                           n_field: int = N_FIELD, near_zero: float = NEAR_ZERO, method: str = "fast",
                           max_undefined: float = MAX_UNDEFINED_SHARE) -> AuditSizeResult:
     "Mean, SD, CV per size and N* from subsample values `(sizes, R)` (Algorithm 2, lines 3-5); the last size is the full partition."
     spec = audit_metric(metric)
     v = np.asarray(values, dtype=np.float64); sizes = np.asarray(sizes, np.int64)
-    stat = np.abs(v) if spec.uses_abs else v
-    R = v.shape[1]; rows, notes = [], []
-    for i, s in enumerate(sizes):
-        x = stat[i][~np.isnan(stat[i])]; n_undef = R - x.size
-        mean = float(x.mean()) if x.size else np.nan
-        sd = (0.0 if np.ptp(x) == 0 else float(x.std(ddof=1))) if x.size >= 2 else np.nan
-        cv = sd / abs(mean) if x.size >= 2 and mean != 0 else np.nan
-        full = i == len(sizes) - 1
-        ok = (not full) and np.isfinite(cv) and cv < cv_cutoff and n_undef <= max_undefined * R
-        rows.append(dict(size=int(s), mean=mean, sd=sd, cv=cv, n_undefined=n_undef, degenerate=full, qualifies=bool(ok)))
-    curve = pd.DataFrame(rows)
-    q = curve[curve.qualifies]
-    reached = len(q) > 0
-    n_star = float(q["size"].iloc[0]) if reached else np.nan
+    st = _size_stats(v[None], spec.uses_abs, cv_cutoff, max_undefined); R = v.shape[1]
+    curve = pd.DataFrame(dict(size=sizes, **{k: st[k][0] for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")}))
+    notes = []
+    n_star = float(st["n_star"][0]); reached = bool(np.isfinite(n_star)) and n_star > 0
+    n_star = float(sizes[int(n_star)]) if reached else np.nan
     if not reached: notes.append("CV < {:g} not reached below the full partition ({:,} records)".format(cv_cutoff, int(sizes[-1])))
     if curve.n_undefined.any(): notes.append(f"undefined subsamples at {int((curve.n_undefined > 0).sum())} size(s)")
     point = float(value)
@@ -620,23 +639,42 @@ def audit_size_sensitivity(y_true, y_pred, *, sensitive_features, metric: str, y
                                  n_field=n_field, near_zero=near_zero, method=method)
 
 # %% ../nbs/12_vfr.ipynb #89b7c347
-def _axis2_pair(model, attr, f, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero):
-    prob = f["y_prob"].to_numpy() if "y_prob" in f.columns else None
-    data = audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[attr], y_prob=prob, min_support=min_support,
-                      n_bins=n_bins, func="audit_size_grid")
-    sz = _sizes(sizes, data.n, "audit_size_grid")
-    vals = _axis2_values(data, names, sz, R, root, (model, attr), method, calibration)
+def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero):
+    "Axis 2 of every attribute of one model: count metrics from per-attribute hypergeometric draws, calibration from subsamples shared by the attributes."
+    func = "audit_size_grid"
+    count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
+    cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob and "y_prob" in f.columns]
+    prob = f["y_prob"].to_numpy() if cal_names else None
+    datas = {a: audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[a], y_prob=prob, min_support=min_support,
+                           n_bins=n_bins, func=func) for a in attributes}
+    sz = _sizes(sizes, len(f), func)
+    vals = {}
+    if method == "index":
+        for a, d in datas.items(): vals.update({(a, m): v for m, v in _axis2_values(d, count_names + cal_names, sz, R, root, (model, a), method, calibration).items()})
+    else:
+        for a, d in datas.items(): vals.update({(a, m): v for m, v in _axis2_values(d, count_names, sz, R, root, (model, a), method, calibration).items()})
+        if cal_names:
+            shared = draw_subsample_bins_shared(list(datas.values()), sz, R, cell_seed(root, model, "Cal", "axis2"))
+            for (a, d), (c, b) in zip(datas.items(), shared):
+                for m in cal_names:
+                    vals[a, m] = np.asarray(metric_from_counts(m, c, b, included=d.included, calibration=calibration), np.float64)
     cells, curves = [], []
-    for m in names:
-        if m not in vals: continue
-        r = summarise_audit_sizes(vals[m], sz, m, value=_point(data, m, calibration), cv_cutoff=cv_cutoff,
-                                  n_field=n_field, near_zero=near_zero, method=method)
-        cv = r.curve.set_index("size")["cv"]
-        cells.append(dict(model=model, metric=m, attribute=attr, n_star=r.n_star, reached=r.reached,
-                          exceeds_field=r.exceeds_field, near_zero_mean=r.near_zero_mean, value=r.value,
-                          cv_smallest=float(cv.iloc[0]), smallest_size=int(cv.index[0]), cohort_size=r.cohort_size,
-                          reason=r.reason))
-        curves.append(r.curve.assign(model=model, metric=m, attribute=attr))
+    for a, d in datas.items():
+        for m in names:
+            if (a, m) not in vals: continue
+            st = _size_stats(vals[a, m][None], AUDIT_METRICS[m].uses_abs, cv_cutoff, MAX_UNDEFINED_SHARE)
+            i = st["n_star"][0]; reached = bool(np.isfinite(i)); n_star = float(sz[int(i)]) if reached else np.nan
+            point = _point(d, m, calibration); nz = bool(np.isfinite(point) and abs(point) < near_zero)
+            notes = [] if reached else [f"CV < {cv_cutoff:g} not reached below the full partition ({int(sz[-1]):,} records)"]
+            if st["n_undefined"][0].any(): notes.append(f"undefined subsamples at {int((st['n_undefined'][0] > 0).sum())} size(s)")
+            if nz: notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
+            if np.isnan(point): notes.append("the metric is undefined on the full partition")
+            cells.append(dict(model=model, metric=m, attribute=a, n_star=n_star, reached=reached,
+                              exceeds_field=(not reached) or n_star > n_field, near_zero_mean=nz, value=point,
+                              cv_smallest=float(st["cv"][0][0]), smallest_size=int(sz[0]), cohort_size=int(sz[-1]),
+                              reason="; ".join(notes) or None))
+            curves.append(pd.DataFrame(dict(model=model, metric=m, attribute=a, size=sz,
+                                            **{k: st[k][0] for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")})))
     return cells, curves
 
 @renamed_arguments(rng="seed")
@@ -656,9 +694,9 @@ def audit_size_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, sizes=N
     min_support = check_int(min_support, "min_support", func, lo=0)
     for f in frames.values(): _sizes(sizes, len(f), func)
     root = root_entropy(seed)
-    jobs = [(mo, a, frames[mo], names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field,
-             near_zero) for mo in frames for a in attributes]
-    out = _run_pairs(_axis2_pair, jobs, n_jobs, progress, "Axis 2")
+    jobs = [(mo, frames[mo], attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field,
+             near_zero) for mo in frames]
+    out = _run_pairs(_axis2_model, jobs, n_jobs, progress, "Axis 2")
     cells = pd.DataFrame([c for cs, _ in out for c in cs])
     if not return_curves: return cells
     curves = pd.concat([c for _, cs in out for c in cs], ignore_index=True)
@@ -921,33 +959,18 @@ def tier_sensitivity(table: pd.DataFrame, *, taus=(0.05, 0.10, 0.15, 0.20), dege
 
 # %% ../nbs/12_vfr.ipynb #5ec97179
 def plot_vfr_heatmap(grid: pd.DataFrame, *, labels: dict | None = None, models=None, tau_vfr: float = TAU_VFR,
-                     attributes=ATTRIBUTES, title: str = ""):
-    "Figure 3: VFR per model × (attribute, metric) cell; ✓/✗ mark the dominant verdict, '?' an undefined cell."
-    import matplotlib.pyplot as plt
+                     attributes=ATTRIBUTES, title: str = "", source: str = ""):
+    "Figure 3: VFR per model × (attribute, metric) cell, in model / attribute / metric order, drawn by `fairlib.plots.vfr_heatmap`."
+    from fairlib.plots import vfr_heatmap
     if not isinstance(grid, pd.DataFrame) or not {"model", "metric", "attribute", "vfr", "dominant_verdict"} <= set(grid.columns):
         raise FairlibInputError("grid", "must be a vfr_grid() frame", "plot_vfr_heatmap")
-    metrics = [m for m in AUDIT_METRICS if m in set(grid.metric)]
-    attributes = [a for a in attributes if a in set(grid.attribute)]
-    order = [(a, m) for a in attributes for m in metrics]
-    models = list(dict.fromkeys(grid.model)) if models is None else list(models)
-    lab = (lambda k: labels.get(k, k)) if labels else (lambda k: k)
-    H = grid.pivot_table(index="model", columns=["attribute", "metric"], values="vfr", dropna=False).reindex(index=models, columns=order)
-    D = grid.set_index(["model", "attribute", "metric"]).dominant_verdict
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(order) + 2), 0.45 * len(models) + 2))
-    im = ax.imshow(H.to_numpy(dtype=float), cmap="magma_r", vmin=0, vmax=0.5, aspect="auto")
-    for i, mo in enumerate(models):
-        for j, (a, m) in enumerate(order):
-            v = H.iat[i, j]; dv = D.get((mo, a, m), "Undefined")
-            txt = "?" if not np.isfinite(v) else (f"{v:.2f}" if v > tau_vfr else ("✓" if dv == "Pass" else "✗"))
-            ax.text(j, i, txt, ha="center", va="center", fontsize=7, color="white" if np.isfinite(v) and v > 0.3 else "black")
-    ax.set_xticks(range(len(order)), [m for a, m in order], rotation=90, fontsize=8)
-    ax.set_yticks(range(len(models)), [lab(m) for m in models], fontsize=8)
-    for b in range(1, len(attributes)): ax.axvline(b * len(metrics) - 0.5, color="grey", lw=1)
-    for b, a in enumerate(attributes):
-        ax.text(b * len(metrics) + (len(metrics) - 1) / 2, -0.6, a, ha="center", va="bottom", fontsize=9, weight="bold")
-    fig.colorbar(im, ax=ax, fraction=0.02, pad=0.01, label="VFR")
-    ax.set_title(title, pad=26, fontsize=10)
-    return fig
+    models = list(dict.fromkeys(grid.model)) if models is None else [m for m in models if m in set(grid.model)]
+    attrs = [a for a in attributes if a in set(grid.attribute)]; mets = [m for m in AUDIT_METRICS if m in set(grid.metric)]
+    g = grid[grid.model.isin(models) & grid.attribute.isin(attrs)].copy()
+    g["_o"] = (g.model.map({m: i for i, m in enumerate(models)}) * 1000 + g.attribute.map({a: i for i, a in enumerate(attrs)}) * 10
+               + g.metric.map({m: i for i, m in enumerate(mets)}))
+    g = g.sort_values("_o").drop(columns="_o").astype({"model": str})
+    return vfr_heatmap(g, source=source or "fairlib.vfr.vfr_grid", tau_vfr=tau_vfr, title=title or None, row_labels=labels)
 
 def plot_cv_curves(curves: pd.DataFrame, *, model=None, cv_cutoff: float = CV_CUTOFF, n_field: int = N_FIELD, title: str = ""):
     "Axis 2: CV against audit size per (metric, attribute) for one model, with the CV cutoff and N_field marked."
