@@ -1,5 +1,5 @@
 """fairlib.mfarm against independent oracles: scipy for every test statistic, brute-force loops for the
-effect sizes and the whole scoring procedure of SPEC_NOTES (mFARM), sklearn/fairlearn for accuracy and SP/EO,
+effect sizes and the whole scoring procedure (as the methods notes read the paper), sklearn/fairlearn for accuracy and SP/EO,
 and the input-validation contract."""
 import itertools
 import math
@@ -139,7 +139,7 @@ def test_every_comparison_matches_scipy():
 def test_gate_closed_means_nothing_counts():
     """Under exchangeable columns, D_g - mean(peer D) is skewed with mean 0, so the signed-rank post-hoc
     test of Absolute Deviation rejects symmetry at N = 1,020 while its Friedman gate stays closed: the
-    gate alone keeps the score at 1 (SPEC_NOTES: 'if p > alpha the score is 1')."""
+    gate alone keeps the score at 1 (the paper: 'if the null hypothesis is not rejected ... assigned a score of 1.0')."""
     rng = np.random.default_rng(0)
     u = rng.uniform(0.15, 0.85, 1020)
     P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (1020, 13)), columns=VARIANTS)
