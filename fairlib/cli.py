@@ -153,6 +153,7 @@ def _to_html(ipynb: Path) -> Path:
     return out
 
 _HEADLINE = ("vs_paper", "headline", "published")
+_LONG_TABLE = 40
 
 def _md_meta(md: Path) -> tuple[str, str]:
     "(caption, source) from the head of a table's Markdown file."
@@ -167,7 +168,11 @@ def _table_html(csv: Path) -> tuple[str, str, str]:
     "(html, caption, source) of one table; the CSV rendered inline."
     import pandas as pd
     cap, src = _md_meta(csv.with_suffix(".md"))
-    try: body = pd.read_csv(csv).to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0, classes="tbl")
+    try:
+        df = pd.read_csv(csv)
+        body = df.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0, classes="tbl")
+        if len(df) > _LONG_TABLE:   # long tables folded, so the page stays readable
+            body = f"<details><summary>{len(df)} rows (click to show)</summary>{body}</details>"
     except Exception as e: body = f"<p><em>could not read {html.escape(csv.name)}: {html.escape(str(e)[:120])}</em></p>"
     return body, cap, src
 
