@@ -766,6 +766,6 @@ def plot_submetric_profile(tab, *, source: str, label_cols=("model",)):
         for i, r in d.iterrows():
             ax.bar(np.arange(len(cols)) + i * w, [r[c] for c in cols], width=w, label=_slice_label(r, label_cols))
         ax.set_xticks(np.arange(len(cols)) + 0.4 - w / 2, [SUB_LABELS.get(c, "mFARM") for c in cols], rotation=30, ha="right")
-        ax.set_ylim(0, 1.05); ax.set_title(TASK_NAMES.get(t, t), fontsize=9)
-        ax.set_xlabel("sub-metric"); ax.set_ylabel("score"); ax.legend(fontsize=7)
+        ax.set_ylim(0, 1.05 + 0.09 * len(d)); ax.set_yticks(np.linspace(0, 1, 6)); ax.set_title(TASK_NAMES.get(t, t), fontsize=9)
+        ax.set_xlabel("sub-metric"); ax.set_ylabel("score"); ax.legend(fontsize=6, loc="upper left")   # above the bars (ylim headroom)
     return _finish(fig, "Figure 11: sub-metric profile per model", source)
