@@ -259,9 +259,11 @@ def save_table(df: pd.DataFrame, name: str, *, fig_dir, caption: str = "", sourc
     fig_dir = Path(fig_dir); fig_dir.mkdir(parents=True, exist_ok=True)
     sup = None
     if real:
+        protected = list(count_columns if count_columns is not None else infer_count_columns(df))
+        protected += list(suppression.get("rate_columns") or ()) + list(suppression.get("flow") or ())
         df = suppress_small_cells(df, count_columns=count_columns, **suppression)
         sup = df.attrs.pop("suppression")
-        if not df["suppressed"].astype(bool).any() and count_columns is None and not infer_count_columns(df):
+        if not protected and not df["suppressed"].astype(bool).any():   # nothing to protect: no marker column
             df = df.drop(columns="suppressed")
         for c in df.columns:
             if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
