@@ -15,7 +15,7 @@ from ..core import FairlibInputError, check_rng, check_float, content_hash
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'RETRY_SUFFIX', 'Decision', 'Call', 'CallResult', 'draw_option', 'OptionPolicyBase',
            'FakeOptionPolicy', 'OptionScoringPolicy', 'json_schema', 'json_instruction', 'parse_json_answer',
-           'transformers_generator', 'openai_generator', 'GenerativeJSONPolicy']
+           'transformers_generator', 'openai_generator', 'GenerativeJSONPolicy', 'make_policy', 'with_temperature']
 
 # %% ../../nbs/37_agent_policies.ipynb #4fb613c9
 SYSTEM_PROMPT = ("You are an emergency-department clinician making one decision at a time for a synthetic "
@@ -349,3 +349,25 @@ class GenerativeJSONPolicy:
                     for d in c.decisions]
             out.append(CallResult(v, recs))
         return out
+
+# %% ../../nbs/37_agent_policies.ipynb #634f1627
+def make_policy(kind: str = "bundled", *, temperature: float = 1.0, greedy: bool = False, prior_correction: bool = False,
+                precision: str = "fp32", generative: bool = False, server_url: str | None = None, server_model: str | None = None,
+                max_new_tokens: int = 96):
+    "A policy from notebook parameters: 'fake', 'bundled' or a local model path/id (option scoring or generative JSON)."
+    if not isinstance(kind, str) or not kind: raise FairlibInputError("kind", f"must be 'fake', 'bundled' or a model path/id, got {kind!r}", "make_policy")
+    if generative:
+        if server_url: return GenerativeJSONPolicy(openai_generator(server_url, server_model or kind), model_id=f"{server_url}|{server_model or kind}")
+        from fairlib.llm import load_model
+        (m, t), ident = load_model(kind, precision=precision)
+        return GenerativeJSONPolicy(transformers_generator(m, t, max_new_tokens=max_new_tokens), model_id=ident["model_id"])
+    if kind == "fake": return FakeOptionPolicy(temperature=temperature, greedy=greedy, prior_correction=prior_correction)
+    return OptionScoringPolicy.from_pretrained(kind, precision=precision, temperature=temperature, greedy=greedy,
+                                               prior_correction=prior_correction)
+
+def with_temperature(policy, temperature: float):
+    "A copy of an option policy drawing at another temperature, sharing its model and answer cache."
+    import copy
+    q = copy.copy(policy)
+    q.temperature = check_float(temperature, "temperature", "with_temperature", lo=0, lo_open=True)
+    return q

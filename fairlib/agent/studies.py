@@ -20,7 +20,7 @@ from ..stats import mcnemar_exact, fdr_adjust, paired_permutation_test, CONFIRMA
 # %% auto #0
 __all__ = ['PILOT_ACTIONS', 'ORIENTATION', 'condition_attributes', 'ContrastTable', 'contrast_table', 'order_set_coincidence',
            'PropagationResult', 'interventional_propagation', 'observational_propagation', 'arm_contrasts',
-           'accumulation_composite', 'AccumulationResult', 'wcfr_table', 'policy_gate']
+           'accumulation_composite', 'AccumulationResult', 'wcfr_table', 'policy_gate', 'option_shift']
 
 # %% ../../nbs/39_agent_studies.ipynb #772f31a3
 PILOT_ACTIONS = FLOOR_ACTIONS + ("follow_up_interval", "stigmatizing_language")
@@ -266,3 +266,20 @@ def policy_gate(trajectories: pd.DataFrame, *, bands=None, min_entropy: float, m
         rows.append({"action": a, "entropy_bits": ent, "modal_share": float(vals.value_counts(normalize=True).iloc[0]),
                      "capability_in_band": cap, "status": gate.status, "reasons": "; ".join(gate.reasons)})
     return pd.DataFrame(rows)
+
+# %% ../../nbs/39_agent_studies.ipynb #8df801dd
+def option_shift(calls: pd.DataFrame, *, reference: str = REFERENCE, decision: str = "esi", option: str = "1",
+                 step: str = "triage") -> pd.DataFrame:
+    "Per vignette: P(option) under the reference at `step` and its largest absolute change over the other conditions."
+    import json
+    need = {"vignette", "condition", "step", "decision", "probs", "replicate"}
+    if not isinstance(calls, pd.DataFrame) or not need <= set(calls.columns):
+        raise FairlibInputError("calls", f"must be a decoding-record DataFrame with columns {sorted(need)}", "option_shift")
+    c = calls[(calls.step == step) & (calls.decision == decision) & (calls.replicate == calls.replicate.min())].copy()
+    if c.empty: raise FairlibInputError("decision", f"no scored {decision!r} decision at step {step!r}", "option_shift")
+    c["p"] = c.probs.map(lambda s: json.loads(s).get(option, np.nan) if isinstance(s, str) and s else np.nan)
+    w = c.pivot_table(index="vignette", columns="condition", values="p", aggfunc="first")
+    if reference not in w: raise FairlibInputError("reference", f"no {decision!r} scores for {reference!r}", "option_shift")
+    d = w.drop(columns=reference).sub(w[reference], axis=0).abs()
+    return pd.DataFrame({"vignette": w.index, f"p_ref[{decision}={option}]": w[reference].to_numpy(),
+                         "max_abs_shift": d.max(axis=1).to_numpy(), "argmax_condition": d.idxmax(axis=1).to_numpy()})
