@@ -352,7 +352,9 @@ def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None
     base = jobs[0]["base"]; base.mkdir(parents=True, exist_ok=True)
     state_path = base / "run_state.json"
     keys = job_keys(jobs)
-    state = _read_json(state_path, {}) if resume else {}
+    state = _read_json(state_path, None) if resume else {}
+    if resume and state_path.exists() and not (isinstance(state, dict) and isinstance(state.get("done"), dict)):
+        print(f"fairlib reproduce: {state_path} is unreadable (a run killed while writing it?); starting afresh", flush=True)
     state = state if isinstance(state, dict) and isinstance(state.get("done"), dict) else {"done": {}}
     if not resume or state.get("selection") != [profile, paper]:
         state = {"done": {}}

@@ -264,3 +264,12 @@ def test_keyboard_interrupt_inside_the_kernel_is_a_clean_interruption(tmp_path):
     rc = cli.main(["reproduce", "--profile", "smoke", "--no-progress", "--registry", str(reg),
                    "--params-dir", str(tmp_path), "--runs-dir", str(runs)])
     assert rc == 130
+
+
+def test_corrupt_run_state_is_named_and_the_run_starts_afresh(tmp_path, capsys):
+    reg = _two_notebook_registry(tmp_path); runs = tmp_path / "runs"; runs.mkdir()
+    _profile(tmp_path, v=5)
+    (runs / "run_state.json").write_text('{"done": {"demo/n1": {"key": ')   # truncated by a kill
+    cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
+    assert "run_state.json is unreadable" in capsys.readouterr().out
+    assert pd.read_csv(runs / "figures" / "demo" / "table_vs_paper.csv")["ours"].tolist() == [5]
