@@ -240,6 +240,8 @@ def atomic_path(path):
     p = Path(path); p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     os.close(fd)
+    umask = os.umask(0); os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)          # mkstemp's 0600 would make reports unreadable to others
     try:
         yield Path(tmp)
         os.replace(tmp, p)
