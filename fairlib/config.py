@@ -14,8 +14,8 @@ from pathlib import Path
 from .core import FairlibInputError
 
 # %% auto #0
-__all__ = ['SETTINGS_KEYS', 'SETTINGS_SECTION', 'ENV_PREFIX', 'ENV_EXTRA', 'repo_root', 'settings_path', 'check_environment',
-           'get_setting', 'describe_settings']
+__all__ = ['SETTINGS_KEYS', 'SETTINGS_SECTION', 'ENV_PREFIX', 'ENV_EXTRA', 'checkout_root', 'repo_root', 'user_dir',
+           'settings_path', 'check_environment', 'get_setting', 'describe_settings']
 
 # %% ../nbs/00_config.ipynb #558fee96
 SETTINGS_KEYS = {  # key -> (kind, default, description)
@@ -29,15 +29,26 @@ SETTINGS_KEYS = {  # key -> (kind, default, description)
 }
 
 # %% ../nbs/00_config.ipynb #8e38f8f1
-def repo_root() -> Path:
-    "The fairlib checkout: the folder above the `fairlib` package (holds `settings.ini`, `params/`, `figures/`)."
+def checkout_root() -> Path | None:
+    "The fairlib checkout holding the package (with `pyproject.toml` and `nbs/`), or None when installed from a wheel."
     import fairlib
-    return Path(fairlib.__file__).resolve().parent.parent
+    root = Path(fairlib.__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "nbs").is_dir() else None
+
+def repo_root() -> Path:
+    "Where `settings.ini`, `params/`, `figures/` and `runs/` live: the checkout, or the working directory outside one."
+    return checkout_root() or Path.cwd()
+
+def user_dir(kind: str) -> Path:
+    "Per-user folder outside any checkout: `kind` 'cache' ($XDG_CACHE_HOME/fairlib) or 'config' ($XDG_CONFIG_HOME/fairlib)."
+    env, default = {"cache": ("XDG_CACHE_HOME", ".cache"), "config": ("XDG_CONFIG_HOME", ".config")}[kind]
+    return Path(os.environ.get(env) or Path.home() / default) / "fairlib"
 
 def settings_path() -> Path:
-    "The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist) or `<repo>/settings.ini`."
+    "The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist), the checkout's `settings.ini`, or the user's."
     env = os.environ.get("FAIRLIB_SETTINGS", "")
-    if not env.strip(): return repo_root() / "settings.ini"   # unset or empty: the checkout's file
+    if not env.strip():   # unset or empty: the checkout's file (or, installed from a wheel, the user's)
+        return (checkout_root() / "settings.ini") if checkout_root() else user_dir("config") / "settings.ini"
     p = Path(env).expanduser()
     if not p.is_file():
         raise FairlibInputError("FAIRLIB_SETTINGS", f"points at {env!r}, which is not a file; unset it to use "
@@ -98,6 +109,8 @@ def get_setting(key: str, default=None):
     if env is None:
         path = settings_path(); ini = _read_ini(path)
         raw, where = (ini[key], f"{path}") if key in ini else (builtin, "built-in default")
+        if key == "cache_dir" and key not in ini and checkout_root() is None:
+            return user_dir("cache")   # installed from a wheel: never beside site-packages
     else: raw = env
     raw = (raw or "").strip()
     if raw == "": return default

@@ -94,3 +94,23 @@ def test_a_typo_no_longer_falls_back_to_the_twin(ini, tmp_path):
     from fairlib.data.texas import load_cohort
     with pytest.raises(FairlibInputError, match="unknown key 'texas100x_cvs'"):
         load_cohort("auto", n=10)
+
+
+def test_outside_a_checkout_nothing_resolves_beside_the_package(tmp_path):
+    """Installed from a wheel (simulated: the package copied alone onto sys.path): cache under $XDG_CACHE_HOME,
+    settings from $XDG_CONFIG_HOME, figures/runs under the working directory."""
+    import shutil, subprocess, sys, json
+    site, work, home = tmp_path / "site", tmp_path / "work", tmp_path / "home"
+    shutil.copytree(config.repo_root() / "fairlib", site / "fairlib", ignore=shutil.ignore_patterns("__pycache__"))
+    work.mkdir()
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("FAIRLIB_", "PYTHON"))}
+    env.update(PYTHONPATH=str(site), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config"))
+    probe = ("import json, fairlib; from fairlib.config import get_setting, settings_path, checkout_root\n"
+             "from fairlib.report import paper_dirs\nfig, wk = paper_dirs('probe')\n"
+             "print(json.dumps([fairlib.__file__, str(checkout_root()), str(get_setting('cache_dir')), str(settings_path()), str(fig), str(wk)]))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    pkg, root, cache, sett, fig, wk = json.loads(out.stdout.splitlines()[-1])
+    assert pkg.startswith(str(site)) and root == "None"
+    assert cache == str(home / ".cache" / "fairlib") and sett == str(home / ".config" / "fairlib" / "settings.ini")
+    assert Path(fig).is_relative_to(work) and Path(wk).is_relative_to(work)
