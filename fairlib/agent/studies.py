@@ -211,18 +211,19 @@ def accumulation_composite(trajectories: pd.DataFrame, *, reference: str, compar
     comp = M.sum(1)
     rng = check_rng(seed)
     X = M.to_numpy(float)
-    null = np.array([np.abs(np.column_stack([rng.permutation(X[:, j]) for j in range(X.shape[1])]).sum(1)).mean()
+    null = np.array([(np.column_stack([rng.permutation(X[:, j]) for j in range(X.shape[1])]).sum(1) ** 2).mean()
                      for _ in range(n_resamples)])
-    return AccumulationResult(float(comp.mean()), float(comp.abs().mean()), float(null.mean()),
-                              float(np.mean(null >= comp.abs().mean() - 1e-12)), len(M), len(acts), comparison)
+    obs = float((comp ** 2).mean())
+    return AccumulationResult(float(comp.mean()), obs, float(null.mean()), float(np.mean(null >= obs - 1e-12)),
+                              len(M), len(acts), comparison)
 
 @dataclass(frozen=True, repr=False)
 class AccumulationResult(Result):
     "Trajectory-level signed composite against its independent-shift reference."
     composite: float               # mean oriented signed sum per vignette
-    mean_abs_composite: float
-    independent_mean_abs: float    # the same under independently permuted per-action shifts
-    share_null_at_least: float     # share of independent-shift draws with mean |composite| >= observed
+    mean_sq_composite: float       # mean squared composite: large when per-step shifts line up within trajectories
+    independent_mean_sq: float     # the same under independently permuted per-action shifts
+    share_null_at_least: float     # share of independent-shift draws with a mean square >= observed
     n_vignettes: int
     n_actions: int
     comparison: str = ""
