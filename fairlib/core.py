@@ -89,7 +89,10 @@ def check_int(x, name: str, func: str | None = None, *, lo: int = 1) -> int:
 def check_rng(seed) -> np.random.Generator:
     "A `numpy.random.Generator` from None, an int, a SeedSequence or a Generator."
     if isinstance(seed, np.random.Generator): return seed
-    if seed is None or isinstance(seed, (numbers.Integral, np.random.SeedSequence)):
+    if isinstance(seed, bool): raise FairlibInputError("seed", f"must be None, an int or a numpy Generator, got {seed!r}")
+    if isinstance(seed, (numbers.Integral, np.integer)) and seed < 0:
+        raise FairlibInputError("seed", f"must be a non-negative int, got {seed!r}")
+    if seed is None or isinstance(seed, (numbers.Integral, np.integer, np.random.SeedSequence)):
         return np.random.default_rng(seed)
     raise FairlibInputError("seed", f"must be None, an int or a numpy Generator, got {type(seed).__name__}")
 

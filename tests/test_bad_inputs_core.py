@@ -126,7 +126,6 @@ def test_bad_environment_settings(monkeypatch, env, value, argument):
     assert f"argument `{argument}`" in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason="core.check_rng(-1) raises numpy's raw ValueError; fairlib.core is the orchestrator's")
 def test_negative_seed_names_the_argument():
     with pytest.raises(FairlibInputError, match="argument `seed`"):
         core.check_rng(-1)

@@ -211,9 +211,6 @@ def test_readme_quick_start_runs_from_the_wheel(wheel_venv):
 
 @pytest.mark.slow
 @WHEEL
-@pytest.mark.xfail(strict=True, reason="fairlib.config resolves cache_dir (and so report.paper_dirs, llm's answer cache) "
-                   "against the folder above the package, i.e. site-packages, when installed from a wheel; change "
-                   "requested in nbs/00_config (checkout_root / user_dir); strict: remove this mark once it passes")
 def test_installed_wheel_keeps_caches_and_outputs_out_of_site_packages(wheel_venv):
     w = wheel_venv
     probe = ("from fairlib.config import get_setting\nfrom fairlib.report import paper_dirs\n"
