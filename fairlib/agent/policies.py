@@ -69,10 +69,11 @@ class OptionPolicyBase:
     name = "option-scoring"
     model_id = "model"
     def __init__(self, *, temperature: float = 1.0, greedy: bool = False, prior_correction: bool = False,
-                 system: str = SYSTEM_PROMPT):
+                 system: str = SYSTEM_PROMPT, cache=None):
         self.temperature = check_float(temperature, "temperature", type(self).__name__, lo=0, lo_open=True)
         self.greedy, self.prior_correction, self.system = bool(greedy), bool(prior_correction), system
         self._cache: dict[str, tuple] = {}
+        self.store = _open_store(cache)
         self.n_scored = self.n_cached = 0
 
     def format(self, context: str, question: str) -> str: return f"{context}\n{question}"
@@ -86,12 +87,22 @@ class OptionPolicyBase:
         keys = [content_hash(self.model_id, self.system, r[2], list(r[5]), type(self).__name__) for r in rows]
         todo = [i for i, k in enumerate(keys) if k not in self._cache]
         todo = list({keys[i]: i for i in reversed(todo)}.values())[::-1]       # one row per distinct key
+        if self.store is not None and todo:                     # the persistent answer cache (fairlib.llm.AnswerCache)
+            got = self.store.get_options([keys[i] for i in todo])
+            for i in todo:
+                if keys[i] in got:
+                    q = np.exp(np.asarray(got[keys[i]], float)); self._cache[keys[i]] = (q / q.sum(), float(q.sum()))
+            todo = [i for i in todo if keys[i] not in got]
         by_opts: dict[tuple, list[int]] = {}
         for i in todo: by_opts.setdefault(rows[i][5], []).append(i)
         for opts, idx in by_opts.items():
             probs, mass = self._score_rows([rows[i][2] for i in idx], [rows[i][3] for i in idx],
                                            [rows[i][4] for i in idx], opts)
             for i, p, m in zip(idx, probs, mass): self._cache[keys[i]] = (np.asarray(p, float), float(m))
+            if self.store is not None:
+                self.store.put_options([(keys[i], np.log(np.maximum(np.asarray(p, float) * m, 1e-300)).tolist())
+                                        for i, p, m in zip(idx, probs, mass)],
+                                       model=self.model_id, precision=getattr(self, "precision", ""))
         self.n_scored += len(todo); self.n_cached += len(rows) - len(todo)
         fresh = {keys[i] for i in todo}
         out = [[None] * len(c.decisions) for c in calls]
@@ -129,6 +140,15 @@ class OptionPolicyBase:
             out.append(CallResult(vals, recs))
         return out
 
+def _open_store(cache):
+    "None: in-memory only; a path or a `fairlib.llm.AnswerCache`: persistent option answers (resumable runs)."
+    if cache is None or cache is False: return None
+    from fairlib.llm import AnswerCache
+    store = cache if isinstance(cache, AnswerCache) else AnswerCache(cache)
+    if not hasattr(store, "get_options"):
+        raise FairlibInputError("cache", "this fairlib.llm.AnswerCache cannot store option answers", "OptionPolicyBase")
+    return store
+
 class FakeOptionPolicy(OptionPolicyBase):
     "Deterministic stand-in for tests: option probabilities from a hash of the prompt (no model)."
     name, model_id = "fake-option", "fake"
@@ -153,7 +173,7 @@ class OptionScoringPolicy(OptionPolicyBase):
     def __init__(self, scorer, *, batch_size: int = 32, share_prefix: bool = True, **kw):
         super().__init__(**kw)
         self.scorer, self.batch_size, self.share_prefix = scorer, int(batch_size), bool(share_prefix)
-        self.model_id = f"{scorer.model_id}|{scorer.precision}"
+        self.model_id, self.precision = f"{scorer.model_id}|{scorer.precision}", scorer.precision
         self.name = f"option-scoring[{getattr(scorer, 'model_label', 'model')}]"
         self._opt_ids: dict[tuple, list[int]] = {}
         self._kv_memo: dict[tuple, list] = {}
@@ -353,7 +373,7 @@ class GenerativeJSONPolicy:
 # %% ../../nbs/37_agent_policies.ipynb #634f1627
 def make_policy(kind: str = "bundled", *, temperature: float = 1.0, greedy: bool = False, prior_correction: bool = False,
                 precision: str = "fp32", generative: bool = False, server_url: str | None = None, server_model: str | None = None,
-                max_new_tokens: int = 96):
+                max_new_tokens: int = 96, cache=None):
     "A policy from notebook parameters: 'fake', 'bundled' or a local model path/id (option scoring or generative JSON)."
     if not isinstance(kind, str) or not kind: raise FairlibInputError("kind", f"must be 'fake', 'bundled' or a model path/id, got {kind!r}", "make_policy")
     if generative:
@@ -362,8 +382,11 @@ def make_policy(kind: str = "bundled", *, temperature: float = 1.0, greedy: bool
         (m, t), ident = load_model(kind, precision=precision)
         return GenerativeJSONPolicy(transformers_generator(m, t, max_new_tokens=max_new_tokens), model_id=ident["model_id"])
     if kind == "fake": return FakeOptionPolicy(temperature=temperature, greedy=greedy, prior_correction=prior_correction)
+    if cache is None:                      # real models: the site's persistent answer cache, so reruns resume
+        from fairlib.llm import default_cache_path
+        cache = default_cache_path()
     return OptionScoringPolicy.from_pretrained(kind, precision=precision, temperature=temperature, greedy=greedy,
-                                               prior_correction=prior_correction)
+                                               prior_correction=prior_correction, cache=cache or None)
 
 def with_temperature(policy, temperature: float):
     "A copy of an option policy drawing at another temperature, sharing its model and answer cache."
