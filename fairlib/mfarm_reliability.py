@@ -20,10 +20,10 @@ __all__ = ['DEFAULT_SHIFTS', 'METRICS', 'null_matrix', 'DetectableShift', 'min_d
            'verdict_reliability', 'null_submetric_rates', 'replicate_scores']
 
 # %% ../nbs/26_mfarm_reliability.ipynb #0a6379c6
-def null_matrix(X, rng) -> np.ndarray:
-    "X (N x K) with each row's values permuted across the columns independently (exchangeable columns)."
+def null_matrix(X, seed) -> np.ndarray:
+    "X (N x K) with each row's values permuted across the columns independently (exchangeable columns); `seed`: int or Generator."
     X = np.asarray(X, float)
-    idx = np.argsort(rng.random(X.shape), axis=1)
+    idx = np.argsort(check_rng(seed).random(X.shape), axis=1)
     return np.take_along_axis(X, idx, axis=1)
 
 # %% ../nbs/26_mfarm_reliability.ipynb #570062a3
