@@ -20,8 +20,8 @@ from .results import Result
 __all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'ATTRIBUTES', 'METHODS', 'PREDICTION_COLUMNS', 'PAPER_AXIS1', 'PAPER_CANONICAL_B1',
            'AUDIT_SIZES', 'N_FIELD', 'CV_CUTOFF', 'NEAR_ZERO', 'LANDIS_KOCH', 'POOLED_HOSPITAL', 'TIERS', 'KAPPA_MIN',
            'QUINTUPLE_COLUMNS', 'ResampleSizeWarning', 'AuditData', 'audit_data', 'draw_counts', 'draw_counts_bins',
-           'index_resample_values', 'VFRResult', 'summarise_resamples', 'verdict_flip_rate', 'audit_grid', 'vfr_grid',
-           'axis1_summary', 'draw_subsample_counts', 'draw_subsample_bins_shared', 'draw_subsample_bins',
+           'metric_at', 'index_resample_values', 'VFRResult', 'summarise_resamples', 'verdict_flip_rate', 'audit_grid',
+           'vfr_grid', 'axis1_summary', 'draw_subsample_counts', 'draw_subsample_bins_shared', 'draw_subsample_bins',
            'index_subsample_values', 'AuditSizeResult', 'summarise_audit_sizes', 'audit_size_sensitivity',
            'audit_size_grid', 'landis_koch', 'KappaResult', 'fleiss_kappa', 'CrossHospitalResult', 'hospital_folds',
            'cross_hospital_agreement', 'cross_hospital_grid', 'reliability_tier', 'reliability_table', 'tier_counts',
@@ -179,6 +179,16 @@ def _strata_index(data: AuditData):
     bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=data.m.size))])
     return [order[bounds[s]:bounds[s + 1]] for s in range(data.m.size)]
 
+def metric_at(data: AuditData, idx, metric: str, *, calibration: str = "ece_gap") -> float:
+    "The metric on the records `idx` of the audit data, over the cohort's fixed group set (the reference path of Axes 1 and 2)."
+    ct = count_table(data.y[idx], data.yhat[idx], data.ct.codes[idx],
+                     y_prob=None if data.prob is None else data.prob[idx], min_support=0, n_bins=data.n_bins)
+    G = len(data.groups)
+    counts = np.zeros((G, 2, 2)); counts[ct.groups.to_numpy()] = ct.counts        # the cohort's group set
+    bins = None
+    if ct.bins is not None: bins = np.zeros((G, data.n_bins, 3)); bins[ct.groups.to_numpy()] = ct.bins
+    return metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
+
 def index_resample_values(data: AuditData, metric: str, n_resamples: int, seed, *, calibration: str = "ece_gap") -> np.ndarray:
     "Metric values from plain stratified index resampling (the slow reference for the fast path)."
     rng = check_rng(seed)
@@ -187,12 +197,7 @@ def index_resample_values(data: AuditData, metric: str, n_resamples: int, seed, 
     out = np.empty(n_resamples)
     for k in range(n_resamples):
         idx = np.concatenate([st[rng.integers(0, st.size, m[s])] for s, st in enumerate(strata) if m[s] > 0])
-        ct = count_table(data.y[idx], data.yhat[idx], data.ct.codes[idx],
-                         y_prob=None if data.prob is None else data.prob[idx], min_support=0, n_bins=data.n_bins)
-        counts = np.zeros((G, 2, 2)); counts[ct.groups.to_numpy()] = ct.counts        # the cohort's group set
-        bins = None
-        if ct.bins is not None: bins = np.zeros((G, data.n_bins, 3)); bins[ct.groups.to_numpy()] = ct.bins
-        out[k] = metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
+        out[k] = metric_at(data, idx, metric, calibration=calibration)
     return out
 
 # %% ../nbs/12_vfr.ipynb #5260f713
@@ -519,12 +524,7 @@ def index_subsample_values(data: AuditData, metric: str, size: int, n_resamples:
     out = np.empty(n_resamples)
     for r in range(n_resamples):
         idx = rng.choice(data.n, int(size), replace=False)
-        ct = count_table(data.y[idx], data.yhat[idx], data.ct.codes[idx],
-                         y_prob=None if data.prob is None else data.prob[idx], min_support=0, n_bins=data.n_bins)
-        counts = np.zeros((G, 2, 2)); counts[ct.groups.to_numpy()] = ct.counts
-        bins = None
-        if ct.bins is not None: bins = np.zeros((G, data.n_bins, 3)); bins[ct.groups.to_numpy()] = ct.bins
-        out[r] = metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
+        out[r] = metric_at(data, idx, metric, calibration=calibration)
     return out
 
 # %% ../nbs/12_vfr.ipynb #fce4531a
