@@ -13,7 +13,7 @@ from .core import FairlibInputError, check_float, check_int, check_choice, check
 
 # %% auto #0
 __all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'TIER_COLOURS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates',
-           'vfr_heatmap', 'quintuple_chart', 'threshold_sweep']
+           'vfr_heatmap', 'quintuple_chart', 'threshold_sweep', 'protocol_comparison']
 
 # %% ../nbs/06_plots.ipynb #3a2d1f7e
 FOOTER_GID = "fairlib-footer"
@@ -323,5 +323,37 @@ def threshold_sweep(sweep, *,
     fig.colorbar(im, cax=fig.add_subplot(gs[-1]), label="gap")
     fig.suptitle(title or "Fairness gaps over group-specific thresholds", fontsize=11)
     fig.subplots_adjust(left=0.07, right=0.93, bottom=0.16, top=0.84)
+    add_footer(fig, source)
+    return fig
+
+# %% ../nbs/06_plots.ipynb #082bc7f8
+def protocol_comparison(table, *,
+                        source: str,                      # footer: where the numbers come from
+                        label: str = "protocol",          # column naming each bar
+                        panels=(("auroc", "paper_auroc", "AUROC"),
+                                ("accuracy_cost_pp", "paper_accuracy_cost_pp", "accuracy cost (pp vs B1)"),
+                                ("min_di", None, "minimum DI over the four attributes")),  # (column, published column or None, title)
+                        reference_lines=None,             # {column: y} horizontal reference, e.g. {"min_di": 0.8}
+                        title: str | None = None):
+    "One bar panel per quantity across protocols, with the published value as a black marker where given."
+    func = "protocol_comparison"
+    panels = [tuple(p) for p in panels]
+    if not panels or any(len(p) != 3 for p in panels):
+        raise FairlibInputError("panels", "must be a non-empty list of (column, published column or None, title)", func)
+    _need_columns(table, [label, *[c for c, _, _ in panels], *[p for _, p, _ in panels if p]], "table", func)
+    ref = dict(reference_lines or {})
+    fig = _figure((3.6 * len(panels), 3.8))
+    axes = [fig.add_subplot(1, len(panels), k + 1) for k in range(len(panels))]
+    names = [textwrap.fill(str(v), 14) for v in table[label]]
+    x = np.arange(len(table))
+    for ax, (col, pub, ttl) in zip(axes, panels):
+        ax.bar(x, table[col].to_numpy(dtype=float), color="#4c72b0", label="fairlib")
+        if pub: ax.scatter(x, table[pub].to_numpy(dtype=float), color="black", marker="D", zorder=3, label="published")
+        if col in ref: ax.axhline(ref[col], color="#c44e52", lw=1, ls="--", label=f"{ref[col]:g}")
+        ax.set_xticks(x, names, fontsize=7); ax.set_title(ttl, fontsize=10); ax.set_ylabel(ttl, fontsize=8)
+        ax.set_xlabel(label, fontsize=8)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(title or "Validation-protocol comparison", fontsize=11)
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.3, top=0.84, wspace=0.35)
     add_footer(fig, source)
     return fig
