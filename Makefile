@@ -54,6 +54,8 @@ smoke: bootstrap
 bench: bootstrap
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_vfr.py
+	$(PY) benchmarks/bench_llm.py
+	$(PY) benchmarks/bench_agent.py
 
 # LAB_ARGS e.g. "--no-browser --port 8889"; root (containers) needs --allow-root
 LAB_ARGS ?=
