@@ -20,7 +20,8 @@ fi
 
 export PYTHONHASHSEED=0 TQDM_DISABLE=1 MPLBACKEND=Agg
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 FAIRLIB_N_JOBS=1
-export FAIRLIB_CACHE_DIR="${FAIRLIB_CACHE_DIR:-$(mktemp -d)}"   # no state carried between runs
+export FAIRLIB_CACHE_DIR="${FAIRLIB_CACHE_DIR:-$PWD/runs/docs-nbs-cache}"   # a fixed (git-ignored) path, emptied first: no state carried between runs
+rm -rf "$FAIRLIB_CACHE_DIR"
 
 digest() { sha256sum "$@" | cut -c1-64; }
 failed=()
