@@ -56,20 +56,20 @@ class Stub:
                     stub.active += 1; stub.peak = max(stub.peak, stub.active)
                 try:
                     time.sleep(stub.delay)
-                    m = stub.mode
-                    if m.startswith("fail:") and n <= int(m.split(":")[1]) or m == "always503":
-                        return self._send(503, b'{"error": "overloaded"}')
-                    if m == "slow":
-                        time.sleep(1.5); return self._send(200, b"{}")
-                    if m == "badjson": return self._send(200, b"<html>not json</html>")
-                    if m == "nologprobs": return self._send(200, json.dumps({"choices": [{"text": "Yes"}]}).encode())
-                    if m == "400": return self._send(400, b'{"error": "bad model"}')
-                    text = req.get("prompt", "")
-                    p = 0.8 if "pain" in text else 0.3
-                    self._send(200, json.dumps(completion({"Yes": math.log(0.9 * p), " no": math.log(0.9 * (1 - p)),
-                                                           "Maybe": math.log(0.05)})).encode())
-                finally:
+                finally:   # leave the count before answering: the client may send its next request as soon as it reads this one
                     with stub.lock: stub.active -= 1
+                m = stub.mode
+                if m.startswith("fail:") and n <= int(m.split(":")[1]) or m == "always503":
+                    return self._send(503, b'{"error": "overloaded"}')
+                if m == "slow":
+                    time.sleep(1.5); return self._send(200, b"{}")
+                if m == "badjson": return self._send(200, b"<html>not json</html>")
+                if m == "nologprobs": return self._send(200, json.dumps({"choices": [{"text": "Yes"}]}).encode())
+                if m == "400": return self._send(400, b'{"error": "bad model"}')
+                text = req.get("prompt", "")
+                p = 0.8 if "pain" in text else 0.3
+                self._send(200, json.dumps(completion({"Yes": math.log(0.9 * p), " no": math.log(0.9 * (1 - p)),
+                                                       "Maybe": math.log(0.05)})).encode())
 
         self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.url = f"http://127.0.0.1:{self.srv.server_port}/v1"
