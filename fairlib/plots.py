@@ -342,15 +342,15 @@ def protocol_comparison(table, *,
         raise FairlibInputError("panels", "must be a non-empty list of (column, published column or None, title)", func)
     _need_columns(table, [label, *[c for c, _, _ in panels], *[p for _, p, _ in panels if p]], "table", func)
     ref = dict(reference_lines or {})
-    fig = _figure((3.6 * len(panels), 3.8))
+    fig = _figure((4.4 * len(panels), 4.0))
     axes = [fig.add_subplot(1, len(panels), k + 1) for k in range(len(panels))]
-    names = [textwrap.fill(str(v), 14) for v in table[label]]
+    names = [textwrap.fill(str(v), 12) for v in table[label]]
     x = np.arange(len(table))
     for ax, (col, pub, ttl) in zip(axes, panels):
         ax.bar(x, table[col].to_numpy(dtype=float), color="#4c72b0", label="fairlib")
         if pub: ax.scatter(x, table[pub].to_numpy(dtype=float), color="black", marker="D", zorder=3, label="published")
         if col in ref: ax.axhline(ref[col], color="#c44e52", lw=1, ls="--", label=f"{ref[col]:g}")
-        ax.set_xticks(x, names, fontsize=7); ax.set_title(ttl, fontsize=10); ax.set_ylabel(ttl, fontsize=8)
+        ax.set_xticks(x, names, fontsize=6.5); ax.set_title(ttl, fontsize=10); ax.set_ylabel(ttl, fontsize=8)
         ax.set_xlabel(label, fontsize=8)
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(title or "Validation-protocol comparison", fontsize=11)
