@@ -172,17 +172,20 @@ class AnswerCache:
         try: return f()
         except sqlite3.DatabaseError as e: raise _corrupt(self.path, e) from None
 
-    def get_many(self, keys) -> dict[str, tuple[float, float, float]]:
-        "Cached (p_yes, yes_mass, no_mass) for the keys that are present."
-        keys, out = list(keys), {}
+    def _select(self, table: str, columns: str, keys) -> list[tuple]:
+        "Rows (key, *columns) of `table` for the keys present, queried in chunks of 500."
+        keys, rows = list(keys), []
         def go():
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
-                q = f"SELECT key, p_yes, yes_mass, no_mass FROM answers WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, p, y, n in self.con.execute(q, chunk):
-                    out[k] = (np.nan if p is None else p, y, n)
+                q = f"SELECT key, {columns} FROM {table} WHERE key IN ({','.join('?' * len(chunk))})"
+                rows.extend(self.con.execute(q, chunk))
         self._run(go)
-        return out
+        return rows
+
+    def get_many(self, keys) -> dict[str, tuple[float, float, float]]:
+        "Cached (p_yes, yes_mass, no_mass) for the keys that are present."
+        return {k: (np.nan if p is None else p, y, n) for k, p, y, n in self._select("answers", "p_yes, yes_mass, no_mass", keys)}
 
     def put_many(self, rows, *, model: str, precision: str) -> None:
         "Store (key, p_yes, yes_mass, no_mass) rows in one committed transaction."
@@ -196,15 +199,7 @@ class AnswerCache:
 
     def get_options(self, keys) -> dict[str, list[float]]:
         "Cached option log-probabilities (a list per key; -inf stored as null) for the keys present."
-        keys, out = list(keys), {}
-        def go():
-            for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
-                q = f"SELECT key, logprobs FROM options WHERE key IN ({','.join('?' * len(chunk))})"
-                for k, v in self.con.execute(q, chunk):
-                    out[k] = [-np.inf if x is None else x for x in json.loads(v)]
-        self._run(go)
-        return out
+        return {k: [-np.inf if x is None else x for x in json.loads(v)] for k, v in self._select("options", "logprobs", keys)}
 
     def put_options(self, rows, *, model: str, precision: str) -> None:
         "Store (key, [log-probability per option]) rows in one committed transaction."
