@@ -178,8 +178,10 @@ def test_ctrl_c_stops_cleanly_and_resume_skips_finished_notebooks(tmp_path):
     assert p.returncode == 130, (p.returncode, err[-2000:])
     last = [l for l in err.strip().splitlines() if l.strip()][-1]
     assert last.startswith("fairlib reproduce: interrupted during demo/n2") and "resume" in last, err[-2000:]
-    # no traceback from the runner itself (the kernel, shut down mid-reply, may log its own socket error)
-    assert "fairlib/cli.py" not in err and "KeyboardInterrupt" not in err
+    # no traceback from the runner itself. The kernel is a separate process: nbclient interrupts it, and it may
+    # log "KeyboardInterrupt caught in kernel" and a socket error of its own; those lines are not the runner's.
+    assert "fairlib/cli.py" not in err, err[-2000:]
+    assert not any(l.strip() == "KeyboardInterrupt" or l.startswith("KeyboardInterrupt:") for l in err.splitlines()), err[-2000:]
     # previous figures intact, index still describes them
     assert pd.read_csv(fig / "table_vs_paper.csv")["ours"].tolist() == [1]
     assert "interrupted in demo/n2" in (runs / "index.html").read_text()
