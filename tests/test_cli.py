@@ -33,6 +33,24 @@ def test_every_profile_covers_every_registered_notebook():
                 assert f"{paper}/{Path(nb).stem}" in prof, f"params/{profile}.yaml lacks {paper}/{Path(nb).stem}"
 
 
+def test_quick_mfarm_profile_keeps_the_papers_scale():
+    """The quick profile runs the context experiment on all three tiers of both tasks, every scored slice at
+    the authors' protocol (80 balanced cases: n_cases None), and its other experiments on slices it scores."""
+    prof = cli.load_profile("quick")
+    inf = prof["mfarm/02_inference"]
+    assert inf["protocol"] == "paper" and inf["n_cases"] is None
+    assert {t: sorted(v) for t, v in inf["slices"].items()} == {"ed_triage": ["high", "low", "medium"],
+                                                                 "opioid": ["high", "low", "medium"]}
+    scored = {(t, tier) for t, tiers in inf["slices"].items() for tier in tiers}
+    for key in ("mfarm/05_precision", "mfarm/06_finetune", "mfarm/07_reliability"):
+        assert prof[key]["protocol"] == "paper" and prof[key]["n_cases"] is None, key
+    assert tuple(inf["wording_slice"]) in scored
+    assert {(t, tier) for t, tiers in prof["mfarm/05_precision"]["slices"].items() for tier in tiers} <= scored
+    assert {(t, tier) for t, tiers in prof["mfarm/06_finetune"]["eval_tiers"].items() for tier in tiers} <= scored
+    assert {tuple(s) for s in prof["mfarm/07_reliability"]["reliability_slices"]} <= scored
+    assert tuple(prof["mfarm/07_reliability"]["floor_slice"]) in scored
+
+
 def test_smoke_profile_never_writes_into_figures():
     for job in cli.plan_run("smoke"):
         assert "runs/smoke" in job["params"]["fig_dir"] and "runs/smoke" in str(job["output"])
