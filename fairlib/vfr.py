@@ -13,7 +13,7 @@ import pandas as pd
 from .core import (FairlibInputError, check_int, check_float, check_choice, as_1d, check_binary,
                           check_probability, check_same_length, check_rng, cell_seed, root_entropy,
                           renamed_arguments, deprecated_alias, largest_remainder, percentile_interval, mask_count)
-from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit_table
+from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit_table, CountTable
 from .results import Result
 
 # %% auto #0
@@ -135,13 +135,24 @@ def draw_counts(data: AuditData, n_resamples: int, seed) -> np.ndarray:
     return out
 
 # %% ../nbs/12_vfr.ipynb #b33d7672
+def _inner_category(data: AuditData) -> np.ndarray:
+    "Each record's (y, bin, ŷ) category, `2 * n_bins * 2` of them (the bins of count_table)."
+    if data.prob is None: raise FairlibInputError("y_prob", "calibration needs predicted probabilities", "verdict_flip_rate")
+    nb = data.n_bins
+    b = np.minimum((data.prob * nb).astype(np.int64), nb - 1)      # the same bins as count_table
+    return (data.y * nb + b) * 2 + data.yhat
+
+def _category(data: AuditData) -> np.ndarray:
+    "Each record's (group, y, bin, ŷ) category (the one `_blocks` sorts by), without sorting."
+    if data._blocks is not None: return data._blocks[3]
+    return data.ct.codes * (4 * data.n_bins) + _inner_category(data)
+
 def _blocks(data: AuditData):
     "Sort the scores into contiguous (group, y, bin, ŷ) blocks; cached on `data`."
     if data._blocks is None:
         if data.prob is None: raise FairlibInputError("y_prob", "calibration needs predicted probabilities", "verdict_flip_rate")
         nb = data.n_bins
-        b = np.minimum((data.prob * nb).astype(np.int64), nb - 1)      # the same bins as count_table
-        cat = ((data.ct.codes * 2 + data.y) * nb + b) * 2 + data.yhat
+        cat = _category(data)
         ncat = len(data.groups) * 2 * nb * 2
         order = np.argsort(cat.astype(np.int16) if ncat < 2**15 else cat, kind="stable")   # radix sort
         size = np.bincount(cat, minlength=ncat)
@@ -484,33 +495,99 @@ def draw_subsample_counts(data: AuditData, size: int, n_resamples: int, seed) ->
     c = rng.multivariate_hypergeometric(colors, int(size), size=n_resamples, method="marginals")   # O(colours), not O(size)
     return c.reshape(n_resamples, *data.ct.counts.shape).astype(np.float64)
 
-def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
-    "Like `draw_subsample_bins` for several attributes of the same records: one ordered sample per repetition, shared (Algorithm 2 subsamples records, then audits each attribute)."
-    rng = check_rng(seed)
-    n = datas[0].n; sizes = np.asarray(sizes, np.int64); S = len(sizes)
-    if any(d.n != n for d in datas): raise FairlibInputError("datas", "must describe the same records", "draw_subsample_bins_shared")
+_JOINT_MAX_CELLS = 2**22   # joint path: at most this many (size x repetition x joint category) cells per array (32 MiB)
+
+def _subsample_plan(datas, sizes, func):
+    n = datas[0].n; sizes = np.asarray(sizes, np.int64)
+    if any(d.n != n for d in datas): raise FairlibInputError("datas", "must describe the same records", func)
     part = sizes[sizes < n]; top = int(part.max()) if part.size else 0   # sizes >= n are the whole cohort: no draw
     seg = np.searchsorted(part, np.arange(top), side="right")           # position -> first size that contains it
+    return n, sizes, part, top, seg
+
+def _full_rows(d, cat, ncat):
+    "Counts and score sums of the whole cohort per (group, y, bin, ŷ) category (the sizes >= n)."
+    return np.bincount(cat, minlength=ncat), np.bincount(cat, weights=d.prob, minlength=ncat)
+
+def _bins_out(d, cnt, sp, S, R):
+    "Counts `(S, R, G, 2, 2)` and bins `(S, R, G, n_bins, 3)` from per-category counts and score sums `(S, R, G*2*n_bins*2)`."
+    G, nb = len(d.groups), d.n_bins
+    c5 = cnt.reshape(S, R, G, 2, nb, 2); s5 = sp.reshape(S, R, G, 2, nb, 2)
+    return c5.sum(4), np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)
+
+def _subsample_bins_per_attribute(datas, sizes, n_resamples: int, seed) -> list:
+    "`draw_subsample_bins_shared`, one bincount pair per attribute and repetition (any records; the reference of the joint path)."
+    rng = check_rng(seed)
+    n, sizes, part, top, seg = _subsample_plan(datas, sizes, "draw_subsample_bins_shared")
+    S, P = len(sizes), len(part)
     prep = []
     for d in datas:
-        _, _, _, cat = _blocks(d)
+        cat = _category(d)
         ncat = len(d.groups) * 2 * d.n_bins * 2
         cnt = np.zeros((S, n_resamples, ncat)); sp = np.zeros((S, n_resamples, ncat))
-        cnt[len(part):] = np.bincount(cat, minlength=ncat); sp[len(part):] = np.bincount(cat, weights=d.prob, minlength=ncat)
+        cnt[P:], sp[P:] = _full_rows(d, cat, ncat)
         prep.append((d, cat, ncat, cnt, sp))
     for r in range(n_resamples):
         if not top: break
         pick = rng.choice(n, top, replace=False)                        # a uniformly random ordered sample: every prefix is SRS
+        pp = {}                                                         # prob[pick] once per score vector
         for d, cat, ncat, cnt, sp in prep:
+            w = pp.get(id(d.prob))
+            if w is None: w = pp[id(d.prob)] = d.prob[pick]
             key = seg * ncat + cat[pick]
-            cnt[:len(part), r] = np.bincount(key, minlength=len(part) * ncat).reshape(len(part), ncat)
-            sp[:len(part), r] = np.bincount(key, weights=d.prob[pick], minlength=len(part) * ncat).reshape(len(part), ncat)
+            cnt[:P, r] = np.bincount(key, minlength=P * ncat).reshape(P, ncat)
+            sp[:P, r] = np.bincount(key, weights=w, minlength=P * ncat).reshape(P, ncat)
     out = []
     for d, cat, ncat, cnt, sp in prep:
-        cnt[:len(part)] = np.cumsum(cnt[:len(part)], 0); sp[:len(part)] = np.cumsum(sp[:len(part)], 0)   # prefix of length sizes[k]
-        G, nb = len(d.groups), d.n_bins
-        c5 = cnt.reshape(S, n_resamples, G, 2, nb, 2); s5 = sp.reshape(S, n_resamples, G, 2, nb, 2)
-        out.append((c5.sum(4), np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)))
+        cnt[:P] = np.cumsum(cnt[:P], 0); sp[:P] = np.cumsum(sp[:P], 0)   # prefix of length sizes[k]
+        out.append(_bins_out(d, cnt, sp, S, n_resamples))
+    return out
+
+def _same_records(datas) -> bool:
+    "Whether the attributes share labels, predictions, scores and bins (only the group codes differ)."
+    d0 = datas[0]
+    return all(d.n_bins == d0.n_bins and (d.prob is d0.prob or np.array_equal(d.prob, d0.prob))
+               and (d.y is d0.y or np.array_equal(d.y, d0.y)) and (d.yhat is d0.yhat or np.array_equal(d.yhat, d0.yhat))
+               for d in datas[1:])
+
+def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
+    """Like `draw_subsample_bins` for several attributes of the same records: one ordered sample per repetition, shared
+    (Algorithm 2 subsamples records, then audits each attribute).
+
+    When the attributes share labels, predictions and scores (the same records, only the group codes differ), one
+    joint category over (every attribute's group × y × bin × ŷ) lets a single bincount and a single weighted bincount
+    per repetition serve all attributes, which are then marginalised. The draws (one `rng.choice` per repetition) are
+    the same as the per-attribute path's, so the counts are identical and the score sums equal up to the order of
+    floating-point summation. Falls back to one bincount pair per attribute when the joint space is too large."""
+    rng = check_rng(seed)
+    n, sizes, part, top, seg = _subsample_plan(datas, sizes, "draw_subsample_bins_shared")
+    S, P, R = len(sizes), len(part), n_resamples
+    Gs = [len(d.groups) for d in datas]
+    inner = 2 * datas[0].n_bins * 2                                     # (y, bin, ŷ) categories
+    J = int(np.prod(Gs, dtype=np.float64)) * inner
+    if len(datas) == 1 or J * max(P, 1) * R > _JOINT_MAX_CELLS or not _same_records(datas):
+        return _subsample_bins_per_attribute(datas, sizes, R, rng)
+    d0 = datas[0]
+    code = np.zeros(n, np.int64)
+    for d in datas: code = code * len(d.groups) + d.ct.codes           # mixed radix: attribute 0 slowest
+    jcat = code * inner + _inner_category(d0)
+    cnt = np.zeros((R, P, J)); sp = np.zeros((R, P, J))
+    off = seg * J
+    for r in range(R):
+        if not top: break
+        pick = rng.choice(n, top, replace=False)                        # the same draw as the per-attribute path
+        key = off + jcat[pick]
+        cnt[r] = np.bincount(key, minlength=P * J).reshape(P, J)
+        sp[r] = np.bincount(key, weights=d0.prob[pick], minlength=P * J).reshape(P, J)
+    cnt = cnt.reshape(R, P, *Gs, inner); sp = sp.reshape(R, P, *Gs, inner)
+    out = []
+    for i, d in enumerate(datas):
+        other = tuple(2 + j for j in range(len(datas)) if j != i)
+        ncat = Gs[i] * inner
+        c = np.empty((S, R, ncat)); s = np.empty((S, R, ncat))
+        c[:P] = np.cumsum(cnt.sum(other).reshape(R, P, ncat), 1).transpose(1, 0, 2)   # marginal, then prefix of length sizes[k]
+        s[:P] = np.cumsum(sp.sum(other).reshape(R, P, ncat), 1).transpose(1, 0, 2)
+        c[P:], s[P:] = _full_rows(d, _category(d), ncat)
+        out.append(_bins_out(d, c, s, S, R))
     return out
 
 def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
@@ -553,8 +630,10 @@ class AuditSizeResult(Result):
 
 # %% ../nbs/12_vfr.ipynb #4d329bd9
 def _size_stats(v, uses_abs: bool, cv_cutoff: float, max_undefined: float) -> dict:
-    "Mean, SD, CV, undefined count and qualification per (cell, size) of values `(cells, S, R)`; n_star = index of the first qualifying size (NaN if none)."
-    x = np.abs(v) if uses_abs else v
+    """Mean, SD, CV, undefined count and qualification per (cell, size) of values `(cells, S, R)`; n_star = index of the
+    first qualifying size (NaN if none). `uses_abs`: one flag, or one per cell."""
+    ua = np.asarray(uses_abs, bool)
+    x = np.where(ua.reshape(ua.shape + (1,) * (v.ndim - ua.ndim)), np.abs(v), v) if ua.ndim else (np.abs(v) if ua else v)
     ok = ~np.isnan(x); k = ok.sum(-1); R = v.shape[-1]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.where(k > 0, np.nansum(x, -1) / np.maximum(k, 1), np.nan)
@@ -590,8 +669,10 @@ def summarise_audit_sizes(values, sizes, metric: str, *, value: float, cv_cutoff
                            cv_cutoff, n_field, method, "; ".join(notes) or None, curve, v)
 
 # %% ../nbs/12_vfr.ipynb #a179b5c9
-def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibration) -> dict:
-    "Subsample values `(sizes, R)` per metric of one (model, attribute) pair; count metrics share one draw per subsample."
+def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibration, points: dict | None = None) -> dict:
+    """Subsample values `(sizes, R)` per metric of one (model, attribute) pair; count metrics share one draw per subsample.
+    With a `points` dict (fast path), the count metrics' full-cohort values are put there from the same metric call
+    (the cohort's table evaluated beside the subsamples' tables: the same arithmetic as `_point`)."""
     out = {}
     count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
     cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob and data.prob is not None]
@@ -603,7 +684,13 @@ def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibrati
     if count_names:
         rng = check_rng(cell_seed(root, *key, "counts", "axis2"))
         c = np.stack([draw_subsample_counts(data, s, R, rng) for s in sizes])
-        for m in count_names: out[m] = np.asarray(metric_from_counts(m, c, included=data.included), np.float64)
+        if points is None:
+            for m in count_names: out[m] = np.asarray(metric_from_counts(m, c, included=data.included), np.float64)
+        else:
+            flat = np.concatenate([c.reshape(-1, *c.shape[2:]), data.ct.counts[None]])   # + the cohort's own table
+            for m in count_names:
+                v = np.asarray(metric_from_counts(m, flat, included=data.included), np.float64)
+                out[m] = v[:-1].reshape(c.shape[:2]); points[m] = float(v[-1])
     if cal_names:
         rng = check_rng(cell_seed(root, *key, "Cal", "axis2"))
         c, b = draw_subsample_bins(data, sizes, R, rng)
@@ -639,43 +726,92 @@ def audit_size_sensitivity(y_true, y_pred, *, sensitive_features, metric: str, y
                                  n_field=n_field, near_zero=near_zero, method=method)
 
 # %% ../nbs/12_vfr.ipynb #89b7c347
+def _model_audit_datas(f: pd.DataFrame, attributes, prob, min_support: int, n_bins: int, func: str) -> dict:
+    """`audit_data` of every attribute of one model's frame (resample size = the cohort), with y, ŷ and the scores
+    validated once per model; a categorical attribute is read from its codes (observed categories in code order, as
+    `audit_data` reads it) without re-encoding; any other attribute goes through `audit_data`."""
+    y_true, y_pred = f["y_true"].to_numpy(), f["y_pred"].to_numpy()
+    cat = [a for a in attributes if isinstance(f[a].dtype, pd.CategoricalDtype)]
+    if not cat:
+        return {a: audit_data(y_true, y_pred, f[a], y_prob=prob, min_support=min_support, n_bins=n_bins, func=func)
+                for a in attributes}
+    min_support = check_int(min_support, "min_support", func, lo=0); n_bins = check_int(n_bins, "n_bins", func)
+    y = check_binary(y_true, "y_true", func); yh = check_binary(y_pred, "y_pred", func)
+    p = None if prob is None else check_probability(prob, "y_prob", func)
+    n = len(y)
+    yy = y.astype(np.int64) * 2 + yh                                   # the (y, ŷ) cell of each record
+    if p is not None:
+        b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)       # count_table's bins
+        ones = np.ones(n); oy, op = ones * y, ones * p
+    out = {}
+    for a in attributes:
+        if a not in cat:
+            out[a] = audit_data(y_true, y_pred, f[a], y_prob=prob, min_support=min_support, n_bins=n_bins, func=func)
+            continue
+        sf = f[a]; raw = sf.cat.codes.to_numpy()
+        if (raw < 0).any(): raise FairlibInputError("sensitive_features", f"has {int((raw < 0).sum())} missing value(s)", func)
+        seen = np.bincount(raw, minlength=len(sf.cat.categories)) > 0
+        codes = (np.cumsum(seen, dtype=np.int64) - 1)[raw]                # dense codes of the observed categories
+        G = int(seen.sum())
+        groups = pd.Index(sf.cat.categories[np.flatnonzero(seen)], name=sf.name)
+        cells = np.bincount(codes * 4 + yy, minlength=4 * G)
+        counts = cells.astype(np.float64).reshape(G, 2, 2)
+        bins = None
+        if p is not None:
+            idx = codes * n_bins + b
+            bins = np.stack([np.bincount(idx, weights=w, minlength=G * n_bins) for w in (ones, oy, op)],
+                            axis=-1).reshape(G, n_bins, 3)
+        ct = CountTable(groups, codes, counts, cells.reshape(G, 4).sum(1), int(min_support), bins)
+        out[a] = AuditData(y, yh, p, ct, n, counts.sum(-1).astype(np.int64), min_support, n_bins)
+    return out
+
 def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero):
-    "Axis 2 of every attribute of one model: count metrics from per-attribute hypergeometric draws, calibration from subsamples shared by the attributes."
+    """Axis 2 of every attribute of one model: count metrics from per-attribute hypergeometric draws, calibration from
+    subsamples shared by the attributes. The statistics of all the model's cells are computed in one call and its
+    curves are one frame."""
     func = "audit_size_grid"
     count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
     cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob and "y_prob" in f.columns]
     prob = f["y_prob"].to_numpy() if cal_names else None
-    datas = {a: audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[a], y_prob=prob, min_support=min_support,
-                           n_bins=n_bins, func=func) for a in attributes}
+    datas = _model_audit_datas(f, attributes, prob, min_support, n_bins, func)
     sz = _sizes(sizes, len(f), func)
-    vals = {}
+    vals, points = {}, {}
     if method == "index":
         for a, d in datas.items(): vals.update({(a, m): v for m, v in _axis2_values(d, count_names + cal_names, sz, R, root, (model, a), method, calibration).items()})
     else:
-        for a, d in datas.items(): vals.update({(a, m): v for m, v in _axis2_values(d, count_names, sz, R, root, (model, a), method, calibration).items()})
+        for a, d in datas.items():
+            pts = {}
+            vals.update({(a, m): v for m, v in _axis2_values(d, count_names, sz, R, root, (model, a), method, calibration, pts).items()})
+            points.update({(a, m): v for m, v in pts.items()})
         if cal_names:
             shared = draw_subsample_bins_shared(list(datas.values()), sz, R, cell_seed(root, model, "Cal", "axis2"))
             for (a, d), (c, b) in zip(datas.items(), shared):
                 for m in cal_names:
                     vals[a, m] = np.asarray(metric_from_counts(m, c, b, included=d.included, calibration=calibration), np.float64)
-    cells, curves = [], []
-    for a, d in datas.items():
-        for m in names:
-            if (a, m) not in vals: continue
-            st = _size_stats(vals[a, m][None], AUDIT_METRICS[m].uses_abs, cv_cutoff, MAX_UNDEFINED_SHARE)
-            i = st["n_star"][0]; reached = bool(np.isfinite(i)); n_star = float(sz[int(i)]) if reached else np.nan
-            point = _point(d, m, calibration); nz = bool(np.isfinite(point) and abs(point) < near_zero)
-            notes = [] if reached else [f"CV < {cv_cutoff:g} not reached below the full partition ({int(sz[-1]):,} records)"]
-            if st["n_undefined"][0].any(): notes.append(f"undefined subsamples at {int((st['n_undefined'][0] > 0).sum())} size(s)")
-            if nz: notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
-            if np.isnan(point): notes.append("the metric is undefined on the full partition")
-            cells.append(dict(model=model, metric=m, attribute=a, n_star=n_star, reached=reached,
-                              exceeds_field=(not reached) or n_star > n_field, near_zero_mean=nz, value=point,
-                              cv_smallest=float(st["cv"][0][0]), smallest_size=int(sz[0]), cohort_size=int(sz[-1]),
-                              reason="; ".join(notes) or None))
-            curves.append(pd.DataFrame(dict(model=model, metric=m, attribute=a, size=sz,
-                                            **{k: st[k][0] for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")})))
-    return cells, curves
+    keys = [(a, m) for a in datas for m in names if (a, m) in vals]
+    if not keys: return [], []
+    st = _size_stats(np.stack([vals[k] for k in keys]), [AUDIT_METRICS[m].uses_abs for _, m in keys], cv_cutoff,
+                     MAX_UNDEFINED_SHARE)
+    cells = []
+    for j, (a, m) in enumerate(keys):
+        d = datas[a]
+        i = st["n_star"][j]; reached = bool(np.isfinite(i)); n_star = float(sz[int(i)]) if reached else np.nan
+        point = points[a, m] if (a, m) in points else _point(d, m, calibration)
+        nz = bool(np.isfinite(point) and abs(point) < near_zero)
+        notes = [] if reached else [f"CV < {cv_cutoff:g} not reached below the full partition ({int(sz[-1]):,} records)"]
+        if st["n_undefined"][j].any(): notes.append(f"undefined subsamples at {int((st['n_undefined'][j] > 0).sum())} size(s)")
+        if nz: notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
+        if np.isnan(point): notes.append("the metric is undefined on the full partition")
+        cells.append(dict(model=model, metric=m, attribute=a, n_star=n_star, reached=reached,
+                          exceeds_field=(not reached) or n_star > n_field, near_zero_mean=nz, value=point,
+                          cv_smallest=float(st["cv"][j][0]), smallest_size=int(sz[0]), cohort_size=int(sz[-1]),
+                          reason="; ".join(notes) or None))
+    S = len(sz)
+    curve = pd.DataFrame(dict(model=np.repeat(np.array([model] * len(keys), dtype=object), S),
+                              metric=np.repeat(np.array([m for _, m in keys], dtype=object), S),
+                              attribute=np.repeat(np.array([a for a, _ in keys], dtype=object), S), size=np.tile(sz, len(keys)),
+                              **{k: st[k].reshape(-1) for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")}))
+    return cells, [curve]
 
 @renamed_arguments(rng="seed")
 def audit_size_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, sizes=None, n_resamples: int = 30, seed=0,
@@ -978,8 +1114,16 @@ def plot_cv_curves(curves: pd.DataFrame, *, model=None, cv_cutoff: float = CV_CU
     if not isinstance(curves, pd.DataFrame) or not {"model", "metric", "attribute", "size", "cv", "degenerate"} <= set(curves.columns):
         raise FairlibInputError("curves", "must be the curves frame of audit_size_grid(..., return_curves=True)", "plot_cv_curves")
     c = curves if model is None else curves[curves.model == model]
+    full = c
     c = c[~c.degenerate]
     metrics = [m for m in AUDIT_METRICS if m in set(c.metric)]
+    if not metrics:                 # every audit size is >= the cohort: only the degenerate full point, no CV curve
+        fig, ax = plt.subplots(figsize=(5.2, 2.0)); ax.axis("off")
+        n = int(full["size"].max()) if len(full) else 0
+        ax.text(0.5, 0.5, f"No CV curve: no audit size below the full partition ({n:,} records);\n"
+                "CV is undefined at the full partition (one possible subsample)", ha="center", va="center", fontsize=9)
+        fig.suptitle(title, fontsize=10); fig.tight_layout()
+        return fig
     fig, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 2.8), sharey=True, squeeze=False)
     for ax, m in zip(axes[0], metrics):
         for a, f in c[c.metric == m].groupby("attribute", sort=False):

@@ -254,3 +254,99 @@ def test_tier_sensitivity_is_monotone_and_quintuple_columns():
     s = tier_sensitivity(t, taus=(0.05, 0.1, 0.2, 0.3))
     stab = s["Practical-Stability"].to_numpy()
     assert (np.diff(stab) >= 0).all() and (s[list(TIERS) + ["Undefined"]].sum(1) == n).all()
+
+
+# --- Axis 2 calibration: the joint path (one bincount per repetition for all attributes) -------------------
+
+def _shared_datas(n=3000, seed=11):
+    y, yh, g, p = _cohort(seed=seed, n=n)
+    rng = np.random.default_rng(seed + 1)
+    cols = [g, rng.choice(np.array(["u", "v"]), n), rng.choice(np.array(["p", "q", "r", "s"]), n, p=[.4, .3, .2, .1])]
+    return [audit_data(y, yh, c, y_prob=p, min_support=30) for c in cols]
+
+
+def test_joint_calibration_subsamples_are_direct_recounts_of_the_same_draws():
+    "Oracle: replay the rng.choice sequence and recount every prefix with count_table; the joint path matches it."
+    from fairlib.metrics import count_table
+    datas = _shared_datas(); sizes, R, seed = [300, 1200, 3000], 4, 21
+    out = draw_subsample_bins(datas[0], sizes, R, seed)        # single attribute: the per-attribute path
+    from fairlib.vfr import draw_subsample_bins_shared
+    joint = draw_subsample_bins_shared(datas, sizes, R, seed)
+    rng = np.random.default_rng(seed)
+    picks = [rng.choice(3000, 1200, replace=False) for _ in range(R)]
+    for d, (c, b) in zip(datas, joint):
+        G = len(d.groups)
+        for r, pick in enumerate(picks):
+            for k, s in enumerate(sizes):
+                idx = pick[:s] if s < 3000 else np.arange(3000)
+                ct = count_table(d.y[idx], d.yhat[idx], d.ct.codes[idx], y_prob=d.prob[idx], min_support=0)
+                cc = np.zeros((G, 2, 2)); cc[ct.groups.to_numpy()] = ct.counts
+                bb = np.zeros((G, 10, 3)); bb[ct.groups.to_numpy()] = ct.bins
+                assert np.array_equal(c[k, r], cc) and np.array_equal(b[k, r, ..., :2], bb[..., :2])
+                assert np.allclose(b[k, r, ..., 2], bb[..., 2], rtol=1e-12, atol=1e-12)
+    assert np.array_equal(out[0], joint[0][0])
+
+
+def test_joint_calibration_path_equals_the_per_attribute_path():
+    "Same draws: counts identical, score sums equal up to summation order; the fallbacks are the per-attribute path exactly."
+    import fairlib.vfr as V
+    datas = _shared_datas(); sizes = [250, 1000, 2500, 3000]
+    ref = V._subsample_bins_per_attribute(datas, sizes, 6, 5)
+    joint = V.draw_subsample_bins_shared(datas, sizes, 6, 5)
+    for (c0, b0), (c1, b1) in zip(ref, joint):
+        assert np.array_equal(c0, c1) and np.array_equal(b0[..., :2], b1[..., :2])
+        assert np.allclose(b0[..., 2], b1[..., 2], rtol=1e-12, atol=0) and np.array_equal(b0[-1], b1[-1])
+    old = V._JOINT_MAX_CELLS
+    try:                                             # joint space over the memory bound: per-attribute path
+        V._JOINT_MAX_CELLS = 0
+        small = V.draw_subsample_bins_shared(datas, sizes, 6, 5)
+    finally: V._JOINT_MAX_CELLS = old
+    other = [datas[0], audit_data(datas[1].y, datas[1].yhat, np.asarray(datas[1].groups)[datas[1].ct.codes],
+                                  y_prob=np.clip(datas[1].prob * 0.9, 0, 1), min_support=30)]
+    differ = V.draw_subsample_bins_shared(other, sizes, 6, 5)        # different scores: no joint code
+    for got, want in ((small, ref), (differ, V._subsample_bins_per_attribute(other, sizes, 6, 5))):
+        for (c0, b0), (c1, b1) in zip(want, got): assert np.array_equal(c0, c1) and np.array_equal(b0, b1)
+
+
+def test_size_stats_over_many_cells_equals_one_cell_at_a_time():
+    "The per-model statistics call (mixed uses_abs, NaNs, constant rows) equals the per-cell calls exactly."
+    from fairlib.vfr import _size_stats
+    rng = np.random.default_rng(3)
+    v = rng.normal(0.1, 0.05, (7, 5, 30)); v[1, 2, :4] = np.nan; v[2, 3] = 0.2; v[3, :, :] = np.nan; v[4, 0, 1:] = np.nan
+    ua = [True, False, True, True, False, True, False]
+    many = _size_stats(v, ua, 0.05, 0.05)
+    for j in range(7):
+        one = _size_stats(v[j][None], ua[j], 0.05, 0.05)
+        for k in one: np.testing.assert_array_equal(many[k][j], one[k][0])
+
+
+def test_axis2_grid_values_are_the_cohort_metric():
+    "Each cell's value (computed beside the subsamples in one metric call) equals the metric on the cohort's table."
+    y, yh, g, p = _cohort(n=3000)
+    pan = pd.DataFrame(dict(model="m", y_true=y, y_pred=yh, y_prob=p, a=g, b=np.where(p > 0.7, "u", "v")))
+    cells = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=4)
+    for r in cells.itertuples():
+        d = audit_data(y, yh, pan[r.attribute], y_prob=p, min_support=30)
+        want = float(metric_from_counts(r.metric, d.ct.counts, d.ct.bins, included=d.included))
+        assert (r.value == want) or (np.isnan(r.value) and np.isnan(want)), (r.metric, r.attribute)
+
+
+def test_model_audit_datas_equal_audit_data_per_attribute():
+    "Categorical attributes read from their codes (unused categories, unsorted order) == audit_data; others pass through."
+    from fairlib.vfr import _model_audit_datas
+    y, yh, g, p = _cohort(n=2000)
+    f = pd.DataFrame(dict(y_true=y, y_pred=yh, a=pd.Categorical(g, categories=["z", "c", "a", "b"]),
+                          b=pd.Categorical(np.where(p > 0.6, "hi", "lo")), c=g))
+    for prob in (p, None):
+        got = _model_audit_datas(f, ["a", "b", "c"], prob, 30, 10, "audit_size_grid")
+        for at, d in got.items():
+            want = audit_data(y, yh, f[at], y_prob=prob, min_support=30, n_bins=10)
+            assert d.groups.equals(want.groups) and d.groups.name == want.groups.name and d.groups.dtype == want.groups.dtype
+            for x, w in ((d.ct.codes, want.ct.codes), (d.ct.counts, want.ct.counts), (d.ct.support, want.ct.support),
+                         (d.m, want.m), (d.y, want.y), (d.yhat, want.yhat), (d.included, want.included)):
+                assert np.array_equal(x, w) and x.dtype == w.dtype
+            assert (d.ct.bins is None) == (prob is None) and (prob is None or np.array_equal(d.ct.bins, want.ct.bins))
+            assert d.resample_size == want.resample_size and d.ct.min_support == want.ct.min_support
+    bad = f.assign(a=pd.Categorical([None] + list(g[1:]), categories=["a", "b", "c"]))
+    with pytest.raises(Exception, match="missing value"):
+        _model_audit_datas(bad, ["a"], p, 30, 10, "audit_size_grid")
