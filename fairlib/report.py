@@ -227,6 +227,10 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
                        if isinstance(x, (int, float, np.integer, np.floating)) or x is pd.NA else x for x in df[col]]
                 txt = [f"<{sup['threshold']}" if pp else ("suppressed" if cc_ else t) for t, pp, cc_ in zip(txt, p[col], c[col])]
                 df[col] = pd.Series(txt, index=df.index, dtype=object)
+    esc = lambda x: x.replace("|", "\\|") if isinstance(x, str) else x   # a '|' in a cell (e.g. "|x| <= 0.1") would split it
+    df = df.rename(columns=esc)
+    for col in df.columns:
+        if df[col].dtype == object or isinstance(df[col].dtype, pd.StringDtype): df[col] = df[col].map(esc)
     return df.to_markdown(index=index, floatfmt=floatfmt)
 
 def _write(path: Path, writer) -> Path:
@@ -313,14 +317,26 @@ def source_banner(source: str) -> str:
     return f"**Data in use:** {source} ({flag})"
 
 # %% ../nbs/03_report.ipynb #d3b47b4f
+_MD_SPLIT = re.compile(r"(?<!\\)\|")
+
+def _md_cells(line: str) -> list:
+    "The cells of one pipe-table row: split on unescaped '|', then '\\|' read back as '|'."
+    body = line.strip()
+    body = body[1:] if body.startswith("|") else body
+    body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+    return [c.strip().replace("\\|", "|") for c in _MD_SPLIT.split(body)]
+
 def _md_frames(text: str):
-    "Pipe tables in Markdown text as DataFrames of strings."
+    """Pipe tables in Markdown text as DataFrames of strings. A row with more cells than the header (an unescaped
+    '|' inside a cell) keeps its extra cells in the last column, so it is still scanned rather than skipped."""
     block = []
     for line in text.splitlines() + [""]:
         if line.strip().startswith("|"): block.append(line.strip()); continue
         if len(block) >= 2:
-            rows = [[c.strip() for c in b.strip("|").split("|")] for b in block]
-            yield pd.DataFrame(rows[2:], columns=rows[0])
+            rows = [_md_cells(b) for b in block]
+            w = len(rows[0])
+            body = [r[:w - 1] + [" | ".join(r[w - 1:])] if len(r) > w else r + [""] * (w - len(r)) for r in rows[2:]]
+            yield pd.DataFrame(body, columns=rows[0])
         block = []
 
 def _html_frames(text: str):
@@ -348,6 +364,7 @@ def _frame_findings(df, where, count_columns, ids, threshold):
     # long tables ("quantity" | "value"): a row whose label counts people makes its numbers counts
     text_cols = [c for c in df.columns if _num(df[c]).isna().all()]
     num_cols = [c for c in df.columns if c not in text_cols and c not in names]
+    text_cols = [c for c in text_cols if not _FREE_TEXT.search(str(c))]   # explanations ("... (1,200 records)") label nothing
     for i in range(len(df)):
         label = " ".join(str(df[c].iloc[i]) for c in text_cols)
         if not _ROW_COUNT.search(label) or _ROW_NOT_COUNT.search(label): continue
@@ -362,6 +379,7 @@ def _frame_findings(df, where, count_columns, ids, threshold):
         for i in ids & cells: out.append(dict(file=where, kind="identifier value", column="", value=i))
     return out
 
+_FREE_TEXT = re.compile(r"(^|_)(reason|reasons|note|notes|comment|comments|caption|description|definition)(_|$)", re.I)
 _ROW_COUNT = re.compile(r"\b(records|cases|patients|stays|admissions|subjects|people|excluded|remaining)\b|(^|\s)n($|\s)", re.I)
 _HIDDEN_TEXT = re.compile(r"^\s*(|nan|<NA>|<\d+|suppressed)\s*$", re.I)
 
