@@ -67,7 +67,7 @@ def test_fake_real_files_are_in_the_real_schemas():
     from fairlib.data.texas import load_cohort
     from fairlib.data.mimic import load_benchmark
     cohort, label = load_cohort(str(FAKE / "texas100x.csv"))
-    assert label.startswith("REAL") and len(cohort) == 1500
+    assert label.startswith("REAL") and len(cohort) == 6000
     assert (cohort["race"].value_counts() < 11).any()                      # a small cell to protect
     b = load_benchmark("ed_triage", source=str(FAKE / "mimic"))
     assert "real credentialed" in b.source
