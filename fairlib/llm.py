@@ -312,7 +312,7 @@ class Scorer(ABC):
 
     # ------------------------------------------------------------------ scoring candidate answers
     def _option_logprobs(self, texts: list[str], options: tuple[str, ...], bar):
-        "Yield (slice of `texts`, [[log P(option | text) per option], ...]) batch by batch."
+        "Yield (slice of `texts` or list of its positions, [[log P(option | text) per option], ...]) batch by batch."
         raise NotImplementedError(f"{type(self).__name__} cannot score answer options")
     def _option_key(self, options: tuple[str, ...]) -> dict: return {"options": list(options)}
 
@@ -337,7 +337,7 @@ class Scorer(ABC):
         try:
             if todo: todo = [todo[i] for i in self._order([texts[first[k]] for k in todo])]
             for chunk, res in self._option_logprobs([texts[first[k]] for k in todo], options, bar):
-                rows = list(zip(todo[chunk], res))
+                rows = list(zip(todo[chunk] if isinstance(chunk, slice) else [todo[i] for i in chunk], res))
                 if store is not None: store.put_options(rows, model=self.model_id, precision=self.precision)
                 answers.update(rows)
         finally:
@@ -485,6 +485,10 @@ class TransformersScorer(Scorer):
         self.share_prefix, self.min_prefix = bool(share_prefix), int(min_prefix)
         self._encoded: dict[str, list[int]] = {}
         self._prefix = None   # (prefix token ids, [(keys, values) per layer]) shared by the rows of a run
+        self._kv_memo: dict[tuple, list] = {}   # prefix token ids -> keys/values, reused across option_scores calls
+        self._sharing_failed = False
+        self.n_forward = 0    # model forward passes run by this scorer (rows batches and prefix passes)
+        self.n_tokens = 0     # tokens those passes fed the model (a shared prefix counts once)
         import inspect
         base = model.get_base_model() if hasattr(model, "get_base_model") else model   # a peft wrapper
         fwd = inspect.signature(base.forward).parameters      # transformers >= 5.2x names it `cache`
@@ -524,7 +528,7 @@ class TransformersScorer(Scorer):
             import warnings
             warnings.warn(f"shared-prefix caching unavailable for {type(self.model).__name__} ({type(e).__name__}: {e}); "
                           "scoring every row in full")
-            self.share_prefix = False
+            self.share_prefix, self._sharing_failed = False, True
             return None
 
     def logits_last(self, batch: list[list[int]]):
@@ -551,6 +555,7 @@ class TransformersScorer(Scorer):
             kw = {"use_cache": True, self._cache_arg: DynamicCache(ddp_cache_data=kv, config=self.model.config)}
             mask = torch.cat([torch.ones((B, P), dtype=torch.long), mask], dim=1)
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
+        self.n_forward += 1; self.n_tokens += sum(map(len, own))
         with torch.inference_mode():
             try: out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, **kw)
             except TypeError:  # architectures without logits_to_keep
@@ -579,30 +584,99 @@ class TransformersScorer(Scorer):
         return {"options": list(options), "option_ids": ids,
                 "option_method": "first-token" if all(len(t) == 1 for t in ids) else "full-continuation"}
 
+    def option_scores(self, prompts, options, *, system: str | None = None, cache=None, progress: bool = False,
+                      desc: str = "options", batch_size: int | None = None, share_prefix: bool | None = None) -> "OptionScores":
+        "`Scorer.option_scores` on this model; `batch_size` / `share_prefix` override the scorer's settings for this call."
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+            raise FairlibInputError("batch_size", f"must be a positive integer or None, got {batch_size!r}", "option_scores")
+        if share_prefix is not None and not isinstance(share_prefix, (bool, np.bool_)):
+            raise FairlibInputError("share_prefix", f"must be True, False or None, got {share_prefix!r}", "option_scores")
+        old = self.batch_size, self.share_prefix
+        if batch_size is not None: self.batch_size = batch_size
+        if share_prefix is not None: self.share_prefix = bool(share_prefix) and not self._sharing_failed
+        try: return super().option_scores(prompts, options, system=system, cache=cache, progress=progress, desc=desc)
+        finally:   # a model whose cache cannot be shared stays unshared
+            self.batch_size, self.share_prefix = old[0], old[1] and not self._sharing_failed
+
+    def _extend_prefix(self, ids: tuple, base=None):
+        "Keys/values of the token prefix `ids`, run on top of `base` = (ids, kv) (a shorter prefix of it) when given."
+        import torch
+        from transformers import DynamicCache
+        if ids in self._kv_memo:
+            self._kv_memo[ids] = self._kv_memo.pop(ids); return self._kv_memo[ids]      # most recently used last
+        P = len(base[0]) if base is not None else 0
+        try:
+            cache = (DynamicCache(ddp_cache_data=base[1], config=self.model.config) if base is not None
+                     else DynamicCache(config=self.model.config))
+            with torch.inference_mode():
+                self.model(input_ids=torch.as_tensor([list(ids[P:])], device=self.device), use_cache=True, logits_to_keep=1,
+                           position_ids=torch.arange(P, len(ids), device=self.device)[None], **{self._cache_arg: cache})
+        except Exception as e:   # an architecture whose cache cannot be shared this way: same answers, no sharing
+            import warnings
+            warnings.warn(f"shared-prefix caching unavailable for {type(self.model).__name__} ({type(e).__name__}: {e}); "
+                          "scoring every row in full")
+            self.share_prefix, self._sharing_failed = False, True
+            return None
+        self.n_forward += 1; self.n_tokens += len(ids) - P
+        kv = [(layer.keys, layer.values) for layer in cache.layers]
+        while len(self._kv_memo) >= 24: self._kv_memo.pop(next(iter(self._kv_memo)))
+        self._kv_memo[ids] = kv
+        return kv
+
+    def _prefix_plan(self, enc, rows, prefix=None):
+        """Yield (row positions, prefix) batches: a compacted prefix tree of the token lists `enc[rows]`.
+
+        Rows sharing >= `min_prefix` tokens beyond the current prefix get that longer prefix's keys/values
+        computed once (recursively: system prompt, then a case narrative, then one call's context ...);
+        the rows left at a node are batched (longest first) on top of its prefix."""
+        P, m = (len(prefix[0]) if prefix is not None else 0), self.min_prefix
+        segs, direct = [([rows[0]], 10**9)], []            # (rows, their common prefix length)
+        for a, b in zip(rows, rows[1:]):                 # rows are sorted: a common prefix is a run of neighbours
+            ea, eb, n = enc[a], enc[b], P
+            while n < min(len(ea), len(eb)) and ea[n] == eb[n]: n += 1
+            if n >= P + m: segs[-1] = (segs[-1][0] + [b], min(segs[-1][1], n))
+            else: segs.append(([b], 10**9))
+        kids = []
+        for sg, n in segs:
+            L = min(n, min(len(enc[i]) for i in sg) - 1)    # every row keeps >= 1 own token
+            if len(sg) > 1 and L >= P + m: kids.append((sg, L))
+            else: direct += sg
+        for sg, L in kids:
+            ids = tuple(enc[sg[0]][:L])
+            kv = self._extend_prefix(ids, prefix) if self.share_prefix else None
+            if kv is None: direct += sg; continue
+            yield from self._prefix_plan(enc, sg, (ids, kv))
+        direct.sort(key=lambda i: -len(enc[i]))
+        for sl in _batches([len(enc[i]) - P for i in direct], self.batch_size, self.max_batch_tokens):
+            yield direct[sl], prefix
+
     def _option_logprobs(self, texts, options, bar):
         import torch
         if not texts: return
         opt = self._opt_ids
         enc = [self._encoded.get(t) or self.encode([t])[0] for t in texts]
-        self._prefix = self._shared_prefix(enc) if self.share_prefix and len(enc) > 1 else None
-        lengths, start = [len(e) for e in enc], 0
+        if self.share_prefix and len(enc) > 1:
+            plan = self._prefix_plan(enc, sorted(range(len(enc)), key=lambda i: enc[i]))
+        else:
+            plan = ((list(range(len(enc)))[sl], None) for sl in _batches([len(e) for e in enc], self.batch_size,
+                                                                            self.max_batch_tokens))
         first = torch.as_tensor([t[0] for t in opt])
         by_len = {}
         for j, t in enumerate(opt):
             if len(t) > 1: by_len.setdefault(len(t), []).append(j)
-        while start < len(enc):
-            sl = slice(start, _batch_end(lengths, start, self.batch_size, self.max_batch_tokens))
-            rows = enc[sl]
-            lp = torch.log_softmax(self.logits_last(rows).double().cpu(), -1)[:, first]     # (B, k): log P(t_1)
-            for m, js in by_len.items():   # longer options: one forward per (length, option) over the same rows
-                for j in js:
-                    tail = torch.log_softmax(self.logits_tail([r + opt[j][:-1] for r in rows], m - 1).double().cpu(), -1)
-                    tgt = torch.as_tensor(opt[j][1:])
-                    lp[:, j] += tail[:, torch.arange(m - 1), tgt].sum(-1)
-            bar.update(sl.stop - sl.start)
-            yield sl, lp.numpy().tolist()
-            start = sl.stop
-        self._encoded = {}
+        try:
+            for idx, prefix in plan:
+                self._prefix, rows = prefix, [enc[i] for i in idx]
+                lp = torch.log_softmax(self.logits_last(rows).double().cpu(), -1)[:, first]     # (B, k): log P(t_1)
+                for m, js in by_len.items():   # longer options: one forward per (length, option) over the same rows
+                    for j in js:
+                        tail = torch.log_softmax(self.logits_tail([r + opt[j][:-1] for r in rows], m - 1).double().cpu(), -1)
+                        tgt = torch.as_tensor(opt[j][1:])
+                        lp[:, j] += tail[:, torch.arange(m - 1), tgt].sum(-1)
+                bar.update(len(idx))
+                yield idx, lp.numpy().tolist()
+        finally:
+            self._prefix, self._encoded = None, {}
 
     def _score_chunks(self, texts, bar):
         import torch

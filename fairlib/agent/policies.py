@@ -162,22 +162,15 @@ class FakeOptionPolicy(OptionPolicyBase):
         return P, M
 
 # %% ../../nbs/37_agent_policies.ipynb #18874be0
-def _lcp(seqs) -> int:
-    "Length of the longest common prefix of token lists, leaving every row at least one own token."
-    n, m = 0, min(len(s) for s in seqs) - 1
-    while n < m and len({s[n] for s in seqs}) == 1: n += 1
-    return n
-
 class OptionScoringPolicy(OptionPolicyBase):
-    "Option scoring on a local model through a `fairlib.llm.TransformersScorer` (shared-prefix, batched, cached)."
+    "Option scoring on a local model through `fairlib.llm.TransformersScorer.option_scores` (shared-prefix tree, batched, cached)."
     def __init__(self, scorer, *, batch_size: int = 32, share_prefix: bool = True, **kw):
         super().__init__(**kw)
         self.scorer, self.batch_size, self.share_prefix = scorer, int(batch_size), bool(share_prefix)
         self.model_id, self.precision = f"{scorer.model_id}|{scorer.precision}", scorer.precision
         self.name = f"option-scoring[{getattr(scorer, 'model_label', 'model')}]"
         self._opt_ids: dict[tuple, list[int]] = {}
-        self._kv_memo: dict[tuple, list] = {}
-        self.n_forward = 0; self.n_tokens = 0
+        self.n_forward = 0; self.n_tokens = 0     # the model passes and tokens this policy's scoring ran
 
     @classmethod
     def from_pretrained(cls, name_or_path=None, *, precision: str = "fp32", **kw) -> "OptionScoringPolicy":
@@ -198,62 +191,15 @@ class OptionScoringPolicy(OptionPolicyBase):
             self._opt_ids[options] = ids
         return self._opt_ids[options]
 
-    def _kv(self, ids: tuple, base=None):
-        "Keys/values of token ids `ids`, extending the memoised prefix `base` = (ids, kv) when given."
-        import torch
-        from transformers import DynamicCache
-        if ids in self._kv_memo: return self._kv_memo[ids]
-        sc, P = self.scorer, (len(base[0]) if base else 0)
-        cache = (DynamicCache(ddp_cache_data=base[1], config=sc.model.config) if base else DynamicCache(config=sc.model.config))
-        new = torch.as_tensor([list(ids[P:])], device=sc.device)
-        with torch.inference_mode():
-            sc.model(input_ids=new, position_ids=torch.arange(P, len(ids), device=sc.device)[None], use_cache=True,
-                     logits_to_keep=1, **{sc._cache_arg: cache})
-        self.n_forward += 1; self.n_tokens += len(ids) - P
-        kv = [(l.keys, l.values) for l in cache.layers]
-        if len(self._kv_memo) > 24: self._kv_memo.pop(next(iter(self._kv_memo)))
-        self._kv_memo[ids] = kv
-        return kv
-
-    def _logits(self, enc, prefix):
-        "Next-token logits of full token lists sharing `prefix` = (ids, kv) (or None)."
-        import torch
-        sc = self.scorer
-        out = []
-        for i in range(0, len(enc), self.batch_size):
-            sc._prefix = prefix
-            out.append(sc.logits_last(enc[i:i + self.batch_size]).double().cpu())
-            self.n_forward += 1; self.n_tokens += sum(len(e) - (len(prefix[0]) if prefix else 0) for e in enc[i:i + self.batch_size])
-        sc._prefix = None
-        return torch.cat(out)
-
     def _score_rows(self, texts, groups, contexts, options):
-        import torch
-        sc = self.scorer
-        ids = torch.as_tensor(self.option_ids(options))
-        full = [sc.format(t, system=self.system) for t in texts]
-        enc = sc.encode(full)
-        P = np.full((len(texts), len(options)), np.nan); M = np.full(len(texts), np.nan)
-        order: dict = {}
-        for i, (g, c) in enumerate(zip(groups, contexts)): order.setdefault(g, {}).setdefault(c, []).append(i)
-        for g, by_ctx in order.items():
-            rows_g = [i for idx in by_ctx.values() for i in idx]
-            base = None
-            if self.share_prefix:
-                n1 = _lcp([enc[i] for i in rows_g]) if len(rows_g) > 1 else 0
-                if n1 >= 8: base = (tuple(enc[rows_g[0]][:n1]), self._kv(tuple(enc[rows_g[0]][:n1])))
-            for c, idx in by_ctx.items():
-                pre = base
-                if self.share_prefix and len(idx) > 1:
-                    n2 = _lcp([enc[i] for i in idx])
-                    if n2 > (len(base[0]) if base else 0) + 4:
-                        t2 = tuple(enc[idx[0]][:n2]); pre = (t2, self._kv(t2, base))
-                lg = self._logits([enc[i] for i in idx], pre)
-                lp = torch.log_softmax(lg, -1)
-                q = lp[:, ids].exp().numpy()
-                m = q.sum(1)
-                P[idx] = q / np.where(m > 0, m, 1)[:, None]; M[idx] = m
-        return list(P), list(M)
+        "Probabilities and option mass of single-token `options` after each text, from the scorer's public `option_scores`."
+        self.option_ids(options)                              # refuses multi-token or token-sharing labels
+        sc, f0, t0 = self.scorer, self.scorer.n_forward, self.scorer.n_tokens
+        r = sc.option_scores(list(texts), options, system=self.system, cache=False, progress=False,
+                             batch_size=self.batch_size, share_prefix=self.share_prefix)
+        self.n_forward += sc.n_forward - f0; self.n_tokens += sc.n_tokens - t0
+        P = np.nan_to_num(r.probs, nan=0.0)                   # no option mass: 0 (the draw then reports 'invalid')
+        return list(P), list(r.option_mass)
 
 # %% ../../nbs/37_agent_policies.ipynb #4e5d45d5
 RETRY_SUFFIX = "Your previous reply was not a valid JSON object of the requested form. Reply with the JSON object only."

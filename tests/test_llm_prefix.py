@@ -1,0 +1,151 @@
+"""fairlib.llm option scoring with the shared-prefix tree (`TransformersScorer.option_scores`), tiny random Llama.
+
+Oracle: each prompt scored alone by a plain forward pass of the full token list (no batching, no prefix,
+no padding), log-softmax in float64. The prefix tree must agree to 1e-5 and run fewer tokens.
+"""
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+import fairlib.llm as llm
+from fairlib.core import FairlibInputError
+from fairlib.llm import TransformersScorer
+
+SYSTEM = "You make one decision at a time for a synthetic training case. Answer exactly."
+CASES = ["A 54-year-old with crushing chest pain radiating to the left arm, sweating, for one hour.",
+         "A 23-year-old with a twisted ankle after football, able to bear weight, mild swelling only.",
+         "A 71-year-old with sudden weakness of the right arm and slurred speech since this morning."]
+STEPS = ["Step: triage. No results yet.", "Step: reassessment. ECG and troponin within reference ranges.",
+         "Step: disposition. The patient is comfortable."]
+QUESTIONS = ["Which acuity level applies?", "Is an ECG needed now?", "Is admission needed?", "Opioids?"]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    model, tok = llm.make_tiny_model(seed=0)
+    return model, tok
+
+
+def agent_prompts(n_cases=3, n_steps=2, n_q=3):
+    return [f"{c}\n{s}\n{q}" for c in CASES[:n_cases] for s in STEPS[:n_steps] for q in QUESTIONS[:n_q]]
+
+
+def single_token_pair(tok):
+    for cand in (("Yes", "No"), ("yes", "no"), ("A", "B"), ("a", "b"), ("1", "2")):
+        if all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in cand): return cand
+    raise AssertionError("the tiny tokenizer has no single-token option pair")
+
+
+def oracle_logprobs(model, tok, prompt, options, system=SYSTEM):
+    "log P(option | prompt) by plain forward passes of the full token list, one prompt, no prefix, no padding."
+    ids = tok(llm.chat_prompt(tok, prompt, system=system), add_special_tokens=False)["input_ids"]
+    out = []
+    for o in options:
+        oi = tok(o, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            lp = torch.log_softmax(model(torch.tensor([ids + oi])).logits[0].double(), -1)
+        out.append(sum(lp[len(ids) - 1 + j, t].item() for j, t in enumerate(oi)))
+    return out
+
+
+def test_prefix_tree_equals_each_prompt_alone(tiny):
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=4)
+    prompts = agent_prompts()
+    used = {}
+    for opts in (single_token_pair(tok), ("Yes", "No", "three")):           # first-token and full-continuation
+        sc._kv_memo.clear(); n0 = sc.n_tokens
+        tree = sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
+        used[opts] = sc.n_tokens - n0
+        oracle = np.array([oracle_logprobs(model, tok, p, opts) for p in prompts])
+        np.testing.assert_allclose(tree.logprobs, oracle, atol=1e-5, rtol=0)
+        alone = np.vstack([sc.option_scores([p], opts, system=SYSTEM, cache=False, share_prefix=False).logprobs
+                           for p in prompts])
+        np.testing.assert_allclose(tree.logprobs, alone, atol=1e-5, rtol=0)
+        assert tree.method == ("first-token" if opts == single_token_pair(tok) else "full-continuation")
+    full = sum(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
+    assert used[single_token_pair(tok)] < 0.75 * full, (used, full)
+
+
+def test_prefix_tree_runs_each_shared_part_once(tiny):
+    "Tokens run = system+template once + each case once + each step once + each question's own tokens."
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=64, min_prefix=4)
+    opts = single_token_pair(tok)
+    prompts = agent_prompts()
+    enc = sc.encode([sc.format(p, system=SYSTEM) for p in prompts])
+    n0 = sc.n_tokens
+    sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
+    used = sc.n_tokens - n0
+    # independent count of a compacted trie's tokens: distinct prefixes of the token lists
+    distinct = len({tuple(e[:k]) for e in enc for k in range(1, len(e) + 1)})
+    full = sum(map(len, enc))
+    assert distinct <= used < full
+    # every shared part (>= min_prefix tokens) runs once: at most min_prefix tokens re-run per row
+    assert used <= distinct + len(enc) * sc.min_prefix, (used, distinct)
+    again = sc.n_tokens
+    sc.option_scores(prompts[::-1], opts, system=SYSTEM, cache=False)          # the prefixes are memoised
+    assert sc.n_tokens - again < used
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12, unique=True),
+       st.integers(1, 6), st.integers(1, 24))
+def test_prefix_tree_property_any_mix_and_batch(tiny, picks, batch_size, min_prefix):
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix)
+    prompts = [f"{CASES[c]}\n{STEPS[s]}\n{QUESTIONS[q]}" for c, s, q in picks]
+    opts = single_token_pair(tok)
+    tree = sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
+    plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).option_scores(
+        prompts, opts, system=SYSTEM, cache=False)
+    np.testing.assert_allclose(tree.logprobs, plain.logprobs, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(tree.probs.sum(1), 1.0, atol=1e-12)
+
+
+def test_answer_key_ignores_prefix_sharing_and_batching(tiny, tmp_path):
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny")
+    opts, prompts = single_token_pair(tok), agent_prompts(2, 2, 2)
+    a = sc.option_scores(prompts, opts, system=SYSTEM, cache=tmp_path / "c.sqlite", share_prefix=True, batch_size=3)
+    b = sc.option_scores(prompts, opts, system=SYSTEM, cache=tmp_path / "c.sqlite", share_prefix=False, batch_size=1)
+    assert not a.table["from_cache"].any() and b.table["from_cache"].all()
+    np.testing.assert_array_equal(a.logprobs, b.logprobs)
+    assert (sc.batch_size, sc.share_prefix) == (TransformersScorer(model, tok, model_id="tiny").batch_size, True)
+
+
+@pytest.mark.parametrize("kw,arg", [(dict(batch_size=0), "batch_size"), (dict(batch_size=2.0), "batch_size"),
+                                    (dict(batch_size=True), "batch_size"), (dict(batch_size="4"), "batch_size"),
+                                    (dict(share_prefix="yes"), "share_prefix"), (dict(share_prefix=1), "share_prefix")],
+                         ids=["bs-0", "bs-float", "bs-bool", "bs-str", "sp-str", "sp-int"])
+def test_option_scores_overrides_refuse_bad_values(tiny, kw, arg):
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny")
+    with pytest.raises(FairlibInputError) as e:
+        sc.option_scores(["A case?"], single_token_pair(tok), system=SYSTEM, cache=False, **kw)
+    assert e.value.argument == arg and f"`{arg}`" in str(e.value)
+    assert (sc.batch_size, sc.share_prefix) == (8, True)                     # nothing was changed
+
+
+def test_agent_policy_needs_only_the_public_scorer_api(tiny):
+    "The option-scoring policy runs on a proxy that hides every private attribute of the scorer."
+    from fairlib.agent.policies import OptionScoringPolicy, Call, Decision
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny")
+
+    class PublicOnly:
+        def __getattr__(self, name):
+            if name.startswith("_"): raise AttributeError(f"private scorer attribute {name!r} used")
+            return getattr(sc, name)
+
+    opts = single_token_pair(tok)
+    d = tuple(Decision(f"q{i}", q, opts, (1, 0)) for i, q in enumerate(QUESTIONS[:3]))
+    calls = [Call((c, s), str(c), f"{CASES[c]}\n{STEPS[s]}", d) for c in range(2) for s in range(2)]
+    got = OptionScoringPolicy(PublicOnly()).score(calls)
+    for call, res in zip(calls, got):
+        for dec, (p, mass, _) in zip(call.decisions, res):
+            lp = np.array(oracle_logprobs(model, tok, f"{call.context}\n{dec.question}", opts,
+                                          system=OptionScoringPolicy(sc).system))
+            np.testing.assert_allclose(p, np.exp(lp) / np.exp(lp).sum(), atol=1e-5)
+            assert mass == pytest.approx(float(np.exp(lp).sum()), abs=1e-5)
