@@ -2,6 +2,8 @@
 (K = 500, N = 10,000), Axis 2 (R = 30 per size, the full size grid) and Axis 3 (20 hospital folds), fairlib's
 fast paths vs plain index resampling / subsampling, and the lower bound of the count-based cells (the
 time of the binomial / hypergeometric draws alone), all measured in ONE run so the ratios are comparable.
+The count-based cells and their lower bounds take well under a second, so each is timed --repeats times
+and the best time is kept, for fairlib and for the bound alike.
 
     python benchmarks/bench_vfr.py                 # the paper's audit partition size, 185,026 records
     python benchmarks/bench_vfr.py --predictions runs/work/vfr/predictions.pkl   # a trained panel
@@ -90,6 +92,14 @@ def _pairs(pred, models):
     return out
 
 
+def best_of(fn, repeats: int) -> float:
+    "Shortest wall time of `repeats` calls of fn() (timeit's convention: the least disturbed run)."
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter(); fn(); best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--K", type=int, default=500); ap.add_argument("--N", type=int, default=10_000)
@@ -100,6 +110,8 @@ def main(argv=None):
     ap.add_argument("--naive-R", type=int, default=3, help="subsamples per timed (cell, size) for index subsampling")
     ap.add_argument("--fairlearn", action="store_true", help="also time fairlearn MetricFrame (slow)")
     ap.add_argument("--axes", default="123", help="which axes to time (e.g. 2 for Axis 2 alone); the whole-audit line needs 123")
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="the count-based cells and their lower bounds are each timed this many times; the best is kept")
     ap.add_argument("--json", help="write the measurements here")
     a = ap.parse_args(argv)
 
@@ -125,8 +137,8 @@ def main(argv=None):
             grid = vfr_grid(pred, n_resamples=a.K, resample_size=a.N, seed=0, n_jobs=nj)
             res[f"axis1_n_jobs{nj}"] = time.perf_counter() - t0
             print(f"Axis 1, fairlib fast path, n_jobs={nj}: {res[f'axis1_n_jobs{nj}']:.2f} s for {cells} cells")
-        t0 = time.perf_counter(); vfr_grid(pred, metrics=count_metrics, n_resamples=a.K, resample_size=a.N, n_jobs=1)
-        res["axis1_count_cells"] = time.perf_counter() - t0
+        res["axis1_count_cells"] = best_of(lambda: vfr_grid(pred, metrics=count_metrics, n_resamples=a.K, resample_size=a.N,
+                                                            n_jobs=1), a.repeats)
         t0 = time.perf_counter(); vfr_grid(pred, metrics=["Cal"], n_resamples=a.K, resample_size=a.N, n_jobs=1)
         res["axis1_cal_cells"] = time.perf_counter() - t0
         # lower bound: the binomial draws alone, one (K, G, 2) draw per count-based cell, as fairlib draws them
@@ -135,13 +147,14 @@ def main(argv=None):
             f = pred[pred.model == mo]
             for at in ATTRIBUTES:
                 with_n[mo, at] = audit_data(f.y_true.to_numpy(), f.y_pred.to_numpy(), f[at], resample_size=a.N)
-        t0 = time.perf_counter()
-        for (mo, at), d in with_n.items():
-            for m in count_metrics: draw_counts(d, a.K, cell_seed(0, mo, m, at))
-        res["axis1_count_draws_only"] = time.perf_counter() - t0
+        def axis1_draws():
+            for (mo, at), d in with_n.items():
+                for m in count_metrics: draw_counts(d, a.K, cell_seed(0, mo, m, at))
+        res["axis1_count_draws_only"] = best_of(axis1_draws, a.repeats)
         print(f"  count-based cells: fairlib {res['axis1_count_cells']:.2f} s vs binomial draws alone "
-              f"{res['axis1_count_draws_only']:.2f} s -> {res['axis1_count_cells'] / res['axis1_count_draws_only']:.1f}x the lower bound "
-              f"(target <= 3x); calibration cells {res['axis1_cal_cells']:.2f} s")
+              f"{res['axis1_count_draws_only']:.2f} s (each the best of {a.repeats}) -> {res['axis1_count_cells'] / res['axis1_count_draws_only']:.1f}x the lower bound "
+              f"(target <= 3x: {'MET' if res['axis1_count_cells'] <= 3 * res['axis1_count_draws_only'] else 'NOT MET'}); "
+              f"calibration cells {res['axis1_cal_cells']:.2f} s")
         f0 = pred[pred.model == models[0]]
         per_kind = {"count": [0.0, 0], "cal": [0.0, 0]}
         for attr, metric in [("race", "EOD"), ("age_bucket", "DI"), ("sex", "Cal"), ("race", "Cal")]:
@@ -159,27 +172,27 @@ def main(argv=None):
     # count-based cells, three ways in the same run:
     # (a) fairlib end to end: audit_size_grid on the long predictions frame (split by model, validation, count
     #     tables, draws, metrics, point values, statistics, result frames)
-    t0 = time.perf_counter(); audit_size_grid(pred, metrics=count_metrics, n_resamples=a.R, seed=0, n_jobs=1)
-    res["axis2_count_cells"] = time.perf_counter() - t0
+    res["axis2_count_cells"] = best_of(lambda: audit_size_grid(pred, metrics=count_metrics, n_resamples=a.R, seed=0, n_jobs=1),
+                                       a.repeats)
     pairs = _pairs(pred, models)                           # prepared data (not timed): AuditData per (model, attribute)
     sizes = np.array([s for s in AUDIT_SIZES if s < n_rec] + [n_rec])
     root = root_entropy(0)
     # (b) fairlib's per-cell compute on prepared data: the same draws, the metrics (with the point values) and the
     #     CV statistics that audit_size_grid computes, without data preparation or building result frames
-    t0 = time.perf_counter()
-    for mo in models:
-        vals, ua = [], []
-        for at in ATTRIBUTES:
-            v = _axis2_values(pairs[mo, at], count_metrics, sizes, a.R, root, (mo, at), "fast", "ece_gap", {})
-            vals += [v[m] for m in count_metrics]; ua += [AUDIT_METRICS[m].uses_abs for m in count_metrics]
-        _size_stats(np.stack(vals), ua, CV_CUTOFF, MAX_UNDEFINED_SHARE)
-    res["axis2_count_compute_prepared"] = time.perf_counter() - t0
+    def axis2_prepared():
+        for mo in models:
+            vals, ua = [], []
+            for at in ATTRIBUTES:
+                v = _axis2_values(pairs[mo, at], count_metrics, sizes, a.R, root, (mo, at), "fast", "ece_gap", {})
+                vals += [v[m] for m in count_metrics]; ua += [AUDIT_METRICS[m].uses_abs for m in count_metrics]
+            _size_stats(np.stack(vals), ua, CV_CUTOFF, MAX_UNDEFINED_SHARE)
+    res["axis2_count_compute_prepared"] = best_of(axis2_prepared, a.repeats)
     # (c) the lower bound: the multivariate-hypergeometric draws alone, one rng per pair as fairlib draws them
-    t0 = time.perf_counter()
-    for (mo, at), d in pairs.items():
-        rng = check_rng(cell_seed(root, mo, at, "counts", "axis2"))
-        for s in sizes: draw_subsample_counts(d, s, a.R, rng)
-    res["axis2_count_draws_only"] = time.perf_counter() - t0
+    def axis2_draws():
+        for (mo, at), d in pairs.items():
+            rng = check_rng(cell_seed(root, mo, at, "counts", "axis2"))
+            for s in sizes: draw_subsample_counts(d, s, a.R, rng)
+    res["axis2_count_draws_only"] = best_of(axis2_draws, a.repeats)
     # calibration cells: fairlib end to end, and the shared ordered samples alone (rng.choice per repetition)
     t0 = time.perf_counter(); audit_size_grid(pred, metrics=["Cal"], n_resamples=a.R, seed=0, n_jobs=1)
     res["axis2_cal_cells"] = time.perf_counter() - t0
@@ -205,7 +218,7 @@ def main(argv=None):
     lb = res["axis2_count_draws_only"]
     ra, rb = res["axis2_count_cells"] / lb, res["axis2_count_compute_prepared"] / lb
     res["axis2_count_ratio_end_to_end"], res["axis2_count_ratio_prepared"] = ra, rb
-    print(f"  count-based cells ({n_count} cells x {len(sizes)} sizes x R={a.R}): (a) fairlib end to end "
+    print(f"  count-based cells ({n_count} cells x {len(sizes)} sizes x R={a.R}; each time the best of {a.repeats}): (a) fairlib end to end "
           f"{res['axis2_count_cells']:.3f} s; (b) fairlib per-cell compute on prepared data (draws + metrics + statistics) "
           f"{res['axis2_count_compute_prepared']:.3f} s; (c) hypergeometric draws alone {lb:.3f} s")
     print(f"  -> (a)/(c) = {ra:.1f}x, (b)/(c) = {rb:.1f}x the lower bound. The target (<= 3x) is read against (a), "

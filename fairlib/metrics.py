@@ -22,9 +22,9 @@ __all__ = ['AUDIT_METRICS', 'demographic_parity_difference', 'statistical_parity
            'equal_opportunity_difference', 'equalized_odds_difference', 'predictive_parity_difference',
            'between_group_theil_index', 'group_codes', 'group_label', 'excluded_text', 'align_inputs', 'binary_labels',
            'resolve_inputs', 'CountTable', 'count_table', 'group_rates_from_counts', 'calibration_from_bins',
-           'theil_from_counts', 'between_group_theil_from_counts', 'metric_from_counts', 'AuditMetric', 'audit_metric',
-           'MetricValue', 'theil_index', 'calibration_gap', 'group_table', 'audit_table', 'AuditResult', 'audit',
-           'FourFifthsVerdict', 'four_fifths_rule']
+           'theil_from_counts', 'between_group_theil_from_counts', 'metrics_from_counts', 'metric_from_counts',
+           'AuditMetric', 'audit_metric', 'MetricValue', 'theil_index', 'calibration_gap', 'group_table', 'audit_table',
+           'AuditResult', 'audit', 'FourFifthsVerdict', 'four_fifths_rule']
 
 # %% ../nbs/02_metrics.ipynb #7afbbffe
 def _sf_columns(sensitive_features, func):
@@ -264,7 +264,11 @@ def count_table(y_true, y_pred, sensitive_features, *, y_prob=None, sample_weigh
 
 # %% ../nbs/02_metrics.ipynb #2ac306fe
 def _div(a, b):
-    with np.errstate(divide="ignore", invalid="ignore"): return np.where(b > 0, a / np.where(b > 0, b, 1), np.nan)
+    "a / b where b > 0, NaN elsewhere (float64)."
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    out = np.full(np.broadcast_shapes(a.shape, b.shape), np.nan)
+    np.divide(a, b, out=out, where=b > 0)
+    return out
 
 def _counts_array(counts, func, *, last=(2, 2), name="counts", groups=False):
     "`counts` as a float array with trailing axes `last`, finite and non-negative, or an error naming it."
@@ -275,15 +279,54 @@ def _counts_array(counts, func, *, last=(2, 2), name="counts", groups=False):
     if not np.isfinite(a).all() or (a < 0).any(): raise FairlibInputError(name, "must be finite and non-negative", func)
     return a
 
+_TOTALS = {   # per-group totals from the cells (tn, fp, fn, tp) of `[G, 2, 2]`
+    "n": lambda tn, fp, fn, tp: tn + fp + fn + tp,
+    "positives": lambda tn, fp, fn, tp: fn + tp,
+    "predicted_positives": lambda tn, fp, fn, tp: fp + tp,
+}
+_RATIOS = {   # each per-group rate once, as (numerator, denominator) of the cells
+    "base_rate": lambda tn, fp, fn, tp: (fn + tp, tn + fp + fn + tp),
+    "selection_rate": lambda tn, fp, fn, tp: (fp + tp, tn + fp + fn + tp),
+    "TPR": lambda tn, fp, fn, tp: (tp, fn + tp),
+    "FPR": lambda tn, fp, fn, tp: (fp, tn + fp),
+    "TNR": lambda tn, fp, fn, tp: (tn, tn + fp),
+    "FNR": lambda tn, fp, fn, tp: (fn, fn + tp),
+    "PPV": lambda tn, fp, fn, tp: (tp, fp + tp),
+    "NPV": lambda tn, fp, fn, tp: (tn, tn + fn),
+    "accuracy": lambda tn, fp, fn, tp: (tn + tp, tn + fp + fn + tp),
+}
+_RATE_NAMES = (*_TOTALS, *_RATIOS)
+
+class _Rates(dict):
+    """The rates of validated counts, each computed on first use (a metric needs one or two of them); `prefetch`
+    computes several rates, and their max and min over the groups, in one stacked pass (for many small tables)."""
+    def __init__(self, counts):
+        super().__init__()
+        self.cells = counts[..., 0, 0], counts[..., 0, 1], counts[..., 1, 0], counts[..., 1, 1]
+        self.extremes = {}
+    def __missing__(self, key):
+        v = self[key] = _TOTALS[key](*self.cells) if key in _TOTALS else _div(*_RATIOS[key](*self.cells))
+        return v
+    def prefetch(self, keys):
+        keys = [k for k in keys if k not in self]
+        if not keys: return
+        num, den = zip(*(_RATIOS[k](*self.cells) for k in keys))
+        r = _div(np.stack(num), np.stack(den))
+        hi, lo = (r.max(-1), r.min(-1)) if r.shape[-1] else (None, None)
+        for i, k in enumerate(keys):
+            self[k] = r[i]
+            if hi is not None: self.extremes[k] = hi[i], lo[i]
+    def spread(self, key):
+        "max − min of a rate over the groups (NaN with fewer than two groups; NaN propagates)."
+        if key not in self.extremes: return _spread(self[key])
+        if self[key].shape[-1] < 2: return np.full(self[key].shape[:-1], np.nan)
+        hi, lo = self.extremes[key]
+        return hi - lo
+
 def group_rates_from_counts(counts: np.ndarray) -> dict:
     "Selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy and base rate per group (last axes `[G, 2, 2]`)."
-    counts = _counts_array(counts, "group_rates_from_counts")
-    tn, fp, fn, tp = counts[..., 0, 0], counts[..., 0, 1], counts[..., 1, 0], counts[..., 1, 1]
-    n = tn + fp + fn + tp
-    return dict(n=n, positives=fn + tp, predicted_positives=fp + tp, base_rate=_div(fn + tp, n),
-                selection_rate=_div(fp + tp, n), TPR=_div(tp, fn + tp), FPR=_div(fp, tn + fp),
-                TNR=_div(tn, tn + fp), FNR=_div(fn, fn + tp), PPV=_div(tp, fp + tp), NPV=_div(tn, tn + fn),
-                accuracy=_div(tn + tp, n))
+    r = _Rates(_counts_array(counts, "group_rates_from_counts"))
+    return {k: r[k] for k in _RATE_NAMES}
 
 # %% ../nbs/02_metrics.ipynb #043811f9
 def calibration_from_bins(bins: np.ndarray) -> dict:
@@ -315,7 +358,9 @@ def theil_from_counts(counts):
 
 def between_group_theil_from_counts(counts):
     "Between-group Theil: each row's benefit replaced by its group mean, T = Σ_g (n_g/n)(μ_g/μ) ln(μ_g/μ)."
-    counts = _counts_array(counts, "between_group_theil_from_counts", groups=True)
+    return _between_group_theil(_counts_array(counts, "between_group_theil_from_counts", groups=True))
+
+def _between_group_theil(counts):
     n_g, s_g = _theil_terms(counts)
     n, s = n_g.sum(-1), s_g.sum(-1); mu = _div(s, n)
     mu_g = _div(s_g, n_g); r = mu_g / mu[..., None]
@@ -324,18 +369,23 @@ def between_group_theil_from_counts(counts):
     return np.where(counts.shape[-3] >= 2, out, np.nan)
 
 # %% ../nbs/02_metrics.ipynb #376d6b06
-def _metric_core(name, counts, bins, calibration):
-    r = group_rates_from_counts(counts)
-    if name == "SPD": return _spread(r["selection_rate"])
+_METRIC_RATES = dict(SPD=("selection_rate",), DI=("selection_rate",), EOpp=("TPR",), EOD=("TPR", "FPR"), PP=("PPV",))
+
+def _metric_core(name, counts, bins, calibration, r=None):
+    "One metric from validated counts over the audited groups; `r`: their rates, shared between metrics."
+    r = _Rates(counts) if r is None else r
+    if name == "SPD": return r.spread("selection_rate")
     if name == "DI":
         sel = r["selection_rate"]
         if sel.shape[-1] < 2: return np.full(sel.shape[:-1], np.nan)
-        return _div(sel.min(-1), sel.max(-1))
-    if name == "EOpp": return _spread(r["TPR"])
-    if name == "EOD": return np.fmax(_spread(r["TPR"]), _spread(r["FPR"])) * np.where(
-        np.isnan(_spread(r["TPR"])) | np.isnan(_spread(r["FPR"])), np.nan, 1.0)
-    if name == "PP": return _spread(r["PPV"])
-    if name == "Theil": return between_group_theil_from_counts(counts)
+        hi, lo = r.extremes.get("selection_rate") or (sel.max(-1), sel.min(-1))
+        return _div(lo, hi)
+    if name == "EOpp": return r.spread("TPR")
+    if name == "EOD":
+        a, b = r.spread("TPR"), r.spread("FPR")
+        return np.fmax(a, b) * np.where(np.isnan(a) | np.isnan(b), np.nan, 1.0)
+    if name == "PP": return r.spread("PPV")
+    if name == "Theil": return _between_group_theil(counts)
     if name == "Cal":
         if bins is None: raise FairlibInputError("y_prob", "calibration needs predicted probabilities (y_prob / bins)")
         cal = calibration_from_bins(bins)
@@ -345,14 +395,30 @@ def _metric_core(name, counts, bins, calibration):
         raise FairlibInputError("calibration", f"must be 'ece_gap' or 'worst_group_mce', got {calibration!r}")
     raise UnknownMetricError("metric", f"unknown metric {name!r}; known: {list(AUDIT_METRICS)}")
 
-def metric_from_counts(name: str, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> np.ndarray:
-    "Audit metric `name` from counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`), over the `included` groups."
-    audit_metric(name)
-    counts = _counts_array(counts, "metric_from_counts", groups=True)
+def _restricted(counts, bins, included, func):
+    "Validated counts (and bins) restricted to the `included` groups."
+    counts = _counts_array(counts, func, groups=True)
     if included is not None:
         inc = np.asarray(included, bool)
+        if inc.shape != counts.shape[-3:-2]:
+            raise FairlibInputError("included", f"must be one flag per group ({counts.shape[-3]}), got shape {inc.shape}", func)
         counts = counts[..., inc, :, :]
         if bins is not None: bins = np.asarray(bins)[..., inc, :, :]
+    return counts, bins
+
+def metrics_from_counts(names, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> dict:
+    """Several audit metrics of the same counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`) over the `included`
+    groups, as {name: array}: the counts are validated and restricted once and the group rates computed once."""
+    names = [audit_metric(m).name for m in ([names] if isinstance(names, str) else names)]
+    counts, bins = _restricted(counts, bins, included, "metrics_from_counts")
+    r = _Rates(counts)
+    r.prefetch(dict.fromkeys(k for m in names for k in _METRIC_RATES.get(m, ())))
+    return {m: _metric_core(m, counts, bins, calibration, r) for m in names}
+
+def metric_from_counts(name: str, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> np.ndarray:
+    "Audit metric `name` from counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`), over the `included` groups."
+    name = audit_metric(name).name
+    counts, bins = _restricted(counts, bins, included, "metric_from_counts")
     return _metric_core(name, counts, bins, calibration)
 
 # %% ../nbs/02_metrics.ipynb #578cf71e

@@ -13,7 +13,7 @@ import pandas as pd
 from .core import (FairlibInputError, check_int, check_float, check_choice, as_1d, check_binary,
                           check_probability, check_same_length, check_rng, cell_seed, root_entropy,
                           renamed_arguments, deprecated_alias, largest_remainder, percentile_interval, mask_count)
-from .metrics import count_table, metric_from_counts, AUDIT_METRICS, audit_metric, audit_table, CountTable
+from .metrics import count_table, metric_from_counts, metrics_from_counts, AUDIT_METRICS, audit_metric, audit_table, CountTable
 from .results import Result
 
 # %% auto #0
@@ -121,6 +121,73 @@ def audit_data(y_true, y_pred, sensitive_features, *, y_prob=None, resample_size
     return AuditData(y, yh, p, ct, N, m, min_support, n_bins)
 
 
+
+# %% ../nbs/12_vfr.ipynb #94f1459f
+_JOINT_PREP_MAX = 2**20   # joint (attributes × y × ŷ) categories up to this many: one bincount serves every attribute
+
+def _model_audit_datas(f: pd.DataFrame, attributes, prob, min_support: int, n_bins: int, func: str, *,
+                       resample_size: int | None = None) -> dict:
+    """`audit_data` of every attribute of one model's frame, with y, ŷ and the scores validated once per model; a
+    categorical attribute is read from its codes (observed categories in code order, as `audit_data` reads it)
+    without re-encoding; any other attribute goes through `audit_data`. resample_size: N as in `audit_data` (None =
+    the cohort); the caller warns about N > n."""
+    y_true, y_pred = f["y_true"].to_numpy(), f["y_pred"].to_numpy()
+    col = {a: f[a] for a in attributes}                                 # one column lookup each
+    cat = [a for a in attributes if isinstance(col[a].dtype, pd.CategoricalDtype)]
+    def generic(a):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResampleSizeWarning)
+            return audit_data(y_true, y_pred, col[a], y_prob=prob, resample_size=resample_size, min_support=min_support,
+                              n_bins=n_bins, func=func)
+    if not cat: return {a: generic(a) for a in attributes}
+    min_support = check_int(min_support, "min_support", func, lo=0); n_bins = check_int(n_bins, "n_bins", func)
+    y = check_binary(y_true, "y_true", func); yh = check_binary(y_pred, "y_pred", func)
+    p = None if prob is None else check_probability(prob, "y_prob", func)
+    n = len(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResampleSizeWarning)
+        N = _resample_size(resample_size, n, func)
+    yy = y * 2 + yh                                                    # the (y, ŷ) cell of each record (int8)
+    raws = {}
+    for a in cat:
+        raws[a] = raw = np.asarray(col[a].array.codes)
+        if (raw < 0).any(): raise FairlibInputError("sensitive_features", f"has {int((raw < 0).sum())} missing value(s)", func)
+    sizes = [len(col[a].dtype.categories) for a in cat]
+    cells_of = {}
+    if len(cat) > 1 and 4 * np.prod(sizes, dtype=float) <= _JOINT_PREP_MAX:
+        # one bincount over the joint (attribute codes × y × ŷ) category, then one marginal per attribute
+        key = np.zeros(n, np.int16 if 4 * np.prod(sizes) < 2**15 else np.int32)
+        for a, k in zip(cat, sizes): key *= k; key += raws[a]
+        key *= 4; key += yy
+        joint = np.bincount(key, minlength=4 * int(np.prod(sizes))).reshape(*sizes, 4)
+        for i, a in enumerate(cat): cells_of[a] = joint.sum(tuple(j for j in range(len(cat)) if j != i))
+    if p is not None:
+        b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)       # count_table's bins
+        ones = np.ones(n); oy, op = ones * y, ones * p
+    out = {}
+    for a in attributes:
+        if a not in cat:
+            out[a] = generic(a)
+            continue
+        sf = col[a]; raw = raws[a]
+        codes = raw.astype(np.int64)
+        cells = cells_of[a] if a in cells_of else np.bincount(codes * 4 + yy, minlength=4 * len(sf.dtype.categories)).reshape(-1, 4)
+        seen = cells.sum(1) > 0
+        if not seen.all():                                              # dense codes of the observed categories
+            codes = (np.cumsum(seen, dtype=np.int64) - 1)[raw]; cells = cells[seen]
+        G = int(seen.sum())
+        groups = (sf.dtype.categories if seen.all() else sf.dtype.categories[np.flatnonzero(seen)]).rename(sf.name)
+        counts = cells.astype(np.float64).reshape(G, 2, 2)
+        bins = None
+        if p is not None:
+            idx = codes * n_bins + b
+            bins = np.stack([np.bincount(idx, weights=w, minlength=G * n_bins) for w in (ones, oy, op)],
+                            axis=-1).reshape(G, n_bins, 3)
+        ct = CountTable(groups, codes, counts, cells.sum(1), int(min_support), bins)
+        n_gy = counts.sum(-1)
+        m = n_gy.astype(np.int64) if N == n else largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
+        out[a] = AuditData(y, yh, p, ct, N, m, min_support, n_bins)
+    return out
 
 # %% ../nbs/12_vfr.ipynb #f0292abd
 def draw_counts(data: AuditData, n_resamples: int, seed) -> np.ndarray:
@@ -345,6 +412,18 @@ def verdict_flip_rate(y_true, y_pred, *, sensitive_features, metric: str, y_prob
 # %% ../nbs/12_vfr.ipynb #53c677f5
 PREDICTION_COLUMNS = ("model", "y_true", "y_pred")
 
+def _contiguous_models(predictions: pd.DataFrame):
+    """{model: frame} as row slices when a categorical `model` column holds each model in one contiguous run (as a
+    concatenation of per-model frames does), in order of appearance like `groupby(sort=False)`; otherwise None."""
+    col = predictions["model"]
+    if not isinstance(col.dtype, pd.CategoricalDtype) or len(col) == 0: return None
+    c = col.cat.codes.to_numpy()
+    if (c < 0).any(): return None                                       # missing model names: groupby drops them
+    starts = np.r_[0, np.flatnonzero(c[1:] != c[:-1]) + 1]
+    if len(np.unique(c[starts])) != len(starts): return None            # a model in several runs
+    ends = np.r_[starts[1:], len(c)]
+    return {str(col.cat.categories[c[a]]): predictions.iloc[a:b] for a, b in zip(starts, ends)}
+
 def _by_model(predictions, attributes, func) -> dict:
     "Split a long predictions frame (or a dict model -> frame) into {model: frame}, validating the columns."
     if isinstance(predictions, dict): frames = dict(predictions)
@@ -353,7 +432,8 @@ def _by_model(predictions, attributes, func) -> dict:
             raise FairlibInputError("predictions", f"has duplicated column(s) {list(predictions.columns[predictions.columns.duplicated()])}", func)
         if "model" not in predictions.columns:
             raise FairlibInputError("predictions", "needs a 'model' column (or pass a dict model -> frame)", func)
-        frames = {str(k): f for k, f in predictions.groupby("model", sort=False, observed=True)}
+        frames = _contiguous_models(predictions)
+        if frames is None: frames = {str(k): f for k, f in predictions.groupby("model", sort=False, observed=True)}
     else: raise FairlibInputError("predictions", f"must be a DataFrame or dict, got {type(predictions).__name__}", func)
     if not frames: raise FairlibInputError("predictions", "is empty", func)
     if isinstance(attributes, str) or not len(attributes):
@@ -388,17 +468,12 @@ def audit_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, min_support:
     return pd.concat(rows, ignore_index=True)
 
 # %% ../nbs/12_vfr.ipynb #27887299
-def _pair_rows(model, attr, f, names, K, N, root, method, min_support, n_bins, calibration, keep_values, confidence_level):
-    wants_prob = any(AUDIT_METRICS[m].needs_prob for m in names)            # scores only when a metric needs them
-    prob = f["y_prob"].to_numpy() if "y_prob" in f.columns and wants_prob else None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResampleSizeWarning)       # warned once by vfr_grid
-        data = audit_data(f["y_true"].to_numpy(), f["y_pred"].to_numpy(), f[attr], y_prob=prob, resample_size=N,
-                          min_support=min_support, n_bins=n_bins, func="vfr_grid")
+def _pair_rows(model, attr, data, names, K, root, method, calibration, keep_values, confidence_level):
+    "Axis 1 rows of one (model, attribute) pair from its prepared audit data."
     rows = []
     for m in names:
         spec = AUDIT_METRICS[m]
-        if spec.needs_prob and prob is None: continue
+        if spec.needs_prob and data.prob is None: continue
         rng = check_rng(cell_seed(root, model, m, attr))
         r = summarise_resamples(_values(data, m, K, rng, method, calibration), m, resample_size=data.resample_size,
                                 value=_point(data, m, calibration), method=method, group_sizes=data.group_sizes,
@@ -443,8 +518,11 @@ def vfr_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, n_resamples: i
         raise FairlibInputError("n_jobs", f"must be None or a non-zero int, got {n_jobs!r}", func)
     root = root_entropy(seed)
     for mo, f in frames.items(): _resample_size(resample_size, len(f), func)   # validate N and warn once per model
-    jobs = [(mo, a, frames[mo], names, K, resample_size, root, method, min_support, n_bins, calibration, keep_values,
-             confidence_level) for mo in frames for a in attributes]
+    wants_prob = any(AUDIT_METRICS[m].needs_prob for m in names)            # scores only when a metric needs them
+    datas = {mo: _model_audit_datas(f, attributes, f["y_prob"].to_numpy() if wants_prob and "y_prob" in f.columns else None,
+                                    min_support, n_bins, func, resample_size=resample_size) for mo, f in frames.items()}
+    jobs = [(mo, a, datas[mo][a], names, K, root, method, calibration, keep_values, confidence_level)
+            for mo in frames for a in attributes]
     out = _run_pairs(_pair_rows, jobs, n_jobs, progress, "VFR grid")
     return pd.DataFrame([r for rows in out for r in rows])
 
@@ -685,12 +763,11 @@ def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibrati
         rng = check_rng(cell_seed(root, *key, "counts", "axis2"))
         c = np.stack([draw_subsample_counts(data, s, R, rng) for s in sizes])
         if points is None:
-            for m in count_names: out[m] = np.asarray(metric_from_counts(m, c, included=data.included), np.float64)
+            out.update({m: np.asarray(v, np.float64) for m, v in metrics_from_counts(count_names, c, included=data.included).items()})
         else:
             flat = np.concatenate([c.reshape(-1, *c.shape[2:]), data.ct.counts[None]])   # + the cohort's own table
-            for m in count_names:
-                v = np.asarray(metric_from_counts(m, flat, included=data.included), np.float64)
-                out[m] = v[:-1].reshape(c.shape[:2]); points[m] = float(v[-1])
+            for m, v in metrics_from_counts(count_names, flat, included=data.included).items():
+                v = np.asarray(v, np.float64); out[m] = v[:-1].reshape(c.shape[:2]); points[m] = float(v[-1])
     if cal_names:
         rng = check_rng(cell_seed(root, *key, "Cal", "axis2"))
         c, b = draw_subsample_bins(data, sizes, R, rng)
@@ -726,46 +803,8 @@ def audit_size_sensitivity(y_true, y_pred, *, sensitive_features, metric: str, y
                                  n_field=n_field, near_zero=near_zero, method=method)
 
 # %% ../nbs/12_vfr.ipynb #89b7c347
-def _model_audit_datas(f: pd.DataFrame, attributes, prob, min_support: int, n_bins: int, func: str) -> dict:
-    """`audit_data` of every attribute of one model's frame (resample size = the cohort), with y, ŷ and the scores
-    validated once per model; a categorical attribute is read from its codes (observed categories in code order, as
-    `audit_data` reads it) without re-encoding; any other attribute goes through `audit_data`."""
-    y_true, y_pred = f["y_true"].to_numpy(), f["y_pred"].to_numpy()
-    cat = [a for a in attributes if isinstance(f[a].dtype, pd.CategoricalDtype)]
-    if not cat:
-        return {a: audit_data(y_true, y_pred, f[a], y_prob=prob, min_support=min_support, n_bins=n_bins, func=func)
-                for a in attributes}
-    min_support = check_int(min_support, "min_support", func, lo=0); n_bins = check_int(n_bins, "n_bins", func)
-    y = check_binary(y_true, "y_true", func); yh = check_binary(y_pred, "y_pred", func)
-    p = None if prob is None else check_probability(prob, "y_prob", func)
-    n = len(y)
-    yy = y.astype(np.int64) * 2 + yh                                   # the (y, ŷ) cell of each record
-    if p is not None:
-        b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)       # count_table's bins
-        ones = np.ones(n); oy, op = ones * y, ones * p
-    out = {}
-    for a in attributes:
-        if a not in cat:
-            out[a] = audit_data(y_true, y_pred, f[a], y_prob=prob, min_support=min_support, n_bins=n_bins, func=func)
-            continue
-        sf = f[a]; raw = sf.cat.codes.to_numpy()
-        if (raw < 0).any(): raise FairlibInputError("sensitive_features", f"has {int((raw < 0).sum())} missing value(s)", func)
-        seen = np.bincount(raw, minlength=len(sf.cat.categories)) > 0
-        codes = (np.cumsum(seen, dtype=np.int64) - 1)[raw]                # dense codes of the observed categories
-        G = int(seen.sum())
-        groups = pd.Index(sf.cat.categories[np.flatnonzero(seen)], name=sf.name)
-        cells = np.bincount(codes * 4 + yy, minlength=4 * G)
-        counts = cells.astype(np.float64).reshape(G, 2, 2)
-        bins = None
-        if p is not None:
-            idx = codes * n_bins + b
-            bins = np.stack([np.bincount(idx, weights=w, minlength=G * n_bins) for w in (ones, oy, op)],
-                            axis=-1).reshape(G, n_bins, 3)
-        ct = CountTable(groups, codes, counts, cells.reshape(G, 4).sum(1), int(min_support), bins)
-        out[a] = AuditData(y, yh, p, ct, n, counts.sum(-1).astype(np.int64), min_support, n_bins)
-    return out
-
-def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero):
+def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero,
+                 curves=True):
     """Axis 2 of every attribute of one model: count metrics from per-attribute hypergeometric draws, calibration from
     subsamples shared by the attributes. The statistics of all the model's cells are computed in one call and its
     curves are one frame."""
@@ -786,8 +825,8 @@ def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_suppor
         if cal_names:
             shared = draw_subsample_bins_shared(list(datas.values()), sz, R, cell_seed(root, model, "Cal", "axis2"))
             for (a, d), (c, b) in zip(datas.items(), shared):
-                for m in cal_names:
-                    vals[a, m] = np.asarray(metric_from_counts(m, c, b, included=d.included, calibration=calibration), np.float64)
+                for m, v in metrics_from_counts(cal_names, c, b, included=d.included, calibration=calibration).items():
+                    vals[a, m] = np.asarray(v, np.float64)
     keys = [(a, m) for a in datas for m in names if (a, m) in vals]
     if not keys: return [], []
     st = _size_stats(np.stack([vals[k] for k in keys]), [AUDIT_METRICS[m].uses_abs for _, m in keys], cv_cutoff,
@@ -806,6 +845,7 @@ def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_suppor
                           exceeds_field=(not reached) or n_star > n_field, near_zero_mean=nz, value=point,
                           cv_smallest=float(st["cv"][j][0]), smallest_size=int(sz[0]), cohort_size=int(sz[-1]),
                           reason="; ".join(notes) or None))
+    if not curves: return cells, []
     S = len(sz)
     curve = pd.DataFrame(dict(model=np.repeat(np.array([model] * len(keys), dtype=object), S),
                               metric=np.repeat(np.array([m for _, m in keys], dtype=object), S),
@@ -831,7 +871,7 @@ def audit_size_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, sizes=N
     for f in frames.values(): _sizes(sizes, len(f), func)
     root = root_entropy(seed)
     jobs = [(mo, frames[mo], attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field,
-             near_zero) for mo in frames]
+             near_zero, return_curves) for mo in frames]
     out = _run_pairs(_axis2_model, jobs, n_jobs, progress, "Axis 2")
     cells = pd.DataFrame([c for cs, _ in out for c in cs])
     if not return_curves: return cells
