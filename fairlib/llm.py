@@ -22,7 +22,8 @@ __all__ = ['SCORING_METHOD', 'ANSWER_WORDS', 'PRECISIONS', 'GPU_PRECISIONS', 'AN
            'TINY_CHAT_TEMPLATE', 'yes_no_token_ids', 'yes_no_probability', 'chat_prompt', 'check_precision',
            'precision_load_kwargs', 'quantize_int8_dynamic', 'answer_key', 'CorruptCacheError', 'AnswerCache',
            'file_sha256', 'default_cache_path', 'Scorer', 'OptionScores', 'TransformersScorer', 'bundled_model_path',
-           'model_identity', 'gguf_file_type', 'adapter_identity', 'attach_adapter', 'load_model', 'make_tiny_model']
+           'model_identity', 'gguf_file_type', 'adapter_identity', 'attach_adapter', 'gguf_conversion_dir',
+           'converted_gguf', 'load_model', 'make_tiny_model']
 
 # %% ../nbs/22_llm.ipynb #9e8c3e9e
 SCORING_METHOD = "yes-no-first-position-v1"  # part of every answer key: bump when the method changes
@@ -783,8 +784,43 @@ def attach_adapter(model, adapter, *, merge: bool = True):
     return pm.merge_and_unload() if merge else pm.eval()
 
 # %% ../nbs/22_llm.ipynb #97a37b4c
+def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
+    "Where the dequantised Hugging Face copy of a GGUF file is kept: `<cache_dir>/converted_models/<file>-<key>`."
+    import importlib.metadata, transformers
+    key = hashlib.sha256(json.dumps([sha256, transformers.__version__, importlib.metadata.version("gguf")]).encode()).hexdigest()
+    return default_cache_path().parent / "converted_models" / f"{Path(gguf_path).stem}-{key[:20]}"
+
+def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
+    "A directory holding the GGUF checkpoint dequantised to float32 safetensors plus its tokenizer (converted on first use)."
+    import shutil, uuid, torch, transformers, importlib.metadata
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    out = gguf_conversion_dir(Path(directory) / gguf_file, sha256)
+    if (out / "fairlib_conversion.json").is_file(): return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:8]}"
+    try:
+        tok = AutoTokenizer.from_pretrained(str(directory), gguf_file=gguf_file)
+        loaded = AutoModelForCausalLM.from_pretrained(str(directory), gguf_file=gguf_file, dtype=torch.float32)
+        cfg = loaded.config.to_dict(); cfg.pop("quantization_config", None)   # the weights are plain float32 now
+        model = AutoModelForCausalLM.from_config(type(loaded.config).from_dict(cfg), dtype=torch.float32)
+        model.load_state_dict(loaded.state_dict())
+        model.generation_config = loaded.generation_config
+        model.save_pretrained(tmp); tok.save_pretrained(tmp)
+        (tmp / "fairlib_conversion.json").write_text(json.dumps({
+            "gguf_file": gguf_file, "gguf_sha256": sha256, "transformers": transformers.__version__,
+            "gguf": importlib.metadata.version("gguf"), "dtype": "float32",
+            "gguf_file_type": gguf_file_type(Path(directory) / gguf_file)}, indent=1))
+        try: os.replace(tmp, out)                    # atomic: the directory appears complete or not at all
+        except OSError:                              # another process finished the same conversion first
+            if not (out / "fairlib_conversion.json").is_file(): raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+# %% ../nbs/22_llm.ipynb #e4a5654f
 def load_model(name_or_path: str | None = None, *, gguf_file: str | None = None, precision: str = "fp32",
-               adapter=None, merge_adapter: bool | None = None, device: str | None = None, cache=None):
+               adapter=None, merge_adapter: bool | None = None, device: str | None = None, cache=None,
+               convert_gguf: bool = True):
     "Load offline at `precision` (+ a LoRA `adapter`): ((model, tokenizer), {'model_id', 'model_label', 'precision', 'provenance'})."
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -820,9 +856,18 @@ def load_model(name_or_path: str | None = None, *, gguf_file: str | None = None,
             raise FairlibInputError("name_or_path", f"{name!r} is not a local directory and is not in the local "
                                     f"Hugging Face cache ({type(e).__name__}); fairlib never downloads models", "load_model") from None
         name, revision = str(snap), snap.name
-    extra = {"gguf_file": gguf_file} if gguf_file else {}
-    tok = AutoTokenizer.from_pretrained(name, **extra)
-    model = AutoModelForCausalLM.from_pretrained(name, **extra, **kw)
+    if not isinstance(convert_gguf, (bool, np.bool_)):
+        raise FairlibInputError("convert_gguf", f"must be True or False, got {convert_gguf!r}", "load_model")
+    src, extra, converted = name, ({"gguf_file": gguf_file} if gguf_file else {}), None
+    if gguf_file is not None and convert_gguf and precision in ("fp32", "bf16", "fp16", "int8_dynamic"):
+        store = _open_cache(cache)
+        try: sha = file_sha256(Path(name) / gguf_file, store)
+        finally:
+            if store is not None and not isinstance(cache, AnswerCache): store.close()
+        converted = converted_gguf(name, gguf_file, sha)
+        src, extra = str(converted), {}
+    tok = AutoTokenizer.from_pretrained(src, **extra)
+    model = AutoModelForCausalLM.from_pretrained(src, **extra, **kw)
     bnb = precision in GPU_PRECISIONS
     merge = (not bnb) if merge_adapter is None else merge_adapter
     if precision == "int8_dynamic": merge = True
@@ -838,10 +883,12 @@ def load_model(name_or_path: str | None = None, *, gguf_file: str | None = None,
         if store is not None and not isinstance(cache, AnswerCache): store.close()
     prov = {"precision": precision}
     if gguf_file is not None:
-        ft = gguf_file_type(Path(name) / gguf_file)
+        ft = (json.loads((converted / "fairlib_conversion.json").read_text()).get("gguf_file_type") if converted is not None
+              else None) or gguf_file_type(Path(name) / gguf_file)
         prov["weights"] = (f"GGUF file {gguf_file} stored as {ft}, dequantised on load to "
                            f"{'float32' if precision in ('fp32', 'int8_dynamic') else precision}")
         if precision == "int8_dynamic": prov["weights"] += ", then the decoder's linear layers re-quantised to int8"
+        if converted is not None: prov["weights"] += " (read from fairlib's dequantised float32 copy of it)"
         prov["gguf_file_type"] = ft
     if adapter is not None:
         mid = f"{mid}+lora:{aid}{'(merged)' if merge else ''}"

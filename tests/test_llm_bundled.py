@@ -87,3 +87,34 @@ def test_bundled_option_scores_match_p_yes(smol):
     assert np.abs(r.probs[:, 0] - df["p_yes"].to_numpy()).max() < 0.05
     levels = smol.option_scores(PROMPTS, ("1", "2", "3", "4", "5"), system="Answer with an ESI level 1-5.", cache=False)
     assert levels.probs.shape == (3, 5) and np.allclose(levels.probs.sum(1), 1)
+
+
+def test_gguf_conversion_cache_is_bitwise_the_gguf_load(tmp_path, monkeypatch):
+    "The dequantised copy written on first load gives the GGUF path's weights, tokenizer and logits exactly."
+    monkeypatch.setenv("FAIRLIB_CACHE_DIR", str(tmp_path / "cache"))
+    (m0, t0), i0 = llm.load_model("bundled", convert_gguf=False)
+    assert not (tmp_path / "cache" / "converted_models").exists()          # convert_gguf=False writes nothing
+    (m1, t1), i1 = llm.load_model("bundled")                               # converts
+    (m2, t2), i2 = llm.load_model("bundled")                               # reads the copy
+    conv = list((tmp_path / "cache" / "converted_models").iterdir())
+    assert len(conv) == 1 and (conv[0] / "fairlib_conversion.json").is_file() and (conv[0] / "model.safetensors").is_file()
+    assert not [p for p in conv[0].parent.iterdir() if ".partial-" in p.name]
+    assert i0["model_id"] == i1["model_id"] == i2["model_id"]             # answer keys unchanged
+    assert i2["provenance"]["gguf_file_type"] == i0["provenance"]["gguf_file_type"] == "MOSTLY_Q4_1"
+    s0, s2 = m0.state_dict(), m2.state_dict()
+    assert s0.keys() == s2.keys() and all(torch.equal(s0[k], s2[k]) for k in s0)
+    msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPTS[0]}]
+    text = t0.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    assert t2.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True) == text
+    assert t2(text)["input_ids"] == t0(text)["input_ids"] and t2.pad_token == t0.pad_token and len(t2) == len(t0)
+    with torch.inference_mode():
+        ids = torch.tensor([t0(text)["input_ids"]])
+        assert torch.equal(m0(ids).logits, m2(ids).logits)
+    (b0, _), _ = llm.load_model("bundled", precision="bf16", convert_gguf=False)
+    (b2, _), _ = llm.load_model("bundled", precision="bf16")
+    assert all(torch.equal(x, y) for x, y in zip(b0.state_dict().values(), b2.state_dict().values()))
+
+
+def test_convert_gguf_must_be_a_bool():
+    with pytest.raises(llm.FairlibInputError, match="convert_gguf"):
+        llm.load_model("bundled", convert_gguf="yes")
