@@ -425,6 +425,16 @@ def _batch_end(lengths, start: int, batch_size: int, max_batch_tokens: int | Non
         end += 1
     return end
 
+def _common_prefix_length(a, b, lo: int = 0) -> int:
+    "Length of the common prefix of token tuples `a` and `b`, given that the first `lo` tokens agree (bisection on slices)."
+    hi = min(len(a), len(b))
+    if a[:hi] == b[:hi]: return hi
+    while hi - lo > 1:                      # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]: lo = mid
+        else: hi = mid
+    return lo
+
 def _batches(lengths, batch_size: int, max_batch_tokens: int | None = None) -> list[slice]:
     "Consecutive batches (slices) of length-sorted rows."
     out, start = [], 0
@@ -487,6 +497,7 @@ class TransformersScorer(Scorer):
         self._encoded: dict[str, list[int]] = {}
         self._prefix = None   # (prefix token ids, [(keys, values) per layer]) shared by the rows of a run
         self._kv_memo: dict[tuple, list] = {}   # prefix token ids -> keys/values, reused across option_scores calls
+        self.kv_memo_entries, self.kv_memo_bytes = 64, 1 << 30            # memo bounds (least recently used evicted)
         self._sharing_failed = False
         self.n_forward = 0    # model forward passes run by this scorer (rows batches and prefix passes)
         self.n_tokens = 0     # tokens those passes fed the model (a shared prefix counts once)
@@ -606,6 +617,16 @@ class TransformersScorer(Scorer):
         if ids in self._kv_memo:
             self._kv_memo[ids] = self._kv_memo.pop(ids); return self._kv_memo[ids]      # most recently used last
         P = len(base[0]) if base is not None else 0
+        best, c = None, P        # the memoised prefix sharing the most tokens with `ids` (e.g. an earlier step's context)
+        for key in self._kv_memo:
+            if len(key) > c and key[:c + 1] == ids[:c + 1]:
+                k = _common_prefix_length(key, ids, c + 1)
+                if k > c: best, c = key, k
+        if best is not None:
+            kv0 = self._kv_memo.pop(best); self._kv_memo[best] = kv0
+            base = (ids[:c], [(k[:, :, :c], v[:, :, :c]) for k, v in kv0])   # causal: the first c positions are exact
+            if c == len(ids): return self._remember(ids, base[1])
+            P = c
         try:
             cache = (DynamicCache(ddp_cache_data=base[1], config=self.model.config) if base is not None
                      else DynamicCache(config=self.model.config))
@@ -619,9 +640,15 @@ class TransformersScorer(Scorer):
             self.share_prefix, self._sharing_failed = False, True
             return None
         self.n_forward += 1; self.n_tokens += len(ids) - P
-        kv = [(layer.keys, layer.values) for layer in cache.layers]
-        while len(self._kv_memo) >= 24: self._kv_memo.pop(next(iter(self._kv_memo)))
+        return self._remember(ids, [(layer.keys, layer.values) for layer in cache.layers])
+
+    def _remember(self, ids, kv):
+        "Memoise the keys/values of prefix `ids`, evicting the least recently used beyond `kv_memo_entries` / `kv_memo_bytes`."
+        size = lambda e: sum(t.numel() * t.element_size() for kv_ in e for t in kv_)
         self._kv_memo[ids] = kv
+        total = sum(size(e) for e in self._kv_memo.values())
+        while len(self._kv_memo) > 1 and (len(self._kv_memo) > self.kv_memo_entries or total > self.kv_memo_bytes):
+            total -= size(self._kv_memo.pop(next(iter(self._kv_memo))))
         return kv
 
     def _prefix_plan(self, enc, rows, prefix=None):

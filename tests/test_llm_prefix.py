@@ -149,3 +149,46 @@ def test_agent_policy_needs_only_the_public_scorer_api(tiny):
                                           system=OptionScoringPolicy(sc).system))
             np.testing.assert_allclose(p, np.exp(lp) / np.exp(lp).sum(), atol=1e-5)
             assert mass == pytest.approx(float(np.exp(lp).sum()), abs=1e-5)
+
+
+def test_a_later_step_reuses_the_memoised_context_of_an_earlier_one(tiny):
+    "Step 2's prompts extend step 1's contexts: the longest memoised prefix is reused, answers equal the oracle."
+    model, tok = tiny
+    opts = single_token_pair(tok)
+    step1 = [f"{c}\n{STEPS[0]}\n{q}" for c in CASES for q in QUESTIONS[:2]]
+    step2 = [f"{c}\n{STEPS[0]}\n{STEPS[1]}\n{q}" for c in CASES for q in QUESTIONS[1:3]]
+    warm = TransformersScorer(model, tok, model_id="tiny", batch_size=8, min_prefix=4)
+    warm.option_scores(step1, opts, system=SYSTEM, cache=False)
+    n0 = warm.n_tokens
+    got = warm.option_scores(step2, opts, system=SYSTEM, cache=False)
+    used_warm = warm.n_tokens - n0
+    cold = TransformersScorer(model, tok, model_id="tiny", batch_size=8, min_prefix=4)
+    n0 = cold.n_tokens
+    ref = cold.option_scores(step2, opts, system=SYSTEM, cache=False)
+    used_cold = cold.n_tokens - n0
+    oracle = np.array([oracle_logprobs(model, tok, p, opts) for p in step2])
+    np.testing.assert_allclose(got.logprobs, oracle, atol=1e-5, rtol=0)
+    np.testing.assert_allclose(ref.logprobs, oracle, atol=1e-5, rtol=0)
+    # each case's "case + step 1" part was run in step 1: step 2 runs only its new line and the questions
+    assert used_warm < 0.7 * used_cold, (used_warm, used_cold)
+
+
+def test_prefix_memo_is_bounded(tiny):
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=8, min_prefix=4)
+    sc.kv_memo_entries = 3
+    sc.option_scores(agent_prompts(n_steps=3), single_token_pair(tok), system=SYSTEM, cache=False)
+    assert 1 <= len(sc._kv_memo) <= 3
+    sc.kv_memo_entries, sc.kv_memo_bytes = 64, 1                 # a byte budget below one entry keeps only the newest
+    sc.option_scores(agent_prompts(n_cases=2), single_token_pair(tok), system=SYSTEM, cache=False)
+    assert len(sc._kv_memo) == 1
+
+
+def test_common_prefix_length_by_bisection():
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        a = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist()); b = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist())
+        k = 0
+        while k < min(len(a), len(b)) and a[k] == b[k]: k += 1
+        assert llm._common_prefix_length(a, b) == k
+        assert llm._common_prefix_length(a, b, min(k, 1) if k else 0) == k

@@ -142,15 +142,20 @@ def run_trajectories(policy, *, vignettes=None, conditions=None, replicates: int
     forced_steps = {k: set() for k in keys}
     recs = []
     from tqdm.auto import tqdm
-    for step in tqdm(STEPS, desc="agent loop", disable=not progress):
+    # one vignette at a time through all six stages: a step's contexts extend the previous step's, and a scorer that
+    # memoises prefixes (fairlib.llm) then computes only the new state line, instruction and questions
+    chunks = [[k for k in keys if k[0] == v] for v in vignettes]
+    bar = tqdm(total=len(chunks) * len(STEPS), desc="agent loop", disable=not progress)
+    for chunk, step in ((ch, st) for ch in chunks for st in STEPS):
+        bar.update(1)
         if step == "environment":
-            for k in keys:
+            for k in chunk:
                 s = state[k]; s["results"] = vignettes[k[0]].results(s.get("orders", []))
                 recs.append({"vignette": k[0], "condition": k[1], "replicate": k[2], "step": step, "decision": "results",
                              "model_call": False, "raw_text": json.dumps(s["results"]), "status": "ok", "from_cache": False})
             continue
         calls, owners = [], []
-        for k in keys:
+        for k in chunk:
             vg, cond = vignettes[k[0]], conditions[k[1]]
             f = _forced_for(forced, k[0], step)
             if f is not None:
@@ -181,6 +186,9 @@ def run_trajectories(policy, *, vignettes=None, conditions=None, replicates: int
             for r in res.records:
                 recs.append({"vignette": k[0], "condition": k[1], "replicate": k[2], "step": step, "model_call": True,
                              "descriptor_rendered": rendered, "scaffold": scaffold, "context_hash": h[:16], **r})
+    bar.close()
+    pos = {k: i for i, k in enumerate(keys)}
+    recs.sort(key=lambda r: (STEPS.index(r["step"]), pos[r["vignette"], r["condition"], r["replicate"]]))   # step-major, stable
     rows = []
     def add(k, step, action, value, ordinal=np.nan, items="", score=np.nan):
         if value is None or (isinstance(value, float) and np.isnan(value)): return

@@ -80,6 +80,12 @@ class OptionPolicyBase:
     def _score_rows(self, texts, groups, contexts, options):
         raise NotImplementedError
 
+    def _score_groups(self, rows, by_opts):
+        "Yield (options, row indices, probabilities, option masses) per option set (one `_score_rows` call each)."
+        for opts, idx in by_opts.items():
+            yield (opts, idx, *self._score_rows([rows[i][2] for i in idx], [rows[i][3] for i in idx],
+                                                [rows[i][4] for i in idx], opts))
+
     def score(self, calls) -> list[list[tuple]]:
         "(probs, option_mass, from_cache) per decision per call, scoring only what the cache lacks."
         rows = [(ci, di, self.format(c.context, d.question), c.group, c.context, d.options)
@@ -95,9 +101,7 @@ class OptionPolicyBase:
             todo = [i for i in todo if keys[i] not in got]
         by_opts: dict[tuple, list[int]] = {}
         for i in todo: by_opts.setdefault(rows[i][5], []).append(i)
-        for opts, idx in by_opts.items():
-            probs, mass = self._score_rows([rows[i][2] for i in idx], [rows[i][3] for i in idx],
-                                           [rows[i][4] for i in idx], opts)
+        for opts, idx, probs, mass in self._score_groups(rows, by_opts):
             for i, p, m in zip(idx, probs, mass): self._cache[keys[i]] = (np.asarray(p, float), float(m))
             if self.store is not None:
                 self.store.put_options([(keys[i], np.log(np.maximum(np.asarray(p, float) * m, 1e-300)).tolist())
@@ -200,6 +204,30 @@ class OptionScoringPolicy(OptionPolicyBase):
         self.n_forward += sc.n_forward - f0; self.n_tokens += sc.n_tokens - t0
         P = np.nan_to_num(r.probs, nan=0.0)                   # no option mass: 0 (the draw then reports 'invalid')
         return list(P), list(r.option_mass)
+
+    def _score_groups(self, rows, by_opts):
+        """All option sets of a round in ONE scorer call over the union of their labels, so that the decisions of one
+        call (an analgesia tier and a caution flag, say) share its context in the prefix tree; each row is then
+        renormalised over its own options. A single-token option's log-probability is the next-token log-softmax at
+        its id whatever else is asked, so this equals scoring each option set apart, up to batching round-off."""
+        from fairlib.llm import OptionScores
+        if len(by_opts) < 2: yield from super()._score_groups(rows, by_opts); return
+        for opts in by_opts: self.option_ids(opts)            # each set valid on its own
+        union = tuple(dict.fromkeys(o for opts in by_opts for o in opts))
+        try: self.option_ids(union)
+        except FairlibInputError:                             # labels of different sets share a token: one call per set
+            yield from super()._score_groups(rows, by_opts); return
+        order = [i for idx in by_opts.values() for i in idx]
+        sc, f0, t0 = self.scorer, self.scorer.n_forward, self.scorer.n_tokens
+        r = sc.option_scores([rows[i][2] for i in order], union, system=self.system, cache=False, progress=False,
+                             batch_size=self.batch_size, share_prefix=self.share_prefix)
+        self.n_forward += sc.n_forward - f0; self.n_tokens += sc.n_tokens - t0
+        lp = r.table[[f"logprob[{o}]" for o in union]].to_numpy()
+        at = {i: k for k, i in enumerate(order)}
+        for opts, idx in by_opts.items():
+            sub = OptionScores.from_logprobs(opts, lp[[at[i] for i in idx]][:, [union.index(o) for o in opts]],
+                                             method=r.method)
+            yield opts, idx, list(np.nan_to_num(sub.probs, nan=0.0)), list(sub.option_mass)
 
 # %% ../../nbs/37_agent_policies.ipynb #4e5d45d5
 RETRY_SUFFIX = "Your previous reply was not a valid JSON object of the requested form. Reply with the JSON object only."
