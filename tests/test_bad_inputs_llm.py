@@ -97,6 +97,11 @@ def test_load_bad_gguf_file(tiny):
     raises("gguf_file", lambda: llm.load_model(str(d), gguf_file="missing.gguf"), "is not a file")
 
 
+def test_load_convert_gguf_must_be_a_bool(tiny):
+    d, _ = tiny
+    raises("convert_gguf", lambda: llm.load_model(str(d), convert_gguf="yes"))
+
+
 def test_load_bad_device(tiny):
     d, _ = tiny
     raises("device", lambda: llm.load_model(str(d), device="tpu"))

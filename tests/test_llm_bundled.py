@@ -113,8 +113,3 @@ def test_gguf_conversion_cache_is_bitwise_the_gguf_load(tmp_path, monkeypatch):
     (b0, _), _ = llm.load_model("bundled", precision="bf16", convert_gguf=False)
     (b2, _), _ = llm.load_model("bundled", precision="bf16")
     assert all(torch.equal(x, y) for x, y in zip(b0.state_dict().values(), b2.state_dict().values()))
-
-
-def test_convert_gguf_must_be_a_bool():
-    with pytest.raises(llm.FairlibInputError, match="convert_gguf"):
-        llm.load_model("bundled", convert_gguf="yes")
