@@ -127,18 +127,75 @@ def _shown(p: Path) -> str:
     p = Path(p).resolve()
     return str(p.relative_to(repo_root())) if p.is_relative_to(repo_root()) else str(p)
 
-def run_notebook(job: dict, *, progress: bool = True) -> float:
-    "Execute one planned notebook; return seconds taken or raise `NotebookFailed`."
-    import papermill as pm
-    job["output"].parent.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
+_CHILD = """
+import json, sys
+spec, err_path = json.loads(sys.argv[1]), sys.argv[2]
+import papermill as pm
+try:
+    pm.execute_notebook(**spec)
+except pm.PapermillExecutionError as e:
+    with open(err_path, "w") as f:
+        json.dump(dict(cell_index=e.cell_index, exec_count=e.exec_count, ename=e.ename, evalue=e.evalue), f)
+    sys.exit(3)
+"""
+
+def _stop(p, grace: float = 10.0) -> None:
+    """Stop a notebook's child process and everything under it (its kernel runs in a session of its own): SIGTERM
+    (no traceback, no cleanup), SIGKILL for whatever is left after `grace` seconds; returns once all have exited, so
+    nothing they print lands after the runner's last line."""
+    import signal
     try:
-        pm.execute_notebook(str(job["input"]), str(job["output"]), parameters=job["params"], kernel_name="python3",
-                            language="python", cwd=str(repo_root()), progress_bar=progress)
-    except pm.PapermillExecutionError as e:
-        idx, count, line = _failing_cell(job["output"])
-        raise NotebookFailed(_shown(job["input"]), idx if idx is not None else e.cell_index,
-                             count if count is not None else e.exec_count, e.ename, e.evalue, job["output"], line) from None
+        import psutil
+        procs = [psutil.Process(p.pid), *psutil.Process(p.pid).children(recursive=True)]
+    except Exception:                               # no psutil or already gone: the child's process group only
+        procs = []
+    if not procs:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try: os.killpg(p.pid, sig)
+            except (ProcessLookupError, PermissionError): return
+            try:
+                p.wait(timeout=grace); return
+            except Exception: continue
+        return
+    for q in procs:
+        try: q.terminate()
+        except psutil.Error: pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for q in alive:
+        try: q.kill()
+        except psutil.Error: pass
+    psutil.wait_procs(alive, timeout=10)
+    p.wait()
+
+def _die_with_parent() -> None:
+    "In the child, before it runs (Linux): receive SIGTERM when the runner dies, even by SIGKILL (PR_SET_PDEATHSIG)."
+    try:
+        import ctypes, signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))
+    except Exception: pass
+
+def run_notebook(job: dict, *, progress: bool = True) -> float:
+    "Execute one planned notebook in a child process; return seconds taken or raise `NotebookFailed`."
+    import subprocess, tempfile
+    job["output"].parent.mkdir(parents=True, exist_ok=True)
+    spec = dict(input_path=str(job["input"]), output_path=str(job["output"]), parameters=job["params"],
+                kernel_name="python3", language="python", cwd=str(repo_root()), progress_bar=progress)
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as d:
+        err = Path(d) / "error.json"
+        p = subprocess.Popen([sys.executable, "-c", _CHILD, json.dumps(spec, default=str), str(err)], start_new_session=True,
+                             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
+        try: rc = p.wait()
+        except BaseException:                       # Ctrl-C (or anything else) while the notebook runs
+            _stop(p); raise
+        if rc == 3 and err.exists():
+            e = json.loads(err.read_text())
+            idx, count, line = _failing_cell(job["output"])
+            raise NotebookFailed(_shown(job["input"]), idx if idx is not None else e["cell_index"],
+                                 count if count is not None else e["exec_count"], e["ename"], e["evalue"], job["output"], line)
+        if rc != 0:
+            raise NotebookFailed(_shown(job["input"]), None, None, "NotebookProcessError",
+                                 f"the notebook's process exited with status {rc} (its error is printed above)", job["output"])
     return time.time() - t0
 
 # %% ../nbs/09_cli.ipynb #db5a9e5b
