@@ -187,7 +187,10 @@ def test_ctrl_c_stops_cleanly_and_resume_skips_finished_notebooks(tmp_path):
     (work / "nb2_started").unlink()
 
     _profile(tmp_path, v=2, sleep=120)
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # a terminal's Ctrl-C: the runner starts with SIGINT at its default disposition (a job started in the background
+    # by a non-interactive shell, as CI scripts often are, inherits SIGINT ignored, and then nothing could interrupt it)
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert _wait_for(work / "nb2_started", 240), "second notebook never started"
         time.sleep(1.0)
