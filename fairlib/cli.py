@@ -143,20 +143,9 @@ def _stop(p, grace: float = 10.0) -> None:
     """Stop a notebook's child process and everything under it (its kernel runs in a session of its own): SIGTERM
     (no traceback, no cleanup), SIGKILL for whatever is left after `grace` seconds; returns once all have exited, so
     nothing they print lands after the runner's last line."""
-    import signal
-    try:
-        import psutil
-        procs = [psutil.Process(p.pid), *psutil.Process(p.pid).children(recursive=True)]
-    except Exception:                               # no psutil or already gone: the child's process group only
-        procs = []
-    if not procs:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try: os.killpg(p.pid, sig)
-            except (ProcessLookupError, PermissionError): return
-            try:
-                p.wait(timeout=grace); return
-            except Exception: continue
-        return
+    import psutil
+    try: procs = [psutil.Process(p.pid), *psutil.Process(p.pid).children(recursive=True)]
+    except psutil.NoSuchProcess: procs = []
     for q in procs:
         try: q.terminate()
         except psutil.Error: pass

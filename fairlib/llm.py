@@ -813,7 +813,10 @@ def attach_adapter(model, adapter, *, merge: bool = True):
 # %% ../nbs/22_llm.ipynb #97a37b4c
 def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
     "Where the dequantised Hugging Face copy of a GGUF file is kept: `<cache_dir>/converted_models/<file>-<key>`."
-    import importlib.metadata, transformers
+    import importlib.metadata, re, transformers
+    if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        raise FairlibInputError("sha256", f"must be the file's SHA-256 as 64 lowercase hex digits, got {sha256!r}",
+                                "gguf_conversion_dir")
     key = hashlib.sha256(json.dumps([sha256, transformers.__version__, importlib.metadata.version("gguf")]).encode()).hexdigest()
     return default_cache_path().parent / "converted_models" / f"{Path(gguf_path).stem}-{key[:20]}"
 
@@ -821,6 +824,8 @@ def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
     "A directory holding the GGUF checkpoint dequantised to float32 safetensors plus its tokenizer (converted on first use)."
     import shutil, uuid, torch, transformers, importlib.metadata
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    if not (Path(directory) / str(gguf_file)).is_file():
+        raise FairlibInputError("gguf_file", f"{gguf_file!r} is not a file in {str(directory)!r}", "converted_gguf")
     out = gguf_conversion_dir(Path(directory) / gguf_file, sha256)
     if (out / "fairlib_conversion.json").is_file(): return out
     out.parent.mkdir(parents=True, exist_ok=True)

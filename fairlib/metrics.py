@@ -312,14 +312,13 @@ class _Rates(dict):
         if not keys: return
         num, den = zip(*(_RATIOS[k](*self.cells) for k in keys))
         r = _div(np.stack(num), np.stack(den))
-        hi, lo = (r.max(-1), r.min(-1)) if r.shape[-1] else (None, None)
+        hi, lo = (r.max(-1), r.min(-1)) if r.shape[-1] >= 2 else (None, None)   # a spread needs two groups
         for i, k in enumerate(keys):
             self[k] = r[i]
             if hi is not None: self.extremes[k] = hi[i], lo[i]
     def spread(self, key):
         "max − min of a rate over the groups (NaN with fewer than two groups; NaN propagates)."
         if key not in self.extremes: return _spread(self[key])
-        if self[key].shape[-1] < 2: return np.full(self[key].shape[:-1], np.nan)
         hi, lo = self.extremes[key]
         return hi - lo
 

@@ -199,3 +199,8 @@ def test_server_url_missing_from_settings(monkeypatch):
 def test_server_url_setting_malformed(monkeypatch):
     monkeypatch.setenv("FAIRLIB_LLM_SERVER_URL", "not a url")
     raises("url", lambda: ServerScorer(model="m", chat_template=TMPL))
+
+
+def test_conversion_cache_bad_inputs(tmp_path):
+    raises("gguf_file", lambda: llm.converted_gguf(tmp_path, "missing.gguf", "0" * 64), "is not a file")
+    raises("sha256", lambda: llm.gguf_conversion_dir(tmp_path / "m.gguf", "not-a-hash"))
