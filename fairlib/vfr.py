@@ -6,7 +6,7 @@ Docs: https://fairlib.github.io/fairlib/vfr.html.md"""
 
 # %% ../nbs/12_vfr.ipynb #80e494ab
 from __future__ import annotations
-import functools, inspect, numbers, warnings
+import functools, inspect, math, numbers, warnings
 from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
@@ -125,12 +125,91 @@ def audit_data(y_true, y_pred, sensitive_features, *, y_prob=None, resample_size
 # %% ../nbs/12_vfr.ipynb #94f1459f
 _JOINT_PREP_MAX = 2**20   # joint (attributes × y × ŷ) categories up to this many: one bincount serves every attribute
 
+@dataclass(frozen=True, eq=False)
+class _AuditRecords:
+    """The model-independent part of `_model_audit_datas` on one set of audit records: validated labels and the
+    categorical attributes' codes. Its arrays are read-only (the audit data of several models share them)."""
+    y_true: np.ndarray         # the labels as given (to recognise the same records)
+    y: np.ndarray              # validated int8 labels
+    raw: dict                  # categorical attribute -> its codes as given (checked: no missing value)
+    categories: dict           # categorical attribute -> its categories
+    parts: tuple               # (attributes, key = (joint code) * 4 + 2y, shape): one joint key or one per attribute
+    layout: dict | None = None # attribute -> (observed categories mask, groups, dense int64 codes, group sizes)
+
+def _records(y_true, y, col, cat, func) -> _AuditRecords:
+    "The records of one model: `y` = the validated `y_true`, `col` its columns; a missing attribute code raises."
+    raws = {}
+    for a in cat:
+        raws[a] = raw = np.asarray(col[a].array.codes)
+        if (raw < 0).any(): raise FairlibInputError("sensitive_features", f"has {int((raw < 0).sum())} missing value(s)", func)
+    sizes = {a: len(col[a].dtype.categories) for a in cat}
+    joint = 4 * np.prod(list(sizes.values()), dtype=float) <= _JOINT_PREP_MAX
+    parts = []
+    for attrs in ([cat] if joint else [[a] for a in cat]):
+        shape = tuple(sizes[a] for a in attrs); M = 4 * int(np.prod(shape))
+        key = np.zeros(len(y), np.int16 if M < 2**15 else np.int32 if M < 2**31 else np.int64)
+        for a, k in zip(attrs, shape): key *= k; key += raws[a]
+        key *= 4; key += 2 * y                                          # + ŷ per model: the (codes, y, ŷ) category
+        key.flags.writeable = False
+        parts.append((tuple(attrs), key, shape))
+    y = y.view(); y.flags.writeable = False
+    return _AuditRecords(y_true, y, raws, {a: col[a].dtype.categories for a in cat}, tuple(parts))
+
+def _cells(rec: _AuditRecords, yh) -> dict:
+    "Each categorical attribute's (category, y, ŷ) counts `(categories, 4)` under the predictions yh (None: all ŷ = 0)."
+    out = {}
+    for attrs, key, shape in rec.parts:
+        joint = np.bincount(key if yh is None else key + yh, minlength=4 * int(np.prod(shape))).reshape(*shape, 4)
+        for i, a in enumerate(attrs): out[a] = joint.sum(tuple(j for j in range(len(attrs)) if j != i))
+    return out
+
+def _layout(rec: _AuditRecords, cells: dict) -> dict:
+    "Per categorical attribute: the observed categories (in code order, as `audit_data` reads them), dense codes, sizes."
+    out = {}
+    for a, c in cells.items():
+        support = c.sum(1); seen = support > 0; raw = rec.raw[a]; cats = rec.categories[a]
+        if seen.all(): codes, groups = raw.astype(np.int64), cats.rename(a)
+        else:                                                           # dense codes of the observed categories
+            codes, groups = (np.cumsum(seen, dtype=np.int64) - 1)[raw], cats[np.flatnonzero(seen)].rename(a)
+            support = support[seen]
+        for x in (seen, codes, support): x.flags.writeable = False
+        out[a] = (seen, groups, codes, support)
+    return out
+
+def _panel_records(f: pd.DataFrame, attributes, func: str) -> _AuditRecords | None:
+    "The records of a panel's first model, with their groups, for the other models; None if invalid (each model raises)."
+    col = {a: f[a] for a in attributes}
+    cat = [a for a in attributes if isinstance(col[a].dtype, pd.CategoricalDtype)]
+    if not cat: return None
+    y_true = f["y_true"].to_numpy()
+    try: rec = _records(y_true, check_binary(y_true, "y_true", func), col, cat, func)
+    except FairlibInputError: return None
+    return replace(rec, layout=_layout(rec, _cells(rec, None)))
+
+def _same_values(x: np.ndarray, ref: np.ndarray) -> bool:
+    "Same dtype, shape and values (so the same validation result); a view of the same memory needs no comparison."
+    if x.dtype != ref.dtype or x.shape != ref.shape: return False
+    same_memory = x.__array_interface__["data"][0] == ref.__array_interface__["data"][0] and x.strides == ref.strides
+    return same_memory or np.array_equal(x, ref)
+
+def _same_categories(c: pd.Index, ref: pd.Index) -> bool:
+    "The same categories in the same order, of the same dtype (and, for objects, the same Python types: str() of groups)."
+    return c is ref or (c.dtype == ref.dtype and c.equals(ref)
+                        and (c.dtype != object or all(type(u) is type(v) for u, v in zip(c, ref))))
+
+def _reuses(rec: _AuditRecords | None, y_true, col, cat) -> bool:
+    "Whether a model's labels and categorical attributes are those of `rec` (same dtype and values, same categories)."
+    return (rec is not None and rec.layout is not None and list(rec.raw) == cat and _same_values(y_true, rec.y_true)
+            and all(_same_categories(col[a].dtype.categories, rec.categories[a])
+                    and _same_values(np.asarray(col[a].array.codes), rec.raw[a]) for a in cat))
+
 def _model_audit_datas(f: pd.DataFrame, attributes, prob, min_support: int, n_bins: int, func: str, *,
-                       resample_size: int | None = None) -> dict:
+                       resample_size: int | None = None, records: _AuditRecords | None = None) -> dict:
     """`audit_data` of every attribute of one model's frame, with y, ŷ and the scores validated once per model; a
     categorical attribute is read from its codes (observed categories in code order, as `audit_data` reads it)
     without re-encoding; any other attribute goes through `audit_data`. resample_size: N as in `audit_data` (None =
-    the cohort); the caller warns about N > n."""
+    the cohort); the caller warns about N > n. records: a panel's `_panel_records`, reused when this model's labels
+    and categorical attributes are the same (then only ŷ and the scores are read)."""
     y_true, y_pred = f["y_true"].to_numpy(), f["y_pred"].to_numpy()
     col = {a: f[a] for a in attributes}                                 # one column lookup each
     cat = [a for a in attributes if isinstance(col[a].dtype, pd.CategoricalDtype)]
@@ -141,26 +220,17 @@ def _model_audit_datas(f: pd.DataFrame, attributes, prob, min_support: int, n_bi
                               n_bins=n_bins, func=func)
     if not cat: return {a: generic(a) for a in attributes}
     min_support = check_int(min_support, "min_support", func, lo=0); n_bins = check_int(n_bins, "n_bins", func)
-    y = check_binary(y_true, "y_true", func); yh = check_binary(y_pred, "y_pred", func)
+    rec = records if _reuses(records, y_true, col, cat) else None
+    y = rec.y if rec is not None else check_binary(y_true, "y_true", func)   # checked in the same order as audit_data
+    yh = check_binary(y_pred, "y_pred", func)
     p = None if prob is None else check_probability(prob, "y_prob", func)
     n = len(y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResampleSizeWarning)
         N = _resample_size(resample_size, n, func)
-    yy = y * 2 + yh                                                    # the (y, ŷ) cell of each record (int8)
-    raws = {}
-    for a in cat:
-        raws[a] = raw = np.asarray(col[a].array.codes)
-        if (raw < 0).any(): raise FairlibInputError("sensitive_features", f"has {int((raw < 0).sum())} missing value(s)", func)
-    sizes = [len(col[a].dtype.categories) for a in cat]
-    cells_of = {}
-    if len(cat) > 1 and 4 * np.prod(sizes, dtype=float) <= _JOINT_PREP_MAX:
-        # one bincount over the joint (attribute codes × y × ŷ) category, then one marginal per attribute
-        key = np.zeros(n, np.int16 if 4 * np.prod(sizes) < 2**15 else np.int32)
-        for a, k in zip(cat, sizes): key *= k; key += raws[a]
-        key *= 4; key += yy
-        joint = np.bincount(key, minlength=4 * int(np.prod(sizes))).reshape(*sizes, 4)
-        for i, a in enumerate(cat): cells_of[a] = joint.sum(tuple(j for j in range(len(cat)) if j != i))
+    if rec is None: rec = _records(y_true, y, col, cat, func)
+    cells_of = _cells(rec, yh)                                          # one bincount over the joint (codes, y, ŷ) key
+    layout = rec.layout if rec.layout is not None else _layout(rec, cells_of)
     if p is not None:
         b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)       # count_table's bins
         ones = np.ones(n); oy, op = ones * y, ones * p
@@ -169,21 +239,15 @@ def _model_audit_datas(f: pd.DataFrame, attributes, prob, min_support: int, n_bi
         if a not in cat:
             out[a] = generic(a)
             continue
-        sf = col[a]; raw = raws[a]
-        codes = raw.astype(np.int64)
-        cells = cells_of[a] if a in cells_of else np.bincount(codes * 4 + yy, minlength=4 * len(sf.dtype.categories)).reshape(-1, 4)
-        seen = cells.sum(1) > 0
-        if not seen.all():                                              # dense codes of the observed categories
-            codes = (np.cumsum(seen, dtype=np.int64) - 1)[raw]; cells = cells[seen]
-        G = int(seen.sum())
-        groups = (sf.dtype.categories if seen.all() else sf.dtype.categories[np.flatnonzero(seen)]).rename(sf.name)
-        counts = cells.astype(np.float64).reshape(G, 2, 2)
+        seen, groups, codes, support = layout[a]
+        G = len(groups)
+        counts = cells_of[a][seen].astype(np.float64).reshape(G, 2, 2)
         bins = None
         if p is not None:
             idx = codes * n_bins + b
             bins = np.stack([np.bincount(idx, weights=w, minlength=G * n_bins) for w in (ones, oy, op)],
                             axis=-1).reshape(G, n_bins, 3)
-        ct = CountTable(groups, codes, counts, cells.sum(1), int(min_support), bins)
+        ct = CountTable(groups, codes, counts, support, int(min_support), bins)
         n_gy = counts.sum(-1)
         m = n_gy.astype(np.int64) if N == n else largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
         out[a] = AuditData(y, yh, p, ct, N, m, min_support, n_bins)
@@ -519,8 +583,10 @@ def vfr_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, n_resamples: i
     root = root_entropy(seed)
     for mo, f in frames.items(): _resample_size(resample_size, len(f), func)   # validate N and warn once per model
     wants_prob = any(AUDIT_METRICS[m].needs_prob for m in names)            # scores only when a metric needs them
+    records = _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
     datas = {mo: _model_audit_datas(f, attributes, f["y_prob"].to_numpy() if wants_prob and "y_prob" in f.columns else None,
-                                    min_support, n_bins, func, resample_size=resample_size) for mo, f in frames.items()}
+                                    min_support, n_bins, func, resample_size=resample_size, records=records)
+             for mo, f in frames.items()}
     jobs = [(mo, a, datas[mo][a], names, K, root, method, calibration, keep_values, confidence_level)
             for mo in frames for a in attributes]
     out = _run_pairs(_pair_rows, jobs, n_jobs, progress, "VFR grid")
@@ -804,15 +870,15 @@ def audit_size_sensitivity(y_true, y_pred, *, sensitive_features, metric: str, y
 
 # %% ../nbs/12_vfr.ipynb #89b7c347
 def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero,
-                 curves=True):
+                 curves=True, records=None):
     """Axis 2 of every attribute of one model: count metrics from per-attribute hypergeometric draws, calibration from
     subsamples shared by the attributes. The statistics of all the model's cells are computed in one call and its
-    curves are one frame."""
+    curves are one frame. records: the panel's `_panel_records` (see `_model_audit_datas`)."""
     func = "audit_size_grid"
     count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
     cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob and "y_prob" in f.columns]
     prob = f["y_prob"].to_numpy() if cal_names else None
-    datas = _model_audit_datas(f, attributes, prob, min_support, n_bins, func)
+    datas = _model_audit_datas(f, attributes, prob, min_support, n_bins, func, records=records)
     sz = _sizes(sizes, len(f), func)
     vals, points = {}, {}
     if method == "index":
@@ -831,19 +897,23 @@ def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_suppor
     if not keys: return [], []
     st = _size_stats(np.stack([vals[k] for k in keys]), [AUDIT_METRICS[m].uses_abs for _, m in keys], cv_cutoff,
                      MAX_UNDEFINED_SHARE)
+    first = st["n_star"]; reached = np.isfinite(first)                 # the cells' statistics as Python lists, at once
+    n_stars = np.where(reached, sz[np.where(reached, first, 0).astype(np.int64)], np.nan).tolist()
+    undefined_at = (st["n_undefined"] > 0).sum(-1).tolist(); cv0 = st["cv"][:, 0].tolist()
+    smallest, cohort = int(sz[0]), int(sz[-1])
+    not_reached = f"CV < {cv_cutoff:g} not reached below the full partition ({cohort:,} records)"
     cells = []
     for j, (a, m) in enumerate(keys):
-        d = datas[a]
-        i = st["n_star"][j]; reached = bool(np.isfinite(i)); n_star = float(sz[int(i)]) if reached else np.nan
-        point = points[a, m] if (a, m) in points else _point(d, m, calibration)
-        nz = bool(np.isfinite(point) and abs(point) < near_zero)
-        notes = [] if reached else [f"CV < {cv_cutoff:g} not reached below the full partition ({int(sz[-1]):,} records)"]
-        if st["n_undefined"][j].any(): notes.append(f"undefined subsamples at {int((st['n_undefined'][j] > 0).sum())} size(s)")
+        r, n_star = bool(reached[j]), n_stars[j]
+        point = points[a, m] if (a, m) in points else _point(datas[a], m, calibration)   # a Python float
+        nz = math.isfinite(point) and abs(point) < near_zero
+        notes = [] if r else [not_reached]
+        if undefined_at[j]: notes.append(f"undefined subsamples at {undefined_at[j]} size(s)")
         if nz: notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
-        if np.isnan(point): notes.append("the metric is undefined on the full partition")
-        cells.append(dict(model=model, metric=m, attribute=a, n_star=n_star, reached=reached,
-                          exceeds_field=(not reached) or n_star > n_field, near_zero_mean=nz, value=point,
-                          cv_smallest=float(st["cv"][j][0]), smallest_size=int(sz[0]), cohort_size=int(sz[-1]),
+        if math.isnan(point): notes.append("the metric is undefined on the full partition")
+        cells.append(dict(model=model, metric=m, attribute=a, n_star=n_star, reached=r,
+                          exceeds_field=(not r) or n_star > n_field, near_zero_mean=nz, value=point,
+                          cv_smallest=cv0[j], smallest_size=smallest, cohort_size=cohort,
                           reason="; ".join(notes) or None))
     if not curves: return cells, []
     S = len(sz)
@@ -870,8 +940,9 @@ def audit_size_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, sizes=N
     min_support = check_int(min_support, "min_support", func, lo=0)
     for f in frames.values(): _sizes(sizes, len(f), func)
     root = root_entropy(seed)
+    records = _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
     jobs = [(mo, frames[mo], attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field,
-             near_zero, return_curves) for mo in frames]
+             near_zero, return_curves, records) for mo in frames]
     out = _run_pairs(_axis2_model, jobs, n_jobs, progress, "Axis 2")
     cells = pd.DataFrame([c for cs, _ in out for c in cs])
     if not return_curves: return cells

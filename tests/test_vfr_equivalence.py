@@ -6,6 +6,7 @@ must not reject, and means that must agree within Monte Carlo error. A power che
 tests do reject a plausible bug (the wrong resample size).
 """
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -174,3 +175,135 @@ def test_within_bin_score_sums_are_exact_binomial_mixtures():
     exp = stats.binom.pmf(np.arange(m + 1), m, 0.5) * k.size
     keep = exp > 5
     assert stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 0.001
+
+
+# ---- a panel's models share their audit records: the shared preparation is reused only when it is safe ----
+
+PANEL_ATTRS = ["race", "sex", "age"]
+
+
+def _panel_model(seed, n=3000, rec_seed=0):
+    "One model's frame on a fixed set of records (labels and attributes from rec_seed; predictions and scores from seed)."
+    rr = np.random.default_rng(rec_seed)
+    race = rr.choice(np.array(["w", "b", "a", "o", "n"]), n, p=[0.6, 0.2, 0.12, 0.06, 0.02])
+    sex = rr.choice(np.array(["f", "m"]), n)
+    age = rr.choice(np.array(["young", "mid", "old"]), n, p=[0.3, 0.3, 0.4])
+    y = rr.binomial(1, 0.45, n)
+    r = np.random.default_rng(100 + seed)
+    p = 1 / (1 + np.exp(-((1.2 + 0.2 * seed) * (2 * y - 1) + r.normal(0, 1.2, n) + 0.3 * (race == "b"))))
+    return pd.DataFrame(dict(y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(np.int8),
+                             race=pd.Categorical(race, categories=["w", "b", "a", "o", "n", "unused"]),
+                             sex=pd.Categorical(sex), age=pd.Categorical(age, categories=["young", "mid", "old"])))
+
+
+def _variants():
+    "Models 0-1 on the same records, then one model each whose records differ in one way from model 0's."
+    base = [_panel_model(0), _panel_model(1)]
+    f = _panel_model(2)
+    y_flip = f.assign(y_true=np.where(np.arange(len(f)) == 17, 1 - f.y_true, f.y_true))   # one label differs
+    race = f.race.copy(); race.iloc[5] = "n" if race.iloc[5] != "n" else "w"
+    attr = f.assign(race=race)                                                           # one attribute value differs
+    fewer = _panel_model(4).iloc[:2500]                                                   # other records (a subset)
+    same_again = _panel_model(5)                                                          # the same records again
+    order = f.assign(age=f.age.cat.reorder_categories(["old", "mid", "young"]))           # same values, other codes
+    renamed = f.assign(sex=f.sex.cat.rename_categories({"f": "F", "m": "M"}))             # same codes, other groups
+    return base + [y_flip, attr, fewer, same_again, order, renamed]
+
+
+def _long(frames, start=0):
+    "The long predictions frame of the models m{start}, m{start + 1}, ... (a categorical model column, one run each)."
+    return pd.concat([f.assign(model=f"m{start + i}") for i, f in enumerate(frames)],
+                     ignore_index=True).astype({"model": "category"})
+
+
+def _each_alone(fn, frames, **kw):
+    "The grid of each model run on its own (a one-model panel prepares its own records), concatenated."
+    out = [fn({f"m{i}": f}, **kw) for i, f in enumerate(frames)]
+    if isinstance(out[0], tuple):
+        return tuple(pd.concat([o[j] for o in out], ignore_index=True) for j in range(len(out[0])))
+    return pd.concat(out, ignore_index=True)
+
+
+def _assert_same(a, b):
+    for x, y in (zip(a, b) if isinstance(a, tuple) else [(a, b)]):
+        pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True), check_exact=True)
+
+
+def test_panel_records_reused_only_for_the_same_records():
+    from fairlib.vfr import _panel_records, _reuses
+    frames = _variants()
+    rec = _panel_records(frames[0], PANEL_ATTRS, "audit_size_grid")
+    got = [_reuses(rec, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS) for f in frames]
+    assert got == [True, True, False, False, False, True, False, False]
+    # not categorical (no codes to compare), float labels (other dtype), no records at all: never reused
+    f = frames[1]
+    assert not _reuses(rec, f.y_true.to_numpy(), {**{a: f[a] for a in PANEL_ATTRS}, "sex": f.sex.astype(str)}, ["race", "age"])
+    assert not _reuses(rec, f.y_true.to_numpy().astype(float), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
+    assert not _reuses(None, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
+    # a first model with invalid records gives no shared records (each model then raises as before)
+    bad = frames[0].assign(race=frames[0].race.where(np.arange(3000) != 3))           # one missing value
+    assert _panel_records(bad, PANEL_ATTRS, "audit_size_grid") is None
+
+
+def test_shared_model_audit_datas_equal_the_unshared_ones():
+    "Every field of every attribute's audit data is the same with and without the panel's records."
+    from fairlib.vfr import _model_audit_datas, _panel_records
+    frames = _variants()
+    rec = _panel_records(frames[0], PANEL_ATTRS, "vfr_grid")
+    for f in frames:
+        for prob, N in ((None, None), (f.y_prob.to_numpy(), 1000)):
+            sh = _model_audit_datas(f, PANEL_ATTRS, prob, 30, 10, "vfr_grid", resample_size=N, records=rec)
+            own = _model_audit_datas(f, PANEL_ATTRS, prob, 30, 10, "vfr_grid", resample_size=N)
+            for a in PANEL_ATTRS:
+                d, w = sh[a], own[a]
+                assert d.groups.equals(w.groups) and d.groups.name == w.groups.name and d.groups.dtype == w.groups.dtype
+                for x, z in ((d.ct.codes, w.ct.codes), (d.ct.counts, w.ct.counts), (d.ct.support, w.ct.support),
+                             (d.m, w.m), (d.y, w.y), (d.yhat, w.yhat), (d.included, w.included)):
+                    assert np.array_equal(x, z) and x.dtype == z.dtype
+                assert (d.ct.bins is None) == (prob is None) and (prob is None or np.array_equal(d.ct.bins, w.ct.bins))
+                assert (d.resample_size, d.excluded, d.group_sizes) == (w.resample_size, w.excluded, w.group_sizes)
+    shared = _model_audit_datas(frames[1], PANEL_ATTRS, None, 30, 10, "vfr_grid", records=rec)["race"]
+    assert shared.y is rec.y and not shared.y.flags.writeable and not shared.ct.codes.flags.writeable   # shared, read-only
+
+
+@pytest.mark.parametrize("layout", ["dict", "long"])
+@pytest.mark.parametrize("which", ["axis2", "axis1"])
+def test_panel_grid_equals_each_model_alone(which, layout):
+    """A panel mixing models on the same records with models whose labels, attribute codes or records differ gives,
+    model by model, exactly the grid of that model audited alone. A long frame keeps the attributes categorical only
+    when every model has the same categories (so there, the last two models are left out)."""
+    from fairlib.vfr import audit_size_grid, vfr_grid
+    frames = _variants()
+    if layout == "long": frames = frames[:-2]
+    panel = {f"m{i}": f for i, f in enumerate(frames)} if layout == "dict" else _long(frames)
+    if layout == "long": assert all(isinstance(panel[a].dtype, pd.CategoricalDtype) for a in PANEL_ATTRS)
+    if which == "axis2":
+        fn, kw = audit_size_grid, dict(sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1, return_curves=True)
+    else:
+        fn, kw = vfr_grid, dict(n_resamples=20, resample_size=800, seed=3, n_jobs=1)
+    _assert_same(fn(panel, attributes=PANEL_ATTRS, **kw), _each_alone(fn, frames, attributes=PANEL_ATTRS, **kw))
+
+
+def test_panel_grid_equals_the_unshared_path(monkeypatch):
+    "On a panel of models on the same records, the shared preparation gives the grids of the unshared path, bit for bit."
+    import fairlib.vfr as vfr
+    frames = [_panel_model(s) for s in range(4)]
+    kw2 = dict(attributes=PANEL_ATTRS, sizes=[300, 1000], n_resamples=6, seed=1, return_curves=True)
+    kw1 = dict(attributes=PANEL_ATTRS, n_resamples=20, resample_size=800, seed=1)
+    shared = [vfr.audit_size_grid(_long(frames), n_jobs=nj, **kw2) for nj in (1, 2)] + [vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)]
+    monkeypatch.setattr(vfr, "_panel_records", lambda *a, **k: None)
+    unshared = [vfr.audit_size_grid(_long(frames), n_jobs=1, **kw2)] * 2 + [vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)]
+    for a, b in zip(shared, unshared): _assert_same(a, b)
+
+
+def test_power_reusing_other_records_is_detected(monkeypatch):
+    "The equality above can fail: reusing model 0's records for a model whose one label differs changes its cells."
+    import fairlib.vfr as vfr
+    frames = _variants()[:3]                                          # model 2's label 17 differs
+    kw = dict(attributes=PANEL_ATTRS, sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1)
+    want = _each_alone(vfr.audit_size_grid, frames, **kw)
+    monkeypatch.setattr(vfr, "_reuses", lambda rec, *a: rec is not None)   # reuse without checking
+    got = vfr.audit_size_grid(_long(frames), **kw)
+    with pytest.raises(AssertionError):
+        _assert_same(got, want)
+    _assert_same(got[got.model != "m2"], want[want.model != "m2"])
