@@ -273,7 +273,7 @@ class Scorer(ABC):
     def format(self, prompt: str, *, system: str) -> str: ...
     @abstractmethod
     def _score_chunks(self, texts: list[str], bar):
-        "Yield (slice of `texts`, [(p_yes, yes_mass, no_mass), ...]) batch by batch, updating `bar`."
+        "Yield (slice of `texts` or list of its positions, [(p_yes, yes_mass, no_mass), ...]) batch by batch, updating `bar`."
     def _order(self, texts: list[str]) -> list[int]: return list(range(len(texts)))
     def _key_extra(self) -> dict: return {}   # backend-specific key parts (a served model's endpoint)
 
@@ -296,7 +296,7 @@ class Scorer(ABC):
         try:
             if todo: todo = [todo[i] for i in self._order([texts[first[k]] for k in todo])]
             for chunk, res in self._score_chunks([texts[first[k]] for k in todo], bar):
-                ks = todo[chunk]
+                ks = todo[chunk] if isinstance(chunk, slice) else [todo[i] for i in chunk]
                 rows = [(k, *r) for k, r in zip(ks, res)]
                 if store is not None: store.put_many(rows, model=self.model_id, precision=self.precision)
                 answers.update({k: r for k, *r in rows})
@@ -495,9 +495,10 @@ class TransformersScorer(Scorer):
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self.share_prefix, self.min_prefix = bool(share_prefix), int(min_prefix)
         self._encoded: dict[str, list[int]] = {}
-        self._prefix = None   # (prefix token ids, [(keys, values) per layer]) shared by the rows of a run
-        self._kv_memo: dict[tuple, list] = {}   # prefix token ids -> keys/values, reused across option_scores calls
+        self._kv_memo: dict[tuple, list] = {}   # prefix token ids -> keys/values, reused across calls
+        self._kv_bytes: dict[tuple, int] = {}   # their sizes
         self.kv_memo_entries, self.kv_memo_bytes = 64, 1 << 30            # memo bounds (least recently used evicted)
+        self.tree_rows = 256  # rows per prefix tree (bounds the keys/values held at once)
         self._sharing_failed = False
         self.n_forward = 0    # model forward passes run by this scorer (rows batches and prefix passes)
         self.n_tokens = 0     # tokens those passes fed the model (a shared prefix counts once)
@@ -521,58 +522,68 @@ class TransformersScorer(Scorer):
         self._encoded = dict(zip(texts, enc))
         return sorted(range(len(texts)), key=lambda i: -len(enc[i]))  # longest first: memory errors show early
 
-    def _shared_prefix(self, enc: list[list[int]]):
-        "Keys/values of the longest token prefix common to all rows (each row keeps >= 1 own token)."
+    def logits_last(self, batch: list[list[int]], prefixes=None):
+        "Next-token logits (rows, vocab) of token-id lists (`prefixes`: as in `logits_tail`)."
+        return self.logits_tail(batch, 1, prefixes)[:, -1, :]
+
+    def logits_tail(self, batch: list[list[int]], keep: int = 1, prefixes=None):
+        """Logits (rows, keep, vocab) of the last `keep` positions of each token-id list in `batch`.
+
+        `prefixes` (optional, one per row): None or (ids, [(keys, values) per layer]) of a token prefix of that row
+        whose keys/values were computed before; those positions are not run again. Rows may have different prefixes:
+        prefixes and own tokens are left-padded and masked, so each row attends to exactly its own tokens and gets
+        the logits it gets alone (to float rounding)."""
+        return self._run(batch, prefixes, keep)[0]
+
+    def _run(self, batch, prefixes=None, keep: int = 1, want_kv: bool = False):
+        "One forward pass of `batch` on per-row prefixes; with `want_kv` also each row's keys/values (prefix + own)."
         import torch
         from transformers import DynamicCache
-        n = 0
-        while all(len(e) > n + 1 for e in enc) and len({e[n] for e in enc}) == 1: n += 1
-        if n < self.min_prefix: return None
-        ids = tuple(enc[0][:n])
-        if self._prefix is not None and self._prefix[0] == ids: return self._prefix
-        try:
-            cache = DynamicCache(config=self.model.config)
-            with torch.inference_mode():
-                self.model(input_ids=torch.as_tensor([ids], device=self.device), use_cache=True, logits_to_keep=1,
-                           **{self._cache_arg: cache})
-            return ids, [(layer.keys, layer.values) for layer in cache.layers]
-        except Exception as e:   # an architecture whose cache cannot be shared this way: same answers, no sharing
-            import warnings
-            warnings.warn(f"shared-prefix caching unavailable for {type(self.model).__name__} ({type(e).__name__}: {e}); "
-                          "scoring every row in full")
-            self.share_prefix, self._sharing_failed = False, True
-            return None
-
-    def logits_last(self, batch: list[list[int]]):
-        "Next-token logits (rows, vocab) for token-id lists: shared prefix reused, own tokens left-padded."
-        return self.logits_tail(batch, 1)[:, -1, :]
-
-    def logits_tail(self, batch: list[list[int]], keep: int = 1):
-        "Logits (rows, keep, vocab) of the last `keep` positions of each token-id list (shared prefix reused)."
-        import torch
-        pre = self._prefix
-        P = len(pre[0]) if pre is not None else 0
-        if P and not all(len(s) >= P + keep and tuple(s[:P]) == pre[0] for s in batch): P = 0
-        own = [s[P:] for s in batch]
-        B, L = len(own), max(map(len, own))
+        B = len(batch)
+        prefixes = [None] * B if prefixes is None else list(prefixes)
+        Ps = []
+        for r, (s, p) in enumerate(zip(batch, prefixes)):
+            P = len(p[0]) if p is not None else 0
+            if P and (len(s) < P + keep or tuple(s[:P]) != tuple(p[0])): prefixes[r], P = None, 0   # not its prefix
+            Ps.append(P)
+        own = [s[P:] for s, P in zip(batch, Ps)]
+        Pm, L = max(Ps), max(map(len, own))
         ids = torch.full((B, L), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((B, L), dtype=torch.long)
-        for r, seq in enumerate(own):
-            ids[r, L - len(seq):] = torch.as_tensor(seq); mask[r, L - len(seq):] = 1
-        pos = P + (mask.cumsum(-1) - 1).clamp(min=0)
-        kw = dict(use_cache=False)
-        if P:
-            from transformers import DynamicCache
-            kv = [(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in pre[1]]
-            kw = {"use_cache": True, self._cache_arg: DynamicCache(ddp_cache_data=kv, config=self.model.config)}
-            mask = torch.cat([torch.ones((B, P), dtype=torch.long), mask], dim=1)
+        mask = torch.zeros((B, Pm + L), dtype=torch.long)
+        pos = torch.zeros((B, L), dtype=torch.long)
+        for r, (P, seq) in enumerate(zip(Ps, own)):
+            n = len(seq)
+            ids[r, L - n:] = torch.as_tensor(list(seq)); mask[r, Pm - P:Pm] = 1; mask[r, Pm + L - n:] = 1
+            pos[r, L - n:] = torch.arange(P, P + n)
+        kw, cache = dict(use_cache=bool(Pm or want_kv)), None
+        if Pm:
+            if all(p is prefixes[0] for p in prefixes):         # one prefix for every row: expanded, not copied
+                kv = [(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in prefixes[0][1]]
+            else:                                               # per-row prefixes, left-padded with masked zeros
+                ref = next(p for p in prefixes if p is not None)[1]
+                kv = []
+                for l, (k0, v0) in enumerate(ref):
+                    K = k0.new_zeros((B, k0.shape[1], Pm, k0.shape[3])); V = v0.new_zeros((B, v0.shape[1], Pm, v0.shape[3]))
+                    for r, (p, P) in enumerate(zip(prefixes, Ps)):
+                        if P: K[r, :, Pm - P:] = p[1][l][0][0]; V[r, :, Pm - P:] = p[1][l][1][0]
+                    kv.append((K, V))
+            cache = DynamicCache(ddp_cache_data=kv, config=self.model.config)
+        elif want_kv: cache = DynamicCache(config=self.model.config)
+        if cache is not None: kw[self._cache_arg] = cache
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         self.n_forward += 1; self.n_tokens += sum(map(len, own))
         with torch.inference_mode():
             try: out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, **kw)
             except TypeError:  # architectures without logits_to_keep
                 out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw)
-        return out.logits[:, -keep:, :]
+        logits = out.logits[:, -keep:, :]
+        if not want_kv: return logits, None
+        rows_kv = []
+        for r, (P, seq) in enumerate(zip(Ps, own)):
+            sel = torch.cat([torch.arange(Pm - P, Pm), torch.arange(Pm + L - len(seq), Pm + L)]).to(self.device)
+            rows_kv.append([(layer.keys[r:r + 1].index_select(2, sel), layer.values[r:r + 1].index_select(2, sel))
+                            for layer in cache.layers])
+        return logits, rows_kv
 
     def option_token_ids(self, options) -> list[list[int]]:
         "Token ids of each option string tokenised on its own; refuses empty, identical or prefix-overlapping options."
@@ -610,119 +621,144 @@ class TransformersScorer(Scorer):
         finally:   # a model whose cache cannot be shared stays unshared
             self.batch_size, self.share_prefix = old[0], old[1] and not self._sharing_failed
 
-    def _extend_prefix(self, ids: tuple, base=None):
-        "Keys/values of the token prefix `ids`, run on top of `base` = (ids, kv) (a shorter prefix of it) when given."
-        import torch
-        from transformers import DynamicCache
-        if ids in self._kv_memo:
-            self._kv_memo[ids] = self._kv_memo.pop(ids); return self._kv_memo[ids]      # most recently used last
-        P = len(base[0]) if base is not None else 0
-        best, c = None, P        # the memoised prefix sharing the most tokens with `ids` (e.g. an earlier step's context)
+    def _memo_base(self, ids: tuple, base=None):
+        "The longest memoised prefix of `ids` longer than `base` (its keys/values cut to the shared length), else `base`."
+        c = len(base[0]) if base is not None else 0
+        best = None
         for key in self._kv_memo:
-            if len(key) > c and key[:c + 1] == ids[:c + 1]:
+            if c >= len(ids): break
+            if len(key) > c and key[c] == ids[c] and key[:c] == ids[:c]:
                 k = _common_prefix_length(key, ids, c + 1)
                 if k > c: best, c = key, k
-        if best is not None:
-            kv0 = self._kv_memo.pop(best); self._kv_memo[best] = kv0
-            base = (ids[:c], [(k[:, :, :c], v[:, :, :c]) for k, v in kv0])   # causal: the first c positions are exact
-            if c == len(ids): return self._remember(ids, base[1])
-            P = c
-        try:
-            cache = (DynamicCache(ddp_cache_data=base[1], config=self.model.config) if base is not None
-                     else DynamicCache(config=self.model.config))
-            with torch.inference_mode():
-                self.model(input_ids=torch.as_tensor([list(ids[P:])], device=self.device), use_cache=True, logits_to_keep=1,
-                           position_ids=torch.arange(P, len(ids), device=self.device)[None], **{self._cache_arg: cache})
+        if best is None: return base
+        kv0 = self._kv_memo.pop(best); self._kv_memo[best] = kv0              # most recently used last
+        if c == len(best): return best, kv0
+        return ids[:c], [(k[:, :, :c], v[:, :, :c]) for k, v in kv0]          # causal: the first c positions are exact
+
+    def _remember(self, ids, kv):
+        "Memoise the keys/values of prefix `ids`, evicting the least recently used beyond `kv_memo_entries` / `kv_memo_bytes`."
+        if ids in self._kv_memo: self._kv_memo.pop(ids)
+        else: self._kv_bytes[ids] = sum(t.numel() * t.element_size() for kv_ in kv for t in kv_)
+        self._kv_memo[ids] = kv
+        total = sum(self._kv_bytes[k] for k in self._kv_memo)
+        while len(self._kv_memo) > 1 and (len(self._kv_memo) > self.kv_memo_entries or total > self.kv_memo_bytes):
+            old = next(iter(self._kv_memo)); self._kv_memo.pop(old); total -= self._kv_bytes.pop(old)
+        return kv
+
+    def _tree(self, enc, rows, P: int, parent: int, nodes: list, leaf: dict):
+        """Compacted prefix tree of the sorted token tuples `enc[rows]` below their common `P`-token prefix (node
+        `parent`): appends (ids, parent) nodes, parents first, for every run of >= 2 rows sharing >= `min_prefix`
+        more tokens, and sets `leaf[i]` to the deepest node that is a prefix of row i (each row keeps >= 1 own token)."""
+        m, segs = self.min_prefix, [([rows[0]], 10**9)]      # (rows, their common prefix length)
+        for a, b in zip(rows, rows[1:]):                     # sorted: a common prefix is a run of neighbours
+            n = _common_prefix_length(enc[a], enc[b], P)
+            if n >= P + m: segs[-1] = (segs[-1][0] + [b], min(segs[-1][1], n))
+            else: segs.append(([b], 10**9))
+        for sg, n in segs:
+            Lc = min(n, min(len(enc[i]) for i in sg) - 1)
+            if len(sg) > 1 and Lc >= P + m:
+                nodes.append((enc[sg[0]][:Lc], parent))
+                for i in sg: leaf[i] = len(nodes) - 1
+                self._tree(enc, sg, Lc, len(nodes) - 1, nodes, leaf)
+
+    def _extend(self, ids_list, bases):
+        "Keys/values of each token prefix in `ids_list`, run in one batch on its base prefix (None: sharing failed)."
+        try: return self._run([list(x) for x in ids_list], bases, keep=1, want_kv=True)[1]
         except Exception as e:   # an architecture whose cache cannot be shared this way: same answers, no sharing
+            import torch
+            if isinstance(e, torch.cuda.OutOfMemoryError): raise
             import warnings
             warnings.warn(f"shared-prefix caching unavailable for {type(self.model).__name__} ({type(e).__name__}: {e}); "
                           "scoring every row in full")
             self.share_prefix, self._sharing_failed = False, True
             return None
-        self.n_forward += 1; self.n_tokens += len(ids) - P
-        return self._remember(ids, [(layer.keys, layer.values) for layer in cache.layers])
 
-    def _remember(self, ids, kv):
-        "Memoise the keys/values of prefix `ids`, evicting the least recently used beyond `kv_memo_entries` / `kv_memo_bytes`."
-        size = lambda e: sum(t.numel() * t.element_size() for kv_ in e for t in kv_)
-        self._kv_memo[ids] = kv
-        total = sum(size(e) for e in self._kv_memo.values())
-        while len(self._kv_memo) > 1 and (len(self._kv_memo) > self.kv_memo_entries or total > self.kv_memo_bytes):
-            total -= size(self._kv_memo.pop(next(iter(self._kv_memo))))
-        return kv
+    def _tree_batches(self, enc):
+        """Yield (row positions, prefixes) batches covering every token tuple of `enc`, `tree_rows` rows at a time.
 
-    def _prefix_plan(self, enc, rows, prefix=None):
-        """Yield (row positions, prefix) batches: a compacted prefix tree of the token lists `enc[rows]`.
+        Per chunk, the compacted prefix tree of its rows (`_tree`) is run level by level: the parts of one level are
+        batched across nodes, each on its parent's keys/values, or on a longer memoised prefix (an earlier call's,
+        e.g. the previous step of an agent's context) when there is one. Every shared part of >= `min_prefix`
+        tokens is thus run once. The rows are then batched by the length of what is left of them (longest first),
+        each on its deepest computed (or memoised) prefix, whatever that prefix is."""
+        order = sorted(range(len(enc)), key=lambda i: enc[i])
+        for c0 in range(0, len(order), self.tree_rows):
+            rows = order[c0:c0 + self.tree_rows]
+            nodes, leaf, kv = [], dict.fromkeys(rows, -1), {}
+            if self.share_prefix and len(rows) > 1: self._tree(enc, rows, 0, -1, nodes, leaf)
+            depth = []
+            for _, par in nodes: depth.append(0 if par < 0 else depth[par] + 1)
+            for d in range(max(depth, default=-1) + 1):
+                todo = []
+                for j, (ids, par) in enumerate(nodes):
+                    if depth[j] != d or not self.share_prefix: continue
+                    base = self._memo_base(ids, (nodes[par][0], kv[par]) if par in kv else None)
+                    if base is not None and len(base[0]) == len(ids): kv[j] = self._remember(ids, base[1])
+                    else: todo.append((j, base))
+                todo.sort(key=lambda t: -(len(nodes[t[0]][0]) - (len(t[1][0]) if t[1] is not None else 0)))
+                own = [len(nodes[j][0]) - (len(b[0]) if b is not None else 0) for j, b in todo]
+                for sl in _batches(own, self.batch_size, self.max_batch_tokens):
+                    got = self._extend([nodes[j][0] for j, _ in todo[sl]], [b for _, b in todo[sl]])
+                    if got is None: break
+                    for (j, _), kvj in zip(todo[sl], got): kv[j] = self._remember(nodes[j][0], kvj)
+            pre = {}
+            for i in rows:
+                j = leaf[i]
+                p = (nodes[j][0], kv[j]) if j in kv else None
+                pre[i] = self._memo_base(enc[i][:-1], p) if self.share_prefix else None
+            rows.sort(key=lambda i: -(len(enc[i]) - (len(pre[i][0]) if pre[i] is not None else 0)))
+            own = [len(enc[i]) - (len(pre[i][0]) if pre[i] is not None else 0) for i in rows]
+            for sl in _batches(own, self.batch_size, self.max_batch_tokens):
+                yield rows[sl], [pre[i] for i in rows[sl]]
 
-        Rows sharing >= `min_prefix` tokens beyond the current prefix get that longer prefix's keys/values
-        computed once (recursively: system prompt, then a case narrative, then one call's context ...);
-        the rows left at a node are batched (longest first) on top of its prefix."""
-        P, m = (len(prefix[0]) if prefix is not None else 0), self.min_prefix
-        segs, direct = [([rows[0]], 10**9)], []            # (rows, their common prefix length)
-        for a, b in zip(rows, rows[1:]):                 # rows are sorted: a common prefix is a run of neighbours
-            ea, eb, n = enc[a], enc[b], P
-            while n < min(len(ea), len(eb)) and ea[n] == eb[n]: n += 1
-            if n >= P + m: segs[-1] = (segs[-1][0] + [b], min(segs[-1][1], n))
-            else: segs.append(([b], 10**9))
-        kids = []
-        for sg, n in segs:
-            L = min(n, min(len(enc[i]) for i in sg) - 1)    # every row keeps >= 1 own token
-            if len(sg) > 1 and L >= P + m: kids.append((sg, L))
-            else: direct += sg
-        for sg, L in kids:
-            ids = tuple(enc[sg[0]][:L])
-            kv = self._extend_prefix(ids, prefix) if self.share_prefix else None
-            if kv is None: direct += sg; continue
-            yield from self._prefix_plan(enc, sg, (ids, kv))
-        direct.sort(key=lambda i: -len(enc[i]))
-        for sl in _batches([len(enc[i]) - P for i in direct], self.batch_size, self.max_batch_tokens):
-            yield direct[sl], prefix
+    def _logits_split(self, fn, rows, pre):
+        "`fn(rows, pre)`, split in halves (and `batch_size` halved for what follows) on a CUDA out-of-memory error."
+        import torch
+        try: return fn(rows, pre)
+        except torch.cuda.OutOfMemoryError:
+            if len(rows) == 1: raise
+            torch.cuda.empty_cache(); self.batch_size = max(1, self.batch_size // 2); h = len(rows) // 2
+            return torch.cat([self._logits_split(fn, rows[:h], pre[:h]), self._logits_split(fn, rows[h:], pre[h:])])
+
+    def _encodings(self, texts):
+        return [tuple(self._encoded.get(t) or self.encode([t])[0]) for t in texts]
 
     def _option_logprobs(self, texts, options, bar):
         import torch
         if not texts: return
         opt = self._opt_ids
-        enc = [self._encoded.get(t) or self.encode([t])[0] for t in texts]
-        if self.share_prefix and len(enc) > 1:
-            plan = self._prefix_plan(enc, sorted(range(len(enc)), key=lambda i: enc[i]))
-        else:
-            plan = ((list(range(len(enc)))[sl], None) for sl in _batches([len(e) for e in enc], self.batch_size,
-                                                                            self.max_batch_tokens))
+        enc = self._encodings(texts)
         first = torch.as_tensor([t[0] for t in opt])
         by_len = {}
         for j, t in enumerate(opt):
             if len(t) > 1: by_len.setdefault(len(t), []).append(j)
         try:
-            for idx, prefix in plan:
-                self._prefix, rows = prefix, [enc[i] for i in idx]
-                lp = torch.log_softmax(self.logits_last(rows).double().cpu(), -1)[:, first]     # (B, k): log P(t_1)
+            for idx, pre in self._tree_batches(enc):
+                rows = [list(enc[i]) for i in idx]
+                lp = torch.log_softmax(self._logits_split(self.logits_last, rows, pre).double().cpu(), -1)[:, first]
                 for m, js in by_len.items():   # longer options: one forward per (length, option) over the same rows
                     for j in js:
-                        tail = torch.log_softmax(self.logits_tail([r + opt[j][:-1] for r in rows], m - 1).double().cpu(), -1)
+                        tail = self._logits_split(lambda rs, ps: self.logits_tail([r + opt[j][:-1] for r in rs], m - 1, ps),
+                                                  rows, pre)
+                        tail = torch.log_softmax(tail.double().cpu(), -1)
                         tgt = torch.as_tensor(opt[j][1:])
                         lp[:, j] += tail[:, torch.arange(m - 1), tgt].sum(-1)
                 bar.update(len(idx))
                 yield idx, lp.numpy().tolist()
         finally:
-            self._prefix, self._encoded = None, {}
+            self._encoded = {}
 
     def _score_chunks(self, texts, bar):
-        import torch
         if not texts: return
-        enc = [self._encoded.get(t) or self.encode([t])[0] for t in texts]
-        self._prefix = self._shared_prefix(enc) if self.share_prefix and len(enc) > 1 else None
-        lengths, start = [len(e) for e in enc], 0
-        while start < len(enc):
-            sl = slice(start, _batch_end(lengths, start, self.batch_size, self.max_batch_tokens))
-            try: logits = self.logits_last(enc[sl])
-            except torch.cuda.OutOfMemoryError:
-                if self.batch_size == 1: raise
-                self.batch_size = max(1, self.batch_size // 2); torch.cuda.empty_cache(); continue
-            p, y, n = yes_no_probability(logits, self.ids["yes"], self.ids["no"])
-            bar.update(sl.stop - sl.start)
-            yield sl, list(zip(p.tolist(), y.tolist(), n.tolist()))
-            start = sl.stop
-        self._encoded = {}
+        enc = self._encodings(texts)
+        try:
+            for idx, pre in self._tree_batches(enc):
+                logits = self._logits_split(self.logits_last, [list(enc[i]) for i in idx], pre)
+                p, y, n = yes_no_probability(logits, self.ids["yes"], self.ids["no"])
+                bar.update(len(idx))
+                yield idx, list(zip(p.tolist(), y.tolist(), n.tolist()))
+        finally:
+            self._encoded = {}
 
     @classmethod
     def from_pretrained(cls, name_or_path: str | None = None, *, gguf_file: str | None = None, precision: str = "fp32",

@@ -123,13 +123,18 @@ def test_shared_prefix_changes_only_the_work(tiny):
     _, model, tok = tiny
     system = "Answer only Yes or No. Read the case carefully."
     sc = TransformersScorer(model, tok, batch_size=3)
-    rows = []
+    rows, pres = [], []
     orig = sc.logits_last
-    sc.logits_last = lambda b: (rows.append(len(b)), orig(b))[1]
+    sc.logits_last = lambda b, pre=None: (rows.append(len(b)), pres.extend(zip(b, pre or [None] * len(b))), orig(b, pre))[2]
+    n0 = sc.n_tokens
     on = sc.score(PROMPTS, system=system, cache=False, progress=False)
-    assert sc._prefix is not None and len(sc._prefix[0]) >= sc.min_prefix and sum(rows) == len(PROMPTS)
     texts = [sc.format(p, system=system) for p in PROMPTS]
-    assert all(t.startswith(sc.tokenizer.decode(list(sc._prefix[0]))) for t in texts)
+    full = sum(map(len, sc.encode(texts)))
+    assert sum(rows) == len(PROMPTS) and sc.n_tokens - n0 < full          # the template + system ran once, not per row
+    used = [p for _, p in pres if p is not None]
+    assert used and all(len(p[0]) >= sc.min_prefix for p in used)
+    assert all(tuple(b[:len(p[0])]) == tuple(p[0]) for b, p in pres if p is not None)   # a prefix of its own row
+    assert all(t.startswith(sc.tokenizer.decode(list(used[0][0]))) for t in texts)
     off = TransformersScorer(model, tok, batch_size=3, share_prefix=False).score(PROMPTS, system=system, cache=False,
                                                                                   progress=False)
     np.testing.assert_allclose(on["p_yes"], off["p_yes"], atol=1e-5, rtol=0)
@@ -144,7 +149,7 @@ def test_padding_invariance(tiny):
     alone = sc.score([PROMPTS[2]], system=SYSTEM, cache=False, progress=False)["p_yes"][0]
     shapes = []
     orig = sc.logits_last
-    sc.logits_last = lambda b: (shapes.append([len(x) for x in b]), orig(b))[1]
+    sc.logits_last = lambda b, pre=None: (shapes.append([len(x) for x in b]), orig(b, pre))[1]
     both = sc.score([PROMPTS[2], PROMPTS[3] * 3], system=SYSTEM, cache=False, progress=False)["p_yes"][0]
     assert len(shapes) == 1 and max(shapes[0]) > 5 * min(shapes[0])     # really padded in one batch
     assert abs(alone - both) < 1e-5
@@ -152,17 +157,21 @@ def test_padding_invariance(tiny):
 
 def test_length_bucketing_and_token_budget(tiny):
     _, model, tok = tiny
-    sc = TransformersScorer(model, tok, batch_size=3, max_batch_tokens=250)
-    shapes = []
-    orig = sc.logits_last
-    sc.logits_last = lambda b: (shapes.append([len(x) for x in b]), orig(b))[1]
     prompts = [PROMPTS[i % 5] + " case %d" % i for i in range(14)]
-    df = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
-    flat = [n for s in shapes for n in s]
-    assert sum(map(len, shapes)) == 14 and flat == sorted(flat, reverse=True)   # longest first, sorted
-    assert all(len(s) <= 3 and len(s) * max(s) <= 250 for s in shapes if len(s) > 1)
     ref = TransformersScorer(model, tok, batch_size=1).score(prompts, system=SYSTEM, cache=False, progress=False)
-    np.testing.assert_allclose(df["p_yes"], ref["p_yes"], atol=1e-5)             # input order preserved
+    for share in (False, True):
+        sc = TransformersScorer(model, tok, batch_size=3, max_batch_tokens=250, share_prefix=share)
+        shapes = []
+        orig = sc.logits_last
+        own = lambda b, pre: [len(x) - (len(p[0]) if p is not None else 0) for x, p in zip(b, pre or [None] * len(b))]
+        sc.logits_last = lambda b, pre=None: (shapes.append(own(b, pre)), orig(b, pre))[1]
+        df = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
+        flat = [n for s_ in shapes for n in s_]
+        assert sum(map(len, shapes)) == 14
+        if not share: assert flat == sorted(flat, reverse=True)                   # longest first, sorted
+        else: assert max(flat) < max(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
+        assert all(len(s_) <= 3 and len(s_) * max(s_) <= 250 for s_ in shapes if len(s_) > 1)   # on the tokens run
+        np.testing.assert_allclose(df["p_yes"], ref["p_yes"], atol=1e-5)             # input order preserved
 
 
 def test_batch_helpers():
@@ -289,7 +298,7 @@ def test_bf16_is_loaded_as_asked_and_keyed_apart(tiny, tmp_path):
 def _counting(sc):
     calls = []
     orig = sc.logits_last
-    sc.logits_last = lambda b: (calls.append(len(b)), orig(b))[1]
+    sc.logits_last = lambda b, pre=None: (calls.append(len(b)), orig(b, pre))[1]
     return calls
 
 
@@ -356,10 +365,10 @@ from fairlib.llm import TransformersScorer
 model_dir, db, log, delay, out = sys.argv[1:6]
 sc = TransformersScorer.from_pretrained(model_dir, batch_size=2, cache=db)
 orig = sc.logits_last
-def slow(batch):
+def slow(batch, prefixes=None):
     with open(log, "a") as f: f.write(f"{len(batch)}\n")
     time.sleep(float(delay))
-    return orig(batch)
+    return orig(batch, prefixes)
 sc.logits_last = slow
 prompts = [f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. Should the patient receive immediate emergency care?"
            for i in range(24)]
@@ -583,7 +592,7 @@ def test_corrupt_cache_file_is_a_clear_error(tiny, tmp_path):
 def test_nan_logits_are_not_called_underflow(tiny):
     _, model, tok = tiny
     sc = TransformersScorer(model, tok)
-    sc.logits_last = lambda b: torch.full((len(b), llm._n_logits(model)), float("nan"))
+    sc.logits_last = lambda b, pre=None: torch.full((len(b), llm._n_logits(model)), float("nan"))
     df = sc.score(PROMPTS[:2], system=SYSTEM, cache=False, progress=False)
     assert df["p_yes"].isna().all() and df["reason"].str.contains("not a number").all()
     assert (df["note"] == df["reason"]).all()

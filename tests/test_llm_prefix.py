@@ -192,3 +192,75 @@ def test_common_prefix_length_by_bisection():
         while k < min(len(a), len(b)) and a[k] == b[k]: k += 1
         assert llm._common_prefix_length(a, b) == k
         assert llm._common_prefix_length(a, b, min(k, 1) if k else 0) == k
+
+
+# ---------------------------------------------------------------- P(Yes) on the tree: tiers of one case share a prefix
+
+HEADERS = ["A 41-year-old man is seen in the emergency department.", "A 67-year-old woman is seen in the emergency department."]
+BODY = "Chief complaint: chest wall pain after a fall down the stairs. Past history: depression, asthma."
+EXTRA = "Notes: left ribs 5-8 fractured on CT, no pneumothorax; pain limits deep breathing; oxygen saturation 95%."
+ASK = "Would you offer opioid analgesics? Answer Yes or No."
+
+
+def tier_prompts():
+    "Per header: low = header + question; medium = header + body + question; high = header + body + notes + question."
+    return [t for h in HEADERS for t in (f"{h}\n{ASK}", f"{h}\n{BODY}\n{ASK}", f"{h}\n{BODY}\n{EXTRA}\n{ASK}")]
+
+
+def oracle_p_yes(model, tok, sc, prompt, system=SYSTEM):
+    ids = tok(llm.chat_prompt(tok, prompt, system=system), add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logits = model(torch.tensor([ids])).logits[:, -1, :]
+    return llm.yes_no_probability(logits, sc.ids["yes"], sc.ids["no"])[0][0].item()
+
+
+def test_p_yes_tree_batches_rows_on_different_prefixes(tiny):
+    "The tiers of one case share header (+ body): each shared part runs once, rows on different prefixes share a batch."
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=8, min_prefix=4)
+    seen = []
+    orig = sc.logits_last
+    sc.logits_last = lambda b, pre=None: (seen.append(pre), orig(b, pre))[1]
+    prompts = tier_prompts()
+    n0 = sc.n_tokens
+    got = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
+    used = sc.n_tokens - n0
+    enc = sc.encode([sc.format(p, system=SYSTEM) for p in prompts])
+    distinct = len({tuple(e[:k]) for e in enc for k in range(1, len(e) + 1)})
+    assert distinct <= used <= distinct + len(enc) * sc.min_prefix and used < 0.7 * sum(map(len, enc)), (used, distinct)
+    assert any(len({id(p) for p in pre if p is not None} | ({None} if None in pre else set())) > 1 for pre in seen)
+    want = [oracle_p_yes(model, tok, sc, p) for p in prompts]
+    np.testing.assert_allclose(got["p_yes"], want, atol=1e-5, rtol=0)
+    plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).score(
+        prompts, system=SYSTEM, cache=False, progress=False)
+    np.testing.assert_allclose(got["p_yes"], plain["p_yes"], atol=1e-5, rtol=0)
+    np.testing.assert_allclose(got["yes_no_mass"], plain["yes_no_mass"], atol=1e-6, rtol=0)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=6, unique=True), st.integers(1, 5), st.integers(1, 20),
+       st.integers(1, 4))
+def test_p_yes_tree_property_any_subset_batch_and_chunk(tiny, picks, batch_size, min_prefix, tree_rows):
+    "Any subset of tier prompts, batch size, min_prefix and rows per tree: the answers of each prompt alone."
+    model, tok = tiny
+    prompts = [tier_prompts()[i] for i in picks]
+    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix)
+    sc.tree_rows = tree_rows
+    got = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
+    plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).score(
+        prompts, system=SYSTEM, cache=False, progress=False)
+    np.testing.assert_allclose(got["p_yes"], plain["p_yes"], atol=1e-5, rtol=0)
+
+
+def test_logits_tail_ignores_a_prefix_that_is_not_the_rows(tiny):
+    "A prefix that does not start its row is not used (the row runs in full): the logits are the row's own."
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny")
+    a, b = sc.encode([sc.format(p, system=SYSTEM) for p in tier_prompts()[:2]])
+    k = 6
+    kv = sc._run([a[:k]], want_kv=True)[1][0]
+    wrong = (tuple(b[:k - 1]) + (b[k - 1] + 1,), kv)
+    right = (tuple(a[:k]), kv)
+    out = sc.logits_last([a, b], [right, wrong])
+    ref = sc.logits_last([a, b])
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)

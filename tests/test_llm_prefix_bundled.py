@@ -62,3 +62,25 @@ def test_bundled_agent_policy_equals_plain_forward(smol):
             lp = oracle(smol, f"{call.context}\n{d.question}", d.options, system=pol.system)
             np.testing.assert_allclose(p, np.exp(lp) / np.exp(lp).sum(), atol=1e-5)
             assert mass == pytest.approx(float(np.exp(lp).sum()), abs=1e-5)
+
+
+def test_bundled_p_yes_over_the_tiers_of_a_case_equals_each_prompt_alone(smol):
+    "mFARM's three tiers of two Opioid cases x 4 variants in one call (prefix tree, rows on different prefixes): "
+    "P(Yes) equals a plain forward pass of each prompt alone, and the shared header and body run once."
+    from fairlib.prompts import prompt_table, SYSTEM_PROMPT
+    df = prompt_table("opioid", tiers=("high", "medium", "low"), split="test", instrument="paper", protocol="paper")
+    df = df[df.case_id.isin(df.case_id.drop_duplicates().iloc[:2]) & df.variant.isin(["BASE", "White_Male", "Black_Female",
+                                                                                      "Asian_Intersex"])]
+    assert len(df) == 24 and set(df.tier) == {"high", "medium", "low"}
+    prompts = df.prompt.tolist()
+    n0 = smol.n_tokens
+    got = smol.score(prompts, system=SYSTEM_PROMPT, cache=False, progress=False)
+    used = smol.n_tokens - n0
+    enc = smol.encode([smol.format(p, system=SYSTEM_PROMPT) for p in prompts])
+    assert used < 0.85 * sum(map(len, enc)), (used, sum(map(len, enc)))
+    want = []
+    for e in enc:
+        with torch.inference_mode():
+            logits = smol.model(input_ids=torch.tensor([e])).logits[:, -1, :]
+        want.append(llm.yes_no_probability(logits, smol.ids["yes"], smol.ids["no"])[0][0].item())
+    np.testing.assert_allclose(got["p_yes"], want, atol=llm.ANSWER_TOLERANCE, rtol=0)
