@@ -5,7 +5,7 @@ instrument from `fairlib.prompts`, `instrument="paper"`, one tier), same precisi
 
 1. **naive**: one prompt at a time through `generate(max_new_tokens=1)`, P(Yes) from the first step's logits;
 2. **batched**: `TransformersScorer.score` (length-bucketed left-padded batches, last-position LM head,
-   shared-prefix KV reuse), cache off;
+   shared prefixes run once as a prefix tree), cache off;
 3. **bound**: the FLOPs of the tokens the batched scorer actually computed (shared prefix once + every
    padded row token through every decoder linear layer, attention scores, and one LM-head row per prompt)
    divided by the throughput of plain fp32 `torch.nn.Linear` layers of the model's own shapes, measured
@@ -19,7 +19,11 @@ int8 dynamic quantisation (and optionally bf16) with their speed and max |dP(Yes
 Prints the CPU's instruction sets (avx2 / avx512f / avx512_bf16 / amx) because bf16 and int8 speed
 depend on them. Exit status 1 if naive and batched P(Yes) differ by >= 1e-4.
 
+Then the three context tiers of a few ED cases, scored one call per tier vs all in one call (the prefix tree
+runs each case header and the body ED high shares with ED medium once): time, tokens run, max |dP|.
+
     python benchmarks/bench_llm.py [--n 24] [--batch-size 8] [--tier high] [--model bundled] [--bf16] [--no-int8]
+                                   [--tier-cases 2]
 """
 from __future__ import annotations
 import argparse, os, sys, time
@@ -109,6 +113,7 @@ def main(argv=None):
     ap.add_argument("--model", default=None, help="model dir or id (default: llm_model setting, 'bundled')")
     ap.add_argument("--bf16", action="store_true", help="also time bf16 weights (slow on CPUs without bf16 instructions)")
     ap.add_argument("--no-int8", action="store_true", help="skip the int8-dynamic precision run")
+    ap.add_argument("--tier-cases", type=int, default=2, help="ED cases whose three tiers are scored per tier vs in one call (0: skip)")
     a = ap.parse_args(argv)
     torch.manual_seed(0)
     print(f"CPU: {cpu_flags()}")
@@ -133,20 +138,14 @@ def main(argv=None):
     except Exception as e:  # an older fairlib.prompts without the alternative wording
         print(f"shared prefix, fairlib's wording : n/a ({type(e).__name__})")
 
-    # instrument the scorer: record what it computes
+    # instrument the scorer: record what every forward pass computes (rows, longest own part, longest prefix, keep)
     work = []
-    orig_tail, orig_prefix = sc.logits_tail, sc._shared_prefix
-    def tail(batch, keep=1):
-        pre = sc._prefix
-        p = len(pre[0]) if pre is not None else 0
-        if p and not all(len(s) >= p + keep and tuple(s[:p]) == pre[0] for s in batch): p = 0
-        work.append((len(batch), max(len(s) for s in batch) - p, p, keep))
-        return orig_tail(batch, keep)
-    def prefix(enc_):
-        out = orig_prefix(enc_)
-        if out is not None: work.append((1, len(out[0]), 0, 0))
-        return out
-    sc.logits_tail, sc._shared_prefix = tail, prefix
+    orig_run = sc._run
+    def run(batch, prefixes=None, keep=1, want_kv=False):
+        Ps = [len(p[0]) if p is not None else 0 for p in (prefixes or [None] * len(batch))]
+        work.append((len(batch), max(len(s) - P for s, P in zip(batch, Ps)), max(Ps), keep))
+        return orig_run(batch, prefixes, keep, want_kv)
+    sc._run = run
 
     shapes = linear_shapes(sc.model)
     rows = int(a.batch_size * (ntok.mean() - P))
@@ -185,8 +184,30 @@ def main(argv=None):
     print(f"max |P(Yes) naive - batched| = {dp:.2e}  ({'OK' if ok else 'FAIL'}: must be < 1e-4)")
     print(f"load average at end {os.getloadavg()[0]:.1f}")
 
-    sc.logits_tail, sc._shared_prefix = orig_tail, orig_prefix
+    sc._run = orig_run
     base = sc.model
+    if a.tier_cases:
+        # the three tiers of a case in one call (as the mFARM notebooks score them) vs one call per tier: the header
+        # and the shared body of a case run once. Same prompts, same precision, alternating, cache off.
+        from fairlib.prompts import prompt_table
+        df = prompt_table("ed_triage", tiers=("high", "medium", "low"), n_cases=a.tier_cases, seed=0, split="test",
+                          tokenizer=sc.tokenizer, instrument="paper")
+        allp = df["prompt"].tolist()
+        per, one, tp, to, kp, ko = [], [], 0.0, 0.0, 0, 0
+        for rep in range(2):
+            sc._kv_memo.clear(); n0 = sc.n_tokens; t = time.perf_counter()
+            per = np.concatenate([sc.score(df[df.tier == tr]["prompt"].tolist(), system=SYSTEM_PROMPT, cache=False,
+                                           progress=False)["p_yes"].to_numpy() for tr in ("high", "medium", "low")])
+            tp += time.perf_counter() - t; kp = sc.n_tokens - n0
+            sc._kv_memo.clear(); n0 = sc.n_tokens; t = time.perf_counter()
+            one = sc.score(allp, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy()
+            to += time.perf_counter() - t; ko = sc.n_tokens - n0
+        order = np.concatenate([np.flatnonzero((df.tier == tr).to_numpy()) for tr in ("high", "medium", "low")])
+        full = sum(len(e) for e in sc.encode([sc.format(p, system=SYSTEM_PROMPT) for p in allp]))
+        print(f"tiers of a case, {a.tier_cases} ED cases x 13 variants x 3 tiers = {len(allp)} prompts ({full:,} templated "
+              f"tokens): one call per tier ran {kp:,} tokens in {tp / 2:.1f} s; all tiers in one call ran {ko:,} tokens "
+              f"in {to / 2:.1f} s -> {tp / to:.2f}x faster, {kp / ko:.2f}x fewer tokens (mean of 2 alternating rounds); "
+              f"max |dP| = {np.max(np.abs(one[order] - per)):.1e}")
     if not a.no_int8:
         s8 = TransformersScorer.from_pretrained(a.model, precision="int8_dynamic", batch_size=a.batch_size, cache=False)
         s8.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
