@@ -541,6 +541,9 @@ class TransformersScorer(Scorer):
         from transformers import DynamicCache
         B = len(batch)
         prefixes = [None] * B if prefixes is None else list(prefixes)
+        if len(prefixes) != B:
+            raise FairlibInputError("prefixes", f"has {len(prefixes)} entries for {B} rows (one per row, None for no prefix)",
+                                    "logits_tail")
         Ps = []
         for r, (s, p) in enumerate(zip(batch, prefixes)):
             P = len(p[0]) if p is not None else 0

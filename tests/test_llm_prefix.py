@@ -264,3 +264,12 @@ def test_logits_tail_ignores_a_prefix_that_is_not_the_rows(tiny):
     out = sc.logits_last([a, b], [right, wrong])
     ref = sc.logits_last([a, b])
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=0)
+
+
+def test_logits_tail_refuses_prefixes_that_do_not_align_with_the_rows(tiny):
+    model, tok = tiny
+    sc = TransformersScorer(model, tok, model_id="tiny")
+    a, b = sc.encode([sc.format(p, system=SYSTEM) for p in tier_prompts()[:2]])
+    with pytest.raises(FairlibInputError) as e:
+        sc.logits_last([a, b], [None])
+    assert e.value.argument == "prefixes" and "1 entries for 2 rows" in str(e.value)
