@@ -518,9 +518,9 @@ class TransformersScorer(Scorer):
         return self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
 
     def _order(self, texts):
-        enc = self.encode(texts)
-        self._encoded = dict(zip(texts, enc))
-        return sorted(range(len(texts)), key=lambda i: -len(enc[i]))  # longest first: memory errors show early
+        "Encode once (kept for the scoring that follows); the prefix tree orders and batches the rows itself."
+        self._encoded = dict(zip(texts, self.encode(texts)))
+        return list(range(len(texts)))
 
     def logits_last(self, batch: list[list[int]], prefixes=None):
         "Next-token logits (rows, vocab) of token-id lists (`prefixes`: as in `logits_tail`)."
