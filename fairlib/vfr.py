@@ -813,6 +813,14 @@ def summarise_audit_sizes(values, sizes, metric: str, *, value: float, cv_cutoff
                            cv_cutoff, n_field, method, "; ".join(notes) or None, curve, v)
 
 # %% ../nbs/12_vfr.ipynb #a179b5c9
+def _axis2_count_draws(data: AuditData, sizes, R: int, root, key) -> np.ndarray:
+    "One pair's count tables `(S·R + 1, G, 2, 2)`: R subsamples per size from the pair's own seed, then the cohort's table."
+    rng = check_rng(cell_seed(root, *key, "counts", "axis2"))
+    out = np.empty((len(sizes) * R + 1, *data.ct.counts.shape))
+    for i, s in enumerate(sizes): out[i * R:(i + 1) * R] = draw_subsample_counts(data, s, R, rng)
+    out[-1] = data.ct.counts
+    return out
+
 def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibration, points: dict | None = None) -> dict:
     """Subsample values `(sizes, R)` per metric of one (model, attribute) pair; count metrics share one draw per subsample.
     With a `points` dict (fast path), the count metrics' full-cohort values are put there from the same metric call
@@ -826,14 +834,10 @@ def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibrati
             out[m] = np.stack([index_subsample_values(data, m, s, R, rng, calibration=calibration) for s in sizes])
         return out
     if count_names:
-        rng = check_rng(cell_seed(root, *key, "counts", "axis2"))
-        c = np.stack([draw_subsample_counts(data, s, R, rng) for s in sizes])
-        if points is None:
-            out.update({m: np.asarray(v, np.float64) for m, v in metrics_from_counts(count_names, c, included=data.included).items()})
-        else:
-            flat = np.concatenate([c.reshape(-1, *c.shape[2:]), data.ct.counts[None]])   # + the cohort's own table
-            for m, v in metrics_from_counts(count_names, flat, included=data.included).items():
-                v = np.asarray(v, np.float64); out[m] = v[:-1].reshape(c.shape[:2]); points[m] = float(v[-1])
+        flat = _axis2_count_draws(data, sizes, R, root, key)
+        for m, v in metrics_from_counts(count_names, flat, included=data.included).items():
+            v = np.asarray(v, np.float64); out[m] = v[:-1].reshape(len(sizes), R)
+            if points is not None: points[m] = float(v[-1])
     if cal_names:
         rng = check_rng(cell_seed(root, *key, "Cal", "axis2"))
         c, b = draw_subsample_bins(data, sizes, R, rng)
@@ -869,30 +873,57 @@ def audit_size_sensitivity(y_true, y_pred, *, sensitive_features, metric: str, y
                                  n_field=n_field, near_zero=near_zero, method=method)
 
 # %% ../nbs/12_vfr.ipynb #89b7c347
-def _axis2_model(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field, near_zero,
-                 curves=True, records=None):
-    """Axis 2 of every attribute of one model: count metrics from per-attribute hypergeometric draws, calibration from
-    subsamples shared by the attributes. The statistics of all the model's cells are computed in one call and its
-    curves are one frame. records: the panel's `_panel_records` (see `_model_audit_datas`)."""
+def _axis2_prepare(model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, records=None) -> dict:
+    """Axis 2 of one model, first step: its audit data, the calibration values (subsamples shared by the attributes),
+    and each attribute's count-based draws `(S·R + 1, G, 2, 2)` (the cohort's own table last), which
+    `_axis2_count_metrics` evaluates together with the other models' draws (the index path computes every value
+    here). records: the panel's `_panel_records` (see `_model_audit_datas`)."""
     func = "audit_size_grid"
     count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
     cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob and "y_prob" in f.columns]
     prob = f["y_prob"].to_numpy() if cal_names else None
     datas = _model_audit_datas(f, attributes, prob, min_support, n_bins, func, records=records)
     sz = _sizes(sizes, len(f), func)
-    vals, points = {}, {}
+    vals, points, draws = {}, {}, {}
     if method == "index":
         for a, d in datas.items(): vals.update({(a, m): v for m, v in _axis2_values(d, count_names + cal_names, sz, R, root, (model, a), method, calibration).items()})
     else:
-        for a, d in datas.items():
-            pts = {}
-            vals.update({(a, m): v for m, v in _axis2_values(d, count_names, sz, R, root, (model, a), method, calibration, pts).items()})
-            points.update({(a, m): v for m, v in pts.items()})
+        if count_names: draws = {a: _axis2_count_draws(d, sz, R, root, (model, a)) for a, d in datas.items()}
         if cal_names:
             shared = draw_subsample_bins_shared(list(datas.values()), sz, R, cell_seed(root, model, "Cal", "axis2"))
             for (a, d), (c, b) in zip(datas.items(), shared):
                 for m, v in metrics_from_counts(cal_names, c, b, included=d.included, calibration=calibration).items():
                     vals[a, m] = np.asarray(v, np.float64)
+    return dict(model=model, names=names, count_names=count_names, datas=datas, sizes=sz, R=R, vals=vals, points=points,
+                draws=draws)
+
+_STACK_MAX_BYTES = 32 << 20   # count tables of several models evaluated at once: at most this many bytes per stack
+
+def _axis2_count_metrics(preps: list) -> None:
+    """Axis 2, second step: the count-based metrics of every model's draws (`_axis2_prepare`), into its `vals` and
+    `points`. The draws of one attribute with the same audited groups are stacked across models and evaluated in one
+    `metrics_from_counts` call (the arithmetic of each table is that of one call per pair: the metrics are
+    element-wise over the leading axes), in stacks of at most `_STACK_MAX_BYTES`."""
+    same = {}
+    for p in preps:
+        for a, flat in p["draws"].items():
+            inc = p["datas"][a].included
+            same.setdefault((a, flat.shape, inc.tobytes(), tuple(p["count_names"])), []).append(p)
+    for (a, shape, _, names), ps in same.items():
+        step = max(1, _STACK_MAX_BYTES // max(1, 8 * int(np.prod(shape))))
+        for i in range(0, len(ps), step):
+            part = ps[i:i + step]
+            got = metrics_from_counts(list(names), np.stack([p["draws"][a] for p in part]), included=part[0]["datas"][a].included)
+            for m, v in got.items():
+                v = np.asarray(v, np.float64)
+                for j, p in enumerate(part):
+                    p["vals"][a, m] = v[j, :-1].reshape(len(p["sizes"]), p["R"]); p["points"][a, m] = float(v[j, -1])
+    for p in preps: p["draws"] = {}
+
+def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=True):
+    """Axis 2, last step for one model: the statistics of all its cells in one call, one row per cell, and (`curves`)
+    its CV curves as one frame."""
+    model, names, datas, sz, vals, points = p["model"], p["names"], p["datas"], p["sizes"], p["vals"], p["points"]
     keys = [(a, m) for a in datas for m in names if (a, m) in vals]
     if not keys: return [], []
     st = _size_stats(np.stack([vals[k] for k in keys]), [AUDIT_METRICS[m].uses_abs for _, m in keys], cv_cutoff,
@@ -941,9 +972,11 @@ def audit_size_grid(predictions, *, attributes=ATTRIBUTES, metrics=None, sizes=N
     for f in frames.values(): _sizes(sizes, len(f), func)
     root = root_entropy(seed)
     records = _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
-    jobs = [(mo, frames[mo], attributes, names, sizes, R, root, method, min_support, n_bins, calibration, cv_cutoff, n_field,
-             near_zero, return_curves, records) for mo in frames]
-    out = _run_pairs(_axis2_model, jobs, n_jobs, progress, "Axis 2")
+    jobs = [(mo, frames[mo], attributes, names, sizes, R, root, method, min_support, n_bins, calibration, records)
+            for mo in frames]
+    preps = _run_pairs(_axis2_prepare, jobs, n_jobs, progress, "Axis 2")       # data, draws, calibration (per model)
+    _axis2_count_metrics(preps)                                                # count metrics, across models at once
+    out = [_axis2_cells(p, calibration, cv_cutoff, n_field, near_zero, return_curves) for p in preps]
     cells = pd.DataFrame([c for cs, _ in out for c in cs])
     if not return_curves: return cells
     curves = pd.concat([c for _, cs in out for c in cs], ignore_index=True)

@@ -133,6 +133,31 @@ def test_axis2_grid_is_order_free_and_backend_free():
     pd.testing.assert_frame_equal(full.sort_index(), sub.loc[full.index].sort_index())
 
 
+
+@pytest.mark.parametrize("stack_bytes", [None, 1])
+def test_axis2_panel_metrics_stacked_across_models_equal_each_model_alone(monkeypatch, stack_bytes):
+    """The count metrics of a panel are evaluated stacked across models (per attribute and audited-group layout):
+    every cell equals that model audited on its own, bit for bit, also when one model's groups differ (a group
+    below min_support, a different category set) and when the stacks are split to one model each."""
+    import fairlib.vfr as V
+    if stack_bytes is not None: monkeypatch.setattr(V, "_STACK_MAX_BYTES", stack_bytes)
+    rng = np.random.default_rng(11)
+    y, yh, g, p = _cohort(n=3000)
+    frames = {}
+    for k in range(4):
+        flip = rng.random(len(y)) < 0.1 * (k + 1)
+        a = g.copy()
+        if k == 2: a = np.where(a == a[0], "rare", a); a[rng.choice(len(a), 3000 - 20, replace=False)] = g[0]   # a 20-record group
+        frames[f"m{k}"] = pd.DataFrame(dict(y_true=y, y_pred=np.where(flip, 1 - yh, yh), y_prob=p, a=a,
+                                            b=pd.Categorical(np.where(p > 0.5, "u", "v"))))
+    pan = pd.concat([f.assign(model=m) for m, f in frames.items()], ignore_index=True)
+    grid, curves = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=2, return_curves=True)
+    for m in frames:
+        one, oc = audit_size_grid({m: frames[m]}, attributes=["a", "b"], sizes=[500, 1500], seed=2, return_curves=True)
+        pd.testing.assert_frame_equal(grid[grid.model == m].reset_index(drop=True), one, check_exact=True)
+        pd.testing.assert_frame_equal(curves[curves.model == m].reset_index(drop=True), oc, check_exact=True)
+    assert grid[grid.model == "m2"].value.ne(grid[grid.model == "m0"].value).any()
+
 def test_joblib_parallel_config_backend_gives_identical_results():
     from joblib import parallel_config
     y, yh, g, p = _cohort(n=2000)
