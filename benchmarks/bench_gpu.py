@@ -46,9 +46,10 @@ def _peak_gib(device):
     torch.cuda.synchronize(); return torch.cuda.max_memory_allocated() / 2**30
 
 
-def _free(*objs):
+def _release():
+    "Return the memory of models the caller has just deleted (so the next precision's peak is its own)."
     import gc, torch
-    del objs; gc.collect()
+    gc.collect()
     if torch.cuda.is_available(): torch.cuda.empty_cache()
 
 
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
     ref = TransformersScorer.from_pretrained(path, precision="fp32", device="cpu", batch_size=8)
     p_ref, t_ref = _timed_score(ref, prompts, system)
     res["reference"] = dict(precision="fp32", device="cpu", seconds=t_ref, prompts_per_s=len(prompts) / t_ref)
-    _free(ref)
+    del ref; _release()
 
     for i, prec in enumerate(precisions):
         _peak_reset(a.device)
@@ -117,7 +118,7 @@ def main(argv=None) -> int:
                        one_vs_batched_max_abs_dp=float(max(abs(x - y) for x, y in zip(one, batched))))
         res["precisions"].append(row)
         print({k: (round(v, 6) if isinstance(v, float) else v) for k, v in row.items()})
-        _free(sc)
+        del sc; _release()
 
     if a.lora_cases:
         from fairlib.finetune import LoraSettings, finetune_lora, training_examples
@@ -127,16 +128,16 @@ def main(argv=None) -> int:
         ft = finetune_lora(m, tok, ex.prompt.tolist(), ex.label.tolist(), save_dir=out / "adapter", system=system,
                            settings=LoraSettings(learning_rate=1e-3, batch_size=8), progress=False)
         train_s = time.perf_counter() - t0
-        _free(m)
+        del m; _release()
         few = prompts[:32]
         merged = TransformersScorer.from_pretrained(path, precision="fp32", device="cpu", adapter=ft.adapter_dir)
         p_m = merged.score(few, system=system, cache=False, progress=False).p_yes
-        _free(merged)
+        del merged; _release()
         base4 = "bnb4" if a.device == "cuda" else precisions[0]
         branch = TransformersScorer.from_pretrained(path, precision=base4, device=a.device, adapter=ft.adapter_dir,
                                                     merge_adapter=False)
         p_b = branch.score(few, system=system, cache=False, progress=False).p_yes
-        _free(branch)
+        del branch; _release()
         res["lora"] = dict(n_examples=ft.n_examples, n_steps=ft.n_steps, train_s=train_s, first_loss=ft.first_loss,
                            last_loss=ft.last_loss, branch_precision=base4, branch_device=a.device,
                            branch_vs_merged_fp32_max_abs_dp=float((p_b - p_m).abs().max()),
