@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import time
+import types
 from abc import ABC, abstractmethod
 from pathlib import Path
 import numpy as np
@@ -18,12 +19,13 @@ import pandas as pd
 from .core import FairlibInputError
 
 # %% auto #0
-__all__ = ['SCORING_METHOD', 'ANSWER_WORDS', 'PRECISIONS', 'GPU_PRECISIONS', 'ANSWER_TOLERANCE', 'SCORE_COLUMNS',
+__all__ = ['SCORING_METHOD', 'ANSWER_WORDS', 'PRECISIONS', 'GPU_PRECISIONS', 'ANSWER_TOLERANCE', 'SCORE_COLUMNS', 'CPU_KERNELS',
            'TINY_CHAT_TEMPLATE', 'yes_no_token_ids', 'yes_no_probability', 'chat_prompt', 'check_precision',
            'precision_load_kwargs', 'quantize_int8_dynamic', 'answer_key', 'CorruptCacheError', 'AnswerCache',
-           'file_sha256', 'default_cache_path', 'Scorer', 'OptionScores', 'TransformersScorer', 'bundled_model_path',
-           'model_identity', 'gguf_file_type', 'adapter_identity', 'attach_adapter', 'gguf_conversion_dir',
-           'converted_gguf', 'load_model', 'make_tiny_model']
+           'file_sha256', 'default_cache_path', 'Scorer', 'OptionScores', 'onednn_available', 'pack_cpu_linears',
+           'refresh_cpu_linears', 'TransformersScorer', 'bundled_model_path', 'model_identity', 'gguf_file_type',
+           'adapter_identity', 'attach_adapter', 'gguf_conversion_dir', 'converted_gguf', 'load_model',
+           'make_tiny_model']
 
 # %% ../nbs/22_llm.ipynb #9e8c3e9e
 SCORING_METHOD = "yes-no-first-position-v1"  # part of every answer key: bump when the method changes
@@ -444,6 +446,128 @@ def _batches(lengths, batch_size: int, max_batch_tokens: int | None = None) -> l
     return out
 
 # %% ../nbs/22_llm.ipynb #478e15c7
+CPU_KERNELS = ("auto", "onednn", "aten")
+_PACK_MAX_BYTES = 4 << 30       # "auto" packs only models whose linear weights fit in this (the copy doubles them)
+
+def onednn_available() -> bool:
+    "Whether this PyTorch build can run pre-packed fp32 linear layers through oneDNN on the CPU."
+    import torch
+    try: return bool(torch.backends.mkldnn.is_available()) and all(
+        hasattr(torch.ops.mkldnn, f) for f in ("_linear_pointwise", "_reorder_linear_weight"))
+    except Exception: return False
+
+def _plain_linear(m) -> bool:
+    import torch
+    return type(m) is torch.nn.Linear and m.weight.dtype == torch.float32 and m.weight.device.type == "cpu"
+
+class _Packed:
+    "The weights (and biases) of linear layers that read the same input, concatenated and packed for oneDNN."
+    def __init__(self, linears):
+        self.linears, self.sizes = list(linears), [m.out_features for m in linears]
+        self.pack()
+
+    def _stamp(self, checksum: bool = True):
+        return [(m.weight, m.weight.data_ptr(), m.weight._version,
+                 float(m.weight.detach().reshape(-1)[::997].sum()) if checksum else None) for m in self.linears]
+
+    def pack(self):
+        import torch
+        with torch.no_grad():
+            ws = [m.weight.detach() for m in self.linears]
+            w = (torch.cat(ws) if len(ws) > 1 else ws[0]).contiguous()
+            b = None
+            if any(m.bias is not None for m in self.linears):
+                b = torch.cat([m.bias.detach() if m.bias is not None else w.new_zeros(m.out_features) for m in self.linears])
+            self.w, self.b = torch.ops.mkldnn._reorder_linear_weight(w, None), b
+            x = torch.randn(3, w.shape[1], generator=torch.Generator().manual_seed(0))
+            ref, got = torch.nn.functional.linear(x, w, b), self(x)
+            if not torch.allclose(got, ref, rtol=1e-4, atol=1e-5 * float(ref.abs().max()) + 1e-30):
+                raise RuntimeError(f"oneDNN linear differs from torch's by {float((got - ref).abs().max()):.3g}")
+        self.stamp = self._stamp()
+
+    def usable(self) -> bool:
+        "Cheap per-pass check: gradients off (the packed kernel has no backward) and every weight still the packed tensor."
+        import torch
+        return not torch.is_grad_enabled() and all(
+            m.weight is w and m.weight.data_ptr() == p and m.weight._version == v
+            for m, (w, p, v, _) in zip(self.linears, self.stamp))
+
+    def refresh(self) -> bool:
+        "Repack when a weight changed (including through `.data`, which the version counter misses); True if repacked."
+        if self._stamp() == self.stamp: return False
+        self.pack(); return True
+
+    def __call__(self, x):
+        import torch
+        return torch.ops.mkldnn._linear_pointwise(x, self.w, self.b, "none", [], "")
+
+def _patch(module, fn):
+    module.forward = types.MethodType(fn, module)
+
+def _unpack_cpu_linears(model) -> None:
+    "Undo `pack_cpu_linears`: the original layers run again."
+    for m in getattr(model, "_fairlib_packed_modules", []):
+        m.__dict__.pop("forward", None)
+    model._fairlib_packed, model._fairlib_packed_modules = [], []
+
+def pack_cpu_linears(model) -> list:
+    """Run the decoder's plain fp32 `nn.Linear` layers through oneDNN with packed weights (q/k/v and gate/up fused).
+
+    Idempotent; returns the packed groups (also on `model._fairlib_packed`). See the section above for when the
+    packed copy is used and when the original layers run instead."""
+    import torch
+    if getattr(model, "_fairlib_packed", None): return model._fairlib_packed
+    groups, patched = [], []
+    body = model.get_decoder() if hasattr(model, "get_decoder") else model
+    layers = getattr(body, "layers", None) or getattr(body, "h", None) or []
+    def fallback(m, x): return type(m).forward(m, x)
+    try:
+        for layer in layers:
+            done = set()
+            for att in layer.modules():
+                qkv = [getattr(att, n, None) for n in ("q_proj", "k_proj", "v_proj")]
+                if all(map(_plain_linear, qkv)) and len({m.in_features for m in qkv}) == 1:
+                    g = _Packed(qkv); groups.append(g); slot = {}
+                    nq, nk = g.sizes[0], g.sizes[1]
+                    def q_fwd(self, x, g=g, slot=slot, nq=nq):
+                        if not g.usable(): return fallback(self, x)
+                        y = g(x); slot["x"], slot["y"] = x, y
+                        return y[..., :nq]
+                    def kv_fwd(self, x, slot=slot, lo=nq, hi=nq + nk):
+                        if slot.get("x") is not x: return fallback(self, x)
+                        return slot["y"][..., lo:hi]
+                    def v_fwd(self, x, slot=slot, lo=nq + nk):
+                        if slot.get("x") is not x: return fallback(self, x)
+                        y = slot["y"][..., lo:]; slot.clear()
+                        return y
+                    for m, f in zip(qkv, (q_fwd, kv_fwd, v_fwd)): _patch(m, f); patched.append(m)
+                    done.update(map(id, qkv))
+                gu = [getattr(att, n, None) for n in ("gate_proj", "up_proj", "down_proj")]
+                if all(map(_plain_linear, gu)) and callable(getattr(att, "act_fn", None)) \
+                        and gu[0].in_features == gu[1].in_features and gu[0].out_features == gu[1].out_features:
+                    g, d = _Packed(gu[:2]), _Packed(gu[2:]); groups += [g, d]
+                    def mlp_fwd(self, x, g=g, d=d, n=g.sizes[0]):
+                        if not (g.usable() and d.usable()): return fallback(self, x)
+                        y = g(x)
+                        return d(self.act_fn(y[..., :n]) * y[..., n:])
+                    _patch(att, mlp_fwd); patched.append(att); done.update(map(id, gu))
+            for m in layer.modules():                       # every other plain linear layer on its own
+                if _plain_linear(m) and id(m) not in done:
+                    g = _Packed([m]); groups.append(g)
+                    def one_fwd(self, x, g=g):
+                        return g(x) if g.usable() else fallback(self, x)
+                    _patch(m, one_fwd); patched.append(m)
+    except Exception:
+        model._fairlib_packed_modules = patched; _unpack_cpu_linears(model)
+        raise
+    model._fairlib_packed, model._fairlib_packed_modules = groups, patched
+    return groups
+
+def refresh_cpu_linears(model) -> int:
+    "Repack the packed groups whose weights changed since they were packed; the number repacked."
+    return sum(g.refresh() for g in getattr(model, "_fairlib_packed", None) or [])
+
+# %% ../nbs/22_llm.ipynb #f60f452f
 def _state_dict_sha256(model) -> str:
     import torch
     h = hashlib.sha256(json.dumps(model.config.to_dict(), sort_keys=True, default=str).encode())
@@ -465,8 +589,11 @@ class TransformersScorer(Scorer):
     "P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only."
     def __init__(self, model, tokenizer, *, model_id: str | None = None, model_label: str | None = None,
                  batch_size: int | None = None, max_batch_tokens: int | None = None, share_prefix: bool = True,
-                 min_prefix: int = 16, precision: str | None = None, provenance: dict | None = None):
+                 min_prefix: int = 16, precision: str | None = None, provenance: dict | None = None,
+                 cpu_kernel: str = "auto"):
         import torch
+        if cpu_kernel not in CPU_KERNELS:
+            raise FairlibInputError("cpu_kernel", f"must be one of {CPU_KERNELS}, got {cpu_kernel!r}", "TransformersScorer")
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
             raise FairlibInputError("batch_size", f"must be a positive integer, got {batch_size!r}", "TransformersScorer")
         if max_batch_tokens is not None and (isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, int)
@@ -506,10 +633,49 @@ class TransformersScorer(Scorer):
         base = model.get_base_model() if hasattr(model, "get_base_model") else model   # a peft wrapper
         fwd = inspect.signature(base.forward).parameters      # transformers >= 5.2x names it `cache`
         self._cache_arg = "cache" if "cache" in fwd else "past_key_values"
+        self.cpu_kernel = self._choose_kernel(cpu_kernel)
+        self.provenance["cpu_kernel"] = self.cpu_kernel
+
+    def _choose_kernel(self, want: str) -> str:
+        "The CPU linear-layer kernel this scorer runs ('onednn' or 'aten'); packs the model's weights for 'onednn'."
+        import torch
+        if want == "aten" or (want == "auto" and self.device.type != "cpu"): return "aten"
+        why = ("the model is not on the CPU" if self.device.type != "cpu" else
+               f"precision is {self.precision!r}, not 'fp32'" if self.precision != "fp32" or self.model.dtype != torch.float32
+               else "this PyTorch build has no oneDNN linear kernels" if not onednn_available() else None)
+        if why is None and want == "auto":
+            nbytes = sum(m.weight.numel() * 4 for m in self.model.modules() if _plain_linear(m))
+            if nbytes > _PACK_MAX_BYTES: why = f"its linear weights take {nbytes / 2**30:.1f} GiB (auto packs at most 4 GiB)"
+        if why is None:
+            try:
+                pack_cpu_linears(self.model)
+                return "onednn"
+            except Exception as e: why = f"packing failed ({type(e).__name__}: {e})"
+        if want == "onednn":
+            raise FairlibInputError("cpu_kernel", f"'onednn' is not possible here: {why}", "TransformersScorer")
+        return "aten"
+
+    def _weights_stamp(self):
+        "Storage, version counter and a strided checksum of every parameter (catches changes made through `.data`)."
+        return [(p.data_ptr(), p._version, float(p.detach().reshape(-1)[::997].float().sum()))
+                for p in self.model.parameters() if not p.is_meta]
+
+    def _ensure_kernel(self):
+        """Before a scoring call: memoised prefix keys/values are dropped if the weights changed since the last call, and
+        the model runs this scorer's kernel with its packed weights current (another scorer may share the model)."""
+        stamp = self._weights_stamp()
+        if stamp != getattr(self, "_last_stamp", stamp): self._kv_memo.clear(); self._kv_bytes.clear()
+        self._last_stamp = stamp
+        if self.cpu_kernel == "onednn":
+            pack_cpu_linears(self.model); refresh_cpu_linears(self.model)
+        elif getattr(self.model, "_fairlib_packed", None): _unpack_cpu_linears(self.model)
+
+    def _key_extra(self) -> dict:
+        return {"cpu_linear": "onednn"} if self.cpu_kernel == "onednn" else {}
 
     def __repr__(self):
         return (f"TransformersScorer({self.model_label!r}, precision={self.precision!r}, device={self.device.type!r}, "
-                f"batch_size={self.batch_size})")
+                f"batch_size={self.batch_size}" + (", cpu_kernel='onednn'" if self.cpu_kernel == "onednn" else "") + ")")
 
     def format(self, prompt, *, system): return chat_prompt(self.tokenizer, prompt, system=system)
 
@@ -729,6 +895,7 @@ class TransformersScorer(Scorer):
     def _option_logprobs(self, texts, options, bar):
         import torch
         if not texts: return
+        self._ensure_kernel()
         opt = self._opt_ids
         enc = self._encodings(texts)
         first = torch.as_tensor([t[0] for t in opt])
@@ -753,6 +920,7 @@ class TransformersScorer(Scorer):
 
     def _score_chunks(self, texts, bar):
         if not texts: return
+        self._ensure_kernel()
         enc = self._encodings(texts)
         try:
             for idx, pre in self._tree_batches(enc):

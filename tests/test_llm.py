@@ -596,3 +596,78 @@ def test_nan_logits_are_not_called_underflow(tiny):
     df = sc.score(PROMPTS[:2], system=SYSTEM, cache=False, progress=False)
     assert df["p_yes"].isna().all() and df["reason"].str.contains("not a number").all()
     assert (df["note"] == df["reason"]).all()
+
+
+# ---------------------------------------------------------------- CPU kernels: oneDNN packed, fused linear layers
+needs_onednn = pytest.mark.skipif(not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels")
+
+
+@needs_onednn
+def test_onednn_kernel_is_the_aten_answer_and_actually_runs(tiny, monkeypatch):
+    "Packed, fused (q/k/v, gate/up) oneDNN layers give PyTorch's default answers to float rounding, and are used."
+    model, tok = llm.make_tiny_model(seed=3)
+    ref = TransformersScorer(model, tok, cpu_kernel="aten", batch_size=2)
+    assert ref.cpu_kernel == "aten" and not getattr(model, "_fairlib_packed", None)
+    a = ref.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    oa = ref.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
+    calls = []
+    orig = llm._Packed.__call__
+    monkeypatch.setattr(llm._Packed, "__call__", lambda self, x: calls.append(1) or orig(self, x))
+    sc = TransformersScorer(model, tok, batch_size=2)
+    assert sc.cpu_kernel == "onednn" and "cpu_kernel='onednn'" in repr(sc) and sc.provenance["cpu_kernel"] == "onednn"
+    groups = model._fairlib_packed
+    assert len(groups) == 4 * model.config.num_hidden_layers      # qkv, gate/up, down, o_proj per layer
+    assert sorted(len(g.linears) for g in groups).count(3) == model.config.num_hidden_layers
+    b = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    ob = sc.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
+    assert calls, "the packed kernel was never called"
+    np.testing.assert_allclose(b["p_yes"], a["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
+    np.testing.assert_allclose(ob.probs, oa.probs, atol=llm.ANSWER_TOLERANCE, rtol=0)
+    assert sc._key_extra() == {"cpu_linear": "onednn"} and ref._key_extra() == {}   # the two never share answers
+
+
+@needs_onednn
+def test_onednn_packed_weights_follow_weight_changes_and_sharing():
+    "A weight changed in place (even through .data) is repacked before the next call; an aten scorer on the same model unpacks."
+    model, tok = llm.make_tiny_model(seed=4)
+    sc = TransformersScorer(model, tok)
+    before = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
+    model.model.layers[0].mlp.up_proj.weight.data.mul_(3.0)       # .data: the version counter does not move
+    model.model.layers[1].self_attn.k_proj.weight.data.add_(0.5)
+    after = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
+    plain = TransformersScorer(model, tok, cpu_kernel="aten")
+    truth = plain.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
+    assert not model._fairlib_packed                               # the aten scorer unpacked the shared model
+    assert np.abs(after - before).max() > 1e-3                     # the change matters ...
+    np.testing.assert_allclose(after, truth, atol=llm.ANSWER_TOLERANCE, rtol=0)   # ... and was seen
+    again = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
+    assert model._fairlib_packed                                   # repacked for the oneDNN scorer's call
+    np.testing.assert_allclose(again, truth, atol=llm.ANSWER_TOLERANCE, rtol=0)
+
+
+@needs_onednn
+def test_onednn_packed_layers_step_aside_for_gradients():
+    "With gradients on (training, LoRA) the original layers run: same output, and gradients reach weights and inputs."
+    model, tok = llm.make_tiny_model(seed=5)
+    ids = torch.as_tensor([tok("Chest pain. Yes or no?")["input_ids"]])
+    with torch.no_grad(): ref = model(input_ids=ids).logits
+    llm.pack_cpu_linears(model)
+    with torch.no_grad(): packed = model(input_ids=ids).logits
+    torch.testing.assert_close(packed, ref, atol=1e-5, rtol=1e-5)
+    emb = model.get_input_embeddings()(ids).detach().requires_grad_(True)
+    out = model(inputs_embeds=emb).logits
+    out[0, -1].sum().backward()
+    w = model.model.layers[0].self_attn.q_proj.weight
+    assert w.grad is not None and float(w.grad.abs().sum()) > 0 and float(emb.grad.abs().sum()) > 0
+    torch.testing.assert_close(out.detach(), ref, atol=1e-5, rtol=1e-5)
+    llm._unpack_cpu_linears(model)
+    assert all("forward" not in m.__dict__ for m in model.modules())
+
+
+def test_cpu_kernel_bad_input_names_the_argument(tiny):
+    model, tok = llm.make_tiny_model(seed=6)
+    with pytest.raises(FairlibInputError, match="cpu_kernel"):
+        TransformersScorer(model, tok, cpu_kernel="mkl")
+    with pytest.raises(FairlibInputError, match="cpu_kernel.*precision is 'bf16'"):
+        TransformersScorer(model.to(torch.bfloat16), tok, cpu_kernel="onednn")
+    assert TransformersScorer(model, tok).cpu_kernel == "aten"     # auto: bf16 stays on PyTorch's path

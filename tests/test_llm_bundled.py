@@ -113,3 +113,15 @@ def test_gguf_conversion_cache_is_bitwise_the_gguf_load(tmp_path, monkeypatch):
     (b0, _), _ = llm.load_model("bundled", precision="bf16", convert_gguf=False)
     (b2, _), _ = llm.load_model("bundled", precision="bf16")
     assert all(torch.equal(x, y) for x, y in zip(b0.state_dict().values(), b2.state_dict().values()))
+
+
+@pytest.mark.skipif(not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels")
+def test_bundled_onednn_kernel_matches_aten_on_opioid_high(smol):
+    "The bundled model on the longest prompts (Opioid high, one case x 13 variants): oneDNN vs PyTorch's default path."
+    from fairlib.prompts import prompt_table
+    df = prompt_table("opioid", tiers=("high",), n_cases=1, seed=0, split="test", instrument="paper")
+    assert smol.cpu_kernel == "onednn"
+    fast = smol.score(df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False)["p_yes"].to_numpy()
+    plain = TransformersScorer(smol.model, smol.tokenizer, model_id=smol.model_id, cpu_kernel="aten", batch_size=3)
+    ref = plain.score(df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False)["p_yes"].to_numpy()
+    np.testing.assert_allclose(fast, ref, atol=llm.ANSWER_TOLERANCE, rtol=0)
