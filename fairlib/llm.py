@@ -516,6 +516,8 @@ def pack_cpu_linears(model) -> list:
     Idempotent; returns the packed groups (also on `model._fairlib_packed`). See the section above for when the
     packed copy is used and when the original layers run instead."""
     import torch
+    if not isinstance(model, torch.nn.Module):
+        raise FairlibInputError("model", f"must be a torch.nn.Module (a causal LM), got {type(model).__name__}", "pack_cpu_linears")
     if getattr(model, "_fairlib_packed", None): return model._fairlib_packed
     groups, patched = [], []
     body = model.get_decoder() if hasattr(model, "get_decoder") else model

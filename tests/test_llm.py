@@ -671,3 +671,9 @@ def test_cpu_kernel_bad_input_names_the_argument(tiny):
     with pytest.raises(FairlibInputError, match="cpu_kernel.*precision is 'bf16'"):
         TransformersScorer(model.to(torch.bfloat16), tok, cpu_kernel="onednn")
     assert TransformersScorer(model, tok).cpu_kernel == "aten"     # auto: bf16 stays on PyTorch's path
+
+
+def test_pack_cpu_linears_bad_input_names_the_argument():
+    with pytest.raises(FairlibInputError, match="model.*torch.nn.Module"):
+        llm.pack_cpu_linears("bundled")
+    assert llm.refresh_cpu_linears(torch.nn.Linear(2, 2)) == 0     # nothing packed: nothing to refresh
