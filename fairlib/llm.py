@@ -636,6 +636,7 @@ class TransformersScorer(Scorer):
         fwd = inspect.signature(base.forward).parameters      # transformers >= 5.2x names it `cache`
         self._cache_arg = "cache" if "cache" in fwd else "past_key_values"
         self.cpu_kernel = self._choose_kernel(cpu_kernel)
+        self._last_stamp = self._weights_stamp()      # the weights the packed copy (if any) and memo were made from
         self.provenance["cpu_kernel"] = self.cpu_kernel
 
     def _choose_kernel(self, want: str) -> str:
@@ -666,10 +667,13 @@ class TransformersScorer(Scorer):
         """Before a scoring call: memoised prefix keys/values are dropped if the weights changed since the last call, and
         the model runs this scorer's kernel with its packed weights current (another scorer may share the model)."""
         stamp = self._weights_stamp()
-        if stamp != getattr(self, "_last_stamp", stamp): self._kv_memo.clear(); self._kv_bytes.clear()
+        changed = stamp != self._last_stamp
+        if changed: self._kv_memo.clear(); self._kv_bytes.clear()
         self._last_stamp = stamp
         if self.cpu_kernel == "onednn":
-            pack_cpu_linears(self.model); refresh_cpu_linears(self.model)
+            packed = bool(getattr(self.model, "_fairlib_packed", None))
+            pack_cpu_linears(self.model)                 # packs current weights if another scorer unpacked them
+            if packed and changed: refresh_cpu_linears(self.model)   # checksums again only when something changed
         elif getattr(self.model, "_fairlib_packed", None): _unpack_cpu_linears(self.model)
 
     def _key_extra(self) -> dict:
