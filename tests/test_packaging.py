@@ -167,11 +167,24 @@ def wheel_venv(tmp_path_factory):
     cwd = tmp / "work"; cwd.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAIRLIB_", "PYTHON", "VIRTUAL_ENV"))}
     env.update(MPLBACKEND="Agg", HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "home" / ".cache"))
-    return dict(tmp=tmp, wheel=wheel, py=py, site=site, cwd=cwd, env=env)
+    yield dict(tmp=tmp, wheel=wheel, py=py, site=site, cwd=cwd, env=env)
+    shutil.rmtree(tmp, ignore_errors=True)   # ~440 MB: never left behind for the next run's /tmp
 
 
 # one worker builds the venv and runs these in order (`make test` uses pytest-xdist --dist loadgroup)
-WHEEL = pytest.mark.xdist_group("wheel_venv")
+WHEEL_GROUP = "wheel_venv"
+WHEEL = pytest.mark.xdist_group(WHEEL_GROUP)
+
+
+@WHEEL
+def test_xdist_loadgroup_really_groups(request):
+    "Under `make test` (xdist, --dist loadgroup) a grouped test's node id carries its group, which is what the"
+    " scheduler groups by; pytest 9.2 with xdist 3.8 silently drops it, and every worker then builds its own"
+    " wheel venv (two at once filled a CI disk)."
+    assert [m.args[0] for m in request.node.iter_markers("xdist_group")] == [WHEEL_GROUP]
+    if getattr(request.config.option, "loadgroup", False):   # set on xdist workers under --dist loadgroup
+        assert request.node.nodeid.endswith("@" + WHEEL_GROUP), \
+            f"--dist loadgroup is not grouping: node id {request.node.nodeid!r} lacks @{WHEEL_GROUP} (pytest {pytest.__version__})"
 
 
 @pytest.mark.slow
