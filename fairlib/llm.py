@@ -6,12 +6,14 @@ Docs: https://fairlib.github.io/fairlib/llm.html.md"""
 
 # %% ../nbs/22_llm.ipynb #4a44baae
 from __future__ import annotations
+import contextlib
 import hashlib
 import json
 import os
 import sqlite3
 import time
 import types
+import weakref
 from abc import ABC, abstractmethod
 from pathlib import Path
 import numpy as np
@@ -20,12 +22,12 @@ from .core import FairlibInputError
 
 # %% auto #0
 __all__ = ['SCORING_METHOD', 'ANSWER_WORDS', 'PRECISIONS', 'GPU_PRECISIONS', 'ANSWER_TOLERANCE', 'SCORE_COLUMNS', 'CPU_KERNELS',
-           'TINY_CHAT_TEMPLATE', 'yes_no_token_ids', 'yes_no_probability', 'chat_prompt', 'check_precision',
-           'precision_load_kwargs', 'quantize_int8_dynamic', 'answer_key', 'CorruptCacheError', 'AnswerCache',
-           'file_sha256', 'default_cache_path', 'Scorer', 'OptionScores', 'onednn_available', 'pack_cpu_linears',
-           'refresh_cpu_linears', 'TransformersScorer', 'bundled_model_path', 'model_identity', 'gguf_file_type',
-           'adapter_identity', 'attach_adapter', 'gguf_conversion_dir', 'converted_gguf', 'load_model',
-           'make_tiny_model']
+           'ATTENTION_CHUNK', 'TINY_CHAT_TEMPLATE', 'yes_no_token_ids', 'yes_no_probability', 'chat_prompt',
+           'check_precision', 'precision_load_kwargs', 'quantize_int8_dynamic', 'answer_key', 'CorruptCacheError',
+           'AnswerCache', 'file_sha256', 'default_cache_path', 'Scorer', 'OptionScores', 'onednn_available',
+           'pack_cpu_linears', 'refresh_cpu_linears', 'TransformersScorer', 'bundled_model_path', 'model_identity',
+           'gguf_file_type', 'adapter_identity', 'attach_adapter', 'gguf_conversion_dir', 'converted_gguf',
+           'load_model', 'make_tiny_model']
 
 # %% ../nbs/22_llm.ipynb #9e8c3e9e
 SCORING_METHOD = "yes-no-first-position-v1"  # part of every answer key: bump when the method changes
@@ -460,10 +462,16 @@ def _plain_linear(m) -> bool:
     import torch
     return type(m) is torch.nn.Linear and m.weight.dtype == torch.float32 and m.weight.device.type == "cpu"
 
+_POST_OPS = ("none", "swish", "mul")
+
 class _Packed:
-    "The weights (and biases) of linear layers that read the same input, concatenated and packed for oneDNN."
-    def __init__(self, linears):
-        self.linears, self.sizes = list(linears), [m.out_features for m in linears]
+    """The weights (and biases) of linear layers that read the same input, concatenated and packed for oneDNN.
+
+    `post`: what oneDNN applies to the product before writing it out: nothing, SiLU ("swish"), or a
+    product with a second tensor of the output's shape ("mul", given as `other` when called)."""
+    def __init__(self, linears, post: str = "none"):
+        if post not in _POST_OPS: raise ValueError(f"post must be one of {_POST_OPS}, got {post!r}")
+        self.linears, self.sizes, self.post = list(linears), [m.out_features for m in linears], post
         self.pack()
 
     def _stamp(self, checksum: bool = True):
@@ -479,10 +487,14 @@ class _Packed:
             if any(m.bias is not None for m in self.linears):
                 b = torch.cat([m.bias.detach() if m.bias is not None else w.new_zeros(m.out_features) for m in self.linears])
             self.w, self.b = torch.ops.mkldnn._reorder_linear_weight(w, None), b
-            x = torch.randn(3, w.shape[1], generator=torch.Generator().manual_seed(0))
-            ref, got = torch.nn.functional.linear(x, w, b), self(x)
+            gen = torch.Generator().manual_seed(0)
+            x = torch.randn(3, w.shape[1], generator=gen)
+            other = torch.randn(3, w.shape[0], generator=gen) if self.post == "mul" else None
+            ref = torch.nn.functional.linear(x, w, b)
+            ref = torch.nn.functional.silu(ref) if self.post == "swish" else ref * other if self.post == "mul" else ref
+            got = self(x, other)
             if not torch.allclose(got, ref, rtol=1e-4, atol=1e-5 * float(ref.abs().max()) + 1e-30):
-                raise RuntimeError(f"oneDNN linear differs from torch's by {float((got - ref).abs().max()):.3g}")
+                raise RuntimeError(f"oneDNN linear ({self.post}) differs from torch's by {float((got - ref).abs().max()):.3g}")
         self.stamp = self._stamp()
 
     def usable(self) -> bool:
@@ -497,9 +509,17 @@ class _Packed:
         if self._stamp() == self.stamp: return False
         self.pack(); return True
 
-    def __call__(self, x):
+    def __call__(self, x, other=None):
         import torch
-        return torch.ops.mkldnn._linear_pointwise(x, self.w, self.b, "none", [], "")
+        if self.post == "mul": return torch.ops.mkldnn._linear_pointwise.binary(x, other, self.w, self.b, "mul")
+        return torch.ops.mkldnn._linear_pointwise(x, self.w, self.b, self.post, [], "")
+
+def _is_silu(act) -> bool:
+    "Whether the activation computes SiLU (checked on values: transformers has its own SiLU classes)."
+    import torch
+    x = torch.linspace(-12, 12, 97)
+    try: return bool(torch.allclose(act(x), torch.nn.functional.silu(x), rtol=1e-6, atol=1e-7))
+    except Exception: return False
 
 def _patch(module, fn):
     module.forward = types.MethodType(fn, module)
@@ -509,6 +529,7 @@ def _unpack_cpu_linears(model) -> None:
     for m in getattr(model, "_fairlib_packed_modules", []):
         m.__dict__.pop("forward", None)
     model._fairlib_packed, model._fairlib_packed_modules = [], []
+    model.__dict__.pop("_fairlib_tail_layer", None); model.__dict__.pop("_fairlib_chunked_attention", None)
 
 def pack_cpu_linears(model) -> list:
     """Run the decoder's plain fp32 `nn.Linear` layers through oneDNN with packed weights (q/k/v and gate/up fused).
@@ -547,11 +568,17 @@ def pack_cpu_linears(model) -> list:
                 gu = [getattr(att, n, None) for n in ("gate_proj", "up_proj", "down_proj")]
                 if all(map(_plain_linear, gu)) and callable(getattr(att, "act_fn", None)) \
                         and gu[0].in_features == gu[1].in_features and gu[0].out_features == gu[1].out_features:
-                    g, d = _Packed(gu[:2]), _Packed(gu[2:]); groups += [g, d]
-                    def mlp_fwd(self, x, g=g, d=d, n=g.sizes[0]):
-                        if not (g.usable() and d.usable()): return fallback(self, x)
-                        y = g(x)
-                        return d(self.act_fn(y[..., :n]) * y[..., n:])
+                    if _is_silu(att.act_fn):                # SiLU(gate) and the product with up inside the kernels
+                        g, u, d = _Packed(gu[:1], "swish"), _Packed(gu[1:2], "mul"), _Packed(gu[2:]); groups += [g, u, d]
+                        def mlp_fwd(self, x, g=g, u=u, d=d):
+                            if not (g.usable() and u.usable() and d.usable()): return fallback(self, x)
+                            return d(u(x, g(x)))
+                    else:
+                        g, d = _Packed(gu[:2]), _Packed(gu[2:]); groups += [g, d]
+                        def mlp_fwd(self, x, g=g, d=d, n=g.sizes[0]):
+                            if not (g.usable() and d.usable()): return fallback(self, x)
+                            y = g(x)
+                            return d(self.act_fn(y[..., :n]) * y[..., n:])
                     _patch(att, mlp_fwd); patched.append(att); done.update(map(id, gu))
             for m in layer.modules():                       # every other plain linear layer on its own
                 if _plain_linear(m) and id(m) not in done:
@@ -563,7 +590,121 @@ def pack_cpu_linears(model) -> list:
         model._fairlib_packed_modules = patched; _unpack_cpu_linears(model)
         raise
     model._fairlib_packed, model._fairlib_packed_modules = groups, patched
+    if layers and _patch_tail_layer(model, layers[-1]): patched.append(layers[-1])
+    model.__dict__["_fairlib_chunked_attention"] = _check_chunked_attention(model)
     return groups
+
+def _tail_fwd(self, hidden_states, *args, **kw):
+    """The last decoder layer, with its MLP (and the residual sums) run only on the last `_fairlib_keep` positions:
+    the only ones whose logits are read. Attention still sees (and caches) every position."""
+    import torch
+    keep = self.__dict__.get("_fairlib_keep")
+    if keep is None or args or torch.is_grad_enabled() or keep >= hidden_states.shape[1]:
+        return type(self).forward(self, hidden_states, *args, **kw)
+    h = self.self_attn(hidden_states=self.input_layernorm(hidden_states), **kw)[0]
+    h = hidden_states[:, -keep:] + h[:, -keep:]
+    return h + self.mlp(self.post_attention_layernorm(h))
+
+ATTENTION_CHUNK = 64          # queries per attention call in the causal-chunked CPU attention
+_CHUNKED = "fairlib_sdpa_chunked"
+_future_memo: dict = {}       # the last mask seen (a weak reference) and whether it lets a query see a later key
+
+def _chunked_sdpa(module, query, key, value, attention_mask, dropout=0.0, scaling=None, **kw):
+    """transformers' SDPA attention, run `ATTENTION_CHUNK` queries at a time on the keys up to the chunk's last query.
+
+    PyTorch's CPU flash kernel works on key blocks of 512, so with an explicit (padding) mask a causal prompt
+    of a few hundred tokens pays for the whole square. Cut into chunks, a query chunk only reads the keys it
+    can see: about half the work. Exact: the keys left out are ones the mask hides from every query of the
+    chunk (checked on the mask itself; a mask that lets a query see a later key runs unchunked)."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    Lq, S, c = query.shape[2], key.shape[2], ATTENTION_CHUNK
+    m = attention_mask
+    if m is None and Lq == S > c and getattr(module, "is_causal", True) and kw.get("is_causal") is not False:
+        m = torch.ones(Lq, S, dtype=torch.bool, device=query.device).tril()[None, None]   # what is_causal means here
+    if (m is None or dropout or Lq <= c or m.dtype != torch.bool or m.dim() != 4 or m.shape[-2] != Lq
+            or m.shape[-1] != S or kw.get("softcap") is not None or query.device.type != "cpu"):
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kw)
+    off = S - Lq
+    ref = _future_memo.get("mask")
+    if ref is None or ref() is not m:        # checked once per mask (every layer of a forward gets the same one)
+        _future_memo.update(mask=weakref.ref(m), future=bool(m[..., off:].triu(1).any()))
+    if _future_memo["future"]:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kw)
+    gqa = query.shape[1] != key.shape[1]
+    outs = [torch.nn.functional.scaled_dot_product_attention(
+                query[:, :, a:a + c], key[:, :, :off + a + c], value[:, :, :off + a + c],
+                attn_mask=m[:, :, a:a + c, :off + a + c], scale=scaling, enable_gqa=gqa) for a in range(0, Lq, c)]
+    return torch.cat(outs, 2).transpose(1, 2).contiguous(), None
+
+def _register_chunked_attention() -> bool:
+    "Register `_chunked_sdpa` (and SDPA's mask) with transformers under `_CHUNKED`; False where that is not possible."
+    try:
+        from transformers import AttentionInterface
+        from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+        AttentionInterface.register(_CHUNKED, _chunked_sdpa); AttentionMaskInterface.register(_CHUNKED, sdpa_mask)
+        return True
+    except Exception: return False
+
+class _fast_forward:
+    """While active: the model's last layer keeps `keep` positions (`_tail_fwd`) and its SDPA attention runs
+    causal chunks (`_chunked_sdpa`), each where `pack_cpu_linears` checked it on the model."""
+    def __init__(self, model, keep: int):
+        self.model, self.keep = model, keep
+        self.tail = model.__dict__.get("_fairlib_tail_layer")
+        self.chunk = bool(model.__dict__.get("_fairlib_chunked_attention")) and model.config._attn_implementation == "sdpa"
+    def __enter__(self):
+        if self.tail is not None: self.tail._fairlib_keep = self.keep
+        if self.chunk: self.old, self.model.config._attn_implementation = self.model.config._attn_implementation, _CHUNKED
+        return self
+    def __exit__(self, *exc):
+        if self.tail is not None: self.tail.__dict__.pop("_fairlib_keep", None)
+        if self.chunk: self.model.config._attn_implementation = self.old
+
+def _logits_agree(a, b) -> bool:
+    import torch
+    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=1e-4, atol=1e-4 * float(b.abs().max()) + 1e-6))
+
+def _patch_tail_layer(model, layer) -> bool:
+    """Give the last decoder layer `_tail_fwd` if it has the pre-norm layout that function assumes, checked on the
+    model itself: a 6-token forward with and without the cut must give the same last-position logits."""
+    import torch
+    if not all(hasattr(layer, n) for n in ("input_layernorm", "self_attn", "post_attention_layernorm", "mlp")): return False
+    _patch(layer, _tail_fwd); model.__dict__["_fairlib_tail_layer"] = layer   # not a registered submodule
+    ok = False
+    try:
+        n = min(6, _n_logits(model))
+        ids = torch.arange(n, device=next(model.parameters()).device)[None]
+        with torch.inference_mode():
+            full = model(input_ids=ids, use_cache=False).logits[:, -1]
+            layer._fairlib_keep = 1
+            ok = _logits_agree(model(input_ids=ids, use_cache=False).logits[:, -1], full)
+    except Exception: ok = False
+    finally: layer.__dict__.pop("_fairlib_keep", None)
+    if not ok:
+        layer.__dict__.pop("forward", None); model.__dict__.pop("_fairlib_tail_layer", None)
+    return ok
+
+def _check_chunked_attention(model) -> bool:
+    """Whether the causal-chunked attention can stand in for the model's SDPA: an SDPA model whose attention
+    follows its config's implementation, checked on two left-padded rows longer than a chunk."""
+    import torch
+    cfg = getattr(model, "config", None)
+    if cfg is None or getattr(cfg, "_attn_implementation", None) != "sdpa" or not _register_chunked_attention(): return False
+    try:
+        g = torch.Generator().manual_seed(0)
+        n = ATTENTION_CHUNK + 19
+        ids = torch.randint(0, _n_logits(model), (2, n), generator=g)
+        mask = torch.ones(2, n, dtype=torch.long); mask[0, :7] = 0
+        pos = (mask.cumsum(1) - 1).clamp(min=0)
+        kw = dict(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False)
+        with torch.inference_mode():
+            full = model(**kw).logits[:, -1]
+            cfg._attn_implementation = _CHUNKED
+            try: got = model(**kw).logits[:, -1]
+            finally: cfg._attn_implementation = "sdpa"
+        return _logits_agree(got, full) and not torch.equal(full[0], full[1])
+    except Exception: return False
 
 def refresh_cpu_linears(model) -> int:
     "Repack the packed groups whose weights changed since they were packed; the number repacked."
@@ -677,7 +818,11 @@ class TransformersScorer(Scorer):
         elif getattr(self.model, "_fairlib_packed", None): _unpack_cpu_linears(self.model)
 
     def _key_extra(self) -> dict:
-        return {"cpu_linear": "onednn"} if self.cpu_kernel == "onednn" else {}
+        if self.cpu_kernel != "onednn": return {}
+        d = self.model.__dict__
+        path = ["silu*up fused"] + ["last layer cut"] * (d.get("_fairlib_tail_layer") is not None) \
+            + [f"causal attention in {ATTENTION_CHUNK}-query chunks"] * bool(d.get("_fairlib_chunked_attention"))
+        return {"cpu_linear": "onednn", "cpu_path": ", ".join(path)}
 
     def __repr__(self):
         return (f"TransformersScorer({self.model_label!r}, precision={self.precision!r}, device={self.device.type!r}, "
@@ -747,7 +892,8 @@ class TransformersScorer(Scorer):
         if cache is not None: kw[self._cache_arg] = cache
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         self.n_forward += 1; self.n_tokens += sum(map(len, own))
-        with torch.inference_mode():
+        fast = _fast_forward(self.model, keep) if self.cpu_kernel == "onednn" else contextlib.nullcontext()
+        with fast, torch.inference_mode():
             try: out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, **kw)
             except TypeError:  # architectures without logits_to_keep
                 out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw)

@@ -610,20 +610,56 @@ def test_onednn_kernel_is_the_aten_answer_and_actually_runs(tiny, monkeypatch):
     assert ref.cpu_kernel == "aten" and not getattr(model, "_fairlib_packed", None)
     a = ref.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     oa = ref.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
+    multi = ["very likely yes", "not at all"]                     # multi-token options: the last layer keeps > 1 position
+    om_ref = ref.option_scores(PROMPTS[:3], multi, system=SYSTEM, cache=False)
     calls = []
     orig = llm._Packed.__call__
-    monkeypatch.setattr(llm._Packed, "__call__", lambda self, x: calls.append(1) or orig(self, x))
+    monkeypatch.setattr(llm._Packed, "__call__", lambda self, x, other=None: calls.append(1) or orig(self, x, other))
     sc = TransformersScorer(model, tok, batch_size=2)
     assert sc.cpu_kernel == "onednn" and "cpu_kernel='onednn'" in repr(sc) and sc.provenance["cpu_kernel"] == "onednn"
     groups = model._fairlib_packed
-    assert len(groups) == 4 * model.config.num_hidden_layers      # qkv, gate/up, down, o_proj per layer
-    assert sorted(len(g.linears) for g in groups).count(3) == model.config.num_hidden_layers
+    n_layers = model.config.num_hidden_layers
+    assert len(groups) == 5 * n_layers                 # qkv, SiLU(gate), up x SiLU(gate), down, o_proj per layer
+    assert sorted(len(g.linears) for g in groups).count(3) == n_layers
+    assert [g.post for g in groups].count("swish") == n_layers and [g.post for g in groups].count("mul") == n_layers
+    assert model._fairlib_tail_layer is model.model.layers[-1]
+    assert set(model.state_dict()) == set(llm.make_tiny_model(seed=3)[0].state_dict())   # nothing registered on the model
+    tail_calls, layer = [], model.model.layers[-1]
+    tail_fwd = layer.forward                           # count the cut's calls (and the positions it keeps)
+    layer.forward = lambda *a, **k: (tail_calls.append(layer.__dict__.get("_fairlib_keep")), tail_fwd(*a, **k))[1]
     b = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     ob = sc.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
+    om = sc.option_scores(PROMPTS[:3], multi, system=SYSTEM, cache=False)
+    layer.forward = tail_fwd
     assert calls, "the packed kernel was never called"
+    assert 1 in tail_calls and any(k is not None and k > 1 for k in tail_calls), tail_calls
     np.testing.assert_allclose(b["p_yes"], a["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
     np.testing.assert_allclose(ob.probs, oa.probs, atol=llm.ANSWER_TOLERANCE, rtol=0)
-    assert sc._key_extra() == {"cpu_linear": "onednn"} and ref._key_extra() == {}   # the two never share answers
+    np.testing.assert_allclose(om.logprobs, om_ref.logprobs, atol=1e-4, rtol=0)
+    assert sc._key_extra() == {"cpu_linear": "onednn", "cpu_path": "silu*up fused, last layer cut, "
+                                                                  "causal attention in 64-query chunks"}
+    assert ref._key_extra() == {}                                 # the two never share answers
+
+
+@needs_onednn
+def test_onednn_last_layer_cut_only_where_the_layer_has_the_assumed_layout(tiny):
+    "A last layer that is not pre-norm sequential (here: attention and MLP in parallel) fails the check and runs whole."
+    model, tok = llm.make_tiny_model(seed=8)
+    last = model.model.layers[-1]
+    class Parallel(type(last)):
+        def forward(self, hidden_states, **kw):
+            h = self.input_layernorm(hidden_states)
+            return hidden_states + self.self_attn(hidden_states=h, **kw)[0] + self.mlp(h)
+    last.__class__ = Parallel
+    with torch.no_grad():                                         # random init is near identity: make the layer matter
+        for lin in (last.self_attn.o_proj, last.mlp.down_proj, last.mlp.up_proj): lin.weight.mul_(20.0)
+    ref = TransformersScorer(model, tok, cpu_kernel="aten").score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    sc = TransformersScorer(model, tok)
+    assert sc.cpu_kernel == "onednn" and getattr(model, "_fairlib_tail_layer", None) is None
+    assert "forward" not in last.__dict__
+    assert sc._key_extra()["cpu_path"].startswith("silu*up fused, causal")
+    got = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    np.testing.assert_allclose(got["p_yes"], ref["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
 
 
 @needs_onednn
@@ -662,6 +698,58 @@ def test_onednn_packed_layers_step_aside_for_gradients():
     torch.testing.assert_close(out.detach(), ref, atol=1e-5, rtol=1e-5)
     llm._unpack_cpu_linears(model)
     assert all("forward" not in m.__dict__ for m in model.modules())
+
+
+def _mask(B, Lq, S, pads):
+    "Bool SDPA mask (B, 1, Lq, S): causal with the queries at the last Lq keys, row b's first pads[b] keys hidden."
+    off = S - Lq
+    m = torch.arange(S)[None, :] <= (off + torch.arange(Lq))[:, None]
+    m = m[None, None].repeat(B, 1, 1, 1)
+    for b, p in enumerate(pads): m[b, :, :, :p] = False
+    return m
+
+
+def test_chunked_attention_is_sdpa_attention():
+    "Causal chunks of queries on the keys they can see = transformers' SDPA attention (padding, a cached prefix, GQA)."
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+    g = torch.Generator().manual_seed(0)
+    module = torch.nn.Module(); module.num_key_value_groups = 3; module.is_causal = True
+    for Lq, S, pads in [(150, 150, [0, 37]), (130, 170, [5, 60]), (64, 64, [0, 3]), (200, 211, [0, 0])]:
+        q = torch.randn(2, 6, Lq, 16, generator=g); k = torch.randn(2, 2, S, 16, generator=g); v = torch.randn(2, 2, S, 16, generator=g)
+        m = _mask(2, Lq, S, pads)
+        ref = sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0]
+        got = llm._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0]
+        assert got.shape == ref.shape == (2, Lq, 6, 16)
+        keep = m[:, 0].any(-1)                                    # queries that see at least one key
+        torch.testing.assert_close(got[keep], ref[keep], atol=2e-6, rtol=1e-5)
+    # no mask (unpadded, no cache: SDPA's own is_causal) is cut the same way
+    q = torch.randn(2, 6, 150, 16, generator=g); k = torch.randn(2, 2, 150, 16, generator=g); v = torch.randn(2, 2, 150, 16, generator=g)
+    torch.testing.assert_close(llm._chunked_sdpa(module, q, k, v, None, scaling=0.25)[0],
+                               sdpa_attention_forward(module, q, k, v, None, scaling=0.25)[0], atol=2e-6, rtol=1e-5)
+    # a mask that lets a query see a later key (bidirectional) is not cut: same answer as SDPA on the whole mask
+    m = torch.ones(2, 1, 150, 150, dtype=torch.bool)
+    q = torch.randn(2, 6, 150, 16, generator=g); k = torch.randn(2, 2, 150, 16, generator=g); v = torch.randn(2, 2, 150, 16, generator=g)
+    torch.testing.assert_close(llm._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0],
+                               sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0], atol=1e-6, rtol=1e-6)
+
+
+@needs_onednn
+def test_onednn_chunked_attention_on_long_padded_prompts(monkeypatch):
+    "Prompts longer than a chunk, of mixed lengths (left padding) with a shared prefix: chunked = PyTorch's default path."
+    model, tok = llm.make_tiny_model(seed=9)
+    long = [" ".join(["chest pain and shortness of breath"] * r) + f" case {i}. Admit?" for i, r in enumerate([9, 14, 20, 11, 17])]
+    ref = TransformersScorer(model, tok, cpu_kernel="aten", batch_size=3).score(long, system=SYSTEM, cache=False, progress=False)
+    sc = TransformersScorer(model, tok, batch_size=3)
+    assert sc.cpu_kernel == "onednn" and model._fairlib_chunked_attention
+    assert len(sc.encode([sc.format(long[2], system=SYSTEM)])[0]) > 2 * llm.ATTENTION_CHUNK
+    seen, orig = [], torch.nn.functional.scaled_dot_product_attention
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
+                        lambda q, *a, **k: (seen.append(q.shape[2]), orig(q, *a, **k))[1])
+    got = sc.score(long, system=SYSTEM, cache=False, progress=False)
+    assert seen and max(seen) <= llm.ATTENTION_CHUNK and len(set(seen)) > 1, sorted(set(seen))   # chunks really ran
+    np.testing.assert_allclose(got["p_yes"], ref["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
+    assert model.config._attn_implementation == "sdpa"               # restored after every forward
+    assert "64-query chunks" in sc._key_extra()["cpu_path"]
 
 
 def test_cpu_kernel_bad_input_names_the_argument(tiny):
