@@ -24,11 +24,14 @@ int8 dynamic quantisation (and optionally bf16) with their speed and max |dP(Yes
 Prints the CPU's instruction sets (avx2 / avx512f / avx512_bf16 / amx) because bf16 and int8 speed
 depend on them. Exit status 1 if naive and batched P(Yes) differ by >= 1e-4.
 
+Then an ablation of the oneDNN path: the scorer with its causal-chunked attention, its last-layer cut, or its
+SiLU fusion switched off (one at a time), same prompts, alternating rounds: time and max |dP| against the default.
+
 Then the three context tiers of a few ED cases, scored one call per tier vs all in one call (the prefix tree
 runs each case header and the body ED high shares with ED medium once): time, tokens run, max |dP|.
 
     python benchmarks/bench_llm.py [--n 24] [--batch-size 8] [--tier high] [--model bundled] [--bf16] [--no-int8]
-                                   [--tier-cases 2]
+                                   [--tier-cases 2] [--no-ablation] [--ablation-rounds 4]
 """
 from __future__ import annotations
 import argparse, os, sys, time
@@ -126,6 +129,8 @@ def main(argv=None):
     ap.add_argument("--model", default=None, help="model dir or id (default: llm_model setting, 'bundled')")
     ap.add_argument("--bf16", action="store_true", help="also time bf16 weights (slow on CPUs without bf16 instructions)")
     ap.add_argument("--no-int8", action="store_true", help="skip the int8-dynamic precision run")
+    ap.add_argument("--no-ablation", action="store_true", help="skip timing the oneDNN path with each of its pieces off")
+    ap.add_argument("--ablation-rounds", type=int, default=4)
     ap.add_argument("--tier-cases", type=int, default=2, help="ED cases whose three tiers are scored per tier vs in one call (0: skip)")
     a = ap.parse_args(argv)
     torch.manual_seed(0)
@@ -215,6 +220,36 @@ def main(argv=None):
 
     sc._run = orig_run
     base = sc.model
+    if not a.no_ablation and sc.cpu_kernel == "onednn":
+        # the three pieces of the oneDNN path that compute less or fewer passes, each switched off on its own, timed
+        # in the same alternating rounds on the same prompts (SiLU fusion: a second copy of the model packed without it)
+        from fairlib.llm import _unpack_cpu_linears, pack_cpu_linears
+        old = TransformersScorer.from_pretrained(a.model, precision="fp32", batch_size=a.batch_size, cache=False)
+        _unpack_cpu_linears(old.model); pack_cpu_linears(old.model, fuse_silu=False)
+        old.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
+        tail, chunk = "_fairlib_tail_layer", "_fairlib_chunked_attention"
+        variants = {"default (all three)": (sc, ()), "attention unchunked": (sc, (chunk,)),
+                    "last layer whole": (sc, (tail,)), "SiLU in PyTorch (gate/up one product)": (old, ()),
+                    "all three off (the earlier path)": (old, (tail, chunk))}
+        times, ps = dict.fromkeys(variants, 0.0), {}
+        names = list(variants)
+        for rep in range(a.ablation_rounds):           # the order rotates each round: no variant always runs first
+            for name in names[rep % len(names):] + names[:rep % len(names)]:
+                s_, keys = variants[name]
+                d = s_.model.__dict__
+                saved = {k: d.pop(k) for k in keys if k in d}
+                try:
+                    t = time.perf_counter()
+                    ps[name] = s_.score(prompts, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy()
+                    times[name] += time.perf_counter() - t
+                finally: d.update(saved)
+        ref_t = times["default (all three)"]
+        print(f"ablation ({a.ablation_rounds} rounds of the {n} prompts, order rotating; each row switches one piece off):")
+        for name, t in times.items():
+            print(f"  {name:<38}: {t / a.ablation_rounds / n:.3f} s/prompt" + (
+                "" if name.startswith("default") else f"; the default is {t / ref_t:.3f}x faster; max |dP| vs the "
+                f"default {np.max(np.abs(ps[name] - ps['default (all three)'])):.1e}"))
+        del old
     if a.tier_cases:
         # the three tiers of a case in one call (as the mFARM notebooks score them) vs one call per tier: the header
         # and the shared body of a case run once. Same prompts, same precision, alternating, cache off.

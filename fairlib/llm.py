@@ -531,11 +531,12 @@ def _unpack_cpu_linears(model) -> None:
     model._fairlib_packed, model._fairlib_packed_modules = [], []
     model.__dict__.pop("_fairlib_tail_layer", None); model.__dict__.pop("_fairlib_chunked_attention", None)
 
-def pack_cpu_linears(model) -> list:
+def pack_cpu_linears(model, *, fuse_silu: bool = True) -> list:
     """Run the decoder's plain fp32 `nn.Linear` layers through oneDNN with packed weights (q/k/v and gate/up fused).
 
     Idempotent; returns the packed groups (also on `model._fairlib_packed`). See the section above for when the
-    packed copy is used and when the original layers run instead."""
+    packed copy is used and when the original layers run instead. `fuse_silu=False` keeps a SiLU MLP's gate/up as
+    one product with the activation in PyTorch (the earlier path, kept for `benchmarks/bench_llm.py`'s ablation)."""
     import torch
     if not isinstance(model, torch.nn.Module):
         raise FairlibInputError("model", f"must be a torch.nn.Module (a causal LM), got {type(model).__name__}", "pack_cpu_linears")
@@ -568,7 +569,7 @@ def pack_cpu_linears(model) -> list:
                 gu = [getattr(att, n, None) for n in ("gate_proj", "up_proj", "down_proj")]
                 if all(map(_plain_linear, gu)) and callable(getattr(att, "act_fn", None)) \
                         and gu[0].in_features == gu[1].in_features and gu[0].out_features == gu[1].out_features:
-                    if _is_silu(att.act_fn):                # SiLU(gate) and the product with up inside the kernels
+                    if fuse_silu and _is_silu(att.act_fn):  # SiLU(gate) and the product with up inside the kernels
                         g, u, d = _Packed(gu[:1], "swish"), _Packed(gu[1:2], "mul"), _Packed(gu[2:]); groups += [g, u, d]
                         def mlp_fwd(self, x, g=g, u=u, d=d):
                             if not (g.usable() and u.usable() and d.usable()): return fallback(self, x)
@@ -820,7 +821,8 @@ class TransformersScorer(Scorer):
     def _key_extra(self) -> dict:
         if self.cpu_kernel != "onednn": return {}
         d = self.model.__dict__
-        path = ["silu*up fused"] + ["last layer cut"] * (d.get("_fairlib_tail_layer") is not None) \
+        silu = any(g.post == "swish" for g in d.get("_fairlib_packed") or [])
+        path = ["silu*up fused" if silu else "gate/up one product"] + ["last layer cut"] * (d.get("_fairlib_tail_layer") is not None) \
             + [f"causal attention in {ATTENTION_CHUNK}-query chunks"] * bool(d.get("_fairlib_chunked_attention"))
         return {"cpu_linear": "onednn", "cpu_path": ", ".join(path)}
 

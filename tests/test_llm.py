@@ -752,6 +752,20 @@ def test_onednn_chunked_attention_on_long_padded_prompts(monkeypatch):
     assert "64-query chunks" in sc._key_extra()["cpu_path"]
 
 
+@needs_onednn
+def test_onednn_without_silu_fusion_is_the_earlier_packing(tiny):
+    "fuse_silu=False (bench_llm's ablation): gate/up as one product, SiLU in PyTorch; the answer key says so."
+    model, tok = llm.make_tiny_model(seed=10)
+    ref = TransformersScorer(model, tok, cpu_kernel="aten").score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    llm.pack_cpu_linears(model, fuse_silu=False)
+    sc = TransformersScorer(model, tok)                           # keeps the packing it finds
+    assert len(model._fairlib_packed) == 4 * model.config.num_hidden_layers
+    assert not any(g.post != "none" for g in model._fairlib_packed)
+    assert sc._key_extra()["cpu_path"].startswith("gate/up one product, last layer cut")
+    got = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    np.testing.assert_allclose(got["p_yes"], ref["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
+
+
 def test_cpu_kernel_bad_input_names_the_argument(tiny):
     model, tok = llm.make_tiny_model(seed=6)
     with pytest.raises(FairlibInputError, match="cpu_kernel"):
