@@ -540,6 +540,8 @@ def pack_cpu_linears(model, *, fuse_silu: bool = True) -> list:
     import torch
     if not isinstance(model, torch.nn.Module):
         raise FairlibInputError("model", f"must be a torch.nn.Module (a causal LM), got {type(model).__name__}", "pack_cpu_linears")
+    if not isinstance(fuse_silu, (bool, np.bool_)):
+        raise FairlibInputError("fuse_silu", f"must be True or False, got {fuse_silu!r}", "pack_cpu_linears")
     if getattr(model, "_fairlib_packed", None): return model._fairlib_packed
     groups, patched = [], []
     body = model.get_decoder() if hasattr(model, "get_decoder") else model

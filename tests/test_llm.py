@@ -778,4 +778,6 @@ def test_cpu_kernel_bad_input_names_the_argument(tiny):
 def test_pack_cpu_linears_bad_input_names_the_argument():
     with pytest.raises(FairlibInputError, match="model.*torch.nn.Module"):
         llm.pack_cpu_linears("bundled")
+    with pytest.raises(FairlibInputError, match="fuse_silu.*True or False"):
+        llm.pack_cpu_linears(torch.nn.Linear(2, 2), fuse_silu="yes")
     assert llm.refresh_cpu_linears(torch.nn.Linear(2, 2)) == 0     # nothing packed: nothing to refresh
