@@ -39,9 +39,9 @@ def test_quick_mfarm_profile_keeps_the_papers_scale():
     prof = cli.load_profile("quick")
     inf = prof["mfarm/02_inference"]
     assert inf["protocol"] == "paper" and inf["n_cases"] is None
-    # every ED tier and Opioid medium + low; Opioid high (~10 more minutes of CPU scoring) only in `full`
+    # every tier of both tasks (Table 7 / Figure 13 need all six slices)
     assert {t: sorted(v) for t, v in inf["slices"].items()} == {"ed_triage": ["high", "low", "medium"],
-                                                                 "opioid": ["low", "medium"]}
+                                                                 "opioid": ["high", "low", "medium"]}
     assert sorted(cli.load_profile("full")["mfarm/02_inference"]["slices"]["opioid"]) == ["high", "low", "medium"]
     scored = {(t, tier) for t, tiers in inf["slices"].items() for tier in tiers}
     for key in ("mfarm/05_precision", "mfarm/06_finetune", "mfarm/07_reliability"):
