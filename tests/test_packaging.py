@@ -76,7 +76,12 @@ def test_makefile_installs_what_the_lock_says():
     assert dict(x.split("==") for x in nodeps) == lock.NO_DEPS
     assert re.search(r"^\$\(STAMP\):.*pyproject\.toml.*\$\(LOCK\)", mk, re.M), "the stamp depends on pyproject and the lock"
     assert re.search(r"^LOCK\s*:=\s*constraints\.txt$", mk, re.M)
-    assert '-c $(LOCK) -e ".[all,dev]"' in mk
+    assert '-c $(LOCK) -e ".[all]"' in mk and '-c $(LOCK) -e ".[all,dev]"' in mk
+    # the main job installs only what it runs ([all]); the tests add [dev] (whose llama.cpp server builds from source)
+    assert re.search(r"^\$\(DEVSTAMP\):\s*\$\(STAMP\)\s*$", mk, re.M), "the dev install comes after the run install"
+    assert re.search(r"^bootstrap-run:\s*\$\(STAMP\)\s*$", mk, re.M) and re.search(r"^bootstrap:\s*\$\(DEVSTAMP\)\s*$", mk, re.M)
+    assert re.search(r"^reproduce:\s*bootstrap-run\s*$", mk, re.M), "make reproduce does not wait for the dev extra"
+    assert re.search(r"^test:\s*bootstrap\b", mk, re.M), "make test installs the dev extra"
     assert (ROOT / ".ci/run").read_text().strip().endswith("make test"), ".ci/run is exactly the README test command"
 
 
