@@ -216,9 +216,9 @@ def mask_text_counts(text: str, *, threshold: int = SMALL_CELL_THRESHOLD) -> str
 
 # %% ../nbs/03_report.ipynb #1f17d6c5
 def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = None) -> str:
+    df = df.copy()
     if sup:
         p, c = sup["primary"], sup["complementary"]
-        df = df.copy()
         for col in df.columns:
             if col in p.columns and (p[col] | c[col]).any():
                 v = pd.to_numeric(df[col], errors="coerce")
@@ -227,7 +227,6 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
                        if isinstance(x, (int, float, np.integer, np.floating)) or x is pd.NA else x for x in df[col]]
                 txt = [f"<{sup['threshold']}" if pp else ("suppressed" if cc_ else t) for t, pp, cc_ in zip(txt, p[col], c[col])]
                 df[col] = pd.Series(txt, index=df.index, dtype=object)
-    df = df.copy()
     for col in df.columns:   # a missing value of a nullable integer column (e.g. N of a slice not scored): blank
         if isinstance(df[col].dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_integer_dtype(df[col].dtype):
             df[col] = pd.Series(["" if pd.isna(x) else f"{int(x)}" for x in df[col]], index=df.index, dtype=object)
