@@ -11,19 +11,24 @@ __version__ = "0.1.0"
 import importlib as _importlib
 import importlib.util as _importlib_util
 
+from . import _compat
 from .core import FairlibInputError, UnknownMetricError
 from .results import Result
-from .metrics import (audit, audit_table, four_fifths_rule, group_table, AuditResult, FourFifthsVerdict,
-                      MetricValue, AUDIT_METRICS)
+from .metrics import MetricValue, AUDIT_METRICS
+from .audit import audit, audit_table, four_fifths_rule, group_table, AuditResult, FourFifthsVerdict
+
+_compat.install()   # old module paths of 0.1 (fairlib.llm_server, fairlib.data.mimic, ...) keep importing, with a warning
 
 # attributes served by a submodule on first use: name -> (module, attribute or None for the module)
 _LAZY = {
-    "verdict_flip_rate": ("fairlib.vfr", "verdict_flip_rate"),
-    "VFRResult": ("fairlib.vfr", "VFRResult"),
-    "vfr_grid": ("fairlib.vfr", "vfr_grid"),
+    "verdict_flip_rate": ("fairlib.reliability", "verdict_flip_rate"),
+    "VFRResult": ("fairlib.reliability", "VFRResult"),
+    "vfr_grid": ("fairlib.vfr.axis1", "vfr_grid"),
 }
-_SUBMODULES = ("agent", "cli", "config", "core", "data", "handbook", "llm", "metrics", "mfarm", "mitigation",
-               "models", "plots", "prompts", "report", "results", "stats", "vfr")
+# the shared core, the LLM layer and the paper packages; "data", "models" and "prompts" are 0.1 paths (deprecated)
+_SUBMODULES = ("agent", "audit", "cli", "config", "core", "data", "handbook", "inputs", "llm", "metrics", "mfarm",
+               "mitigation", "models", "plots", "prompts", "published", "reliability", "report", "resample", "results",
+               "stats", "vfr")
 
 __all__ = ["audit", "audit_table", "four_fifths_rule", "group_table", "verdict_flip_rate", "AuditResult",
            "FourFifthsVerdict", "MetricValue", "VFRResult", "vfr_grid", "Result", "FairlibInputError",

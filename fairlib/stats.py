@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-from .core import FairlibInputError, as_1d, check_rng, renamed_arguments, deprecated_alias, percentile_interval
+from .core import FairlibInputError, as_1d, check_rng, renamed_arguments, deprecated_alias, percentile_interval, check_binary
 from .results import Result
 
 # %% auto #0
@@ -225,7 +225,6 @@ def mcnemar_exact(b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISC
 # %% ../nbs/04_stats.ipynb #3464e658
 def mcnemar_pairs(reference, comparison, **kw) -> McNemarResult:
     "Exact McNemar from paired 0/1 outcomes (one pair per vignette)."
-    from fairlib.core import check_binary
     r = check_binary(reference, "reference", "mcnemar_pairs"); c = check_binary(comparison, "comparison", "mcnemar_pairs")
     if len(r) != len(c): raise FairlibInputError("comparison", f"length {len(c)} != len(reference) {len(r)}", "mcnemar_pairs")
     return mcnemar_exact(int(((r == 1) & (c == 0)).sum()), int(((r == 0) & (c == 1)).sum()), **kw)

@@ -1,1 +1,0 @@
-"""Cohort and benchmark loaders: real-data builders and seeded synthetic twins."""
