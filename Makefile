@@ -1,5 +1,5 @@
 # fairlib: the two commands.
-#   make reproduce [PAPER=vfr] [PROFILE=quick]   -> runs every registered paper notebook, renders figures/
+#   make reproduce [PAPER=vfr] [PROFILE=quick]   -> runs every registered paper notebook, renders figures/, writes the outputs back into nbs/papers/
 #   make test                                    -> sync check, nbdev-test, smoke run of every paper notebook, pytest (last, so its "N passed" line closes the run)
 #   make lab                                     -> JupyterLab on the notebooks (nbs/)
 #   make docs-nbs                                -> execute the library notebooks in place, keeping their outputs

@@ -12,7 +12,9 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
+import tempfile
 import time
 from pathlib import Path
 import yaml
@@ -21,7 +23,7 @@ from .core import FairlibInputError, atomic_write, content_hash
 
 # %% auto #0
 __all__ = ['load_registry', 'load_paper_meta', 'load_profile', 'plan_run', 'NotebookFailed', 'run_notebook', 'build_index',
-           'job_keys', 'RunInterrupted', 'reproduce', 'main']
+           'job_keys', 'write_back_notebook', 'RunInterrupted', 'reproduce', 'main']
 
 # %% ../nbs/09_cli.ipynb #1ebfdd36
 def _load_yaml(path: Path, argument: str, func: str):
@@ -354,12 +356,18 @@ def _settings_digest() -> str:
             vals[k] += "".join(f"|{p.relative_to(v.parent)}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
     return content_hash(vals)
 
+def _notebook_inputs(path) -> str:
+    "The notebook as text without outputs and execution counts: what a run depends on (the write-back changes those)."
+    nb = json.loads(Path(path).read_bytes())
+    for c in nb.get("cells", []): c.pop("outputs", None); c.pop("execution_count", None)
+    return json.dumps(nb, sort_keys=True)
+
 def job_keys(jobs: list[dict]) -> list[str]:
-    "A content hash per planned job: notebook, parameters, code, settings, and the paper's earlier jobs."
+    "A content hash per planned job: notebook cells, parameters, code, settings, and the paper's earlier jobs."
     sett, prev, keys = _settings_digest(), {}, []
     for j in jobs:
-        k = content_hash(Path(j["input"]), {k: str(v) for k, v in j["params"].items()}, _code_digest(j["input"]), sett,
-                         prev.get(j["paper"], ""))
+        k = content_hash(_notebook_inputs(j["input"]), {k: str(v) for k, v in j["params"].items()},
+                         _code_digest(j["input"]), sett, prev.get(j["paper"], ""))
         prev[j["paper"]] = k; keys.append(k)
     return keys
 
@@ -373,6 +381,168 @@ def _swap(staging: Path, final: Path) -> None:
     if staging.exists(): os.replace(staging, final)
     else: final.mkdir(parents=True)
     shutil.rmtree(old, ignore_errors=True)
+
+# %% ../nbs/09_cli.ipynb #a3d4b2c7
+_NBDEV_NB_KEYS = {"kernelspec", "jekyll", "jupytext", "doc", "widgets", "nbdev"}   # notebook metadata nbdev-clean keeps
+_NBDEV_CELL_KEYS = {"hide_input", "nbdev"}                                      # cell metadata nbdev-clean keeps
+_REPR_ID = re.compile(r"(<.*?)( at 0x[0-9a-fA-F]+)(>)")                          # nbdev-clean's clean_ids
+_SPLIT_MIMES = ("application/javascript", "image/svg+xml")                       # non-text mimes stored as lines
+_REAL_TEXT = re.compile(r"\bREAL\b|real credentialed|\(real data\)")             # the real loaders' labels, the banner
+
+def _nbdev_settings(root=None) -> dict:
+    "What nbdev-clean reads from `[tool.nbdev]` in the repo's `pyproject.toml` (with nbdev's defaults)."
+    import tomllib
+    path = Path(root or repo_root()) / "pyproject.toml"
+    try: cfg = tomllib.loads(path.read_text(encoding="utf-8"))["tool"]["nbdev"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError): cfg = {}
+    return dict(clear_all=bool(cfg.get("clear_all", False)),
+                # widget state is per run: left out although nbdev-clean would keep it
+                nb_keys=(_NBDEV_NB_KEYS | set(cfg.get("allowed_metadata_keys") or [])) - {"widgets"},
+                cell_keys=_NBDEV_CELL_KEYS | set(cfg.get("allowed_cell_metadata_keys") or []),
+                out_keys=set(cfg.get("allowed_out_metadata_keys") or []))
+
+def _joined(x) -> str: return "".join(x) if isinstance(x, list) else (x or "")
+
+def _runner_cell(c: dict) -> bool: return bool(_RUNNER_TAGS & set((c.get("metadata") or {}).get("tags") or []))
+
+def _author_cells(nb: dict) -> list[tuple]:
+    "(type, source) of each cell the author wrote (cells the runner injects left out)."
+    return [(c.get("cell_type"), _joined(c.get("source"))) for c in nb.get("cells", []) if not _runner_cell(c)]
+
+def _no_ids(s: str) -> str:
+    "Drop ` at 0x…` from reprs, to a fixed point (nbdev-clean makes one pass, which then changes nothing)."
+    while (t := _REPR_ID.sub(r"\1\3", s)) != s: s = t
+    return s
+
+def _split_bundle(data: dict) -> dict:
+    "A mime bundle with its text stored as lines (nbdev's writer)."
+    return {k: v.splitlines(True) if isinstance(v, str) and (k.startswith("text/") or k in _SPLIT_MIMES) else v
+            for k, v in data.items()}
+
+def _kept_outputs(outputs: list, text, cfg: dict) -> list:
+    "A cell's outputs as written back: per-run noise dropped, text normalised by `text`, as nbdev-clean leaves them."
+    out = []
+    for o in outputs or []:
+        kind = o.get("output_type")
+        if kind == "stream":
+            if o.get("name") == "stderr": continue                       # warnings, progress bars
+            if out and out[-1].get("output_type") == "stream" and out[-1].get("name") == o.get("name"):
+                out[-1] = dict(out[-1], text=_joined(out[-1]["text"]) + _joined(o.get("text"))); continue
+            out.append(dict(o, text=_joined(o.get("text"))))
+        elif kind in ("display_data", "execute_result"):
+            data = dict(o.get("data") or {})
+            if any(k.startswith("application/vnd.jupyter.widget") for k in data): continue   # notebook progress bars
+            data.pop("application/vnd.google.colaboratory.intrinsic+json", None)
+            for k, v in data.items():
+                if k.startswith("text"): data[k] = text(v)
+                elif k.startswith("image") and "svg" not in k and isinstance(v, str): data[k] = v.rstrip()
+            meta = {k: v for k, v in (o.get("metadata") or {}).items() if k in cfg["out_keys"]}
+            o = dict(o, data=_split_bundle(data), metadata=meta)
+            if kind == "execute_result": o["execution_count"] = None
+            out.append(o)
+        else: out.append(o)                                              # errors (only in a run that allowed them)
+    return [dict(o, text=text(o["text"])) if o.get("output_type") == "stream" else o for o in out]
+
+def _clean_text(nb: dict, cfg: dict) -> str:
+    "`nb` as `nbdev-clean` writes it: nbdev's `clean_nb` (metadata filtered, counts cleared), then its writer."
+    seen = set()
+    for i, c in enumerate(nb.get("cells", [])):
+        s = c.get("source", "")
+        c["source"] = s.splitlines(True) if isinstance(s, str) else list(s)
+        if c["source"] == [""]: c["source"] = []
+        c["metadata"] = {k: v for k, v in (c.get("metadata") or {}).items() if k in cfg["cell_keys"]}
+        if c.get("cell_type") == "code": c["execution_count"] = None; c.setdefault("outputs", [])
+        else: c.pop("outputs", None); c.pop("execution_count", None)
+        if c.get("attachments"): c["attachments"] = {k: _split_bundle(v) for k, v in c["attachments"].items()}
+        if not c.get("id") or c["id"] in seen:   # nbdev would draw a random id
+            c["id"] = content_hash(i, _joined(c["source"]))[:8]
+        seen.add(c["id"])
+    meta = {k: v for k, v in (nb.get("metadata") or {}).items() if k in cfg["nb_keys"]}
+    if isinstance(meta.get("kernelspec"), dict) and meta["kernelspec"].get("name"):
+        meta["kernelspec"]["display_name"] = meta["kernelspec"]["name"]
+    nb["metadata"] = meta
+    nb.setdefault("nbformat", 4)
+    if nb["nbformat"] == 4 and nb.get("nbformat_minor", 0) < 5: nb["nbformat_minor"] = 5
+    return json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+def _replace_if_unchanged(path: Path, data: bytes, before: bytes) -> bool:
+    "Write `data` over `path` atomically (temp file + `os.replace`, mode kept) unless `path` no longer holds `before`."
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f: f.write(data)
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        if path.read_bytes() != before: return False
+        os.replace(tmp, path)
+        return True
+    finally:
+        if os.path.exists(tmp): os.remove(tmp)
+
+def write_back_notebook(job: dict, *, cfg: dict | None = None) -> str:
+    """Write the outputs of `job`'s executed notebook (`output`) into its source notebook (`input`), as `nbdev-clean`
+    would write the file. Returns 'written', 'unchanged' (the file holds exactly that already), or why nothing was
+    written."""
+    cfg = cfg or _nbdev_settings()
+    if cfg["clear_all"]: return "nbdev's clear_all is set, so nbdev-clean would remove the outputs again"
+    src_path, ran_path = Path(job["input"]), Path(job["output"])
+    try:
+        before = src_path.read_bytes()
+        nb, ran = json.loads(before), json.loads(ran_path.read_bytes())
+    except (OSError, ValueError) as e: return f"cannot read it or its executed copy ({type(e).__name__}: {e})"
+    if _author_cells(nb) != _author_cells(ran):
+        return "it was edited during the run (its cells differ from those that ran); run the paper again to refresh it"
+    final_fig = Path(job.get("final_fig_dir") or job["params"]["fig_dir"])
+    subs = [(str(Path(job["params"]["fig_dir"])), str(final_fig)), (str(repo_root()) + os.sep, "")]
+    def text(x):
+        s = _joined(x)
+        for a, b in subs: s = s.replace(a, b)
+        return _no_ids(s).splitlines(True)
+    nb["cells"] = [c for c in nb["cells"] if not _runner_cell(c)]
+    for c, r in zip(nb["cells"], [c for c in ran["cells"] if not _runner_cell(c)]):
+        if c.get("cell_type") == "code": c["outputs"] = _kept_outputs(r.get("outputs"), text, cfg)
+    data = _clean_text(nb, cfg).encode("utf-8")
+    if data == before: return "unchanged"
+    if not _replace_if_unchanged(src_path, data, before):
+        return "it was edited while its outputs were being written; run the paper again to refresh it"
+    return "written"
+
+def _real_data_reason(paper_jobs: list[dict]) -> str | None:
+    "Why a paper's executed notebooks may show real (credentialed) data, or None when they show synthetic data only."
+    from fairlib.config import get_setting
+    conf = [k for k in ("texas100x_csv", "mimic_root") if get_setting(k) is not None]
+    if conf: return f"real data are configured on this machine ({', '.join(conf)})"
+    fig = Path(paper_jobs[0].get("final_fig_dir") or paper_jobs[0]["params"]["fig_dir"])
+    for md in sorted(fig.glob("*.md")) if fig.is_dir() else []:
+        if _REAL_TEXT.search(_md_meta(md)[1]): return f"table {md.stem} names a real data source"
+    for j in paper_jobs:
+        try: ran = json.loads(Path(j["output"]).read_bytes())
+        except (OSError, ValueError): return f"{j['stem']}'s executed notebook cannot be read to check its data"
+        for c in ran.get("cells", []):
+            for o in c.get("outputs") or []:
+                texts = [o.get("text")] + [v for k, v in (o.get("data") or {}).items() if k.startswith("text/")]
+                if any(_REAL_TEXT.search(_joined(t)) for t in texts if t):
+                    return f"an output of {j['stem']} names a real data source"
+    return None
+
+def _write_back_paper(paper_jobs: list[dict]) -> None:
+    "After a paper succeeded: write its executed notebooks back into their sources (not for real data); say so."
+    paper = paper_jobs[0]["paper"]
+    try:
+        real = _real_data_reason(paper_jobs)
+        if real:
+            print(f"fairlib reproduce: {paper}: outputs not written back into nbs/: {real}, and outputs computed from "
+                  f"real data stay out of the repository (small-cell rule); the executed notebooks are in "
+                  f"{_shown(Path(paper_jobs[0]['output']).parent)}", flush=True)
+            return
+        cfg, n = _nbdev_settings(), {"written": 0, "unchanged": 0}
+        for j in paper_jobs:
+            r = write_back_notebook(j, cfg=cfg)
+            if r in n: n[r] += 1
+            else: print(f"fairlib reproduce: {_shown(j['input'])}: outputs not written back: {r}", flush=True)
+    except OSError as e:
+        print(f"fairlib reproduce: {paper}: outputs not written back: {type(e).__name__}: {e}", flush=True); return
+    if n["written"] or n["unchanged"]:
+        print(f"{paper}: outputs written back into {n['written']} source notebook(s)"
+              + (f", {n['unchanged']} already up to date" if n["unchanged"] else ""), flush=True)
 
 # %% ../nbs/09_cli.ipynb #27bd0d9f
 class RunInterrupted(RuntimeError):
@@ -391,8 +561,10 @@ def _finish_paper(paper_jobs: list[dict]) -> None:
     for j in paper_jobs: j["output"] = Path(j["final_output"])
 
 def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None,
-              runs_dir=None, progress: bool = True, resume: bool = True) -> list[dict]:
-    "Run the registered paper notebooks in order (staged, swapped per paper, resumable); stop at the first failure."
+              runs_dir=None, progress: bool = True, resume: bool = True, write_back: bool = True) -> list[dict]:
+    """Run the registered paper notebooks in order (staged, swapped per paper, resumable); stop at the first failure.
+    After each paper, its executed notebooks' outputs are written back into the source notebooks (`write_back`; never
+    for profile `smoke`)."""
     jobs = plan_run(profile, paper, registry=registry, params_dir=params_dir, runs_dir=runs_dir)
     if not jobs: return []
     base = jobs[0]["base"]; base.mkdir(parents=True, exist_ok=True)
@@ -407,6 +579,7 @@ def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None
     state["selection"] = [profile, paper]
     save_state = lambda: atomic_write(state_path, json.dumps(state, indent=1))
     papers = list(dict.fromkeys(j["paper"] for j in jobs))
+    write_back = write_back and profile != "smoke"      # the test suite's profile never writes into nbs/
     done, t_all, notes, current = [], time.time(), {}, None
     try:
         for paper_key in papers:
@@ -417,6 +590,7 @@ def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None
                 for i, j in pj:
                     j["output"], j["seconds"] = Path(j["final_output"]), rec[f"{j['paper']}/{j['stem']}"]["seconds"]
                     print(f"[{i}/{len(jobs)}] {j['paper']}/{j['stem']}: finished before the interruption, kept (resume)", flush=True)
+                if write_back: _write_back_paper([j for _, j in pj])   # idempotent; an interruption may have hit it
                 done += [j for _, j in pj]; continue
             kept_any = False
             for i, job in pj:
@@ -439,6 +613,7 @@ def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None
             _finish_paper([j for _, j in pj])
             for _, j in pj: rec[f"{j['paper']}/{j['stem']}"]["swapped"] = True
             save_state()
+            if write_back: _write_back_paper([j for _, j in pj])
             done += [j for _, j in pj]
             build_index(_merge_manifest([j for _, j in pj], base / "manifest.json", registry), base / "index.html", registry=registry)
     except (KeyboardInterrupt, NotebookFailed) as e:
@@ -461,7 +636,7 @@ def reproduce(profile: str = "quick", paper: str | None = None, *, registry=None
 
 # %% ../nbs/09_cli.ipynb #686a8311
 def main(argv=None):
-    "Command-line entry point: `fairlib reproduce [--profile P] [--paper K]`."
+    "Command-line entry point: `fairlib reproduce [--profile P] [--paper K] [--no-write-back]`."
     ap = argparse.ArgumentParser(prog="fairlib", description="fairlib reproduction runner")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("reproduce", help="run the registered paper notebooks with papermill")
@@ -469,12 +644,15 @@ def main(argv=None):
     r.add_argument("--paper", default=None, help="run only this paper (a key of params/papers.yaml)")
     r.add_argument("--no-progress", action="store_true", help="hide the per-cell progress bar")
     r.add_argument("--no-resume", action="store_true", help="discard the state of an interrupted run and start afresh")
+    r.add_argument("--no-write-back", action="store_true", help="leave nbs/papers/ as it is: do not copy the executed "
+                   "notebooks' outputs into the source notebooks (implied by --profile smoke)")
     r.add_argument("--registry", default=None, help=argparse.SUPPRESS)     # tests: another registry
     r.add_argument("--params-dir", default=None, help=argparse.SUPPRESS)   # tests: another params folder
     r.add_argument("--runs-dir", default=None, help=argparse.SUPPRESS)     # tests: another runs folder
     a = ap.parse_args(argv)
     try:
         reproduce(a.profile, a.paper or None, progress=not a.no_progress, resume=not a.no_resume,
+                  write_back=not a.no_write_back,
                   registry=a.registry, params_dir=a.params_dir, runs_dir=a.runs_dir)
     except RunInterrupted as e:
         print(f"\nfairlib reproduce: {e}", file=sys.stderr, flush=True)

@@ -298,3 +298,128 @@ def test_corrupt_run_state_is_named_and_the_run_starts_afresh(tmp_path, capsys):
     cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
     assert "run_state.json is unreadable" in capsys.readouterr().out
     assert pd.read_csv(runs / "figures" / "demo" / "table_vs_paper.csv")["ours"].tolist() == [5]
+
+
+# --- the executed notebooks written back into nbs/papers (issue: read every paper notebook with its outputs) ----------
+_WB_CELLS = ["profile = fig_dir = work_dir = None\nx = 1\nedit = None",
+             "# A paper notebook\nText between the code cells.",
+             "print('x is', x)\nprint('done')",
+             "import sys\nprint('a warning', file=sys.stderr)\nfrom tqdm.auto import tqdm\nfor _ in tqdm(range(3)): pass\nx * 2",
+             "class Thing: pass\nThing()",
+             "print(fig_dir)",
+             "import json\nfrom pathlib import Path\n"
+             "if edit:   # an author editing the source notebook while it runs\n"
+             "    nb = json.loads(Path(edit).read_text()); nb['cells'][1]['source'] = ['# Edited during the run\\n']\n"
+             "    Path(edit).write_text(json.dumps(nb, indent=1))"]
+
+
+def _wb_registry(tmp_path, **params):
+    nbdir = tmp_path / "nbs"; nbdir.mkdir(exist_ok=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(c) if c.startswith("#") else nbformat.v4.new_code_cell(c)
+                                         for c in _WB_CELLS])
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.metadata["jupytext"] = {"main_language": "python"}
+    src = nbdir / "demo.ipynb"; nbformat.write(nb, src)
+    (tmp_path / "papers.yaml").write_text(yaml.safe_dump({"demo": [str(src)]}))
+    for profile in ("quick", "smoke"):
+        (tmp_path / f"{profile}.yaml").write_text(yaml.safe_dump({"demo/demo": dict(params, x=3)}))
+    kw = dict(registry=tmp_path / "papers.yaml", params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False)
+    return src, kw
+
+
+def _nbdev_clean_cli(path):
+    "Run the real `nbdev-clean` on one notebook, with this project's [tool.nbdev] settings (cwd = repo root)."
+    pytest.importorskip("nbdev")
+    exe = Path(sys.executable).with_name("nbdev-clean")
+    subprocess.run([str(exe), "--fname", str(path)], cwd=repo_root(), check=True, capture_output=True, timeout=120)
+
+
+def test_write_back_fills_the_source_notebook_as_nbdev_clean_leaves_it(tmp_path, capsys):
+    src, kw = _wb_registry(tmp_path)
+    before = nbformat.read(src, as_version=4)
+    cli.reproduce("quick", **kw)
+    assert "demo: outputs written back into 1 source notebook(s)" in capsys.readouterr().out
+    text = src.read_text(encoding="utf-8")
+    nb = json.loads(text)
+    # same cells and sources as the source notebook; no injected-parameters cell
+    assert cli._author_cells(nb) == cli._author_cells(before) and len(nb["cells"]) == len(before.cells)
+    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in before.cells]
+    assert "injected-parameters" not in text and nb["cells"][0]["metadata"] == {"tags": ["parameters"]}
+    # outputs from the run (x = 3 injected by the profile), volatile parts stripped
+    outs = [c.get("outputs") for c in nb["cells"]]
+    assert outs[2] == [{"name": "stdout", "output_type": "stream", "text": ["x is 3\n", "done\n"]}]
+    assert outs[3] == [{"data": {"text/plain": ["6"]}, "execution_count": None, "metadata": {}, "output_type": "execute_result"}]
+    assert outs[4][0]["data"]["text/plain"] == ["<__main__.Thing>"]                  # no ' at 0x...'
+    assert outs[5][0]["text"] == [str(tmp_path / "runs" / "figures" / "demo") + "\n"]   # the final folder, not staging
+    ran = (kw["runs_dir"] / "demo" / "demo.ipynb").read_text()   # the executed copy has the noise the write-back strips
+    assert all(n in ran for n in ('"name": "stderr"', "application/vnd.jupyter.widget-view+json", "papermill",
+                                 "injected-parameters", "staging", " at 0x"))
+    for bad in ('"name": "stderr"', "widget", "papermill", "language_info", "kernelspec", "iopub", "execution\"", "staging", " at 0x"):
+        assert bad not in text, bad
+    assert nb["metadata"] == {"jupytext": {"main_language": "python"}}
+    assert all(c.get("execution_count") is None for c in nb["cells"])
+    # exactly nbdev-clean's format: its clean_nb + writer, and the real command, change nothing
+    pytest.importorskip("nbdev")
+    from fastcore.nbio import nb2str
+    from nbdev.clean import clean_nb
+    again = json.loads(text)
+    clean_nb(again, allowed_metadata_keys=["jupytext"], allowed_cell_metadata_keys=["tags"])
+    assert nb2str(again) == text
+    _nbdev_clean_cli(src)
+    assert src.read_text(encoding="utf-8") == text
+    # a second run (papermill runs a notebook that carries outputs) leaves the file byte-identical and untouched
+    mtime = src.stat().st_mtime_ns
+    cli.reproduce("quick", **kw)
+    assert src.read_text(encoding="utf-8") == text and src.stat().st_mtime_ns == mtime
+    assert "already up to date" in capsys.readouterr().out
+
+
+def test_no_write_back_and_the_smoke_profile_leave_the_source_untouched(tmp_path):
+    src, kw = _wb_registry(tmp_path)
+    before = src.read_bytes()
+    cli.reproduce("smoke", **kw)                                    # what `make test` runs
+    assert src.read_bytes() == before
+    cli.reproduce("quick", write_back=False, **kw)
+    assert src.read_bytes() == before
+    args = ["reproduce", "--profile", "quick", "--no-progress", "--no-write-back", "--registry", str(kw["registry"]),
+            "--params-dir", str(tmp_path), "--runs-dir", str(kw["runs_dir"])]
+    assert cli.main(args) == 0 and src.read_bytes() == before
+    assert any(c.get("outputs") for c in nbformat.read(kw["runs_dir"] / "demo" / "demo.ipynb", as_version=4).cells)
+
+
+def test_a_source_edited_during_the_run_is_not_overwritten(tmp_path, capsys):
+    src, kw = _wb_registry(tmp_path, edit=None)
+    (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"demo/demo": {"x": 3, "edit": str(src)}}))
+    cli.reproduce("quick", **kw)
+    edited = src.read_text()
+    assert "Edited during the run" in edited and '"outputs": []' in edited and "x is 3" not in edited
+    out = capsys.readouterr().out
+    assert "demo.ipynb: outputs not written back: it was edited during the run" in out
+    assert len([l for l in out.splitlines() if "not written back" in l]) == 1
+
+
+def test_outputs_from_real_data_are_not_written_back(tmp_path, capsys):
+    src, kw = _wb_registry(tmp_path)
+    nb = nbformat.read(src, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import pandas as pd\nfrom fairlib.report import save_table\n"
+        "save_table(pd.DataFrame({'group': ['a', 'b'], 'rate': [0.5, 0.25]}), 'rates', fig_dir=fig_dir, count_columns=[],\n"
+        "           source='REAL Texas-100X (test.csv)')"))
+    nbformat.write(nb, src)
+    before = src.read_bytes()
+    cli.reproduce("quick", **kw)
+    assert src.read_bytes() == before
+    out = capsys.readouterr().out
+    assert "demo: outputs not written back into nbs/: table rates names a real data source" in out and "small-cell rule" in out
+
+
+def test_resume_keys_ignore_the_outputs_the_write_back_adds(tmp_path):
+    src, kw = _wb_registry(tmp_path)
+    jobs = cli.plan_run("quick", registry=kw["registry"], params_dir=tmp_path, runs_dir=kw["runs_dir"])
+    key = cli.job_keys(jobs)
+    nb = nbformat.read(src, as_version=4)
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x is 3\n")]; nb.cells[2].execution_count = 2
+    nbformat.write(nb, src)
+    assert cli.job_keys(jobs) == key
+    nb.cells[2].source += "\nprint('more')"; nbformat.write(nb, src)
+    assert cli.job_keys(jobs) != key
