@@ -127,3 +127,78 @@ def test_import_fairlib_does_not_import(heavy):
     code = f"import sys, fairlib, fairlib.metrics; print({heavy!r} in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The layout of 0.2 moved every module (issue: one house and one book). Nothing public may break: every public
+# name of 0.1 (`fixtures/public_names_0_1.json`, read from the 0.1 modules' `__all__`) must still resolve from its
+# 0.1 module path, to the same object as its new home; old module paths and renamed names warn.
+import json
+import warnings
+from pathlib import Path
+
+from fairlib import _compat
+
+PUBLIC_0_1 = json.loads((Path(__file__).parent / "fixtures" / "public_names_0_1.json").read_text())
+OLD_PATHS = {m for m in PUBLIC_0_1 if m in _compat.MODULE_ALIASES}
+
+
+def _resolve(modname, name):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod = importlib.import_module(modname)
+        obj = getattr(mod, name)
+    return obj, [w for w in caught if issubclass(w.category, DeprecationWarning)]
+
+
+@pytest.mark.parametrize("modname", sorted(PUBLIC_0_1))
+def test_every_public_name_of_0_1_still_resolves(modname):
+    missing, silent_renames = [], []
+    for name in PUBLIC_0_1[modname]:
+        try:
+            obj, warned = _resolve(modname, name)
+        except (AttributeError, ImportError) as e:
+            missing.append(f"{name}: {e}")
+            continue
+        if f"{modname}.{name}" in _compat.RENAMED and not warned:
+            silent_renames.append(name)
+    assert not missing, f"{modname}: public names of 0.1 that no longer resolve: {missing}"
+    assert not silent_renames, f"{modname}: renamed names that resolve without a DeprecationWarning: {silent_renames}"
+
+
+@pytest.mark.parametrize("modname", sorted(OLD_PATHS))
+def test_old_module_paths_import_with_a_warning(modname):
+    for m in [k for k in list(sys.modules) if k == modname or k.startswith(modname + ".")]:
+        del sys.modules[m]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod = importlib.import_module(modname)
+    assert any(issubclass(w.category, DeprecationWarning) and modname in str(w.message) for w in caught)
+    for name in PUBLIC_0_1[modname]:   # the old path gives the very objects of the new modules
+        obj = getattr(mod, name)
+        homes = _compat.MODULE_ALIASES[modname]
+        new = _compat.RENAMED.get(f"{modname}.{name}", "").rpartition(".")[2] or name
+        assert any(getattr(importlib.import_module(h), new, None) is obj for h in homes), (modname, name)
+
+
+def test_renamed_names_point_to_the_new_name():
+    for old, new in _compat.RENAMED.items():
+        mod, _, name = old.rpartition(".")
+        obj, warned = _resolve(mod, name)
+        nmod, _, nname = new.rpartition(".")
+        assert obj is getattr(importlib.import_module(nmod), nname), old
+        assert warned and new in str(warned[0].message), old
+
+
+def test_moved_names_are_the_same_objects():
+    for old, new in _compat.MOVED.items():
+        mod, _, name = old.rpartition(".")
+        obj, warned = _resolve(mod, name)
+        nmod, _, nname = new.rpartition(".")
+        assert obj is getattr(importlib.import_module(nmod), nname) and warned, old
+
+
+def test_a_name_that_never_existed_is_an_attribute_error():
+    for modname in ("fairlib.vfr", "fairlib.metrics", "fairlib.llm_server", "fairlib.mitigation"):
+        with pytest.raises(AttributeError, match="no_such_name"):
+            _resolve(modname, "no_such_name")

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Lint: ruff check on the exported library, tests, benchmarks and tools; ruff format --check and the line length
+# on the code cells of the library notebooks (the source; nbs/papers is rendered output and is not formatted).
+# `--format-only` skips the ruff check. Uses the ruff on PATH (`make lint` puts .venv/bin first).
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+if [ "${1:-}" != "--format-only" ]; then
+  ruff check --no-cache fairlib tests benchmarks tools
+fi
+mapfile -t nbs < <(git ls-files -co --exclude-standard -- 'nbs/*.ipynb' | grep -v '^nbs/papers/')
+ruff format --no-cache --check "${nbs[@]}"
+ruff check --no-cache --select E501 "${nbs[@]}"   # line length on the source of the exported code
+echo "lint: ruff check and the notebook format check passed"
