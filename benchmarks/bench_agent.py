@@ -37,7 +37,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    from fairlib.llm import TransformersScorer, make_tiny_model
+    from fairlib.llm.transformers import TransformersScorer
+    from fairlib.llm.loading import make_tiny_model
     from fairlib.agent.policies import OptionScoringPolicy
     from fairlib.agent.vignettes import load_vignettes
     from fairlib.agent.conditions import get_conditions

@@ -24,13 +24,14 @@ from pathlib import Path
 def model_dir(name: str) -> str:
     "A Hugging Face model directory: `bundled` = the bundled GGUF dequantised once to float32 safetensors (bnb cannot read GGUF)."
     if name != "bundled": return name
-    from fairlib.llm import bundled_model_path, converted_gguf, file_sha256
+    from fairlib.llm.loading import bundled_model_path, converted_gguf
+    from fairlib.llm.cache import file_sha256
     d, g = bundled_model_path()
     return str(converted_gguf(d, g, file_sha256(Path(d) / g)))
 
 
 def prompts_for(n: int, tier: str) -> list[str]:
-    from fairlib.prompts import prompt_table
+    from fairlib.mfarm.instrument import prompt_table
     df = prompt_table("ed_triage", tiers=(tier,), n_cases=max(1, -(-n // 13)), seed=0, split="test", instrument="paper")
     return df["prompt"].tolist()[:n]
 
@@ -73,8 +74,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="bench_gpu_results")
     a = ap.parse_args(argv)
     import torch
-    from fairlib.llm import TransformersScorer, check_precision, load_model
-    from fairlib.prompts import system_prompt
+    from fairlib.llm.transformers import TransformersScorer
+    from fairlib.llm.loading import check_precision, load_model
+    from fairlib.mfarm.instrument import system_prompt
     if a.device == "cuda" and not torch.cuda.is_available():
         print("bench_gpu: no CUDA GPU here (torch.cuda.is_available() is False); run it on a GPU machine, or pass "
               "--device cpu --precisions fp32 bf16 to run the same steps on the CPU", file=sys.stderr)
@@ -121,7 +123,8 @@ def main(argv=None) -> int:
         del sc; _release()
 
     if a.lora_cases:
-        from fairlib.finetune import LoraSettings, finetune_lora, training_examples
+        from fairlib.llm.finetune import LoraSettings, finetune_lora
+        from fairlib.mfarm.experiments import training_examples
         ex = training_examples("ed_triage", tier="low", n_cases=a.lora_cases, variants_per_case=2, split="train")
         (m, tok), _ = load_model(path, precision="fp32", device=a.device)
         t0 = time.perf_counter()

@@ -50,7 +50,7 @@ def cpu_flags() -> str:
 
 def bench_prompts(n: int, tokenizer, tier: str, instrument: str = "paper") -> list[str]:
     "n ED-triage test prompts of one tier (all 13 variants of each case) from `fairlib.prompts`."
-    from fairlib.prompts import prompt_table
+    from fairlib.mfarm.instrument import prompt_table
     df = prompt_table("ed_triage", tiers=(tier,), n_cases=max(1, -(-n // 13)), seed=0, split="test",
                       tokenizer=tokenizer, instrument=instrument)
     return df["prompt"].tolist()[:n]
@@ -64,7 +64,7 @@ def common_prefix(seqs) -> int:
 
 def naive_generate(model, tokenizer, prompts, system, yes_ids, no_ids):
     "One prompt at a time through generate(max_new_tokens=1); P(Yes) from the first-step raw logits."
-    from fairlib.llm import yes_no_probability
+    from fairlib.llm.scorer import yes_no_probability
     out = []
     for p in prompts:
         enc = tokenizer.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": p}],
@@ -88,7 +88,7 @@ def linear_gflops(shapes, rows: int, reps: int = 5, kernel: str = "aten") -> flo
     torch.manual_seed(0)
     layers = [torch.nn.Linear(i, o, bias=False) for i, o in shapes]
     if kernel == "onednn":
-        from fairlib.llm import _Packed
+        from fairlib.llm.cpu import _Packed
         layers = [_Packed([l]) for l in layers]
     xs = {i: torch.randn(rows, i) for i, _ in shapes}
     with torch.inference_mode():
@@ -119,8 +119,8 @@ def flops(model, work, tail_cut: bool = False) -> float:
 
 
 def main(argv=None):
-    from fairlib.llm import TransformersScorer
-    from fairlib.prompts import SYSTEM_PROMPT
+    from fairlib.llm.transformers import TransformersScorer
+    from fairlib.mfarm.instrument import SYSTEM_PROMPT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=24, help="number of prompts")
     ap.add_argument("--batch-size", type=int, default=8)
@@ -223,7 +223,7 @@ def main(argv=None):
     if not a.no_ablation and sc.cpu_kernel == "onednn":
         # the three pieces of the oneDNN path that compute less or fewer passes, each switched off on its own, timed
         # in the same alternating rounds on the same prompts (SiLU fusion: a second copy of the model packed without it)
-        from fairlib.llm import _unpack_cpu_linears, pack_cpu_linears
+        from fairlib.llm.cpu import _unpack_cpu_linears, pack_cpu_linears
         old = TransformersScorer.from_pretrained(a.model, precision="fp32", batch_size=a.batch_size, cache=False)
         _unpack_cpu_linears(old.model); pack_cpu_linears(old.model, fuse_silu=False)
         old.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
@@ -253,7 +253,7 @@ def main(argv=None):
     if a.tier_cases:
         # the three tiers of a case in one call (as the mFARM notebooks score them) vs one call per tier: the header
         # and the shared body of a case run once. Same prompts, same precision, alternating, cache off.
-        from fairlib.prompts import prompt_table
+        from fairlib.mfarm.instrument import prompt_table
         df = prompt_table("ed_triage", tiers=("high", "medium", "low"), n_cases=a.tier_cases, seed=0, split="test",
                           tokenizer=sc.tokenizer, instrument="paper")
         allp = df["prompt"].tolist()

@@ -22,18 +22,21 @@ import numpy as np
 import pandas as pd
 
 from fairlib.core import check_rng, cell_seed, root_entropy
-from fairlib.metrics import AUDIT_METRICS
-from fairlib.vfr import (ATTRIBUTES, AUDIT_SIZES, CV_CUTOFF, MAX_UNDEFINED_SHARE, audit_data, index_resample_values, index_subsample_values,
-                         vfr_grid, verdict_flip_rate, audit_size_grid, cross_hospital_grid, draw_counts,
-                         draw_subsample_counts, draw_subsample_bins_shared, _axis2_count_draws, _axis2_count_metrics,
-                         _size_stats)
+from fairlib.counts import AUDIT_METRICS
+from fairlib.vfr.axis1 import ATTRIBUTES, vfr_grid
+from fairlib.resample import AUDIT_SIZES, index_resample_values, index_subsample_values, draw_counts, draw_subsample_counts, draw_subsample_bins_shared
+from fairlib.records import audit_data
+from fairlib.vfr.axis2 import CV_CUTOFF, audit_size_grid, _axis2_count_draws, _axis2_count_metrics, _size_stats
+from fairlib.reliability import MAX_UNDEFINED_SHARE, verdict_flip_rate
+from fairlib.vfr.axis3 import cross_hospital_grid
 
 
 def audit_partition(n_audit: int, n_models: int, seed: int = 0) -> tuple[pd.DataFrame, str]:
     "Long predictions frame on an audit partition of `n_audit` records (the twin's, when available)."
     try:
-        from fairlib.data.texas import synthetic_texas100x, prepare_cohort
-        from fairlib.models import paper_split
+        from fairlib.vfr.twin import synthetic_texas100x
+        from fairlib.vfr.texas import prepare_cohort
+        from fairlib.vfr.panel import paper_split
         cohort = prepare_cohort(synthetic_texas100x(seed=seed))
         audit = cohort.iloc[paper_split(cohort.los_gt3).audit[:n_audit]].reset_index(drop=True)
         hospital = audit.THCIC_ID.to_numpy()

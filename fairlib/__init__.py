@@ -15,7 +15,8 @@ from . import _compat
 from .core import FairlibInputError, UnknownMetricError
 from .results import Result
 from .metrics import MetricValue, AUDIT_METRICS
-from .audit import audit, audit_table, four_fifths_rule, group_table, AuditResult, FourFifthsVerdict
+from .audit import audit, four_fifths_rule, AuditResult, FourFifthsVerdict
+from .tables import audit_table, group_table
 
 _compat.install()   # old module paths of 0.1 (fairlib.llm_server, fairlib.data.mimic, ...) keep importing, with a warning
 

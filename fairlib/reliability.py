@@ -18,15 +18,9 @@ from fairlib.core import (
     percentile_interval,
     renamed_arguments,
 )
-from .metrics import audit_metric, metric_from_counts
-from fairlib.resample import (
-    AuditData,
-    _positional_deprecated,
-    audit_data,
-    draw_counts,
-    draw_counts_bins,
-    index_resample_values,
-)
+from .counts import audit_metric, metric_from_counts
+from .resample import draw_counts, draw_counts_bins, index_resample_values
+from .records import AuditData, _positional_deprecated, audit_data
 from .results import Result
 
 # %% auto #0

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
-from fairlib.agent.vignettes import load_vignettes, vignette_bands, DOMAINS, AMBIGUITY
+from fairlib.agent.vignettes import load_vignettes, vignette_bands, VIGNETTE_DOMAINS, AMBIGUITY
 from fairlib.agent.conditions import CONDITIONS, REFERENCE, CONTROLS, INTERSECTIONAL, SLOTS, condition_lengths
 from fairlib.agent.policies import (draw_option, FakeOptionPolicy, OptionScoringPolicy, Call, Decision,
                                     GenerativeJSONPolicy, transformers_generator)
@@ -17,7 +17,7 @@ V = load_vignettes()
 
 def test_vignette_set_covers_domains_and_labels():
     assert len(V) >= 16
-    assert {v.domain for v in V.values()} == set(DOMAINS)
+    assert {v.domain for v in V.values()} == set(VIGNETTE_DOMAINS)
     assert {v.ambiguity for v in V.values()} == set(AMBIGUITY)
     assert len({v.canary for v in V.values()}) == len(V)
     for v in V.values():
@@ -62,7 +62,8 @@ def test_draw_option_frequencies_match_tempered_distribution(temperature):
 
 @pytest.fixture(scope="module")
 def tiny():
-    from fairlib.llm import TransformersScorer, make_tiny_model
+    from fairlib.llm.transformers import TransformersScorer
+    from fairlib.llm.loading import make_tiny_model
     m, t = make_tiny_model(seed=0)
     return m, t, TransformersScorer(m, t, model_id="tiny")
 

@@ -38,7 +38,7 @@ def test_import_fairlib_is_light():
 
 def test_lazy_attributes_and_subpackages():
     assert callable(fl.audit) and callable(fl.four_fifths_rule) and callable(fl.group_table)
-    from fairlib.vfr import verdict_flip_rate, VFRResult
+    from fairlib.reliability import verdict_flip_rate, VFRResult
     assert fl.verdict_flip_rate is verdict_flip_rate and fl.VFRResult is VFRResult
     import fairlib.vfr, fairlib.agent, fairlib.data, fairlib.plots, fairlib.mfarm
     assert fl.vfr is fairlib.vfr and fl.agent is fairlib.agent and fl.data is fairlib.data
@@ -255,7 +255,7 @@ def test_rate_intervals_against_statsmodels():
 
 
 def test_vfr_heatmap_from_vfr_grid():
-    from fairlib.plots import vfr_heatmap
+    from fairlib.vfr.figures import vfr_heatmap
     d = cohort(11, n=1200)
     pred = pd.concat([d.assign(model=m, y_true=d.y, y_pred=(d.p > t).astype(int)) for m, t in (("m1", 0.5), ("m2", 0.45))])
     grid = fl.vfr_grid(pred, attributes=["race", "sex"], n_resamples=50, progress=False)
@@ -267,7 +267,7 @@ def test_vfr_heatmap_from_vfr_grid():
 
 
 def test_quintuple_chart_takes_column_names():
-    from fairlib.plots import quintuple_chart
+    from fairlib.vfr.figures import quintuple_chart
     q = pd.DataFrame({"m": ["DI", "SPD", "Theil", "PP"], "a": ["race", "sex", "age", "race"],
                       "dv": ["Pass", "Fail", "Pass", "Fail"], "flip": [0.02, 0.31, 0.0, np.nan],
                       "nstar": [2500, np.nan, 1000, 8000], "k": [0.8, 0.1, np.nan, 0.5],

@@ -133,7 +133,8 @@ def test_bad_input_raises_naming_the_argument(case, tmp_path, free):
 
 
 def test_option_scoring_refuses_multi_token_options():
-    from fairlib.llm import TransformersScorer, make_tiny_model
+    from fairlib.llm.transformers import TransformersScorer
+    from fairlib.llm.loading import make_tiny_model
     m, t = make_tiny_model(seed=0)
     pol = OptionScoringPolicy(TransformersScorer(m, t, model_id="tiny"))
     with pytest.raises(FairlibInputError, match="single-token") as e:

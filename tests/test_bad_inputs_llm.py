@@ -5,8 +5,10 @@ import pytest
 
 import fairlib.llm as llm
 from fairlib.core import FairlibInputError
-from fairlib.llm import AnswerCache, CorruptCacheError, OptionScores, TransformersScorer
-from fairlib.llm_server import ServerScorer, check_server_url
+from fairlib.llm.cache import AnswerCache, CorruptCacheError
+from fairlib.llm.scorer import OptionScores
+from fairlib.llm.transformers import TransformersScorer
+from fairlib.llm.server import ServerScorer, check_server_url
 
 SYSTEM = "Answer only Yes or No."
 TMPL = "{% for m in messages %}<{{m.role}}>{{m.content}}{% endfor %}<assistant>"

@@ -13,7 +13,7 @@ from fairlib import mfarm as M
 from fairlib import mfarm_reliability as R
 from fairlib import finetune as F
 
-V = list(M.VARIANTS)
+V = list(M.PROMPT_VARIANTS)
 
 
 def frame(n=20, seed=0):
@@ -54,9 +54,9 @@ CASES = [
     ("accuracy_labels_two_cols", lambda: M.mfarm_accuracy(frame(4), pd.DataFrame({"a": [0, 1, 0, 1], "b": [0, 1, 0, 1]})), "y_true"),
     ("accuracy_labels_nonbinary", lambda: M.mfarm_accuracy(frame(4), [0, 1, 2, 1]), "y_true"),
     ("parity_labels_short", lambda: M.parity_scores(frame(4), [0, 1]), "y_true"),
-    ("audit_table_not_frame", lambda: M.audit_table([1, 2]), "scores"),
-    ("audit_table_threshold", lambda: M.audit_table(long_scores(), threshold=1.5), "threshold"),
-    ("audit_table_by_missing", lambda: M.audit_table(long_scores(), by=("task", "model")), "by"),
+    ("mfarm_table_not_frame", lambda: M.mfarm_table([1, 2]), "scores"),
+    ("mfarm_table_threshold", lambda: M.mfarm_table(long_scores(), threshold=1.5), "threshold"),
+    ("mfarm_table_by_missing", lambda: M.mfarm_table(long_scores(), by=("task", "model")), "by"),
     ("variant_matrix_nan", lambda: M.variant_matrix(long_scores().assign(p_yes=np.nan)), "scores"),
     ("score_table_not_prompt_table", lambda: M.score_table(None, pd.DataFrame({"prompt": ["x"]})), "table"),
     ("plot_empty", lambda: M.plot_accuracy_skew(pd.DataFrame(columns=["accuracy_skew", "task", "tier", "model"]), source="s"), "tab"),

@@ -4,9 +4,11 @@ import pandas as pd
 import pytest
 
 from fairlib.core import FairlibInputError
-from fairlib.mitigation import (IntersectionalReweighing, ThresholdShift, GreedyRefinement, fit_weighted, with_selection,
-                                fit_on_selection, accuracy_cost, baseline_summary, vfr_movement, intersection_codes)
-from fairlib.models import make_split
+from fairlib.mitigation.reweighing import IntersectionalReweighing, intersection_codes
+from fairlib.mitigation.thresholds import ThresholdShift
+from fairlib.mitigation.refinement import GreedyRefinement
+from fairlib.vfr.baselines import fit_weighted, with_selection, fit_on_selection, accuracy_cost, baseline_summary, vfr_movement
+from fairlib.vfr.panel import make_split
 
 R = np.random.default_rng(0)
 N = 400

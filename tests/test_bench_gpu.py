@@ -24,7 +24,7 @@ def test_bench_gpu_refuses_without_cuda(monkeypatch, capsys, tmp_path):
 
 
 def test_bench_gpu_steps_run_on_cpu(tmp_path):
-    from fairlib.llm import make_tiny_model
+    from fairlib.llm.loading import make_tiny_model
     d = tmp_path / "tiny"; make_tiny_model(d, seed=0)
     out = tmp_path / "o"
     rc = _bench().main(["--model", str(d), "--device", "cpu", "--precisions", "fp32", "bf16", "--n", "13",

@@ -91,7 +91,7 @@ def test_a_typo_no_longer_falls_back_to_the_twin(ini, tmp_path):
     """The issue's case: `texas100x_cvs = <real file>` used to leave texas100x_csv empty -> synthetic twin."""
     real = tmp_path / "texas.csv"; real.write_text("x\n")
     ini(f"[fairlib]\ntexas100x_cvs = {real}\n")
-    from fairlib.data.texas import load_cohort
+    from fairlib.vfr.cohort import load_cohort
     with pytest.raises(FairlibInputError, match="unknown key 'texas100x_cvs'"):
         load_cohort("auto", n=10)
 

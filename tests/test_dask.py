@@ -15,7 +15,7 @@ distributed = pytest.importorskip("distributed", reason="dask[distributed] is in
 import joblib
 from distributed import Client, LocalCluster, get_task_stream
 
-from fairlib.vfr import vfr_grid
+from fairlib.vfr.axis1 import vfr_grid
 
 pytestmark = [pytest.mark.slow,   # starts two worker processes (~10 s on 2 cores)
               pytest.mark.xdist_group("dask_cluster")]   # one cluster per run under `--dist loadgroup`
@@ -72,7 +72,7 @@ def test_vfr_grid_on_dask_differs_with_another_seed(client):
 
 def test_audit_size_grid_on_dask_is_bit_identical_to_serial(client):
     "Axis 2 (N* per cell) goes through the same joblib dispatch."
-    from fairlib.vfr import audit_size_grid
+    from fairlib.vfr.axis2 import audit_size_grid
     pred = _predictions(n=2000)
     kw = dict(attributes=["sex"], metrics=["SPD", "DI"], sizes=[200, 800, 2000], n_resamples=20, seed=3,
               return_curves=True)

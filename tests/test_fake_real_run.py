@@ -64,8 +64,8 @@ def test_fake_real_run_shows_no_small_cell_and_no_identifier(tmp_path):
 
 
 def test_fake_real_files_are_in_the_real_schemas():
-    from fairlib.data.texas import load_cohort
-    from fairlib.data.mimic import load_benchmark
+    from fairlib.vfr.cohort import load_cohort
+    from fairlib.mfarm.benchmark import load_benchmark
     cohort, label = load_cohort(str(FAKE / "texas100x.csv"))
     assert label.startswith("REAL") and len(cohort) == 6000
     assert (cohort["race"].value_counts() < 11).any()                      # a small cell to protect

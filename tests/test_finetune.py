@@ -9,9 +9,11 @@ import pytest
 import torch
 
 from fairlib import finetune as F
-from fairlib.llm import TransformersScorer, chat_prompt, load_model, make_tiny_model
-from fairlib.mfarm import second_bos_scorer
-from fairlib.prompts import SYSTEM_PROMPT
+from fairlib.llm.transformers import TransformersScorer
+from fairlib.llm.scorer import chat_prompt
+from fairlib.llm.loading import load_model, make_tiny_model
+from fairlib.mfarm.experiments import second_bos_scorer
+from fairlib.mfarm.instrument import SYSTEM_PROMPT
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +22,7 @@ def examples():
 
 
 def test_examples_come_from_the_training_split(examples):
-    from fairlib.data.mimic import load_benchmark
+    from fairlib.mfarm.benchmark import load_benchmark
     cases = load_benchmark("ed_triage", source="synthetic", seed=1).cases.set_index("case_id")
     assert (cases.loc[examples.case_id, "split"] == "train").all()
     assert examples.groupby("case_id").size().eq(2).all() and examples.case_id.nunique() == 16

@@ -20,7 +20,9 @@ from scipy.special import softmax
 
 import fairlib.llm as llm
 from fairlib.core import FairlibInputError
-from fairlib.llm import AnswerCache, TransformersScorer, yes_no_probability, yes_no_token_ids
+from fairlib.llm.cache import AnswerCache
+from fairlib.llm.transformers import TransformersScorer
+from fairlib.llm.scorer import yes_no_probability, yes_no_token_ids
 
 SYSTEM = "Answer only Yes or No."
 PROMPTS = [
@@ -194,7 +196,7 @@ def test_batches_partition_and_budget(lengths, bs, budget):
 
 
 def test_default_system_prompt_is_the_benchmark_one(tiny, tmp_path):
-    from fairlib.prompts import SYSTEM_PROMPT
+    from fairlib.mfarm.instrument import SYSTEM_PROMPT
     _, model, tok = tiny
     sc = TransformersScorer(model, tok)
     a = sc.score(PROMPTS[:2], system=SYSTEM_PROMPT, cache=tmp_path / "c.sqlite", progress=False)

@@ -8,7 +8,7 @@ import torch
 from scipy.special import softmax
 
 import fairlib.llm as llm
-from fairlib.llm import TransformersScorer
+from fairlib.llm.transformers import TransformersScorer
 
 SYSTEM = "You are a clinical decision support assistant. Answer only Yes or No."
 PROMPTS = ["A 70-year-old man with crushing chest pain, heart rate 130, blood pressure 80/50. "
@@ -118,7 +118,7 @@ def test_gguf_conversion_cache_is_bitwise_the_gguf_load(tmp_path, monkeypatch):
 @pytest.mark.skipif(not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels")
 def test_bundled_onednn_kernel_matches_aten_on_opioid_high(smol):
     "The bundled model on the longest prompts (Opioid high, one case x 13 variants): oneDNN vs PyTorch's default path."
-    from fairlib.prompts import prompt_table
+    from fairlib.mfarm.instrument import prompt_table
     df = prompt_table("opioid", tiers=("high",), n_cases=1, seed=0, split="test", instrument="paper")
     assert smol.cpu_kernel == "onednn"
     fast = smol.score(df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False)["p_yes"].to_numpy()

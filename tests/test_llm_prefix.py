@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import fairlib.llm as llm
 from fairlib.core import FairlibInputError
-from fairlib.llm import TransformersScorer
+from fairlib.llm.transformers import TransformersScorer
 
 SYSTEM = "You make one decision at a time for a synthetic training case. Answer exactly."
 CASES = ["A 54-year-old with crushing chest pain radiating to the left arm, sweating, for one hour.",

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import fairlib.llm as llm
-from fairlib.llm import TransformersScorer
+from fairlib.llm.transformers import TransformersScorer
 
 pytestmark = pytest.mark.slow       # loads the bundled GGUF model
 
@@ -67,7 +67,7 @@ def test_bundled_agent_policy_equals_plain_forward(smol):
 def test_bundled_p_yes_over_the_tiers_of_a_case_equals_each_prompt_alone(smol):
     "mFARM's three tiers of two Opioid cases x 4 variants in one call (prefix tree, rows on different prefixes): "
     "P(Yes) equals a plain forward pass of each prompt alone, and the shared header and body run once."
-    from fairlib.prompts import prompt_table, SYSTEM_PROMPT
+    from fairlib.mfarm.instrument import prompt_table, SYSTEM_PROMPT
     df = prompt_table("opioid", tiers=("high", "medium", "low"), split="test", instrument="paper", protocol="paper")
     df = df[df.case_id.isin(df.case_id.drop_duplicates().iloc[:2]) & df.variant.isin(["BASE", "White_Male", "Black_Female",
                                                                                       "Asian_Intersex"])]

@@ -21,7 +21,7 @@ import pytest
 
 import fairlib.llm as llm
 from fairlib.core import FairlibInputError
-from fairlib.llm_server import LLMServerError, ServerScorer, first_top_logprobs, p_yes_from_top, post_json
+from fairlib.llm.server import LLMServerError, ServerScorer, first_top_logprobs, p_yes_from_top, post_json
 
 TMPL = "{% for m in messages %}<{{m.role}}>{{m.content}}{% endfor %}<assistant>"
 SYSTEM = "Answer only Yes or No."
@@ -182,7 +182,7 @@ def test_option_scores_first_token(stub):
 
 
 def test_settings_key_and_scorer_from_settings(stub, monkeypatch):
-    from fairlib.llm_server import scorer_from_settings
+    from fairlib.llm.server import scorer_from_settings
     s = stub()
     monkeypatch.setenv("FAIRLIB_LLM_SERVER_URL", s.url)
     sc = scorer_from_settings(chat_template=TMPL)
@@ -243,7 +243,7 @@ def smol():
 
 @pytest.mark.slow
 def test_real_llama_cpp_server_matches_transformers(llama_server, smol, tmp_path):
-    from fairlib.prompts import SYSTEM_PROMPT
+    from fairlib.mfarm.instrument import SYSTEM_PROMPT
     sc = ServerScorer(llama_server, tokenizer=smol.tokenizer, n_jobs=2)
     assert sc.model.endswith(".gguf")
     local = smol.score(ED, system=SYSTEM_PROMPT, cache=False, progress=False)

@@ -12,12 +12,13 @@ from hypothesis import given, settings, strategies as st
 from scipy import stats
 
 from fairlib.core import FairlibInputError
-from fairlib.mfarm import (VARIANTS, SUBMETRICS, mfarm, friedman_test, levene_test, paired_dominance, fab_score,
-                           accuracy_skew, mfarm_accuracy, parity_scores, variant_matrix, audit_table,
-                           geometric_mean_score)
+from fairlib.mfarm.instrument import PROMPT_VARIANTS
+from fairlib.mfarm.matrix import SUBMETRICS, friedman_test, levene_test, paired_dominance
+from fairlib.mfarm.score import mfarm, fab_score, accuracy_skew, mfarm_accuracy, parity_scores, geometric_mean_score
+from fairlib.mfarm.experiments import variant_matrix, mfarm_table
 
 ALPHA = 0.05
-NB = [v for v in VARIANTS if v != "BASE"]
+NB = [v for v in PROMPT_VARIANTS if v != "BASE"]
 
 
 # ---------------------------------------------------------------- data
@@ -25,7 +26,7 @@ def harmed_frame(seed, n=300):
     "13 variants with several harms injected, so that some comparisons count and some do not."
     rng = np.random.default_rng(seed)
     u = rng.uniform(0.15, 0.85, n)
-    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (n, 13)), columns=VARIANTS)
+    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (n, 13)), columns=PROMPT_VARIANTS)
     P["Black_Female"] += 0.03                                              # mean shift
     P["Asian_Intersex"] = 0.5 + 1.4 * (u - 0.5) + rng.normal(0, 0.03, n)   # variance inflation
     P["White_Male"] = u + rng.normal(0, 1, n) * 0.1 * u                    # deviation grows with P_BASE
@@ -47,12 +48,12 @@ def oracle(P, variance_test="brown_forsythe"):
     peer = lambda M, g: np.column_stack([M[h] for h in NB if h != g]).mean(1)
     out = {}
     # Mean Difference
-    gate = stats.friedmanchisquare(*[P[c].to_numpy() for c in VARIANTS]).pvalue <= ALPHA
+    gate = stats.friedmanchisquare(*[P[c].to_numpy() for c in PROMPT_VARIANTS]).pvalue <= ALPHA
     ub = sum(abs(dominance(G[g] - base)) for g in NB if min(1, 12 * wilcoxon_p(G[g] - base)) <= ALPHA) / 12
     up = sum(abs(dominance(G[g] - peer(G, g))) for g in NB if min(1, 12 * wilcoxon_p(G[g] - peer(G, g))) <= ALPHA) / 12
     out["mean_difference"] = 1 - (ub + up) / 2 if gate else 1.0
     # Variance Heterogeneity
-    cols = {c: P[c].to_numpy() for c in VARIANTS}
+    cols = {c: P[c].to_numpy() for c in PROMPT_VARIANTS}
     if variance_test == "brown_forsythe":
         gate = stats.levene(*cols.values(), center="median").pvalue <= ALPHA
         pair_p = lambda a, b: stats.levene(cols[a], cols[b], center="median").pvalue
@@ -62,7 +63,7 @@ def oracle(P, variance_test="brown_forsythe"):
             F = np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1); n = len(base)
             return min(1, 2 * min(stats.f.cdf(F, n - 1, n - 1), stats.f.sf(F, n - 1, n - 1)))
     E = lambda a, b: (lambda R: abs(R - 1) / (R + 1))(np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1))
-    pairs = list(itertools.combinations(VARIANTS, 2))
+    pairs = list(itertools.combinations(PROMPT_VARIANTS, 2))
     sig = {pr: min(1, 78 * pair_p(*pr)) <= ALPHA for pr in pairs}
     ub = sum(E(*pr) for pr in pairs if pr[0] == "BASE" and sig[pr]) / 12
     ug = sum(E(*pr) for pr in pairs if pr[0] != "BASE" and sig[pr]) / 66
@@ -142,7 +143,7 @@ def test_gate_closed_means_nothing_counts():
     gate alone keeps the score at 1 (the paper: 'if the null hypothesis is not rejected ... assigned a score of 1.0')."""
     rng = np.random.default_rng(0)
     u = rng.uniform(0.15, 0.85, 1020)
-    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (1020, 13)), columns=VARIANTS)
+    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (1020, 13)), columns=PROMPT_VARIANTS)
     s = mfarm(P).submetrics["absolute_deviation"]
     D = np.abs(P[NB].to_numpy() - P[["BASE"]].to_numpy())
     assert stats.friedmanchisquare(*D.T).pvalue > ALPHA                      # gate closed (scipy)
@@ -201,7 +202,7 @@ def test_paired_dominance_brute_force(pairs):
 # ---------------------------------------------------------------- degenerate inputs
 def test_identical_columns_are_no_evidence():
     u = np.linspace(0.1, 0.9, 50)
-    r = mfarm(pd.DataFrame({v: u for v in VARIANTS}))
+    r = mfarm(pd.DataFrame({v: u for v in PROMPT_VARIANTS}))
     assert r.score == 1.0
     assert all(s.score == 1.0 for s in r.submetrics.values())
     assert r.submetrics["mean_difference"].omnibus.reason
@@ -212,13 +213,13 @@ def test_rounding_noise_is_not_a_difference():
     "Variants equal to BASE up to float rounding (e.g. a mean of identical values) give no evidence."
     rng = np.random.default_rng(3)
     u = rng.uniform(0.1, 0.9, 300)
-    P = pd.DataFrame({v: u * 11 / 11 if i % 2 else (u * 3 + u * 8) / 11 for i, v in enumerate(VARIANTS)})
+    P = pd.DataFrame({v: u * 11 / 11 if i % 2 else (u * 3 + u * 8) / 11 for i, v in enumerate(PROMPT_VARIANTS)})
     assert mfarm(P).score == 1.0
 
 
 def test_constant_base_column_is_recorded():
     rng = np.random.default_rng(4)
-    P = pd.DataFrame({v: rng.uniform(0, 1, 30) for v in VARIANTS}); P["BASE"] = 0.5
+    P = pd.DataFrame({v: rng.uniform(0, 1, 30) for v in PROMPT_VARIANTS}); P["BASE"] = 0.5
     s = mfarm(P).submetrics["correlation_difference"]
     assert s.score == 1.0 and all("constant BASE" in d for d in s.reasons)
 
@@ -228,7 +229,7 @@ def test_constant_variant_is_largest_variance_heterogeneity(variance_test):
     "A constant column beside varying ones is not degenerate: E_var = 1 and the test is defined (and here significant)."
     rng = np.random.default_rng(5)
     u = rng.uniform(0.1, 0.9, 200)
-    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.02, (200, 13)), columns=VARIANTS).clip(0, 1)
+    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.02, (200, 13)), columns=PROMPT_VARIANTS).clip(0, 1)
     P["Asian_Male"] = 0.5
     t = mfarm(P, variance_test=variance_test).comparisons().query("submetric == 'variance_heterogeneity'")
     mine = t[(t.group == "Asian_Male") | (t.versus == "Asian_Male")]
@@ -243,7 +244,7 @@ def test_constant_variant_is_largest_variance_heterogeneity(variance_test):
 def test_constant_value_does_not_change_the_verdict(variance_test):
     "The constant-column rule uses a relative tolerance: a constant BASE of 0.5 and one of 0.6 (float variance != 0) score alike."
     rng = np.random.default_rng(8)
-    P = pd.DataFrame(rng.uniform(0.2, 0.8, (80, 13)), columns=VARIANTS)
+    P = pd.DataFrame(rng.uniform(0.2, 0.8, (80, 13)), columns=PROMPT_VARIANTS)
     a = P.assign(BASE=0.5); b = P.assign(BASE=0.6)
     assert np.var(a["BASE"].to_numpy(), ddof=1) == 0 and np.var(b["BASE"].to_numpy(), ddof=1) > 0   # the float pitfall
     va = mfarm(a, variance_test=variance_test).submetrics["variance_heterogeneity"]
@@ -253,7 +254,7 @@ def test_constant_value_does_not_change_the_verdict(variance_test):
 
 def test_both_constant_is_no_evidence():
     rng = np.random.default_rng(9)
-    P = pd.DataFrame(rng.uniform(0.2, 0.8, (40, 13)), columns=VARIANTS).assign(BASE=0.4, White_Male=0.4 * 3 / 3)
+    P = pd.DataFrame(rng.uniform(0.2, 0.8, (40, 13)), columns=PROMPT_VARIANTS).assign(BASE=0.4, White_Male=0.4 * 3 / 3)
     t = mfarm(P).comparisons().query("submetric == 'variance_heterogeneity' and versus == 'BASE' and group == 'White_Male'")
     assert t.reason.iloc[0].startswith("both columns constant") and not t.counted.iloc[0]
 
@@ -261,7 +262,7 @@ def test_both_constant_is_no_evidence():
 def test_two_cases_do_not_fake_variance_harm():
     "With N = 2 each column's absolute deviations from its median are equal, so Brown-Forsythe is undefined."
     rng = np.random.default_rng(6)
-    P = pd.DataFrame(rng.uniform(0, 1, (2, 13)), columns=VARIANTS)
+    P = pd.DataFrame(rng.uniform(0, 1, (2, 13)), columns=PROMPT_VARIANTS)
     s = mfarm(P).submetrics["variance_heterogeneity"]
     with np.errstate(all="ignore"):   # scipy: W ~ 1e31 from rounding noise (mathematically 0 / 0 or x / 0), p ~ 0
         assert stats.levene(*P.to_numpy().T, center="median").statistic > 1e20
@@ -307,7 +308,7 @@ def test_table4_example_against_independent_computation(variance_test):
 
 # ---------------------------------------------------------------- input validation
 def frame(n=10, seed=0):
-    return pd.DataFrame(np.random.default_rng(seed).uniform(0, 1, (n, 13)), columns=VARIANTS)
+    return pd.DataFrame(np.random.default_rng(seed).uniform(0, 1, (n, 13)), columns=PROMPT_VARIANTS)
 
 
 @pytest.mark.parametrize("make,arg,msg", [
@@ -375,7 +376,7 @@ def test_fab_is_harmonic_mean():
 
 def test_fab_against_published_table11():
     "External oracle: the paper's printed FAB ('H-Score') is the harmonic mean of its printed accuracy and mFARM."
-    from fairlib.mfarm import published_table11
+    from fairlib.mfarm.experiments import published_table11
     t = published_table11()
     assert len(t) == 16
     for row in t.itertuples():
@@ -401,14 +402,14 @@ def test_geometric_mean():
 # ---------------------------------------------------------------- long scores -> audit
 def long_scores(P, y, task="ed_triage", tier="high"):
     return pd.DataFrame([{"task": task, "tier": tier, "case_id": f"c{i}", "variant": v, "label": int(y[i]),
-                          "p_yes": float(P[v].iloc[i])} for i in range(len(P)) for v in VARIANTS])
+                          "p_yes": float(P[v].iloc[i])} for i in range(len(P)) for v in PROMPT_VARIANTS])
 
 
 def test_audit_table_matches_direct_calls():
     P1, P2 = harmed_frame(0, 60), frame(60, seed=9)
     y = np.random.default_rng(0).integers(0, 2, 60)
     L = pd.concat([long_scores(P1, y), long_scores(P2, y, tier="low")]).sample(frac=1, random_state=0)
-    tab, res = audit_table(L)
+    tab, res = mfarm_table(L)
     assert len(tab) == 2 and set(res) == {("ed_triage", "high"), ("ed_triage", "low")}
     for P, tier in ((P1, "high"), (P2, "low")):
         row = tab.set_index("tier").loc[tier]
@@ -466,7 +467,7 @@ def test_ks_exact_default_and_asymp_option():
 def test_spearman_exact_for_small_n_against_brute_force():
     "N = 6: every one of the 720 orderings enumerated by an independent loop; the t-approximation would differ."
     rng = np.random.default_rng(12)
-    P = pd.DataFrame(rng.uniform(0.1, 0.9, (6, 13)), columns=VARIANTS)
+    P = pd.DataFrame(rng.uniform(0.1, 0.9, (6, 13)), columns=PROMPT_VARIANTS)
     t = mfarm(P).comparisons().query("submetric == 'correlation_difference'")
     base = P["BASE"].to_numpy()
     for row in t.itertuples():
@@ -481,7 +482,7 @@ def test_spearman_exact_for_small_n_against_brute_force():
 def test_perfect_rank_correlation_at_n4_is_not_significant():
     "At N = 4 the t-approximation gives p = 0 for rho = 1; the exact p is 2/24, so nothing can pass Bonferroni."
     base = np.array([0.1, 0.2, 0.3, 0.4])
-    P = pd.DataFrame({v: base + (0.01 * np.arange(1, 5) if v != "BASE" else 0) for v in VARIANTS})
+    P = pd.DataFrame({v: base + (0.01 * np.arange(1, 5) if v != "BASE" else 0) for v in PROMPT_VARIANTS})
     s = mfarm(P).submetrics["correlation_difference"]
     assert all(c.p_raw == pytest.approx(2 / 24) for c in s.comparisons) and s.score == 1.0
     assert stats.spearmanr(base, 0.01 * np.arange(1, 5)).pvalue < 1e-6    # what the approximation would say

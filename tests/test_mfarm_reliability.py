@@ -8,11 +8,11 @@ import pytest
 from scipy import stats
 
 from fairlib.core import cell_seed, check_rng
-from fairlib.mfarm import VARIANTS, mfarm
-from fairlib.mfarm_reliability import (min_detectable_shift, null_matrix, null_submetric_rates, replicate_scores,
-                                       verdict_reliability)
+from fairlib.mfarm.instrument import PROMPT_VARIANTS
+from fairlib.mfarm.score import mfarm
+from fairlib.mfarm.reliability import min_detectable_shift, null_matrix, null_submetric_rates, replicate_scores, verdict_reliability
 
-V = list(VARIANTS)
+V = list(PROMPT_VARIANTS)
 
 
 def noisy(n, sd=0.03, seed=1):
@@ -97,7 +97,8 @@ def test_null_rates_are_rates():
 
 
 def test_instability_floor_on_identical_prompts():
-    from fairlib.llm import TransformersScorer, make_tiny_model
+    from fairlib.llm.transformers import TransformersScorer
+    from fairlib.llm.loading import make_tiny_model
     model, tok = make_tiny_model(seed=1)
     sc = TransformersScorer(model, tok, model_label="tiny")
     prompts = [f"Patient {i}: fever {38 + i % 3}, heart rate {80 + 3 * i}. Immediate care?" for i in range(10)]

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairlib.mfarm import VARIANTS, SUBMETRICS, mfarm
+from fairlib.mfarm.instrument import PROMPT_VARIANTS
+from fairlib.mfarm.matrix import SUBMETRICS
+from fairlib.mfarm.score import mfarm
 
 N, SD = 1020, 0.03
 
@@ -26,7 +28,7 @@ def null_stack(n_sims, seed, n=N):
 def test_null_false_alarm_rate(variance_test, capsys):
     u, X, _ = null_stack(200, seed=20260)
     assert X.min() >= 0 and X.max() <= 1
-    S = pd.DataFrame([mfarm(pd.DataFrame(x, columns=VARIANTS), variance_test=variance_test).scores() for x in X])
+    S = pd.DataFrame([mfarm(pd.DataFrame(x, columns=PROMPT_VARIANTS), variance_test=variance_test).scores() for x in X])
     rate = (S == 1.0).mean()
     with capsys.disabled():
         print(f"\nmFARM null (200 sims, N=1020, {variance_test}): share scoring 1.0\n" + rate.round(3).to_string())
@@ -60,8 +62,8 @@ HARMS = [("mean_shift", "mean_difference", "Black_Female"),
 @pytest.mark.parametrize("kind,metric,group", HARMS)
 def test_injected_harm_lowers_its_submetric(kind, metric, group, capsys):
     u, X, rng = null_stack(30, seed=len(kind) * 7919)
-    g = VARIANTS.index(group)
-    res = [mfarm(pd.DataFrame(_inject(kind, uu, x, rng, g), columns=VARIANTS)) for uu, x in zip(u, X)]
+    g = PROMPT_VARIANTS.index(group)
+    res = [mfarm(pd.DataFrame(_inject(kind, uu, x, rng, g), columns=PROMPT_VARIANTS)) for uu, x in zip(u, X)]
     S = pd.DataFrame([r.scores() for r in res])
     power = (S[metric] < 1).mean()
     with capsys.disabled():
@@ -86,5 +88,5 @@ def test_absolute_deviation_detects_one_group_drifting_from_base():
     S = []
     for uu, x in zip(u, X):
         x = x.copy(); x[:, 5] = uu + rng.normal(0, 2 * SD, len(uu))
-        S.append(mfarm(pd.DataFrame(np.clip(x, 0, 1), columns=VARIANTS)).submetrics["absolute_deviation"].score)
+        S.append(mfarm(pd.DataFrame(np.clip(x, 0, 1), columns=PROMPT_VARIANTS)).submetrics["absolute_deviation"].score)
     assert np.mean(np.array(S) < 1) >= 0.9

@@ -256,7 +256,7 @@ def test_undersample_balances_labels_and_keeps_group_mix():
 def test_split_by_case_properties(strata, seed):
     sp = M.split_by_case(strata, seed=seed)
     n = len(strata)
-    counts = {s: int((sp == s).sum()) for s in M.SPLITS}
+    counts = {s: int((sp == s).sum()) for s in M.BENCHMARK_SPLITS}
     assert counts == {"train": int(np.floor(0.8 * n + 1e-9)), "val": int(np.floor(0.05 * n + 1e-9)),
                       "test": n - int(np.floor(0.8 * n + 1e-9)) - int(np.floor(0.05 * n + 1e-9))}
     s = pd.Series(strata)

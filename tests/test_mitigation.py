@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from fairlib.mitigation import (IntersectionalReweighing, ThresholdShift, GreedyRefinement, fit_on_selection,
-                                with_selection, accuracy_cost, vfr_movement, baseline_summary, TunedOnAuditWarning,
-                                DI_ATTRIBUTES, _DIState, _Objective)
-from fairlib.models import make_split
-from fairlib.metrics import count_table, metric_from_counts
+from fairlib.mitigation.reweighing import IntersectionalReweighing, DI_ATTRIBUTES
+from fairlib.mitigation.thresholds import ThresholdShift, _DIState
+from fairlib.mitigation.refinement import GreedyRefinement, _Objective
+from fairlib.vfr.baselines import fit_on_selection, with_selection, accuracy_cost, vfr_movement, baseline_summary, TunedOnAuditWarning
+from fairlib.vfr.panel import make_split
+from fairlib.counts import count_table, metric_from_counts
 
 
 def toy(n=3000, seed=0, shift=0.25):
@@ -271,7 +272,7 @@ def test_accuracy_cost_reproduces_the_papers_arithmetic():
 
 
 def test_baseline_summary_and_movement_on_a_vfr_grid():
-    from fairlib.vfr import vfr_grid
+    from fairlib.vfr.axis1 import vfr_grid
     s, y, g = toy(4000, seed=16)
     sp = make_split(y, "70_15_15", seed=0)
     b3, yh3 = fit_on_selection(ThresholdShift(), s, y, g, sp)
@@ -292,8 +293,8 @@ def test_baseline_summary_and_movement_on_a_vfr_grid():
 
 def test_run_baselines_never_uses_audit_labels():
     "The whole pipeline (features, model, B3, B4) is unchanged when the audit rows' labels are flipped."
-    from fairlib.data.texas import load_cohort
-    from fairlib.mitigation import run_baselines
+    from fairlib.vfr.cohort import load_cohort
+    from fairlib.vfr.baselines import run_baselines
     cohort, _ = load_cohort("synthetic", n=8000, seed=1)
     y = cohort.los_gt3.to_numpy()
     sp = with_selection(make_split(y, "80_20", seed=42), y)

@@ -9,10 +9,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from fairlib.data.texas import synthetic_texas100x, prepare_cohort, END_OF_ENCOUNTER
-from fairlib.models import (FeaturePipeline, feature_columns, paper_split, clean_split, make_split, train_subsample,
-                            PANEL, CANONICAL_MODEL, model_spec, fit_model, fit_panel, panel_predictions,
-                            panel_performance, default_n_jobs, PAPER_TABLE4, PROTECTED_RAW)
+from fairlib.vfr.twin import synthetic_texas100x
+from fairlib.vfr.texas import prepare_cohort, END_OF_ENCOUNTER
+from fairlib.vfr.panel import FeaturePipeline, feature_columns, paper_split, clean_split, make_split, train_subsample, PANEL, CANONICAL_MODEL, model_spec, fit_model, fit_panel, panel_predictions, panel_performance, default_n_jobs, PAPER_TABLE4, PROTECTED_RAW
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +193,7 @@ def test_scores_are_bit_identical_across_worker_counts(cohort, key):
 
 def test_prediction_cache_key_follows_the_content(cohort, tmp_path):
     from fairlib.core import content_hash
-    from fairlib.models import prediction_cache_key, save_cached_scores, load_cached_scores
+    from fairlib.vfr.panel import prediction_cache_key, save_cached_scores, load_cached_scores
     s = paper_split(cohort.los_gt3); tr = train_subsample(s, cohort.los_gt3, 2000)
     fp = FeaturePipeline("full", seed=0); fp.fit(cohort.iloc[tr])
     kw = dict(split=s, pipeline=fp, train_rows=tr, model="xgboost", seed=42)

@@ -20,7 +20,7 @@ COLUMNS = ["task", "case_id", "variant", "race", "gender", "tier", "label", "spl
 def test_variants_order():
     expected = ["BASE"] + [f"{r}_{g}" for r, g in itertools.product(["White", "Black", "Hispanic", "Asian"],
                                                                    ["Male", "Female", "Intersex"])]
-    assert list(P.VARIANTS) == expected
+    assert list(P.PROMPT_VARIANTS) == expected
     assert P.SYSTEM_PROMPT == "Answer only in Yes or No."          # the authors' system message
     assert "Yes" in P.FAIRLIB_SYSTEM_PROMPT and "No" in P.FAIRLIB_SYSTEM_PROMPT
 
@@ -39,7 +39,7 @@ def test_table_shape_and_columns(ed_test, op_test):
     for df, n in ((ed_test, 60), (op_test, 30)):
         assert list(df.columns) == COLUMNS
         assert len(df) == n * 13 * 3 and df["case_id"].nunique() == n
-        assert df.groupby(["case_id", "tier"])["variant"].apply(list).map(lambda v: v == list(P.VARIANTS)).all()
+        assert df.groupby(["case_id", "tier"])["variant"].apply(list).map(lambda v: v == list(P.PROMPT_VARIANTS)).all()
         assert set(df["label"].unique()) <= {0, 1} and df["label"].dtype.kind == "i"
         assert (df["split"] == "test").all()
         assert (df["n_chars"] == df["prompt"].str.len()).all()

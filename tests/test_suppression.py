@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from fairlib.core import FairlibInputError
-from fairlib.report import (check_aggregate, save_table, scan_for_small_cells, suppress_small_cells,
-                            suppression_masks)
+from fairlib.report import check_aggregate, save_table, scan_for_small_cells
+from fairlib.suppression import suppress_small_cells, suppression_masks
 
 SMALL = lambda v: 0 < v < 11
 

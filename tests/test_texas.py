@@ -281,7 +281,7 @@ def test_drop_pooled_hospital_counts_what_it_removes(twin):
 def test_codebook_is_package_data():
     "The codebook ships inside the package (works from a wheel): read through importlib.resources, not the checkout."
     import importlib.resources, yaml
-    from fairlib.data.texas import codebook, CODEBOOK_FILE
+    from fairlib.vfr.texas import codebook, CODEBOOK_FILE
     res = importlib.resources.files("fairlib.data").joinpath(CODEBOOK_FILE)
     assert res.is_file() and yaml.safe_load(res.read_text(encoding="utf-8")) == codebook()
 
@@ -289,7 +289,7 @@ def test_codebook_is_package_data():
 def test_age_codes_nan_and_fractions_are_named_errors():
     import numpy as np, pytest
     from fairlib.core import FairlibInputError
-    from fairlib.data.texas import age_bucket_of
+    from fairlib.vfr.texas import age_bucket_of
     with pytest.raises(FairlibInputError, match="missing .NaN. age code"): age_bucket_of(np.array([3.0, np.nan]))
     with pytest.raises(FairlibInputError, match="whole numbers"): age_bucket_of([4.5])
     assert list(age_bucket_of(np.array([0.0, 6.0, 11.0, 21.0]))) == ["Pediatric", "Young Adult", "Middle-Aged", "Elderly"]

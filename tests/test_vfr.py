@@ -10,10 +10,12 @@ from hypothesis import given, settings, strategies as st
 import fairlearn.metrics as flm
 
 from fairlib.core import cell_seed, FairlibInputError
-from fairlib.metrics import AUDIT_METRICS
+from fairlib.counts import AUDIT_METRICS
 from fairlib.core import largest_remainder
-from fairlib.vfr import (audit_data, summarise_resamples, verdict_flip_rate, audit_grid,
-                         vfr_grid, axis1_summary, draw_counts, index_resample_values, TAU_VFR)
+from fairlib.resample import draw_counts, index_resample_values
+from fairlib.records import audit_data
+from fairlib.reliability import summarise_resamples, verdict_flip_rate, TAU_VFR
+from fairlib.vfr.axis1 import audit_grid, vfr_grid, axis1_summary
 
 
 def _panel(n=3000, seed=0, models=("m1", "m2")):

@@ -13,12 +13,14 @@ from scipy import stats
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from fairlib.core import check_rng
-from fairlib.metrics import AUDIT_METRICS, metric_from_counts, audit_table
-from fairlib.vfr import (audit_data, draw_subsample_counts, draw_subsample_bins, index_subsample_values,
-                         audit_size_sensitivity, audit_size_grid, summarise_audit_sizes, fleiss_kappa, landis_koch,
-                         cross_hospital_agreement, cross_hospital_grid, hospital_folds, reliability_tier,
-                         reliability_table, tier_sensitivity, tier_counts, vfr_grid, TIERS, QUINTUPLE_COLUMNS,
-                         POOLED_HOSPITAL)
+from fairlib.counts import AUDIT_METRICS, metric_from_counts
+from fairlib.tables import audit_table
+from fairlib.resample import draw_subsample_counts, draw_subsample_bins, index_subsample_values
+from fairlib.records import audit_data
+from fairlib.vfr.axis2 import audit_size_sensitivity, audit_size_grid, summarise_audit_sizes
+from fairlib.vfr.axis3 import fleiss_kappa, landis_koch, cross_hospital_agreement, cross_hospital_grid, hospital_folds, POOLED_HOSPITAL
+from fairlib.vfr.tiers import reliability_tier, reliability_table, tier_sensitivity, tier_counts, RELIABILITY_TIERS, QUINTUPLE_COLUMNS
+from fairlib.vfr.axis1 import vfr_grid
 
 
 def _cohort(seed=7, n=6000):
@@ -264,7 +266,7 @@ def test_tiers_brute_force():
     t = reliability_tier(*map(list, zip(*combos)))
     for (v, s, k), tier in zip(combos, t.tier):
         n = int(v > 0.10) + int(not (s <= 50_000)) + int(k < 0.40)
-        assert tier == TIERS[n]
+        assert tier == RELIABILITY_TIERS[n]
 
 
 def test_tier_sensitivity_is_monotone_and_quintuple_columns():
@@ -278,7 +280,7 @@ def test_tier_sensitivity_is_monotone_and_quintuple_columns():
     assert tuple(t.columns[:8]) == QUINTUPLE_COLUMNS and len(t) == n and int(tier_counts(t).sum()) == n
     s = tier_sensitivity(t, taus=(0.05, 0.1, 0.2, 0.3))
     stab = s["Practical-Stability"].to_numpy()
-    assert (np.diff(stab) >= 0).all() and (s[list(TIERS) + ["Undefined"]].sum(1) == n).all()
+    assert (np.diff(stab) >= 0).all() and (s[list(RELIABILITY_TIERS) + ["Undefined"]].sum(1) == n).all()
 
 
 # --- Axis 2 calibration: the joint path (one bincount per repetition for all attributes) -------------------
@@ -292,10 +294,10 @@ def _shared_datas(n=3000, seed=11):
 
 def test_joint_calibration_subsamples_are_direct_recounts_of_the_same_draws():
     "Oracle: replay the rng.choice sequence and recount every prefix with count_table; the joint path matches it."
-    from fairlib.metrics import count_table
+    from fairlib.counts import count_table
     datas = _shared_datas(); sizes, R, seed = [300, 1200, 3000], 4, 21
     out = draw_subsample_bins(datas[0], sizes, R, seed)        # single attribute: the per-attribute path
-    from fairlib.vfr import draw_subsample_bins_shared
+    from fairlib.resample import draw_subsample_bins_shared
     joint = draw_subsample_bins_shared(datas, sizes, R, seed)
     rng = np.random.default_rng(seed)
     picks = [rng.choice(3000, 1200, replace=False) for _ in range(R)]
@@ -335,7 +337,7 @@ def test_joint_calibration_path_equals_the_per_attribute_path():
 
 def test_size_stats_over_many_cells_equals_one_cell_at_a_time():
     "The per-model statistics call (mixed uses_abs, NaNs, constant rows) equals the per-cell calls exactly."
-    from fairlib.vfr import _size_stats
+    from fairlib.vfr.axis2 import _size_stats
     rng = np.random.default_rng(3)
     v = rng.normal(0.1, 0.05, (7, 5, 30)); v[1, 2, :4] = np.nan; v[2, 3] = 0.2; v[3, :, :] = np.nan; v[4, 0, 1:] = np.nan
     ua = [True, False, True, True, False, True, False]
@@ -358,7 +360,7 @@ def test_axis2_grid_values_are_the_cohort_metric():
 
 def test_model_audit_datas_equal_audit_data_per_attribute():
     "Categorical attributes read from their codes (unused categories, unsorted order) == audit_data; others pass through."
-    from fairlib.vfr import _model_audit_datas
+    from fairlib.records import _model_audit_datas
     y, yh, g, p = _cohort(n=2000)
     f = pd.DataFrame(dict(y_true=y, y_pred=yh, a=pd.Categorical(g, categories=["z", "c", "a", "b"]),
                           b=pd.Categorical(np.where(p > 0.6, "hi", "lo")), c=g))

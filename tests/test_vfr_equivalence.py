@@ -11,9 +11,10 @@ import pytest
 from scipy import stats
 
 from fairlib.core import check_rng
-from fairlib.metrics import AUDIT_METRICS, metric_from_counts
-from fairlib.vfr import (audit_data, draw_counts, draw_counts_bins, index_resample_values,
-                         verdict_flip_rate)
+from fairlib.counts import AUDIT_METRICS, metric_from_counts
+from fairlib.resample import draw_counts, draw_counts_bins, index_resample_values
+from fairlib.records import audit_data
+from fairlib.reliability import verdict_flip_rate
 
 METRICS = list(AUDIT_METRICS)
 N = 800
@@ -230,7 +231,7 @@ def _assert_same(a, b):
 
 
 def test_panel_records_reused_only_for_the_same_records():
-    from fairlib.vfr import _panel_records, _reuses
+    from fairlib.records import _panel_records, _reuses
     frames = _variants()
     rec = _panel_records(frames[0], PANEL_ATTRS, "audit_size_grid")
     got = [_reuses(rec, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS) for f in frames]
@@ -247,7 +248,7 @@ def test_panel_records_reused_only_for_the_same_records():
 
 def test_shared_model_audit_datas_equal_the_unshared_ones():
     "Every field of every attribute's audit data is the same with and without the panel's records."
-    from fairlib.vfr import _model_audit_datas, _panel_records
+    from fairlib.records import _model_audit_datas, _panel_records
     frames = _variants()
     rec = _panel_records(frames[0], PANEL_ATTRS, "vfr_grid")
     for f in frames:
@@ -272,7 +273,8 @@ def test_panel_grid_equals_each_model_alone(which, layout):
     """A panel mixing models on the same records with models whose labels, attribute codes or records differ gives,
     model by model, exactly the grid of that model audited alone. A long frame keeps the attributes categorical only
     when every model has the same categories (so there, the last two models are left out)."""
-    from fairlib.vfr import audit_size_grid, vfr_grid
+    from fairlib.vfr.axis2 import audit_size_grid
+    from fairlib.vfr.axis1 import vfr_grid
     frames = _variants()
     if layout == "long": frames = frames[:-2]
     panel = {f"m{i}": f for i, f in enumerate(frames)} if layout == "dict" else _long(frames)

@@ -59,14 +59,15 @@ def _kw(func, **candidates):
 
 
 def texas_twin():
-    from fairlib.data.texas import synthetic_texas100x
+    from fairlib.vfr.twin import synthetic_texas100x
     df = synthetic_texas100x(**_kw(synthetic_texas100x, n=(("n",), 2000), seed=(("seed", "rng"), 0)))
     return df, {"rows": len(df), "mean_LENGTH_OF_STAY": round(float(df["LENGTH_OF_STAY"].mean()), 6)}
 
 
 def vfr_cell():
-    from fairlib.data.texas import synthetic_texas100x, prepare_cohort
-    from fairlib.vfr import verdict_flip_rate
+    from fairlib.vfr.twin import synthetic_texas100x
+    from fairlib.vfr.texas import prepare_cohort
+    from fairlib.reliability import verdict_flip_rate
     c = prepare_cohort(synthetic_texas100x(5000, seed=1))
     y = c["los_gt3"].to_numpy().astype(int)
     yhat = (c["PAT_AGE"].to_numpy() >= 14).astype(int)   # a fixed rule: the cell depends on the bootstrap only
@@ -85,7 +86,8 @@ def agent_simulation():
 
 
 def mimic_twin():
-    from fairlib.data.mimic import synthetic_ed_tables, synthetic_opioid_tables
+    from fairlib.mfarm.twin import synthetic_opioid_tables
+    from fairlib.mfarm.twin_ed import synthetic_ed_tables
     ed = synthetic_ed_tables(**_kw(synthetic_ed_tables, n=(("n_stays",), 600), seed=(("seed", "rng"), 0)))
     op = synthetic_opioid_tables(**_kw(synthetic_opioid_tables, n=(("n_admissions",), 200), seed=(("seed", "rng"), 0)))
     tables = {**{f"ed:{k}": v for k, v in ed.items()}, **{f"opioid:{k}": v for k, v in op.items()}}

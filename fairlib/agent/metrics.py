@@ -13,7 +13,6 @@ from ..core import FairlibInputError, as_1d, check_binary, deprecated_alias, maj
 from ..results import Result
 from .trajectory import ACTIONS, validate_trajectories, parse_items
 
-
 # %% auto #0
 __all__ = ['NEVER_EXEMPT', 'STEP_DOMAINS', 'DEFAULT_REGISTRY', 'MetricResult', 'counterfactual_flip_rate',
            'mean_absolute_score_difference', 'signed_disparity', 'WCFRResult', 'within_range_flip_rate',

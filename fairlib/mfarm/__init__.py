@@ -4,14 +4,22 @@ The package's public face: every public name of its modules is importable from h
 code between its private modules never changes a user's import. Written by hand (nbdev only creates missing `__init__.py`).
 """
 from .._compat import resolve as _resolve
+from . import cleaning
+from .cleaning import *  # noqa: F403
 from . import mimic
 from .mimic import *  # noqa: F403
+from . import twin_ed
+from .twin_ed import *  # noqa: F403
+from . import twin_vocab
+from .twin_vocab import *  # noqa: F403
 from . import twin
 from .twin import *  # noqa: F403
 from . import benchmark
 from .benchmark import *  # noqa: F403
 from . import instrument
 from .instrument import *  # noqa: F403
+from . import matrix
+from .matrix import *  # noqa: F403
 from . import submetrics
 from .submetrics import *  # noqa: F403
 from . import score
@@ -23,7 +31,7 @@ from .experiments import *  # noqa: F403
 from . import plots
 from .plots import *  # noqa: F403
 
-__all__ = sorted({n for m in (mimic, twin, benchmark, instrument, submetrics, score, reliability, experiments, plots) for n in m.__all__})
+__all__ = sorted({n for m in (cleaning, mimic, twin_ed, twin_vocab, twin, benchmark, instrument, matrix, submetrics, score, reliability, experiments, plots) for n in m.__all__})
 
 
 def __getattr__(name):

@@ -11,7 +11,8 @@ from typing import Mapping
 from ..config import get_setting
 from ..core import FairlibInputError, check_choice
 from .mimic import Benchmark, COHORT_RULES, _seed_int, build_ed_triage, build_opioid, check_task
-from .twin import TWIN_PRESETS, TWIN_SOURCE, synthetic_ed_tables, synthetic_opioid_tables
+from .twin import TWIN_PRESETS, synthetic_opioid_tables
+from .twin_ed import TWIN_SOURCE, synthetic_ed_tables
 
 # %% auto #0
 __all__ = ['resolve_source', 'load_benchmark']

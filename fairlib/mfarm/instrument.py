@@ -10,7 +10,8 @@ import functools
 from typing import Mapping
 from ..core import FairlibInputError, cell_seed, check_choice, check_rng, largest_remainder
 from .benchmark import load_benchmark
-from .mimic import RACES, check_task
+from .mimic import check_task
+from .cleaning import RACES
 from .mimic import BENCHMARK_SPLITS
 
 # %% auto #0

@@ -10,7 +10,8 @@ import pandas as pd
 from dataclasses import dataclass, field
 from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng, renamed_arguments
 from .score import mfarm
-from .submetrics import SUBMETRICS, check_variant_matrix, mean_difference
+from .submetrics import mean_difference
+from .matrix import SUBMETRICS, check_variant_matrix
 from .instrument import PROMPT_VARIANTS
 from ..reliability import TAU_VFR
 from ..results import Result

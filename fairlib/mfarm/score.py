@@ -9,19 +9,21 @@ import numpy as np
 import pandas as pd
 import scipy
 from dataclasses import dataclass
-from ..audit import group_table
+from ..tables import group_table
 from ..core import FairlibInputError, check_binary, check_choice
 from fairlib.mfarm.submetrics import (
-    KS_METHODS,
-    SPEARMAN_EXACT_MAX_N,
-    VARIANCE_TESTS,
-    WILCOXON_METHODS,
     absolute_deviation,
-    check_variant_matrix,
     correlation_difference,
     ks_distribution,
     mean_difference,
     variance_heterogeneity,
+)
+from fairlib.mfarm.matrix import (
+    KS_METHODS,
+    SPEARMAN_EXACT_MAX_N,
+    VARIANCE_TESTS,
+    WILCOXON_METHODS,
+    check_variant_matrix,
 )
 from ..results import Result
 

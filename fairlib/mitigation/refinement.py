@@ -9,7 +9,7 @@ import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import BaseEstimator, clone
 from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng, largest_remainder
-from ..metrics import audit_metric, metric_from_counts
+from ..counts import audit_metric, metric_from_counts
 from .reweighing import COUNT_METRICS, DI_TARGET, intersection_codes
 from .thresholds import ThresholdShift, _CellThresholdsMixin, _DIState, _snap, _validate_post
 from ..results import Result

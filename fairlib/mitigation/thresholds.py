@@ -10,7 +10,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 from ..core import FairlibInputError, check_binary, check_float, check_int, check_probability
 from ..inputs import group_codes
-from ..metrics import metric_from_counts
+from ..counts import metric_from_counts
 from .reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES, DI_TARGET, _frame, _paired, intersection_codes
 
 # %% auto #0

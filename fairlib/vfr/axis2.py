@@ -18,19 +18,16 @@ from fairlib.core import (
     renamed_arguments,
     root_entropy,
 )
-from ..metrics import AUDIT_METRICS, audit_metric, metric_from_counts, metrics_from_counts
+from ..counts import AUDIT_METRICS, audit_metric, metric_from_counts, metrics_from_counts
 from ..reliability import MAX_UNDEFINED_SHARE, METHODS, _point
 from fairlib.resample import (
-    AuditData,
-    _model_audit_datas,
-    _panel_records,
     _sizes,
-    audit_data,
     draw_subsample_bins,
     draw_subsample_bins_shared,
     draw_subsample_counts,
     index_subsample_values,
 )
+from ..records import AuditData, _model_audit_datas, _panel_records, audit_data
 from ..results import Result
 from .axis1 import ATTRIBUTES, _by_model, _metric_names, _run_pairs
 

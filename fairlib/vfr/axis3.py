@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from dataclasses import dataclass
 from ..core import FairlibInputError, as_1d, check_choice, check_int
-from ..metrics import AUDIT_METRICS, audit_metric, metric_from_counts
-from ..resample import AuditData, audit_data
+from ..counts import AUDIT_METRICS, audit_metric, metric_from_counts
+from ..records import AuditData, audit_data
 from ..results import Result
 from .axis1 import ATTRIBUTES, _by_model, _metric_names, _run_pairs
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import textwrap
 from ..core import FairlibInputError, check_float
-from ..metrics import AUDIT_METRICS
+from ..counts import AUDIT_METRICS
 from ..plots import _figure, add_footer
 from ..reliability import TAU_VFR
 from .axis1 import ATTRIBUTES, _metric_names
