@@ -69,7 +69,8 @@ def server(site):
 def browser():
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=_chromium(), headless=True, args=["--no-sandbox"])
+        b = p.chromium.launch(executable_path=_chromium(), headless=True,
+                              args=["--no-sandbox", "--disable-dev-shm-usage"])
         yield b
         b.close()
 
