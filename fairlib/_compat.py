@@ -17,7 +17,14 @@ __all__ = ['MODULE_ALIASES', 'MOVED', 'RENAMED', 'resolve', 'install']
 # %% ../nbs/08_compat.ipynb #07163597
 MODULE_ALIASES = {
     "fairlib.data": (),
-    "fairlib.data.mimic": ("fairlib.mfarm.mimic", "fairlib.mfarm.twin", "fairlib.mfarm.benchmark"),
+    "fairlib.data.mimic": (
+        "fairlib.mfarm.cleaning",
+        "fairlib.mfarm.mimic",
+        "fairlib.mfarm.twin_ed",
+        "fairlib.mfarm.twin_vocab",
+        "fairlib.mfarm.twin",
+        "fairlib.mfarm.benchmark",
+    ),
     "fairlib.data.texas": ("fairlib.vfr.texas", "fairlib.vfr.twin", "fairlib.vfr.cohort"),
     "fairlib.finetune": ("fairlib.llm.finetune", "fairlib.mfarm.experiments"),
     "fairlib.llm_server": ("fairlib.llm.server",),

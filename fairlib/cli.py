@@ -9,6 +9,15 @@ import sys
 from .core import FairlibInputError
 from .runs import NotebookFailed, RunInterrupted, reproduce
 
+# the runner's public names of fairlib 0.1, when they lived here
+from fairlib.registry import (
+    load_paper_meta as load_paper_meta,
+    load_profile as load_profile,
+    load_registry as load_registry,
+)
+from .runindex import build_index as build_index
+from .runs import job_keys as job_keys, plan_run as plan_run, run_notebook as run_notebook
+
 # %% auto #0
 __all__ = ['main']
 

@@ -37,7 +37,7 @@ def test_bad_precision(precision):
 
 @pytest.mark.parametrize("precision", ["bnb16", "bnb8", "bnb4", "bnb4_nf4"])
 def test_gpu_precision_on_cpu(precision, monkeypatch):
-    monkeypatch.setattr(llm, "_cuda_available", lambda: False)
+    monkeypatch.setattr(llm.loading, "_cuda_available", lambda: False)
     raises("precision", lambda: llm.precision_load_kwargs(precision), "needs a CUDA GPU")
 
 
@@ -154,7 +154,7 @@ def test_corrupt_cache(tiny, tmp_path, payload):
 # ------------------------------------------------------------------ undefined values carry a reason
 def test_undefined_p_yes_has_reason():
     p, y, n = llm.yes_no_probability(np.array([[0.0, -2000.0, -2000.0]]), [1], [2])
-    assert np.isnan(p[0]) and "underflowed" in llm._p_yes_reason(p, y, n)[0]
+    assert np.isnan(p[0]) and "underflowed" in llm.scorer._p_yes_reason(p, y, n)[0]
 
 
 def test_undefined_options_have_reason():

@@ -5,7 +5,7 @@ import nbformat
 import pytest
 import yaml
 
-from fairlib import cli
+from fairlib import cli, writeback
 from fairlib.config import repo_root
 from fairlib.core import FairlibInputError
 
@@ -342,7 +342,7 @@ def test_write_back_fills_the_source_notebook_as_nbdev_clean_leaves_it(tmp_path,
     text = src.read_text(encoding="utf-8")
     nb = json.loads(text)
     # same cells and sources as the source notebook; no injected-parameters cell
-    assert cli._author_cells(nb) == cli._author_cells(before) and len(nb["cells"]) == len(before.cells)
+    assert writeback._author_cells(nb) == writeback._author_cells(before) and len(nb["cells"]) == len(before.cells)
     assert [c["id"] for c in nb["cells"]] == [c["id"] for c in before.cells]
     assert "injected-parameters" not in text and nb["cells"][0]["metadata"] == {"tags": ["parameters"]}
     # outputs from the run (x = 3 injected by the profile), volatile parts stripped

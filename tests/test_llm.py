@@ -177,16 +177,16 @@ def test_length_bucketing_and_token_budget(tiny):
 
 
 def test_batch_helpers():
-    assert llm._batches([9, 8, 5, 5, 1], 2) == [slice(0, 2), slice(2, 4), slice(4, 5)]
-    assert llm._batches([9, 8, 5, 5, 1], 4, 20) == [slice(0, 2), slice(2, 5)]
-    assert llm._batches([50], 4, 10) == [slice(0, 1)]                       # one over-budget row still runs
+    assert llm.scorer._batches([9, 8, 5, 5, 1], 2) == [slice(0, 2), slice(2, 4), slice(4, 5)]
+    assert llm.scorer._batches([9, 8, 5, 5, 1], 4, 20) == [slice(0, 2), slice(2, 5)]
+    assert llm.scorer._batches([50], 4, 10) == [slice(0, 1)]                       # one over-budget row still runs
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=40), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 2000)))
 def test_batches_partition_and_budget(lengths, bs, budget):
     lengths = sorted(lengths, reverse=True)
-    sl = llm._batches(lengths, bs, budget)
+    sl = llm.scorer._batches(lengths, bs, budget)
     assert sl[0].start == 0 and sl[-1].stop == len(lengths) and all(a.stop == b.start for a, b in zip(sl, sl[1:]))
     for s in sl:
         rows = lengths[s]
@@ -227,7 +227,7 @@ def test_bad_inputs(tiny):
 
 def test_precision_errors_without_gpu(monkeypatch, tiny):
     d, _, _ = tiny
-    monkeypatch.setattr(llm, "_cuda_available", lambda: False)
+    monkeypatch.setattr(llm.loading, "_cuda_available", lambda: False)
     for prec in ("bnb8", "bnb4", "bnb4_nf4"):
         with pytest.raises(FairlibInputError, match=r"`precision`.*needs a CUDA GPU and the bitsandbytes package"):
             TransformersScorer.from_pretrained(str(d), precision=prec)
@@ -242,7 +242,7 @@ def test_precision_errors_without_gpu(monkeypatch, tiny):
 
 
 def test_precision_errors_with_gpu_but_gguf_or_no_bnb(monkeypatch):
-    monkeypatch.setattr(llm, "_cuda_available", lambda: True)
+    monkeypatch.setattr(llm.loading, "_cuda_available", lambda: True)
     with pytest.raises(FairlibInputError, match="GGUF checkpoint"):
         llm.precision_load_kwargs("bnb4", gguf=True)
     import importlib.util
@@ -260,7 +260,7 @@ def test_bnb_configs_are_the_papers(monkeypatch):
     if importlib.util.find_spec("bitsandbytes") is None:
         import types
         monkeypatch.setitem(sys.modules, "bitsandbytes", types.ModuleType("bitsandbytes"))
-    monkeypatch.setattr(llm, "_cuda_available", lambda: True)
+    monkeypatch.setattr(llm.loading, "_cuda_available", lambda: True)
     q4 = llm.precision_load_kwargs("bnb4")["quantization_config"]
     assert q4.load_in_4bit and q4.bnb_4bit_quant_type == "fp4" and not q4.bnb_4bit_use_double_quant
     assert q4.bnb_4bit_compute_dtype == torch.bfloat16
@@ -594,7 +594,7 @@ def test_corrupt_cache_file_is_a_clear_error(tiny, tmp_path):
 def test_nan_logits_are_not_called_underflow(tiny):
     _, model, tok = tiny
     sc = TransformersScorer(model, tok)
-    sc.logits_last = lambda b, pre=None: torch.full((len(b), llm._n_logits(model)), float("nan"))
+    sc.logits_last = lambda b, pre=None: torch.full((len(b), llm.cpu._n_logits(model)), float("nan"))
     df = sc.score(PROMPTS[:2], system=SYSTEM, cache=False, progress=False)
     assert df["p_yes"].isna().all() and df["reason"].str.contains("not a number").all()
     assert (df["note"] == df["reason"]).all()
@@ -615,8 +615,8 @@ def test_onednn_kernel_is_the_aten_answer_and_actually_runs(tiny, monkeypatch):
     multi = ["very likely yes", "not at all"]                     # multi-token options: the last layer keeps > 1 position
     om_ref = ref.option_scores(PROMPTS[:3], multi, system=SYSTEM, cache=False)
     calls = []
-    orig = llm._Packed.__call__
-    monkeypatch.setattr(llm._Packed, "__call__", lambda self, x, other=None: calls.append(1) or orig(self, x, other))
+    orig = llm.cpu._Packed.__call__
+    monkeypatch.setattr(llm.cpu._Packed, "__call__", lambda self, x, other=None: calls.append(1) or orig(self, x, other))
     sc = TransformersScorer(model, tok, batch_size=2)
     assert sc.cpu_kernel == "onednn" and "cpu_kernel='onednn'" in repr(sc) and sc.provenance["cpu_kernel"] == "onednn"
     groups = model._fairlib_packed
@@ -698,7 +698,7 @@ def test_onednn_packed_layers_step_aside_for_gradients():
     w = model.model.layers[0].self_attn.q_proj.weight
     assert w.grad is not None and float(w.grad.abs().sum()) > 0 and float(emb.grad.abs().sum()) > 0
     torch.testing.assert_close(out.detach(), ref, atol=1e-5, rtol=1e-5)
-    llm._unpack_cpu_linears(model)
+    llm.cpu._unpack_cpu_linears(model)
     assert all("forward" not in m.__dict__ for m in model.modules())
 
 
@@ -720,18 +720,18 @@ def test_chunked_attention_is_sdpa_attention():
         q = torch.randn(2, 6, Lq, 16, generator=g); k = torch.randn(2, 2, S, 16, generator=g); v = torch.randn(2, 2, S, 16, generator=g)
         m = _mask(2, Lq, S, pads)
         ref = sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0]
-        got = llm._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0]
+        got = llm.cpu._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0]
         assert got.shape == ref.shape == (2, Lq, 6, 16)
         keep = m[:, 0].any(-1)                                    # queries that see at least one key
         torch.testing.assert_close(got[keep], ref[keep], atol=2e-6, rtol=1e-5)
     # no mask (unpadded, no cache: SDPA's own is_causal) is cut the same way
     q = torch.randn(2, 6, 150, 16, generator=g); k = torch.randn(2, 2, 150, 16, generator=g); v = torch.randn(2, 2, 150, 16, generator=g)
-    torch.testing.assert_close(llm._chunked_sdpa(module, q, k, v, None, scaling=0.25)[0],
+    torch.testing.assert_close(llm.cpu._chunked_sdpa(module, q, k, v, None, scaling=0.25)[0],
                                sdpa_attention_forward(module, q, k, v, None, scaling=0.25)[0], atol=2e-6, rtol=1e-5)
     # a mask that lets a query see a later key (bidirectional) is not cut: same answer as SDPA on the whole mask
     m = torch.ones(2, 1, 150, 150, dtype=torch.bool)
     q = torch.randn(2, 6, 150, 16, generator=g); k = torch.randn(2, 2, 150, 16, generator=g); v = torch.randn(2, 2, 150, 16, generator=g)
-    torch.testing.assert_close(llm._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0],
+    torch.testing.assert_close(llm.cpu._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0],
                                sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0], atol=1e-6, rtol=1e-6)
 
 

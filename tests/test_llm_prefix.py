@@ -190,8 +190,8 @@ def test_common_prefix_length_by_bisection():
         a = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist()); b = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist())
         k = 0
         while k < min(len(a), len(b)) and a[k] == b[k]: k += 1
-        assert llm._common_prefix_length(a, b) == k
-        assert llm._common_prefix_length(a, b, min(k, 1) if k else 0) == k
+        assert llm.scorer._common_prefix_length(a, b) == k
+        assert llm.scorer._common_prefix_length(a, b, min(k, 1) if k else 0) == k
 
 
 # ---------------------------------------------------------------- P(Yes) on the tree: tiers of one case share a prefix

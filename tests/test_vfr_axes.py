@@ -141,7 +141,8 @@ def test_axis2_panel_metrics_stacked_across_models_equal_each_model_alone(monkey
     """The count metrics of a panel are evaluated stacked across models (per attribute and audited-group layout):
     every cell equals that model audited on its own, bit for bit, also when one model's groups differ (a group
     below min_support, a different category set) and when the stacks are split to one model each."""
-    import fairlib.vfr as V
+    import fairlib.vfr.axis2 as V
+    import fairlib.resample as R
     if stack_bytes is not None: monkeypatch.setattr(V, "_STACK_MAX_BYTES", stack_bytes)
     rng = np.random.default_rng(11)
     y, yh, g, p = _cohort(n=3000)
@@ -316,9 +317,10 @@ def test_joint_calibration_subsamples_are_direct_recounts_of_the_same_draws():
 
 def test_joint_calibration_path_equals_the_per_attribute_path():
     "Same draws: counts identical, score sums equal up to summation order; the fallbacks are the per-attribute path exactly."
-    import fairlib.vfr as V
+    import fairlib.resample as R
+    V = R   # the subsampling draws live in the shared resampling engine
     datas = _shared_datas(); sizes = [250, 1000, 2500, 3000]
-    ref = V._subsample_bins_per_attribute(datas, sizes, 6, 5)
+    ref = R._subsample_bins_per_attribute(datas, sizes, 6, 5)
     joint = V.draw_subsample_bins_shared(datas, sizes, 6, 5)
     for (c0, b0), (c1, b1) in zip(ref, joint):
         assert np.array_equal(c0, c1) and np.array_equal(b0[..., :2], b1[..., :2])
@@ -331,7 +333,7 @@ def test_joint_calibration_path_equals_the_per_attribute_path():
     other = [datas[0], audit_data(datas[1].y, datas[1].yhat, np.asarray(datas[1].groups)[datas[1].ct.codes],
                                   y_prob=np.clip(datas[1].prob * 0.9, 0, 1), min_support=30)]
     differ = V.draw_subsample_bins_shared(other, sizes, 6, 5)        # different scores: no joint code
-    for got, want in ((small, ref), (differ, V._subsample_bins_per_attribute(other, sizes, 6, 5))):
+    for got, want in ((small, ref), (differ, R._subsample_bins_per_attribute(other, sizes, 6, 5))):
         for (c0, b0), (c1, b1) in zip(want, got): assert np.array_equal(c0, c1) and np.array_equal(b0, b1)
 
 

@@ -293,7 +293,8 @@ def test_panel_grid_equals_the_unshared_path(monkeypatch):
     kw2 = dict(attributes=PANEL_ATTRS, sizes=[300, 1000], n_resamples=6, seed=1, return_curves=True)
     kw1 = dict(attributes=PANEL_ATTRS, n_resamples=20, resample_size=800, seed=1)
     shared = [vfr.audit_size_grid(_long(frames), n_jobs=nj, **kw2) for nj in (1, 2)] + [vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)]
-    monkeypatch.setattr(vfr, "_panel_records", lambda *a, **k: None)
+    import fairlib.records as records
+    monkeypatch.setattr(records, "_panel_records", lambda *a, **k: None)
     unshared = [vfr.audit_size_grid(_long(frames), n_jobs=1, **kw2)] * 2 + [vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)]
     for a, b in zip(shared, unshared): _assert_same(a, b)
 
@@ -304,7 +305,8 @@ def test_power_reusing_other_records_is_detected(monkeypatch):
     frames = _variants()[:3]                                          # model 2's label 17 differs
     kw = dict(attributes=PANEL_ATTRS, sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1)
     want = _each_alone(vfr.audit_size_grid, frames, **kw)
-    monkeypatch.setattr(vfr, "_reuses", lambda rec, *a: rec is not None)   # reuse without checking
+    import fairlib.records as records
+    monkeypatch.setattr(records, "_reuses", lambda rec, *a: rec is not None)   # reuse without checking
     got = vfr.audit_size_grid(_long(frames), **kw)
     with pytest.raises(AssertionError):
         _assert_same(got, want)

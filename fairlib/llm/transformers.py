@@ -25,13 +25,12 @@ from .loading import check_precision, load_model
 from fairlib.llm.scorer import (
     OptionScores,
     Scorer,
-    _batches,
     _check_options,
-    _common_prefix_length,
     chat_prompt,
     yes_no_probability,
     yes_no_token_ids,
 )
+from .prefix import _PrefixTree
 
 # %% auto #0
 __all__ = ['TransformersScorer']
@@ -52,7 +51,7 @@ def _state_dict_sha256(model) -> str:
     return h.hexdigest()
 
 # %% ../../nbs/llm/05_transformers.ipynb #73044fa8
-class TransformersScorer(Scorer):
+class TransformersScorer(_PrefixTree, Scorer):
     "P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only."
 
     def __init__(
@@ -368,141 +367,6 @@ class TransformersScorer(Scorer):
             return super().option_scores(prompts, options, system=system, cache=cache, progress=progress, desc=desc)
         finally:  # a model whose cache cannot be shared stays unshared
             self.batch_size, self.share_prefix = old[0], old[1] and not self._sharing_failed
-
-    def _memo_base(self, ids: tuple, base=None):
-        """The longest memoised prefix of `ids` longer than `base` (its keys/values cut to the shared length), else
-        `base`."""
-        c = len(base[0]) if base is not None else 0
-        best = None
-        for key in self._kv_memo:
-            if c >= len(ids):
-                break
-            if len(key) > c and key[c] == ids[c] and key[:c] == ids[:c]:
-                k = _common_prefix_length(key, ids, c + 1)
-                if k > c:
-                    best, c = key, k
-        if best is None:
-            return base
-        kv0 = self._kv_memo.pop(best)
-        self._kv_memo[best] = kv0  # most recently used last
-        if c == len(best):
-            return best, kv0
-        return ids[:c], [(k[:, :, :c], v[:, :, :c]) for k, v in kv0]  # causal: the first c positions are exact
-
-    def _remember(self, ids, kv):
-        """Memoise the keys/values of prefix `ids`, evicting the least recently used beyond `kv_memo_entries` /
-        `kv_memo_bytes`."""
-        if ids in self._kv_memo:
-            self._kv_memo.pop(ids)
-        else:
-            self._kv_bytes[ids] = sum(t.numel() * t.element_size() for kv_ in kv for t in kv_)
-        self._kv_memo[ids] = kv
-        total = sum(self._kv_bytes[k] for k in self._kv_memo)
-        while len(self._kv_memo) > 1 and (len(self._kv_memo) > self.kv_memo_entries or total > self.kv_memo_bytes):
-            old = next(iter(self._kv_memo))
-            self._kv_memo.pop(old)
-            total -= self._kv_bytes.pop(old)
-        return kv
-
-    def _tree(self, enc, rows, P: int, parent: int, nodes: list, leaf: dict):
-        """Compacted prefix tree of the sorted token tuples `enc[rows]` below their common `P`-token prefix (node
-        `parent`): appends (ids, parent) nodes, parents first, for every run of >= 2 rows sharing >= `min_prefix`
-        more tokens, and sets `leaf[i]` to the deepest node that is a prefix of row i (each row keeps >= 1 own
-        token)."""
-        m, segs = self.min_prefix, [([rows[0]], 10**9)]  # (rows, their common prefix length)
-        for a, b in zip(rows, rows[1:]):  # sorted: a common prefix is a run of neighbours
-            n = _common_prefix_length(enc[a], enc[b], P)
-            if n >= P + m:
-                segs[-1] = (segs[-1][0] + [b], min(segs[-1][1], n))
-            else:
-                segs.append(([b], 10**9))
-        for sg, n in segs:
-            Lc = min(n, min(len(enc[i]) for i in sg) - 1)
-            if len(sg) > 1 and Lc >= P + m:
-                nodes.append((enc[sg[0]][:Lc], parent))
-                for i in sg:
-                    leaf[i] = len(nodes) - 1
-                self._tree(enc, sg, Lc, len(nodes) - 1, nodes, leaf)
-
-    def _extend(self, ids_list, bases):
-        "Keys/values of each token prefix in `ids_list`, run in one batch on its base prefix (None: sharing failed)."
-        try:
-            return self._run([list(x) for x in ids_list], bases, keep=1, want_kv=True)[1]
-        except Exception as e:  # an architecture whose cache cannot be shared this way: same answers, no sharing
-            import torch
-
-            if isinstance(e, torch.cuda.OutOfMemoryError):
-                raise
-            import warnings
-
-            warnings.warn(
-                f"shared-prefix caching unavailable for {type(self.model).__name__} ({type(e).__name__}: {e}); "
-                "scoring every row in full"
-            )
-            self.share_prefix, self._sharing_failed = False, True
-            return None
-
-    def _tree_batches(self, enc):
-        """Yield (row positions, prefixes) batches covering every token tuple of `enc`, `tree_rows` rows at a time.
-
-        Per chunk, the compacted prefix tree of its rows (`_tree`) is run level by level: the parts of one level are
-        batched across nodes, each on its parent's keys/values, or on a longer memoised prefix (an earlier call's,
-        e.g. the previous step of an agent's context) when there is one. Every shared part of >= `min_prefix`
-        tokens is thus run once. The rows are then batched by the length of what is left of them (longest first),
-        each on its deepest computed (or memoised) prefix, whatever that prefix is."""
-        order = sorted(range(len(enc)), key=lambda i: enc[i])
-        for c0 in range(0, len(order), self.tree_rows):
-            rows = order[c0 : c0 + self.tree_rows]
-            nodes, leaf, kv = [], dict.fromkeys(rows, -1), {}
-            if self.share_prefix and len(rows) > 1:
-                self._tree(enc, rows, 0, -1, nodes, leaf)
-            depth = []
-            for _, par in nodes:
-                depth.append(0 if par < 0 else depth[par] + 1)
-            for d in range(max(depth, default=-1) + 1):
-                todo = []
-                for j, (ids, par) in enumerate(nodes):
-                    if depth[j] != d or not self.share_prefix:
-                        continue
-                    base = self._memo_base(ids, (nodes[par][0], kv[par]) if par in kv else None)
-                    if base is not None and len(base[0]) == len(ids):
-                        kv[j] = self._remember(ids, base[1])
-                    else:
-                        todo.append((j, base))
-                todo.sort(key=lambda t: -(len(nodes[t[0]][0]) - (len(t[1][0]) if t[1] is not None else 0)))
-                own = [len(nodes[j][0]) - (len(b[0]) if b is not None else 0) for j, b in todo]
-                for sl in _batches(own, self.batch_size, self.max_batch_tokens):
-                    got = self._extend([nodes[j][0] for j, _ in todo[sl]], [b for _, b in todo[sl]])
-                    if got is None:
-                        break
-                    for (j, _), kvj in zip(todo[sl], got):
-                        kv[j] = self._remember(nodes[j][0], kvj)
-            pre = {}
-            for i in rows:
-                j = leaf[i]
-                p = (nodes[j][0], kv[j]) if j in kv else None
-                pre[i] = self._memo_base(enc[i][:-1], p) if self.share_prefix else None
-            rows.sort(key=lambda i: -(len(enc[i]) - (len(pre[i][0]) if pre[i] is not None else 0)))
-            own = [len(enc[i]) - (len(pre[i][0]) if pre[i] is not None else 0) for i in rows]
-            for sl in _batches(own, self.batch_size, self.max_batch_tokens):
-                yield rows[sl], [pre[i] for i in rows[sl]]
-
-    def _logits_split(self, fn, rows, pre):
-        "`fn(rows, pre)`, split in halves (and `batch_size` halved for what follows) on a CUDA out-of-memory error."
-        import torch
-
-        try:
-            return fn(rows, pre)
-        except torch.cuda.OutOfMemoryError:
-            if len(rows) == 1:
-                raise
-            torch.cuda.empty_cache()
-            self.batch_size = max(1, self.batch_size // 2)
-            h = len(rows) // 2
-            return torch.cat([self._logits_split(fn, rows[:h], pre[:h]), self._logits_split(fn, rows[h:], pre[h:])])
-
-    def _encodings(self, texts):
-        return [tuple(self._encoded.get(t) or self.encode([t])[0]) for t in texts]
 
     def _option_logprobs(self, texts, options, bar):
         import torch

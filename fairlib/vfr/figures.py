@@ -13,7 +13,7 @@ from ..plots import _figure, add_footer
 from ..reliability import TAU_VFR
 from .axis1 import ATTRIBUTES, _metric_names
 from .axis2 import CV_CUTOFF, N_FIELD
-from .tiers import RELIABILITY_TIERS
+from .tiers import KAPPA_MIN, RELIABILITY_TIERS
 
 # %% auto #0
 __all__ = ['TIER_COLOURS', 'vfr_heatmap', 'quintuple_chart', 'threshold_sweep', 'protocol_comparison', 'plot_vfr_heatmap',
@@ -39,7 +39,7 @@ def vfr_heatmap(
     attribute: str = "attribute",  # the cell = attribute × metric
     value: str = "vfr",  # colour
     verdict: str = "dominant_verdict",  # "Pass" / "Fail": the ✓ / ✗ marks
-    tau_vfr: float = 0.10,  # τ_VFR: above it the VFR is printed instead of a mark
+    tau_vfr: float = TAU_VFR,  # τ_VFR: above it the VFR is printed instead of a mark
     vmax: float = 0.5,  # top of the colour scale (VFR <= 0.5 by definition)
     title: str | None = None,
     row_labels: dict | None = None,
@@ -149,9 +149,9 @@ def quintuple_chart(
     n_star: str = "n_star",
     kappa: str = "kappa",
     tier: str = "tier",  # the quintuple's columns
-    tau_vfr: float = 0.10,  # VFR condition
-    n_field: float = 50_000,  # N* condition (N_field)
-    kappa_min: float = 0.40,  # κ condition
+    tau_vfr: float = TAU_VFR,  # VFR condition
+    n_field: float = N_FIELD,  # N* condition (N_field)
+    kappa_min: float = KAPPA_MIN,  # κ condition
     tier_order=None,  # tier names, best first (default fairlib.vfr.RELIABILITY_TIERS; ints index into it)
     title: str | None = None,
 ):
