@@ -1,7 +1,8 @@
 """Texas-100X cohort: real-file loader (fixtures), codebook decoding, and the synthetic twin's calibration.
 
-Published values below are typed in from the paper (seeds/001_..., Table 3 and sections 4.1.1-4.2.5)
-and the authors' race x ethnicity cross-tab; they are the oracle the twin is calibrated against.
+Published values are the oracle the twin is calibrated against: the paper's Table 3 (group sizes, LOS>3 rates,
+hospital volumes) is read from fairlib/paper_values/vfr.csv; the other numbers below are typed in from the paper
+(seeds/001_..., sections 4.1.1-4.2.5) and the authors' race x ethnicity cross-tab.
 Tolerances (stated once, here):
   shares ................ +-0.005 absolute
   LOS>3 rates ........... +-max(0.01, 4 binomial SE at the group's size)
@@ -20,18 +21,26 @@ from hypothesis import given, settings, strategies as st
 
 from fairlib.core import FairlibInputError
 from fairlib.data import texas as T
+from fairlib.published import published_value
 
 FIX = Path(__file__).parent / "fixtures" / "texas"
 COLS = ["THCIC_ID", "SEX_CODE", "TYPE_OF_ADMISSION", "SOURCE_OF_ADMISSION", "LENGTH_OF_STAY", "PAT_AGE",
         "PAT_STATUS", "RACE", "ETHNICITY", "TOTAL_CHARGES", "ADMITTING_DIAGNOSIS", "PRINC_SURG_PROC_CODE"]
 
 # --- published cohort (paper Table 3 with the corrected labels, the codebook of the VFR methods notes) -------------------
-RACE = {3: ("White", 603_368, .453), 4: ("Other", 186_670, .404), 2: ("Black", 115_212, .523),
-        1: ("Asian/Pacific Islander", 16_404, .410), 0: ("American Indian/Eskimo/Aleut", 3_474, .334)}
-SEX = {1: ("Female", 585_840, .411), 0: ("Male", 339_288, .518)}
-ETH = {1: ("Not Hispanic", 670_586, .471), 0: ("Hispanic", 254_542, .397)}
-AGE = {"Pediatric": (38_121, .403), "Young Adult": (208_528, .207), "Middle-Aged": (281_409, .418),
-       "Elderly": (397_070, .606)}
+def _t3(attribute, row):
+    "(N, LOS>3 rate) of one printed Table 3 row, from fairlib/paper_values/vfr.csv."
+    return tuple(published_value("vfr", f"table3.{attribute}.{row}.{c}") for c in ("n", "pos_rate"))
+
+
+RACE = {3: ("White", *_t3("race", "white")), 4: ("Other", *_t3("race", "other_unknown")),
+        2: ("Black", *_t3("race", "black")), 1: ("Asian/Pacific Islander", *_t3("race", "asian_pacific_islander")),
+        0: ("American Indian/Eskimo/Aleut", *_t3("race", "american_indian"))}
+# the paper prints the sex and ethnicity rows with swapped labels: its 'Male' row counts SEX_CODE 1 (Female)
+SEX = {1: ("Female", *_t3("sex", "male")), 0: ("Male", *_t3("sex", "female"))}
+ETH = {1: ("Not Hispanic", *_t3("ethnicity", "hispanic")), 0: ("Hispanic", *_t3("ethnicity", "non_hispanic"))}
+AGE = {"Pediatric": _t3("age_bucket", "pediatric"), "Young Adult": _t3("age_bucket", "young_adult"),
+       "Middle-Aged": _t3("age_bucket", "middle_aged"), "Elderly": _t3("age_bucket", "elderly")}
 NOT_HISP_IN_RACE = {0: .338, 1: .968, 2: .994, 3: .831, 4: .200}
 N = 925_128
 
@@ -128,8 +137,8 @@ def test_feature_lists_exclude_target_and_protected_columns():
 
 def test_paper_table3_swaps_are_recorded():
     t = T.paper_table3().set_index("label_printed")
-    assert t.loc["Hispanic", "label_corrected"] == "Not Hispanic" and t.loc["Hispanic", "n"] == 670_586
-    assert t.loc["Male", "label_corrected"] == "Female" and t.loc["Male", "n"] == 585_840
+    assert t.loc["Hispanic", "label_corrected"] == "Not Hispanic" and t.loc["Hispanic", "n"] == ETH[1][1]
+    assert t.loc["Male", "label_corrected"] == "Female" and t.loc["Male", "n"] == SEX[1][1]
 
 
 # --- the twin: determinism ----------------------------------------------------------------------------------
@@ -194,7 +203,8 @@ def test_twin_joint_structure(twin):
 def test_twin_hospital_volumes(twin):
     vc = np.sort(twin["THCIC_ID"].value_counts().to_numpy())[::-1]
     assert len(vc) == 441 and (twin["THCIC_ID"] == 999999).any()
-    for k, share in ((10, .135), (50, .465), (100, .705), (200, .933)):
+    for k in (10, 50, 100, 200):   # Table 3's share of records in the k largest sites (percent)
+        share = published_value("vfr", f"table3.hospital_volume.top{k}.pct") / 100
         assert abs(vc[:k].sum() / N - share) <= .005, k
     for q, want in ((.25, 172), (.5, 686), (.75, 3_195)):
         assert abs(np.quantile(vc, q) - want) <= .1 * want, q
@@ -282,8 +292,11 @@ def test_codebook_is_package_data():
     "The codebook ships inside the package (works from a wheel): read through importlib.resources, not the checkout."
     import importlib.resources, yaml
     from fairlib.vfr.texas import codebook, CODEBOOK_FILE
-    res = importlib.resources.files("fairlib.data").joinpath(CODEBOOK_FILE)
-    assert res.is_file() and yaml.safe_load(res.read_text(encoding="utf-8")) == codebook()
+    res = importlib.resources.files("fairlib.vfr").joinpath(CODEBOOK_FILE)
+    assert res.is_file()
+    raw = yaml.safe_load(res.read_text(encoding="utf-8"))
+    # codebook() is the file plus the Table 3 numbers (and the other paper_* keys) it adds from paper_values/vfr.csv
+    assert {k: codebook()[k] for k in raw if k != "paper_table3"} == {k: v for k, v in raw.items() if k != "paper_table3"}
 
 
 def test_age_codes_nan_and_fractions_are_named_errors():

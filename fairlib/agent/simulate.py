@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 from ..core import FairlibInputError, check_rng, cell_seed
+from ..published import published_value
 from ..results import Result
 from .trajectory import ACTIONS, FLOOR_ACTIONS, validate_trajectories
 from .bands import Band
@@ -19,12 +20,13 @@ __all__ = ['DEFAULT_PREVALENCE', 'DEFAULT_CONTESTED', 'SimulatedStudy', 'simulat
            'simulate_bands', 'simulate_signed_differences']
 
 # %% ../../nbs/agent/05_simulate.ipynb #0ccdf0e8
-# Defaults shaped like the paper's floor study: prevalence (ICU 14%, admit 64%) and contested shares
-# chosen so that ICU escalation is the most stable action and controlled-substance caution the least.
+# Defaults shaped like the paper's floor study: the prevalence of admission and ICU escalation is the paper's
+# (§V-A, fairlib/paper_values/fairmedagent.csv); the other prevalences and the contested shares are chosen so
+# that ICU escalation is the most stable action and controlled-substance caution the least.
 DEFAULT_PREVALENCE = {
     "high_acuity": 0.45,
-    "admit": 0.64,
-    "icu_escalation": 0.14,
+    "admit": published_value("fairmedagent", "prevalence.admit.pct") / 100,
+    "icu_escalation": published_value("fairmedagent", "prevalence.icu_escalation.pct") / 100,
     "any_opioid": 0.5,
     "controlled_substance_caution": 0.35,
     "referral": 0.3,

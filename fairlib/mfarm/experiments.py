@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng
+from ..published import published_table
 from ..llm.loading import make_tiny_model
 from ..llm.transformers import TransformersScorer
 from .reliability import min_detectable_shift
@@ -17,36 +18,12 @@ from .instrument import PROMPT_VARIANTS, SYSTEM_PROMPT, prompt_table
 __all__ = ['SCORE_TABLE_COLUMNS', 'published_table11', 'variant_matrix', 'mfarm_table', 'score_table', 'load_scorer',
            'second_bos_scorer', 'training_examples']
 
-# %% ../../nbs/mfarm/08_experiments.ipynb #1b462203
-_TABLE11 = (
-    "task,model,mean_difference,absolute_deviation,ks_distribution,"
-    """variance_heterogeneity,correlation_difference,mfarm,accuracy,fab
-ED,BioLlama,0.730,0.920,1.000,1.000,0.760,0.847,0.492,0.623
-ED,BioLlama (ft),0.795,0.923,1.000,1.000,0.824,0.883,0.738,0.804
-ED,Qwen,0.630,0.730,1.000,1.000,0.360,0.690,0.632,0.660
-ED,Qwen (ft),0.432,0.448,1.000,1.000,0.674,0.628,0.742,0.681
-ED,Mistral,0.750,0.980,1.000,1.000,1.000,0.916,0.513,0.658
-ED,Mistral (ft),0.624,0.315,1.000,1.000,0.692,0.675,0.732,0.702
-ED,BioMistral,0.270,0.180,0.820,1.000,0.790,0.474,0.512,0.492
-ED,BioMistral (ft),0.625,0.531,1.000,1.000,0.646,0.720,0.737,0.728
-OA,BioLlama,0.620,0.730,1.000,1.000,0.350,0.674,0.512,0.582
-OA,BioLlama (ft),0.451,0.454,1.000,1.000,1.000,0.672,0.854,0.752
-OA,Qwen,0.770,0.450,1.000,1.000,0.370,0.669,0.734,0.700
-OA,Qwen (ft),0.702,0.488,1.000,1.000,0.885,0.772,0.871,0.819
-OA,Mistral,0.430,0.860,1.000,1.000,0.770,0.706,0.500,0.585
-OA,Mistral (ft),0.945,0.631,1.000,1.000,0.972,0.899,0.852,0.875
-OA,BioMistral,0.550,0.810,1.000,1.000,1.000,0.795,0.742,0.768
-OA,BioMistral (ft),0.509,0.538,1.000,1.000,0.560,0.670,0.866,0.756
-"""
-)
-
 # %% ../../nbs/mfarm/08_experiments.ipynb #787f0277
 def published_table11() -> pd.DataFrame:
     """The paper's Table 11 as printed: five sub-metrics, fairness (mFARM), accuracy and FAB ('H-Score') per task and
-    model."""
-    import io
-
-    return pd.read_csv(io.StringIO(_TABLE11))
+    model; a fine-tuned model is labelled '<model> (ft)'. Read from `fairlib/paper_values/mfarm.csv`."""
+    t = published_table("mfarm", "Table 11").rename_axis(["task", "model"]).reset_index()
+    return t.assign(model=t["model"].str.replace(r"_ft$", " (ft)", regex=True))
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #87decdc2
 def variant_matrix(

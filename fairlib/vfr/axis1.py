@@ -7,7 +7,7 @@ from __future__ import annotations
 import numbers
 import numpy as np
 import pandas as pd
-from ..audit import audit_table
+from ..tables import audit_table
 from fairlib.core import (
     FairlibInputError,
     cell_seed,
@@ -18,9 +18,10 @@ from fairlib.core import (
     renamed_arguments,
     root_entropy,
 )
-from ..metrics import AUDIT_METRICS, audit_metric
+from ..counts import AUDIT_METRICS, audit_metric
 from ..reliability import METHODS, TAU_VFR, _point, _values, summarise_resamples
-from ..resample import _model_audit_datas, _panel_records, _resample_size
+from ..published import published_value
+from ..records import _model_audit_datas, _panel_records, _resample_size
 
 # %% auto #0
 __all__ = ['ATTRIBUTES', 'PREDICTION_COLUMNS', 'PAPER_AXIS1', 'PAPER_CANONICAL_B1', 'audit_grid', 'vfr_grid', 'axis1_summary']
@@ -270,15 +271,21 @@ def axis1_summary(grid: pd.DataFrame, *, tau_vfr: float = TAU_VFR) -> dict:
     )
 
 # %% ../../nbs/vfr/05_axis1.ipynb #4f561d9d
-PAPER_AXIS1 = dict(cells=336, flipped=146, unstable=77, stable=259, mean_vfr=0.071, max_vfr=0.474)  # the 336-cell grid
+PAPER_AXIS1 = {  # the 336-cell grid: ids axis1_grid.* of fairlib/paper_values/vfr.csv
+    k: published_value("vfr", f"axis1_grid.{k}")
+    for k in ("cells", "flipped", "unstable", "stable", "mean_vfr", "max_vfr")
+}
 
 # %% ../../nbs/vfr/05_axis1.ipynb #3612cbae
-PAPER_CANONICAL_B1 = dict(
-    cells=28,
-    flipped=12,
-    mean_vfr=0.066,
-    max_vfr=0.498,
-    kappa_mean=0.437,  # Table 6, row B1
-    kappa_EOpp=0.588,
-    kappa_EOD=0.595,
-)
+PAPER_CANONICAL_B1 = {  # the canonical model's 28 cells: Table 6, row B1
+    k: published_value("vfr", i)
+    for k, i in dict(
+        cells="method.cells_per_model",
+        flipped="table6.B1.flipped",
+        mean_vfr="table6.B1.mean_vfr",
+        max_vfr="table6.B1.max_vfr",
+        kappa_mean="table6.B1.kappa_mean",
+        kappa_EOpp="table6.B1.kappa_EOpp",
+        kappa_EOD="table6.B1.kappa_EOD",
+    ).items()
+}

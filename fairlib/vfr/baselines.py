@@ -5,6 +5,7 @@
 # %% ../../nbs/vfr/09_baselines.ipynb #b2f1e8c4
 from __future__ import annotations
 import numpy as np
+import re
 import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import clone
@@ -18,6 +19,7 @@ from fairlib.mitigation.reweighing import (
     REWEIGHING_VARIANTS,
 )
 from ..mitigation.thresholds import ThresholdShift, _DIState
+from ..published import published_table, published_value, published_values
 from ..results import Result
 from .axis1 import axis1_summary
 from fairlib.vfr.panel import (
@@ -229,14 +231,8 @@ def baseline_summary(
 BINDING_CELLS = (("DI", "age_bucket"), ("SPD", "age_bucket"), ("DI", "race"), ("SPD", "race"))
 
 # %% ../../nbs/vfr/09_baselines.ipynb #cb0db6e3
-PAPER_VFR_MOVEMENT = pd.DataFrame(
-    [
-        ("DI", "age_bucket", 0.412, 0.232),
-        ("SPD", "age_bucket", 0.490, 0.292),
-        ("DI", "race", 0.410, 0.476),
-        ("SPD", "race", 0.398, 0.470),
-    ],
-    columns=["metric", "attribute", "vfr_before", "vfr_after"],
+PAPER_VFR_MOVEMENT = (  # §4.2.2: VFR of the binding cells under B3 and B4 (ids vfr_movement.*)
+    published_table("vfr", "vfr_movement").drop(columns="change").rename_axis(["metric", "attribute"]).reset_index()
 )
 
 # %% ../../nbs/vfr/09_baselines.ipynb #c388432d
@@ -470,55 +466,39 @@ def reweighing_sweep(
     return pd.DataFrame(rows)
 
 # %% ../../nbs/vfr/09_baselines.ipynb #6ce510c7
-PAPER_TABLE5 = pd.DataFrame(
-    [
-        ("B1", 0.644, 0.763, 0.831, 0.299, 1),
-        ("B2", 0.575, 0.749, 0.821, 0.264, 1),
-        ("B3", 0.834, 0.968, 0.994, 0.812, 4),
-        ("B4", 0.801, 0.932, 1.000, 0.800, 4),
-    ],
-    columns=["baseline", "DI_race", "DI_sex", "DI_ethnicity", "DI_age_bucket", "di_pass"],
-)
+PAPER_TABLE5 = published_table("vfr", "Table 5").rename_axis("baseline").reset_index()
 
 # %% ../../nbs/vfr/09_baselines.ipynb #b3132c65
-PAPER_TABLE6 = pd.DataFrame(
-    [
-        ("B1", 0.8776, 0.9528, 0.066, 0.498, 12, 0.437, 0.588, 0.595, 1, 0.0),
-        ("B2", 0.8578, 0.9373, 0.062, 0.426, 10, 0.436, 0.618, 0.607, 1, 1.98),
-        ("B3", 0.8316, 0.9532, 0.086, 0.490, 11, 0.346, 0.606, 0.607, 4, 4.60),
-        ("B4", 0.8352, 0.9528, 0.081, 0.476, 11, 0.350, 0.465, 0.587, 4, 4.24),
-    ],
-    columns=[
-        "baseline",
-        "accuracy",
-        "auroc",
-        "mean_vfr",
-        "max_vfr",
-        "flipped",
-        "kappa_mean",
-        "kappa_EOpp",
-        "kappa_EOD",
-        "di_pass",
-        "accuracy_cost_pp",
-    ],
-)
+def _paper_table6() -> pd.DataFrame:
+    "Table 6 and the accuracy cost vs B1 that §4.2.2 prints in the text (B1 is the reference: 0 by definition)."
+    t = published_table("vfr", "Table 6")
+    cost = [0.0 if b == "B1" else published_value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp") for b in t.index]
+    return t.assign(accuracy_cost_pp=cost).rename_axis("baseline").reset_index()
+
+
+PAPER_TABLE6 = _paper_table6()
 
 # %% ../../nbs/vfr/09_baselines.ipynb #46bf8e31
-PAPER_TABLE7 = pd.DataFrame(
-    [
-        ("Single-split main (canonical)", 0.9528, 4.24, True, 21),
-        ("Stratified 70/15/15 (seed 42)", 0.9418, 4.98, True, 21),
-        ("Admission-lean (no TC, no PS)", 0.8567, 5.02, True, 24),
-        ("Independent seed (seed 123)", 0.9426, 5.04, True, 21),
-    ],
-    columns=["protocol", "auroc", "accuracy_cost_pp", "all_4_di", "vfr_stable"],
-)
+def _paper_table7() -> pd.DataFrame:
+    "Table 7 with its printed row labels (`protocol`), which the data file keeps in the location of each cell."
+    t = published_table("vfr", "Table 7")
+    where = published_values("vfr").set_index("id")["location"]
+    protocol = [re.search(r"row '([^']*)'", where[f"table7.{k}.auroc"]).group(1) for k in t.index]
+    return t.reset_index(drop=True).assign(protocol=protocol)[["protocol", *t.columns]]
+
+
+PAPER_TABLE7 = _paper_table7()
 
 # %% ../../nbs/vfr/09_baselines.ipynb #cc6cbc1f
-PAPER_EQ5 = dict(
-    cross_model_cost_pp=(4.24, 5.39),
-    di_sweep_cost_pp=(4.24, 5.97),
-    di_sweep_targets=(0.80, 0.90),
-    reweighing_best_age_di=0.283,
-    reweighing_configurations=20,
+def _published_range(prefix: str) -> tuple:
+    "(lo, hi) of a range the paper prints: the ids `<prefix>.lo` and `<prefix>.hi` of vfr.csv."
+    return published_value("vfr", f"{prefix}.lo"), published_value("vfr", f"{prefix}.hi")
+
+
+PAPER_EQ5 = dict(  # §4.2.5 EQ5 and the extreme-λ reweighing sweep of §4.2.2
+    cross_model_cost_pp=_published_range("eq5.cross_model_cost_pp"),
+    di_sweep_cost_pp=_published_range("eq5.di_sweep_cost_pp"),
+    di_sweep_targets=_published_range("eq5.di_sweep_target"),
+    reweighing_best_age_di=published_value("vfr", "eq2.reweighing_best_age_di"),
+    reweighing_configurations=published_value("vfr", "eq2.reweighing_configurations"),
 )

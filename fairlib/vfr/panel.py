@@ -14,6 +14,7 @@ from types import MappingProxyType
 from sklearn.base import BaseEstimator, TransformerMixin
 from ..config import get_setting
 from ..core import FairlibInputError, atomic_path, check_binary, check_float, content_hash
+from ..published import published_table
 from .texas import ADMISSION_LEAN_FEATURES, END_OF_ENCOUNTER, FULL_FEATURES, TARGET
 
 # %% auto #0
@@ -546,20 +547,4 @@ def load_cached_scores(path, *, key: str | None = None) -> tuple[np.ndarray, flo
     return scores, fit_s
 
 # %% ../../nbs/vfr/04_panel.ipynb #4880356c
-PAPER_TABLE4 = pd.DataFrame(
-    [
-        ("xgboost", 0.878, 0.953, 0.863, 0.644, 0.763, 0.831, 0.299, 20),
-        ("lightgbm", 0.865, 0.943, 0.847, 0.595, 0.752, 0.821, 0.264, 20),
-        ("hist_gradient_boosting", 0.858, 0.939, 0.840, 0.603, 0.746, 0.820, 0.256, 20),
-        ("stacking", 0.853, 0.935, 0.834, 0.619, 0.744, 0.821, 0.258, 19),
-        ("random_forest", 0.853, 0.934, 0.834, 0.587, 0.742, 0.810, 0.240, 18),
-        ("bagging", 0.857, 0.934, 0.842, 0.676, 0.764, 0.831, 0.303, 19),
-        ("catboost", 0.847, 0.929, 0.826, 0.579, 0.730, 0.806, 0.232, 18),
-        ("gradient_boosting", 0.838, 0.922, 0.817, 0.617, 0.719, 0.796, 0.218, 16),
-        ("decision_tree", 0.840, 0.920, 0.816, 0.609, 0.742, 0.825, 0.270, 18),
-        ("adaboost", 0.814, 0.897, 0.794, 0.654, 0.693, 0.777, 0.227, 10),
-        ("extra_trees", 0.799, 0.887, 0.776, 0.587, 0.726, 0.768, 0.162, 13),
-        ("logistic_regression", 0.801, 0.881, 0.775, 0.534, 0.684, 0.757, 0.184, 15),
-    ],
-    columns=["model", "accuracy", "auroc", "f1", "DI_race", "DI_sex", "DI_ethnicity", "DI_age_bucket", "fair_28"],
-)
+PAPER_TABLE4 = published_table("vfr", "Table 4").rename_axis("model").reset_index()  # one row per model, as printed

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from pathlib import Path
 from ..core import FairlibInputError
+from ..published import published_value
 
 # %% auto #0
 __all__ = ['CODEBOOK_FILE', 'COLUMNS', 'PROTECTED_ATTRIBUTES', 'PROTECTED_SOURCE_COLUMNS', 'END_OF_ENCOUNTER', 'FULL_FEATURES',
@@ -18,6 +19,45 @@ __all__ = ['CODEBOOK_FILE', 'COLUMNS', 'PROTECTED_ATTRIBUTES', 'PROTECTED_SOURCE
 
 # %% ../../nbs/vfr/01_texas.ipynb #e3160486
 CODEBOOK_FILE = "texas100x_codebook.yaml"  # package data of fairlib.vfr
+
+# %% ../../nbs/vfr/01_texas.ipynb #692de948
+def _published_cohort(cb: dict) -> dict:
+    "The codebook's `paper_*` entries from fairlib/paper_values/vfr.csv, in the rows and labels the codebook lists."
+    v = lambda i: published_value("vfr", i)
+    share = lambda i: round(v(i) / 100, 6)  # a printed percentage as a share: 99.4 -> 0.994
+    t3 = [
+        dict(
+            attribute=r["attribute"],
+            label_printed=r["label_printed"],
+            label_corrected=r["label_corrected"],
+            **{c: v(f"table3.{r['attribute']}.{r['row']}.{c}") for c in ("n", "pct", "pos_rate")},
+        )
+        for r in cb["paper_table3"]
+    ]
+    hv = {
+        f"top_{k}": dict(records=v(f"table3.hospital_volume.top{k}.n"), pct=v(f"table3.hospital_volume.top{k}.pct"))
+        for k in (10, 50, 100, 200)
+    }
+    median = v("table3.hospital_volume.median_per_site.n")
+    q = [v("authors.hospital_volume.q1_per_site"), median, v("authors.hospital_volume.q3_per_site")]  # authors' notes
+    race = cb["labels"]["RACE"]  # the paper gives Black's share in the text, the authors' notes the others
+    return dict(
+        paper_table3=t3,
+        paper_base_rate_gaps={a: v(f"table3.{a}.all.brg") for a in dict.fromkeys(r["attribute"] for r in t3)},
+        paper_hospital_volume={**hv, "median_records_per_site": median, "quartiles_records_per_site": q},
+        paper_race_by_ethnicity={
+            c: share("cohort.black_coded_hispanic_pct")
+            if race[c] == "Black"
+            else v(f"authors.race_by_ethnicity.code{c}")
+            for c in sorted(race)
+        },
+        paper_overall_pos_rate=share("cohort.positive_rate_pct"),
+        paper_auroc=dict(
+            xgboost_full_80_20=v("table7.single_split.auroc"),
+            xgboost_full_70_15_15=v("table7.stratified_70_15_15.auroc"),
+            xgboost_admission_lean=v("table7.admission_lean.auroc"),
+        ),
+    )
 
 # %% ../../nbs/vfr/01_texas.ipynb #98e4bef3
 @functools.cache
@@ -32,7 +72,8 @@ def codebook() -> dict:
             f"Texas-100X codebook {CODEBOOK_FILE} is missing from the installed fairlib.vfr package; "
             "reinstall fairlib (pip install -e .) so its package data is present."
         )
-    return yaml.safe_load(res.read_text(encoding="utf-8"))
+    cb = yaml.safe_load(res.read_text(encoding="utf-8"))
+    return {**cb, **_published_cohort(cb)}
 
 # %% ../../nbs/vfr/01_texas.ipynb #9533f3fc
 COLUMNS = tuple(codebook()["columns"])  # the 12 Texas-100X columns, in file order
