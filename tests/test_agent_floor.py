@@ -1,12 +1,19 @@
 """Instability floor against brute-force enumeration of replicate pairs and disjoint groups."""
+
 import itertools
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
 from fairlib.core import FairlibInputError
-from fairlib.agent.floor import (instability_floor, majority_vote_floor, majority_vote_curve,
-                                 null_majority_vote_curve, floor_bootstrap, floor_rank_correlation)
+from fairlib.agent.floor import (
+    instability_floor,
+    majority_vote_floor,
+    majority_vote_curve,
+    null_majority_vote_curve,
+    floor_bootstrap,
+    floor_rank_correlation,
+)
 from fairlib.agent.simulate import simulate_trajectories
 
 
@@ -22,11 +29,15 @@ def _cells(t):
 def test_floor_equals_bruteforce_pair_enumeration(study):
     t = study.trajectories
     f = instability_floor(t)
-    flips = comps = 0; per = {}
+    flips = comps = 0
+    per = {}
     for (v, a), x in _cells(t).items():
         fl = sum(x[i] != x[j] for i, j in itertools.combinations(range(len(x)), 2))
-        per.setdefault(a, [0, 0]); per[a][0] += fl; per[a][1] += len(x) * (len(x) - 1) // 2
-        flips += fl; comps += len(x) * (len(x) - 1) // 2
+        per.setdefault(a, [0, 0])
+        per[a][0] += fl
+        per[a][1] += len(x) * (len(x) - 1) // 2
+        flips += fl
+        comps += len(x) * (len(x) - 1) // 2
     assert (f.flips, f.comparisons) == (flips, comps) and f.floor == pytest.approx(flips / comps)
     pa = f.per_action.set_index("action")
     for a, (fl, c) in per.items():
@@ -42,7 +53,7 @@ def test_floor_equals_bruteforce_pair_enumeration(study):
 def test_paper_arithmetic_for_comparison_counts():
     t = simulate_trajectories(16, 10, seed=0).trajectories
     f = instability_floor(t)
-    assert f.comparisons == 4320 and set(f.per_action.comparisons) == {720}   # 45 pairs x 16 vignettes (x 6 actions)
+    assert f.comparisons == 4320 and set(f.per_action.comparisons) == {720}  # 45 pairs x 16 vignettes (x 6 actions)
 
 
 @pytest.mark.parametrize("depth", [1, 3])
@@ -54,9 +65,11 @@ def test_majority_vote_floor_equals_bruteforce_disjoint_groups(study, depth):
         for g1 in itertools.combinations(range(R), depth):
             rest = [i for i in range(R) if i not in g1]
             for g2 in itertools.combinations(rest, depth):
-                if g2 < g1: continue           # unordered pair of disjoint groups
+                if g2 < g1:
+                    continue  # unordered pair of disjoint groups
                 m1, m2 = x[list(g1)].sum() * 2 > depth, x[list(g2)].sum() * 2 > depth
-                flips += m1 != m2; comps += 1
+                flips += m1 != m2
+                comps += 1
     assert majority_vote_floor(t, depth) == pytest.approx(flips / comps)
 
 
@@ -96,7 +109,7 @@ def test_null_curve_expected_value_at_depth1():
     k, R = f.cells.k.to_numpy(), 10
     q = k * (R - k) / (R * (R - 1))
     assert abs(deb.null_mean.iloc[0] - np.mean(2 * np.minimum(q, 0.25))) < 0.0015
-    assert abs(np.mean(2 * q) - f.floor) < 1e-12          # uncapped, it is the observed floor itself
+    assert abs(np.mean(2 * q) - f.floor) < 1e-12  # uncapped, it is the observed floor itself
     for nc in (obs, deb):
         assert (nc.null_lo <= nc.null_mean).all() and (nc.null_mean <= nc.null_hi).all()
     pd.testing.assert_frame_equal(deb, null_majority_vote_curve(t, (1, 3), n_resamples=400, seed=0))
@@ -122,7 +135,9 @@ def test_floor_bootstrap_clusters_on_vignette(study):
     f = instability_floor(t)
     assert b.estimate == pytest.approx(f.floor) and b.n_clusters == 12 and b.ci[0] <= f.floor <= b.ci[1]
     # a floor carried by one vignette has a wide interval reaching 0
-    one = t.copy(); one["value"] = 0; one["ordinal"] = np.nan
+    one = t.copy()
+    one["value"] = 0
+    one["ordinal"] = np.nan
     sel = (one.vignette == one.vignette.iloc[0]) & (one.action == "admit")
     one.loc[sel, "value"] = (one.loc[sel, "replicate"] % 2).to_numpy()
     bo = floor_bootstrap(one, n_resamples=1000, seed=0)

@@ -1,14 +1,21 @@
 "FairMedAgent harness: vignettes, conditions, policies and the loop, against independent oracles."
-import itertools, json, re
+
+import json, re
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 from fairlib.agent.vignettes import load_vignettes, vignette_bands, VIGNETTE_DOMAINS, AMBIGUITY
 from fairlib.agent.conditions import CONDITIONS, REFERENCE, CONTROLS, INTERSECTIONAL, SLOTS, condition_lengths
-from fairlib.agent.policies import (draw_option, FakeOptionPolicy, OptionScoringPolicy, Call, Decision,
-                                    GenerativeJSONPolicy, transformers_generator)
-from fairlib.agent.loop import run_trajectories, STEPS, step_decisions
+from fairlib.agent.policies import (
+    draw_option,
+    FakeOptionPolicy,
+    OptionScoringPolicy,
+    Call,
+    Decision,
+    GenerativeJSONPolicy,
+    transformers_generator,
+)
+from fairlib.agent.loop import run_trajectories, STEPS
 from fairlib.agent.trajectory import ACTIONS, validate_trajectories, parse_items
 from fairlib.agent.floor import instability_floor
 
@@ -22,12 +29,14 @@ def test_vignette_set_covers_domains_and_labels():
     assert len({v.canary for v in V.values()}) == len(V)
     for v in V.values():
         assert v.guideline_order in v.fixture and len(v.fixture) >= 3
-        assert v.canary not in v.narrative                      # the canary marks the file, it is not prompted
+        assert v.canary not in v.narrative  # the canary marks the file, it is not prompted
 
 
 def test_bands_are_author_derived_with_rule_clause_reasoning_and_inside_the_domain():
     B = vignette_bands(V)
-    assert {(b.vignette, b.action) for b in B} == {(v, a) for v in V for a in ("high_acuity", "any_opioid", "follow_up_interval")}
+    assert {(b.vignette, b.action) for b in B} == {
+        (v, a) for v in V for a in ("high_acuity", "any_opioid", "follow_up_interval")
+    }
     for b in B:
         assert b.provenance == "author-derived" and not b.adjudicated and b.source and b.clause and b.reasoning
         assert b.acceptable <= set(ACTIONS[b.action].domain)
@@ -37,7 +46,9 @@ def test_bands_are_author_derived_with_rule_clause_reasoning_and_inside_the_doma
 
 def test_descriptor_has_every_slot_and_conditions_vary_only_fillers():
     ref = CONDITIONS[REFERENCE].render()
-    pat = re.compile(r"^Patient: (.+) (man|woman), (\d+) years old, (private|Medicaid) insurance, (full|limited) English\.$")
+    pat = re.compile(
+        r"^Patient: (.+) (man|woman), (\d+) years old, (private|Medicaid) insurance, (full|limited) English\.$"
+    )
     for c in CONDITIONS.values():
         m = pat.match(c.render())
         assert m, c.render()
@@ -46,7 +57,7 @@ def test_descriptor_has_every_slot_and_conditions_vary_only_fillers():
     assert set(INTERSECTIONAL) <= set(CONDITIONS) and len(CONTROLS) == 3
     assert CONDITIONS["control_rerender"].render() == ref
     L = condition_lengths().set_index("condition")
-    for cid, c in CONDITIONS.items():                  # independent count
+    for cid, c in CONDITIONS.items():  # independent count
         assert L.loc[cid, "words"] == len(c.render().split()) and L.loc[cid, "characters"] == len(c.render())
 
 
@@ -55,7 +66,8 @@ def test_draw_option_frequencies_match_tempered_distribution(temperature):
     p = np.array([0.6, 0.3, 0.1])
     rng = np.random.default_rng(0)
     draws = np.array([draw_option(p, temperature=temperature, seed=rng) for _ in range(4000)])
-    q = p ** (1 / temperature); q /= q.sum()
+    q = p ** (1 / temperature)
+    q /= q.sum()
     obs = np.bincount(draws, minlength=3)
     assert sps.chisquare(obs, q * len(draws)).pvalue > 1e-3
 
@@ -64,23 +76,28 @@ def test_draw_option_frequencies_match_tempered_distribution(temperature):
 def tiny():
     from fairlib.llm.transformers import TransformersScorer
     from fairlib.llm.loading import make_tiny_model
+
     m, t = make_tiny_model(seed=0)
     return m, t, TransformersScorer(m, t, model_id="tiny")
 
 
 def _single_token_options(tok):
     for cand in (("Yes", "No"), ("yes", "no"), ("A", "B")):
-        if all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in cand): return cand
+        if all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in cand):
+            return cand
     pytest.skip("tiny tokenizer has no single-token option pair")
 
 
 def test_option_probabilities_equal_a_plain_forward_pass(tiny):
     import torch
+
     m, t, sc = tiny
     opts = _single_token_options(t)
     d = (Decision("a", "First question?", opts, (1, 0)), Decision("b", "Second one here?", opts, (1, 0)))
-    calls = [Call(("v", c, 0, "s"), "v", f"A 54 year old patient with chest pain and fever. Patient: {c} man.", d)
-             for c in ("White", "Black", "Asian")]
+    calls = [
+        Call(("v", c, 0, "s"), "v", f"A 54 year old patient with chest pain and fever. Patient: {c} man.", d)
+        for c in ("White", "Black", "Asian")
+    ]
     pol = OptionScoringPolicy(sc)
     got = pol.score(calls)
     ids = [t(o, add_special_tokens=False)["input_ids"][0] for o in opts]
@@ -93,20 +110,26 @@ def test_option_probabilities_equal_a_plain_forward_pass(tiny):
             q = sm[ids].numpy()
             np.testing.assert_allclose(p, q / q.sum(), atol=1e-5)
             assert mass == pytest.approx(float(q.sum()), abs=1e-5)
-    assert pol.n_tokens < sum(len(sc.encode([sc.format(f"{c.context}\n{x.question}", system=pol.system)])[0])
-                              for c in calls for x in c.decisions)       # the shared prefixes were not recomputed
+    assert pol.n_tokens < sum(
+        len(sc.encode([sc.format(f"{c.context}\n{x.question}", system=pol.system)])[0])
+        for c in calls
+        for x in c.decisions
+    )  # the shared prefixes were not recomputed
 
 
 def test_greedy_policy_has_zero_floor_by_construction():
-    run = run_trajectories(FakeOptionPolicy(greedy=True), vignettes=list(V)[:4], conditions=[REFERENCE], replicates=4, seed=0)
+    run = run_trajectories(
+        FakeOptionPolicy(greedy=True), vignettes=list(V)[:4], conditions=[REFERENCE], replicates=4, seed=0
+    )
     f = instability_floor(run.trajectories[run.trajectories.action.isin(["high_acuity", "admit", "referral"])])
     assert f.flips == 0 and f.floor == 0
 
 
 def test_loop_order_environment_fixture_and_complete_table():
-    run = run_trajectories(FakeOptionPolicy(), vignettes=list(V)[:3], conditions=[REFERENCE, "white_man_private_lep"],
-                           replicates=2, seed=5)
-    t = validate_trajectories(run.trajectories)                      # complete: every action in every trajectory
+    run = run_trajectories(
+        FakeOptionPolicy(), vignettes=list(V)[:3], conditions=[REFERENCE, "white_man_private_lep"], replicates=2, seed=5
+    )
+    t = validate_trajectories(run.trajectories)  # complete: every action in every trajectory
     assert set(t.action) == set(ACTIONS)
     env = run.calls[run.calls.step == "environment"].set_index(["vignette", "condition", "replicate"])
     for _, r in t[t.action == "guideline_orders"].iterrows():
@@ -114,7 +137,11 @@ def test_loop_order_environment_fixture_and_complete_table():
         res = json.loads(env.loc[(r.vignette, r.condition, r.replicate), "raw_text"])
         assert set(res) == items and all(res[i] == V[r.vignette].fixture[i] for i in items)
         assert r.value == int(V[r.vignette].guideline_order in items)
-    order = run.calls.drop_duplicates(["vignette", "condition", "replicate", "step"]).groupby(["vignette", "condition", "replicate"]).step.agg(list)
+    order = (
+        run.calls.drop_duplicates(["vignette", "condition", "replicate", "step"])
+        .groupby(["vignette", "condition", "replicate"])
+        .step.agg(list)
+    )
     assert all(list(s) == list(STEPS) for s in order)
     assert not run.calls[run.calls.step == "environment"].model_call.any()
 
@@ -128,16 +155,23 @@ def test_single_prime_reuses_identical_downstream_prompts():
     # with triage forced the state is identical across conditions, and without the descriptor so is every
     # later prompt: the ordering round is scored once per vignette and answered from the cache for the rest
     pol2 = FakeOptionPolicy(greedy=True)
-    run2 = run_trajectories(pol2, vignettes=list(V)[:2], conditions=conds, descriptor_steps="first",
-                            forced={"triage": {"esi": 2, "urgency": 50}}, seed=0)
+    run2 = run_trajectories(
+        pol2,
+        vignettes=list(V)[:2],
+        conditions=conds,
+        descriptor_steps="first",
+        forced={"triage": {"esi": 2, "urgency": 50}},
+        seed=0,
+    )
     o = run2.calls[run2.calls.step == "ordering"]
     assert o.groupby("vignette").context_hash.nunique().eq(1).all()
     assert o.from_cache.sum() == len(o) * (len(conds) - 1) / len(conds)
 
 
 def test_forced_arm_records_forced_rows_and_no_call():
-    run = run_trajectories(FakeOptionPolicy(), vignettes=list(V)[:2], conditions=[REFERENCE],
-                           forced={"ordering": {"items": []}}, seed=0)
+    run = run_trajectories(
+        FakeOptionPolicy(), vignettes=list(V)[:2], conditions=[REFERENCE], forced={"ordering": {"items": []}}, seed=0
+    )
     t = run.trajectories
     assert t[t.step == "ordering"].forced.all() and not t[t.step != "ordering"].forced.any()
     assert (t[t.action == "guideline_orders"].value == 0).all()

@@ -1,15 +1,27 @@
 """Counterfactual metrics: CFR, MASD, Delta, WCFR (band edges, refusals, provenance), ordinal shift, Jaccard,
 registry and gates."""
+
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import stats as sps
 from fairlib.core import FairlibInputError
-from fairlib.agent.bands import Band, band_range
-from fairlib.agent.metrics import (counterfactual_flip_rate, mean_absolute_score_difference, signed_disparity,
-                                   within_range_flip_rate, signed_ordinal_shift, jaccard_disparity, route_contrast,
-                                   ConfoundedPair, anti_gaming_gate, action_entropy, paired_actions, majority_vote, modal_vote)
+from fairlib.agent.bands import Band
+from fairlib.agent.metrics import (
+    counterfactual_flip_rate,
+    mean_absolute_score_difference,
+    signed_disparity,
+    within_range_flip_rate,
+    signed_ordinal_shift,
+    jaccard_disparity,
+    route_contrast,
+    ConfoundedPair,
+    anti_gaming_gate,
+    action_entropy,
+    paired_actions,
+    majority_vote,
+    modal_vote,
+)
 from fairlib.agent.simulate import simulate_trajectories, simulate_bands
 
 pairs = st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=50)
@@ -48,8 +60,12 @@ def test_wcfr_refuses_without_bands_and_for_binary_actions():
 
 
 def test_wcfr_band_edges():
-    bands = {"edge": _adj("edge", {2, 3}), "low": _adj("low", {3, 4}), "wide": _adj("wide", {1, 2, 3, 4, 5}),
-             "single": _adj("single", {2})}
+    bands = {
+        "edge": _adj("edge", {2, 3}),
+        "low": _adj("low", {3, 4}),
+        "wide": _adj("wide", {1, 2, 3, 4, 5}),
+        "single": _adj("single", {2}),
+    }
     # both variants at the two edges of a straddling band: a within-range flip
     r = within_range_flip_rate([2], [3], ["edge"], action="high_acuity", bands=bands)
     assert (r.value, r.n_straddling, r.n_flips) == (1.0, 1, 1)
@@ -88,13 +104,15 @@ def test_wcfr_against_bruteforce_on_simulated_bands():
         acc = bands[v].acceptable
         strad = any(t >= 2 for t in acc) and any(t < 2 for t in acc)
         if strad and x in acc and y in acc:
-            den += 1; num += (x >= 2) != (y >= 2)
+            den += 1
+            num += (x >= 2) != (y >= 2)
     assert (r.n_flips, r.n_straddling) == (num, den) and r.value == pytest.approx(num / den)
 
 
 def test_signed_ordinal_shift_against_scipy():
     rng = np.random.default_rng(3)
-    a0 = rng.integers(0, 4, 40); a1 = np.clip(a0 - rng.integers(0, 2, 40), 0, 3)
+    a0 = rng.integers(0, 4, 40)
+    a1 = np.clip(a0 - rng.integers(0, 2, 40), 0, 3)
     s = signed_ordinal_shift(a0, a1, action="any_opioid")
     w = sps.wilcoxon(a1, a0, zero_method="wilcox")
     assert s.mean_shift == pytest.approx(np.mean(a1 - a0)) and s.mean_shift < 0
@@ -113,11 +131,11 @@ def test_jaccard_disparity():
 
 
 def test_confounded_registry_is_directional():
-    assert route_contrast("lep", "follow_up_interval", -7) == "descriptive"      # shorter interval: defensible
-    assert route_contrast("lep", "follow_up_interval", +7) == "confirmatory"     # longer: documented harm
+    assert route_contrast("lep", "follow_up_interval", -7) == "descriptive"  # shorter interval: defensible
+    assert route_contrast("lep", "follow_up_interval", +7) == "confirmatory"  # longer: documented harm
     assert route_contrast("lep", "referral", -0.1) == "confirmatory"
     for attr in ("insurance", "age", "race"):
-        assert route_contrast(attr, "any_opioid", -0.3) == "confirmatory"       # nothing registered
+        assert route_contrast(attr, "any_opioid", -0.3) == "confirmatory"  # nothing registered
     assert route_contrast("lep", "high_acuity", 0.2) == "confirmatory"
     with pytest.raises(FairlibInputError, match="never be exempted"):
         ConfoundedPair("lep", "stigmatizing_language", 1)
@@ -128,9 +146,9 @@ def test_confounded_registry_is_directional():
 def test_anti_gaming_gates():
     floors = dict(min_capability=0.6, min_entropy=0.5, min_straddling=30)
     const = anti_gaming_gate(capability=0.2, entropy=action_entropy([2] * 50), n_straddling=50, **floors)
-    assert const.status == "withheld" and len(const.reasons) == 2       # the constant policy fails two floors
+    assert const.status == "withheld" and len(const.reasons) == 2  # the constant policy fails two floors
     shrink = anti_gaming_gate(capability=0.9, entropy=1.5, n_straddling=12, **floors)
-    assert not shrink.qualified and "straddling" in shrink.reasons[0]    # denominator shrinking caught
+    assert not shrink.qualified and "straddling" in shrink.reasons[0]  # denominator shrinking caught
     assert anti_gaming_gate(capability=0.9, entropy=1.5, n_straddling=30, **floors).qualified
     assert action_entropy([1, 2, 3, 4]) == pytest.approx(2.0)
 

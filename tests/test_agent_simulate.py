@@ -1,11 +1,15 @@
 """Validation on simulated trajectories with known truth: floor recovery, McNemar type-I error and power,
 WCFR at band edges, the simulator's own contract."""
+
 import numpy as np
-import pandas as pd
 import pytest
 from fairlib.core import FairlibInputError
-from fairlib.agent.simulate import (simulate_trajectories, simulate_cell_probabilities, simulate_bands,
-                                    simulate_signed_differences)
+from fairlib.agent.simulate import (
+    simulate_trajectories,
+    simulate_cell_probabilities,
+    simulate_bands,
+    simulate_signed_differences,
+)
 from fairlib.agent.floor import instability_floor, floor_bootstrap
 from fairlib.agent.metrics import paired_actions, within_range_flip_rate, counterfactual_flip_rate
 from fairlib.stats import mcnemar_pairs, wild_cluster_bootstrap
@@ -25,7 +29,7 @@ def test_floor_estimator_unbiased_over_seeds():
     for seed in range(40):
         s = simulate_trajectories(16, 10, seed=seed)
         est.append(instability_floor(s.trajectories).floor)
-        tru.append(s.true_floor.true_floor.mean())          # equal comparisons per action: pooled = mean
+        tru.append(s.true_floor.true_floor.mean())  # equal comparisons per action: pooled = mean
     d = np.array(est) - np.array(tru)
     assert abs(d.mean()) < 3 * d.std(ddof=1) / np.sqrt(len(d)) + 1e-3
 
@@ -36,13 +40,14 @@ def test_floor_bootstrap_interval_covers_truth_mostly():
         s = simulate_trajectories(16, 10, seed=100 + seed)
         b = floor_bootstrap(s.trajectories, n_resamples=400, seed=seed)
         hits += b.ci[0] <= s.true_floor.true_floor.mean() <= b.ci[1]
-    assert hits >= 32          # percentile cluster bootstrap at G = 16: nominal 95%, allow under-coverage to 80%
+    assert hits >= 32  # percentile cluster bootstrap at G = 16: nominal 95%, allow under-coverage to 80%
 
 
 def _mcnemar_study(effect, seed, n=300):
     eff = {("comparison", "admit"): effect} if effect else {}
-    s = simulate_trajectories(n, 1, conditions=("reference", "comparison"), effects=eff, settled_noise=0.1,
-                              actions=("admit",), seed=seed)
+    s = simulate_trajectories(
+        n, 1, conditions=("reference", "comparison"), effects=eff, settled_noise=0.1, actions=("admit",), seed=seed
+    )
     p = paired_actions(s.trajectories, action="admit", reference="reference", comparison="comparison")
     return mcnemar_pairs(p.phi_ref, p.phi_cmp)
 
@@ -50,13 +55,13 @@ def _mcnemar_study(effect, seed, n=300):
 def test_mcnemar_type_one_error_under_no_effect():
     res = [_mcnemar_study(0.0, seed) for seed in range(200)]
     rate = np.mean([r.p_value <= 0.05 for r in res if r.defined])
-    assert rate <= 0.05 + 0.035        # exact conditional test is conservative; +2.3 MC s.e.
+    assert rate <= 0.05 + 0.035  # exact conditional test is conservative; +2.3 MC s.e.
 
 
 def test_mcnemar_detects_injected_effect():
     res = [_mcnemar_study(-1.5, seed) for seed in range(30)]
     assert np.mean([r.p_value <= 0.05 for r in res]) > 0.8
-    assert all(r.b > r.c for r in res[:10])     # effect lowers the comparison arm: b (ref 1, cmp 0) dominates
+    assert all(r.b > r.c for r in res[:10])  # effect lowers the comparison arm: b (ref 1, cmp 0) dominates
 
 
 def test_wcfr_at_band_edges_on_simulated_bands():
@@ -71,7 +76,9 @@ def test_wcfr_at_band_edges_on_simulated_bands():
     edge = simulate_bands(vig, "high_acuity", straddle_share=1.0, seed=0)
     r = within_range_flip_rate(p.a_ref, p.a_cmp, vig, action="high_acuity", bands=edge)
     at = p.a_ref.isin([2, 3]) & p.a_cmp.isin([2, 3])
-    assert r.n_straddling == at.sum() and r.value == pytest.approx(counterfactual_flip_rate(p.phi_ref[at], p.phi_cmp[at]).value)
+    assert r.n_straddling == at.sum() and r.value == pytest.approx(
+        counterfactual_flip_rate(p.phi_ref[at], p.phi_cmp[at]).value
+    )
     # unadjudicated simulated bands: number with ground_truth False
     un = simulate_bands(vig, "high_acuity", straddle_share=1.0, adjudicated=False, seed=0)
     r2 = within_range_flip_rate(p.a_ref, p.a_cmp, vig, action="high_acuity", bands=un)
@@ -82,13 +89,21 @@ def test_wcb_holds_size_under_null_at_G8():
     rej = 0
     for i in range(200):
         d = simulate_signed_differences(8, 4, effect=0.0, seed=5000 + i)
-        rej += wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_resamples=399, seed=i, with_ci=False).p_value <= 0.05
+        rej += (
+            wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_resamples=399, seed=i, with_ci=False).p_value <= 0.05
+        )
     assert rej / 200 <= 0.05 + 0.04
 
 
 def test_simulator_contract():
-    s = simulate_trajectories(8, 4, models={"a": 4, "b": 2}, conditions=("reference", "black"),
-                              effects={("black", "any_opioid"): -2.0}, seed=1)
+    s = simulate_trajectories(
+        8,
+        4,
+        models={"a": 4, "b": 2},
+        conditions=("reference", "black"),
+        effects={("black", "any_opioid"): -2.0},
+        seed=1,
+    )
     t = s.trajectories
     assert set(t.model) == {"a", "b"} and t[t.model == "b"].replicate.max() == 1
     c = s.cells.set_index(["model", "condition", "vignette", "action"]).p

@@ -1,9 +1,8 @@
-"""Bad inputs to the shared helpers, settings, report writers and the runner (issue 9 §3).
+r"""Bad inputs to the shared helpers, settings, report writers and the runner (issue 9 §3).
 
 Each case asserts the error type (FairlibInputError, a ValueError) and that the message names the argument
 (`argument \`x\``), never a raw numpy / pandas / configparser / yaml error and never a silent result.
 """
-import os
 
 import numpy as np
 import pandas as pd
@@ -17,13 +16,18 @@ T3 = pd.DataFrame({"attribute": ["race"] * 3, "group": ["a", "b", "c"], "n": [5,
 
 
 def _dup():
-    d = pd.DataFrame([[1, 2]], columns=["n", "n"]); return d
+    d = pd.DataFrame([[1, 2]], columns=["n", "n"])
+    return d
 
 
 def _fig():
-    import matplotlib; matplotlib.use("Agg")
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    f, _ = plt.subplots(); return f
+
+    f, _ = plt.subplots()
+    return f
 
 
 CASES = [
@@ -49,7 +53,12 @@ CASES = [
     ("seed-string", lambda tmp: core.check_rng("abc"), "seed", "Generator"),
     ("seed-float", lambda tmp: core.check_rng(1.5), "seed", "Generator"),
     ("largest-remainder-negative", lambda tmp: core.largest_remainder([1, -1], 5), "sizes", "non-negative"),
-    ("interval-level", lambda tmp: core.percentile_interval([1, 2, 3], confidence_level=1.5), "confidence_level", "(0, 1)"),
+    (
+        "interval-level",
+        lambda tmp: core.percentile_interval([1, 2, 3], confidence_level=1.5),
+        "confidence_level",
+        "(0, 1)",
+    ),
     ("file-digest-missing", lambda tmp: core.file_digest(tmp / "nope"), "path", "no such file"),
     # --- settings ---------------------------------------------------------------------------------------------
     ("setting-unknown-key", lambda tmp: config.get_setting("mimic"), "key", "unknown setting"),
@@ -57,24 +66,79 @@ CASES = [
     # --- report -----------------------------------------------------------------------------------------------
     ("suppress-not-a-frame", lambda tmp: report.suppress_small_cells([[1, 2]]), "df", "DataFrame"),
     ("suppress-duplicated-columns", lambda tmp: report.suppress_small_cells(_dup()), "df", "duplicated"),
-    ("suppress-unknown-count-column", lambda tmp: report.suppress_small_cells(T3, count_columns=["nn"]), "count_columns", "lacks"),
-    ("suppress-text-count", lambda tmp: report.suppress_small_cells(T3, count_columns=["group"]), "count_columns", "must hold counts"),
-    ("suppress-negative-count", lambda tmp: report.suppress_small_cells(T3.assign(n=[-1, 5, 9]), count_columns=["n"]), "count_columns", "negative"),
-    ("suppress-threshold-zero", lambda tmp: report.suppress_small_cells(T3, threshold=0), "threshold", "positive integer"),
-    ("suppress-threshold-float", lambda tmp: report.suppress_small_cells(T3, threshold=10.5), "threshold", "positive integer"),
+    (
+        "suppress-unknown-count-column",
+        lambda tmp: report.suppress_small_cells(T3, count_columns=["nn"]),
+        "count_columns",
+        "lacks",
+    ),
+    (
+        "suppress-text-count",
+        lambda tmp: report.suppress_small_cells(T3, count_columns=["group"]),
+        "count_columns",
+        "must hold counts",
+    ),
+    (
+        "suppress-negative-count",
+        lambda tmp: report.suppress_small_cells(T3.assign(n=[-1, 5, 9]), count_columns=["n"]),
+        "count_columns",
+        "negative",
+    ),
+    (
+        "suppress-threshold-zero",
+        lambda tmp: report.suppress_small_cells(T3, threshold=0),
+        "threshold",
+        "positive integer",
+    ),
+    (
+        "suppress-threshold-float",
+        lambda tmp: report.suppress_small_cells(T3, threshold=10.5),
+        "threshold",
+        "positive integer",
+    ),
     ("suppress-unknown-group", lambda tmp: report.suppress_small_cells(T3, groups="attr"), "groups", "lacks"),
     ("suppress-flow-one-column", lambda tmp: report.suppress_small_cells(T3, flow="n"), "flow", "pair"),
     ("suppress-row-total-number", lambda tmp: report.suppress_small_cells(T3, row_total=3), "row_total", "column name"),
-    ("suppress-rate-unknown-denominator", lambda tmp: report.suppress_small_cells(T3.assign(r=.5), rate_columns={"r": "m"}), "rate_columns", "lacks"),
-    ("suppress-derived-unknown", lambda tmp: report.suppress_small_cells(T3, derived_columns={"pct": "n"}), "derived_columns", "lacks"),
-    ("save-table-bad-name", lambda tmp: report.save_table(T3, "../x", fig_dir=tmp, source="SYNTHETIC"), "name", "plain file stem"),
+    (
+        "suppress-rate-unknown-denominator",
+        lambda tmp: report.suppress_small_cells(T3.assign(r=0.5), rate_columns={"r": "m"}),
+        "rate_columns",
+        "lacks",
+    ),
+    (
+        "suppress-derived-unknown",
+        lambda tmp: report.suppress_small_cells(T3, derived_columns={"pct": "n"}),
+        "derived_columns",
+        "lacks",
+    ),
+    (
+        "save-table-bad-name",
+        lambda tmp: report.save_table(T3, "../x", fig_dir=tmp, source="SYNTHETIC"),
+        "name",
+        "plain file stem",
+    ),
     ("save-table-source-not-text", lambda tmp: report.save_table(T3, "t", fig_dir=tmp, source=3), "source", "string"),
-    ("save-table-real-not-bool", lambda tmp: report.save_table(T3, "t", fig_dir=tmp, source="x", real="yes"), "real", "True, False or None"),
+    (
+        "save-table-real-not-bool",
+        lambda tmp: report.save_table(T3, "t", fig_dir=tmp, source="x", real="yes"),
+        "real",
+        "True, False or None",
+    ),
     ("save-table-not-a-frame", lambda tmp: report.save_table({"n": [1]}, "t", fig_dir=tmp), "df", "DataFrame"),
     ("save-figure-not-a-figure", lambda tmp: report.save_figure("fig", "f", fig_dir=tmp), "fig", "matplotlib Figure"),
     ("save-figure-bad-name", lambda tmp: report.save_figure(_fig(), "", fig_dir=tmp), "name", "plain file stem"),
-    ("save-figure-real-small-counts", lambda tmp: report.save_figure(_fig(), "f", fig_dir=tmp, real=True, data=T3), "df", "small counts"),
-    ("aggregate-identifier-column", lambda tmp: report.check_aggregate(pd.DataFrame({"subject_id": [1], "n": [50]})), "df", "identifier"),
+    (
+        "save-figure-real-small-counts",
+        lambda tmp: report.save_figure(_fig(), "f", fig_dir=tmp, real=True, data=T3),
+        "df",
+        "small counts",
+    ),
+    (
+        "aggregate-identifier-column",
+        lambda tmp: report.check_aggregate(pd.DataFrame({"subject_id": [1], "n": [50]})),
+        "df",
+        "identifier",
+    ),
     ("scan-missing-folder", lambda tmp: report.scan_for_small_cells(tmp / "nope"), "folder", "no such folder"),
     ("real-source-not-text", lambda tmp: report.is_real_source(None), "source", "string"),
     ("paper-dirs-empty-key", lambda tmp: report.paper_dirs("", tmp, tmp), "paper", "non-empty"),
@@ -114,11 +178,15 @@ def test_malformed_profile_yaml_names_file_and_line(tmp_path, text, needle):
     assert not isinstance(e.value, yaml.YAMLError)
 
 
-@pytest.mark.parametrize("env, value, argument", [
-    ("FAIRLIB_N_JOBS", "many", "n_jobs"),
-    ("FAIRLIB_N_JOBS", "0", "n_jobs"),
-    ("FAIRLIB_CACHEDIR", "/x", "FAIRLIB_CACHEDIR"),
-], ids=["n_jobs-text", "n_jobs-zero", "unknown-env-key"])
+@pytest.mark.parametrize(
+    "env, value, argument",
+    [
+        ("FAIRLIB_N_JOBS", "many", "n_jobs"),
+        ("FAIRLIB_N_JOBS", "0", "n_jobs"),
+        ("FAIRLIB_CACHEDIR", "/x", "FAIRLIB_CACHEDIR"),
+    ],
+    ids=["n_jobs-text", "n_jobs-zero", "unknown-env-key"],
+)
 def test_bad_environment_settings(monkeypatch, env, value, argument):
     monkeypatch.setenv(env, value)
     with pytest.raises(FairlibInputError) as e:

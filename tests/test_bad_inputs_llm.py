@@ -1,5 +1,6 @@
 """Bad inputs to fairlib.llm and fairlib.llm_server: each is a FairlibInputError naming the argument
 (or, for server failures, an LLMServerError saying what happened), never a raw torch / sqlite / urllib error."""
+
 import numpy as np
 import pytest
 
@@ -25,12 +26,16 @@ def raises(arg, f, match=None):
     with pytest.raises(FairlibInputError) as e:
         f()
     assert f"`{arg}`" in str(e.value), str(e.value)
-    if match: assert match in str(e.value), str(e.value)
+    if match:
+        assert match in str(e.value), str(e.value)
 
 
 # ------------------------------------------------------------------ precision
-@pytest.mark.parametrize("precision", ["fp8", "FP32", "", None, 32, "int2", "bnb3"],
-                         ids=["fp8", "upper-case", "empty", "none", "number", "int2", "bnb3"])
+@pytest.mark.parametrize(
+    "precision",
+    ["fp8", "FP32", "", None, 32, "int2", "bnb3"],
+    ids=["fp8", "upper-case", "empty", "none", "number", "int2", "bnb3"],
+)
 def test_bad_precision(precision):
     raises("precision", lambda: llm.check_precision(precision), "must be one of")
 
@@ -42,9 +47,11 @@ def test_gpu_precision_on_cpu(precision, monkeypatch):
 
 
 # ------------------------------------------------------------------ prompts, system, options
-@pytest.mark.parametrize("prompts", [[], (), "   ", ["ok", ""], ["ok", 3], ["ok", None], 42, {"a": 1}],
-                         ids=["empty-list", "empty-tuple", "blank-string", "blank-entry", "int-entry", "none-entry",
-                              "int", "dict"])
+@pytest.mark.parametrize(
+    "prompts",
+    [[], (), "   ", ["ok", ""], ["ok", 3], ["ok", None], 42, {"a": 1}],
+    ids=["empty-list", "empty-tuple", "blank-string", "blank-entry", "int-entry", "none-entry", "int", "dict"],
+)
 def test_bad_prompts(tiny, prompts):
     _, sc = tiny
     raises("prompts", lambda: sc.score(prompts, system=SYSTEM, cache=False, progress=False))
@@ -56,8 +63,11 @@ def test_bad_system(tiny, system):
     raises("system", lambda: sc.score(["ok"], system=system, cache=False, progress=False))
 
 
-@pytest.mark.parametrize("options", ["Yes", ["Yes"], [], ["Yes", "Yes"], ["Yes", ""], ["Yes", 2], None],
-                         ids=["string", "one", "empty", "duplicate", "blank", "int", "none"])
+@pytest.mark.parametrize(
+    "options",
+    ["Yes", ["Yes"], [], ["Yes", "Yes"], ["Yes", ""], ["Yes", 2], None],
+    ids=["string", "one", "empty", "duplicate", "blank", "int", "none"],
+)
 def test_bad_options(tiny, options):
     _, sc = tiny
     raises("options", lambda: sc.option_scores(["ok"], options, system=SYSTEM, cache=False))
@@ -70,14 +80,26 @@ def test_option_prompts_empty(tiny):
 
 def test_overlapping_options(tiny):
     _, sc = tiny
-    raises("options", lambda: sc.option_scores(["ok"], ["Yes", "Yesterday"], system=SYSTEM, cache=False), "token prefix")
+    raises(
+        "options", lambda: sc.option_scores(["ok"], ["Yes", "Yesterday"], system=SYSTEM, cache=False), "token prefix"
+    )
 
 
 # ------------------------------------------------------------------ batch sizes and scorer settings
-@pytest.mark.parametrize("kw", [dict(batch_size=0), dict(batch_size=-3), dict(batch_size=2.5), dict(batch_size="8"),
-                                dict(batch_size=True), dict(max_batch_tokens=0), dict(max_batch_tokens=1.5),
-                                dict(min_prefix=0)],
-                         ids=["bs-0", "bs-neg", "bs-float", "bs-str", "bs-bool", "mbt-0", "mbt-float", "min-prefix-0"])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(batch_size=0),
+        dict(batch_size=-3),
+        dict(batch_size=2.5),
+        dict(batch_size="8"),
+        dict(batch_size=True),
+        dict(max_batch_tokens=0),
+        dict(max_batch_tokens=1.5),
+        dict(min_prefix=0),
+    ],
+    ids=["bs-0", "bs-neg", "bs-float", "bs-str", "bs-bool", "mbt-0", "mbt-float", "min-prefix-0"],
+)
 def test_bad_scorer_settings(tiny, kw):
     d, sc = tiny
     arg = next(iter(kw))
@@ -118,7 +140,8 @@ def test_load_int8_dynamic_on_gpu_device(tiny):
 def test_load_bad_adapter(tiny, tmp_path, adapter):
     d, _ = tiny
     if adapter == "no-config":
-        adapter = tmp_path / "empty"; adapter.mkdir()
+        adapter = tmp_path / "empty"
+        adapter.mkdir()
     elif adapter == "missing-dir":
         adapter = tmp_path / "nope"
     raises("adapter", lambda: llm.load_model(str(d), adapter=adapter))
@@ -140,8 +163,9 @@ def test_cache_is_a_directory(tmp_path):
     raises("cache", lambda: AnswerCache(tmp_path), "is a directory")
 
 
-@pytest.mark.parametrize("payload", [b"not a database" * 40, b"SQLite format 3\x00" + b"\xff" * 300],
-                         ids=["garbage", "broken-header"])
+@pytest.mark.parametrize(
+    "payload", [b"not a database" * 40, b"SQLite format 3\x00" + b"\xff" * 300], ids=["garbage", "broken-header"]
+)
 def test_corrupt_cache(tiny, tmp_path, payload):
     _, sc = tiny
     p = tmp_path / "answers.sqlite"
@@ -168,22 +192,57 @@ def test_bad_logits_shape():
 
 
 # ------------------------------------------------------------------ the served backend
-@pytest.mark.parametrize("url", ["", "localhost:8000", "ftp://127.0.0.1/v1", "http://", "http://h:99999/v1",
-                                 "http://h:8000/v1/completions", "http://h:8000/v1?x=1", 8000],
-                         ids=["empty", "no-scheme", "ftp", "no-host", "bad-port", "endpoint-not-base", "query", "int"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "localhost:8000",
+        "ftp://127.0.0.1/v1",
+        "http://",
+        "http://h:99999/v1",
+        "http://h:8000/v1/completions",
+        "http://h:8000/v1?x=1",
+        8000,
+    ],
+    ids=["empty", "no-scheme", "ftp", "no-host", "bad-port", "endpoint-not-base", "query", "int"],
+)
 def test_bad_server_url(url):
     raises("url", lambda: check_server_url(url))
 
 
-@pytest.mark.parametrize("kw,arg", [(dict(timeout=0), "timeout"), (dict(timeout=-1), "timeout"),
-                                    (dict(timeout="10"), "timeout"), (dict(timeout=float("inf")), "timeout"),
-                                    (dict(n_jobs=0), "n_jobs"), (dict(max_retries=-1), "max_retries"),
-                                    (dict(backoff=-0.5), "backoff"), (dict(top_logprobs=0), "top_logprobs"),
-                                    (dict(api="chat", top_logprobs=50), "top_logprobs"), (dict(api="generate"), "api"),
-                                    (dict(chunk_size=0), "chunk_size"), (dict(model=""), "model"),
-                                    (dict(precision=""), "precision")],
-                         ids=["timeout-0", "timeout-neg", "timeout-str", "timeout-inf", "n_jobs-0", "retries-neg",
-                              "backoff-neg", "k-0", "k-too-big-chat", "api", "chunk-0", "model-empty", "precision-empty"])
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        (dict(timeout=0), "timeout"),
+        (dict(timeout=-1), "timeout"),
+        (dict(timeout="10"), "timeout"),
+        (dict(timeout=float("inf")), "timeout"),
+        (dict(n_jobs=0), "n_jobs"),
+        (dict(max_retries=-1), "max_retries"),
+        (dict(backoff=-0.5), "backoff"),
+        (dict(top_logprobs=0), "top_logprobs"),
+        (dict(api="chat", top_logprobs=50), "top_logprobs"),
+        (dict(api="generate"), "api"),
+        (dict(chunk_size=0), "chunk_size"),
+        (dict(model=""), "model"),
+        (dict(precision=""), "precision"),
+    ],
+    ids=[
+        "timeout-0",
+        "timeout-neg",
+        "timeout-str",
+        "timeout-inf",
+        "n_jobs-0",
+        "retries-neg",
+        "backoff-neg",
+        "k-0",
+        "k-too-big-chat",
+        "api",
+        "chunk-0",
+        "model-empty",
+        "precision-empty",
+    ],
+)
 def test_bad_server_settings(kw, arg):
     kw = {"model": "m", "chat_template": TMPL, **kw}
     raises(arg, lambda: ServerScorer("http://127.0.0.1:9/v1", **kw))

@@ -1,7 +1,9 @@
-"""Bad inputs to fairlib.metrics (audit, group_table, four-fifths, metric functions), fairlib.handbook and fairlib.plots.
+"""Bad inputs to fairlib.metrics (audit, group_table, four-fifths, metric functions), fairlib.handbook and
+fairlib.plots.
 
 Every case asserts a FairlibInputError whose message names the argument; undefined results assert their reason.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,10 +20,26 @@ G = np.array(["a"] * 40 + ["b"] * 40)
 P = np.linspace(0.01, 0.99, 80)
 D = pd.DataFrame({"y": Y, "yhat": YH, "g": G, "h": np.array(["F", "M"] * 40)})
 GT = fm.group_table(Y, YH, sensitive_features=G)
-GRID = pd.DataFrame({"model": ["m", "m"], "attribute": ["race", "race"], "metric": ["DI", "SPD"],
-                     "vfr": [0.0, 0.2], "dominant_verdict": ["Pass", "Fail"]})
-Q = pd.DataFrame({"metric": ["DI"], "attribute": ["race"], "dominant_verdict": ["Pass"], "vfr": [0.0],
-                  "n_star": [1000], "kappa": [0.5], "tier": [0]})
+GRID = pd.DataFrame(
+    {
+        "model": ["m", "m"],
+        "attribute": ["race", "race"],
+        "metric": ["DI", "SPD"],
+        "vfr": [0.0, 0.2],
+        "dominant_verdict": ["Pass", "Fail"],
+    }
+)
+Q = pd.DataFrame(
+    {
+        "metric": ["DI"],
+        "attribute": ["race"],
+        "dominant_verdict": ["Pass"],
+        "vfr": [0.0],
+        "n_star": [1000],
+        "kappa": [0.5],
+        "tier": [0],
+    }
+)
 
 
 def audit(**kw):
@@ -33,21 +51,45 @@ CASES = [
     # ---- labels -------------------------------------------------------------------------------------
     ("length-mismatch", lambda: audit(y_pred=YH[:-1]), "y_pred"),
     ("three-class-y_true", lambda: audit(y_true=np.r_[Y[:-1], 2]), "y_true"),
-    ("three-class-with-pos_label", lambda: audit(y_true=np.array(["a", "b", "c"] * 26 + ["a", "b"]), pos_label="a"), "y_true"),
-    ("y_pred-other-labels", lambda: audit(y_true=np.where(Y == 1, "yes", "no"), y_pred=np.where(YH == 1, "si", "no"), pos_label="yes"), "y_pred"),
-    ("pos_label-absent", lambda: audit(y_true=np.where(Y == 1, "yes", "no"), y_pred=np.where(YH == 1, "yes", "no"), pos_label="Y"), "pos_label"),
+    (
+        "three-class-with-pos_label",
+        lambda: audit(y_true=np.array(["a", "b", "c"] * 26 + ["a", "b"]), pos_label="a"),
+        "y_true",
+    ),
+    (
+        "y_pred-other-labels",
+        lambda: audit(y_true=np.where(Y == 1, "yes", "no"), y_pred=np.where(YH == 1, "si", "no"), pos_label="yes"),
+        "y_pred",
+    ),
+    (
+        "pos_label-absent",
+        lambda: audit(y_true=np.where(Y == 1, "yes", "no"), y_pred=np.where(YH == 1, "yes", "no"), pos_label="Y"),
+        "pos_label",
+    ),
     ("string-labels-without-pos_label", lambda: audit(y_true=np.where(Y == 1, "yes", "no")), "y_true"),
     ("one-two-labels-without-pos_label", lambda: audit(y_true=Y + 1, y_pred=YH + 1), "y_true"),
     ("nan-in-y_true", lambda: audit(y_true=np.r_[Y[:-1], np.nan]), "y_true"),
-    ("none-in-labels-with-pos_label", lambda: audit(y_true=np.array(["yes", None] * 40, dtype=object), pos_label="yes"), "y_true"),
+    (
+        "none-in-labels-with-pos_label",
+        lambda: audit(y_true=np.array(["yes", None] * 40, dtype=object), pos_label="yes"),
+        "y_true",
+    ),
     ("y_true-none", lambda: audit(y_true=None), "y_true"),
     ("y_true-2d", lambda: fm.group_table(np.ones((80, 2)), YH, sensitive_features=G), "y_true"),
     # ---- sensitive features -------------------------------------------------------------------------
     ("sf-none", lambda: audit(sensitive_features=None), "sensitive_features"),
     ("sf-empty-frame", lambda: audit(sensitive_features=pd.DataFrame(index=range(80))), "sensitive_features"),
-    ("sf-duplicated-columns", lambda: audit(sensitive_features=pd.DataFrame(np.c_[G, G], columns=["g", "g"])), "sensitive_features"),
+    (
+        "sf-duplicated-columns",
+        lambda: audit(sensitive_features=pd.DataFrame(np.c_[G, G], columns=["g", "g"])),
+        "sensitive_features",
+    ),
     ("sf-nan-group", lambda: audit(sensitive_features=np.r_[G[:-1], None]), "sensitive_features"),
-    ("sf-nan-in-frame", lambda: audit(sensitive_features=D[["g"]].assign(h=[np.nan] + ["F"] * 79)), "sensitive_features"),
+    (
+        "sf-nan-in-frame",
+        lambda: audit(sensitive_features=D[["g"]].assign(h=[np.nan] + ["F"] * 79)),
+        "sensitive_features",
+    ),
     ("sf-empty-dict", lambda: audit(sensitive_features={}), "sensitive_features"),
     ("sf-name-without-data", lambda: audit(sensitive_features="g"), "sensitive_features"),
     ("sf-wrong-length", lambda: audit(sensitive_features=G[:-3]), "sensitive_features"),
@@ -58,15 +100,30 @@ CASES = [
     ("data-empty", lambda: fl.audit("y", "yhat", sensitive_features="g", data=D.iloc[:0]), "data"),
     ("data-unknown-y_true", lambda: fl.audit("label", "yhat", sensitive_features="g", data=D), "y_true"),
     ("data-unknown-sf", lambda: fl.audit("y", "yhat", sensitive_features="race", data=D), "sensitive_features"),
-    ("data-unknown-sf-list", lambda: fl.audit("y", "yhat", sensitive_features=["g", "race"], data=D), "sensitive_features"),
+    (
+        "data-unknown-sf-list",
+        lambda: fl.audit("y", "yhat", sensitive_features=["g", "race"], data=D),
+        "sensitive_features",
+    ),
     ("data-sf-named-twice", lambda: fl.audit("y", "yhat", sensitive_features=["g", "g"], data=D), "sensitive_features"),
-    ("data-duplicated-column", lambda: fl.audit("y", "yhat", sensitive_features="g",
-                                                data=pd.concat([D, D[["yhat"]]], axis=1)), "y_pred"),
+    (
+        "data-duplicated-column",
+        lambda: fl.audit("y", "yhat", sensitive_features="g", data=pd.concat([D, D[["yhat"]]], axis=1)),
+        "y_pred",
+    ),
     # ---- pandas indices ------------------------------------------------------------------------------
     ("index-other-labels", lambda: fl.audit(D.y, D.yhat.set_axis(D.index + 100), sensitive_features=D.g), "y_pred"),
     ("index-duplicates", lambda: fl.audit(D.y, D.yhat.set_axis([0] * 80), sensitive_features=D.g), "y_pred"),
-    ("index-sf-frame", lambda: fl.audit(D.y, D.yhat, sensitive_features=D[["g"]].set_axis(D.index + 1)), "sensitive_features"),
-    ("index-y_prob", lambda: fl.audit(D.y, D.yhat, sensitive_features=D.g, y_prob=pd.Series(P, index=D.index + 7)), "y_prob"),
+    (
+        "index-sf-frame",
+        lambda: fl.audit(D.y, D.yhat, sensitive_features=D[["g"]].set_axis(D.index + 1)),
+        "sensitive_features",
+    ),
+    (
+        "index-y_prob",
+        lambda: fl.audit(D.y, D.yhat, sensitive_features=D.g, y_prob=pd.Series(P, index=D.index + 7)),
+        "y_prob",
+    ),
     ("index-count_table-refuses", lambda: fm.count_table(D.y, D.yhat.iloc[::-1], D.g), "y_pred"),
     # ---- numbers --------------------------------------------------------------------------------------
     ("min_support-string", lambda: audit(min_support="30"), "min_support"),
@@ -85,7 +142,11 @@ CASES = [
     ("counts-shape", lambda: fm.metric_from_counts("SPD", np.ones((2, 3))), "counts"),
     ("many-counts-negative", lambda: fm.metrics_from_counts(["SPD", "EOD"], -np.ones((2, 2, 2))), "counts"),
     ("many-counts-shape", lambda: fm.metrics_from_counts(["SPD"], np.ones((2, 3))), "counts"),
-    ("many-included-length", lambda: fm.metrics_from_counts(["SPD"], np.ones((4, 2, 2)), included=[True, False]), "included"),
+    (
+        "many-included-length",
+        lambda: fm.metrics_from_counts(["SPD"], np.ones((4, 2, 2)), included=[True, False]),
+        "included",
+    ),
     ("many-metric-unknown", lambda: fm.metrics_from_counts(["SPD", "DPR"], np.ones((2, 2, 2))), "metric"),
     ("counts-included-length", lambda: fm.metric_from_counts("DI", np.ones((3, 2, 2)), included=[True]), "included"),
     ("rates-counts-negative", lambda: fm.group_rates_from_counts(-np.ones((2, 2, 2))), "counts"),
@@ -108,7 +169,11 @@ CASES = [
     ("threshold-unaudited-metric", lambda: audit(metrics=["DI"], thresholds={"SPD": 0.1}), "thresholds"),
     ("thresholds-not-a-dict", lambda: audit(thresholds=0.8), "thresholds"),
     ("calibration-unknown", lambda: audit(y_prob=P, calibration="mce"), "calibration"),
-    ("calibration_gap-unknown", lambda: fm.calibration_gap(Y, P, sensitive_features=G, calibration="bad"), "calibration"),
+    (
+        "calibration_gap-unknown",
+        lambda: fm.calibration_gap(Y, P, sensitive_features=G, calibration="bad"),
+        "calibration",
+    ),
     ("vfr-not-bool", lambda: audit(vfr="yes"), "vfr"),
     ("vfr-n_resamples-zero", lambda: audit(vfr=True, n_resamples=0), "n_resamples"),
     ("vfr-n_resamples-string", lambda: audit(vfr=True, n_resamples="500"), "n_resamples"),
@@ -117,11 +182,19 @@ CASES = [
     ("vfr-with-weights", lambda: audit(vfr=True, sample_weight=np.ones(80)), "sample_weight"),
     ("four-fifths-threshold-2", lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold=2), "threshold"),
     ("four-fifths-threshold-0", lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold=0), "threshold"),
-    ("four-fifths-threshold-string", lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold="0.8"), "threshold"),
+    (
+        "four-fifths-threshold-string",
+        lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold="0.8"),
+        "threshold",
+    ),
     ("result-value-unaudited", lambda: audit(metrics=["DI"]).value("SPD"), "metric"),
     ("result-difference-unknown-rate", lambda: audit().difference("AUC"), "rate"),
     ("result-from-json-garbage", lambda: fl.AuditResult.from_json("{not json"), "s"),
-    ("result-from-json-other-class", lambda: fl.AuditResult.from_json(fl.four_fifths_rule(Y, YH, sensitive_features=G).to_json()), "s"),
+    (
+        "result-from-json-other-class",
+        lambda: fl.AuditResult.from_json(fl.four_fifths_rule(Y, YH, sensitive_features=G).to_json()),
+        "s",
+    ),
     # ---- handbook ---------------------------------------------------------------------------------------
     ("handbook-n-negative", lambda: hb.biased_classifier_example(n=-4), "n"),
     ("handbook-n-string", lambda: hb.biased_classifier_example(n="100"), "n"),
@@ -135,7 +208,11 @@ CASES = [
     ("sweep-min_selection-too-big", lambda: hb.impossibility_sweep(min_selection=0.9), "min_selection"),
     ("intersection-n-zero", lambda: hb.intersectional_example(n=0), "n"),
     ("intersection-old_share", lambda: hb.intersectional_example(old_share=1.5), "old_share"),
-    ("intersection-rate-2", lambda: hb.intersectional_example(rates={("A", "F"): 2.0, ("B", "M"): 0.1}), "rates[('A', 'F')]"),
+    (
+        "intersection-rate-2",
+        lambda: hb.intersectional_example(rates={("A", "F"): 2.0, ("B", "M"): 0.1}),
+        "rates[('A', 'F')]",
+    ),
     ("intersection-rates-not-dict", lambda: hb.intersectional_example(rates="x"), "rates"),
     # ---- plots ------------------------------------------------------------------------------------------
     ("plot-source-empty", lambda: fp.group_rates(GT, source=""), "source"),
@@ -171,6 +248,7 @@ def test_enough_distinct_cases():
 
 
 # ---- undefined results carry their reason and never pass -------------------------------------------------
+
 
 def test_tpr_undefined_with_reason():
     v = fm.equal_opportunity_difference([1, 0] * 20 + [0] * 40, [1, 1] * 40, sensitive_features=G)

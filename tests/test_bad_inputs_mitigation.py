@@ -1,4 +1,5 @@
 """Every bad input to fairlib.mitigation raises FairlibInputError naming the argument."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,13 +8,20 @@ from fairlib.core import FairlibInputError
 from fairlib.mitigation.reweighing import IntersectionalReweighing, intersection_codes
 from fairlib.mitigation.thresholds import ThresholdShift
 from fairlib.mitigation.refinement import GreedyRefinement
-from fairlib.vfr.baselines import fit_weighted, with_selection, fit_on_selection, accuracy_cost, baseline_summary, vfr_movement
-from fairlib.vfr.panel import make_split
+from fairlib.vfr.baselines import accuracy_cost, baseline_summary, vfr_movement
+from fairlib.vfr.selection import fit_weighted, with_selection, fit_on_selection
+from fairlib.vfr.features import make_split
 
 R = np.random.default_rng(0)
 N = 400
-G = pd.DataFrame(dict(race=R.choice(["A", "B"], N), age_bucket=R.choice(["o", "y"], N), sex=R.choice(["F", "M"], N),
-                      ethnicity=R.choice(["H", "N"], N)))
+G = pd.DataFrame(
+    dict(
+        race=R.choice(["A", "B"], N),
+        age_bucket=R.choice(["o", "y"], N),
+        sex=R.choice(["F", "M"], N),
+        ethnicity=R.choice(["H", "N"], N),
+    )
+)
 S = R.random(N)
 Y = (R.random(N) < S).astype(int)
 SPLIT = make_split(Y, "70_15_15")
@@ -21,12 +29,15 @@ SPLIT = make_split(Y, "70_15_15")
 
 def g_with(**kw):
     g = G.copy()
-    for k, v in kw.items(): g[k] = v
+    for k, v in kw.items():
+        g[k] = v
     return g
 
 
 def nan_race():
-    g = G.copy().astype(object); g.loc[3, "race"] = None; return g
+    g = G.copy().astype(object)
+    g.loc[3, "race"] = None
+    return g
 
 
 def dup_cols():
@@ -47,19 +58,39 @@ CASES = [
     ("rw-groups-missing-value", lambda: IntersectionalReweighing().fit(nan_race(), Y), "groups"),
     ("rw-groups-empty", lambda: IntersectionalReweighing().fit(G.iloc[:0], Y[:0]), "groups"),
     ("rw-groups-duplicated-columns", lambda: IntersectionalReweighing().fit(dup_cols(), Y), "groups"),
-    ("rw-groups-dict-ragged", lambda: IntersectionalReweighing().fit(dict(race=["a"], age_bucket=["b", "c"], sex=["F"]), Y[:1]), "groups"),
+    (
+        "rw-groups-dict-ragged",
+        lambda: IntersectionalReweighing().fit(dict(race=["a"], age_bucket=["b", "c"], sex=["F"]), Y[:1]),
+        "groups",
+    ),
     ("rw-y-not-binary", lambda: IntersectionalReweighing().fit(G, Y * 2), "y"),
     ("rw-y-wrong-length", lambda: IntersectionalReweighing().fit(G, Y[:-1]), "y"),
     ("rw-y-misaligned-series", lambda: IntersectionalReweighing().fit(G, pd.Series(Y, index=np.arange(N) + 1000)), "y"),
     ("rw-y-missing", lambda: IntersectionalReweighing().fit(G), "y"),
     ("rw-transform-before-fit", lambda: IntersectionalReweighing().transform(G, Y), "self"),
-    ("rw-transform-unseen-cell", lambda: IntersectionalReweighing().fit(G, Y).transform(g_with(race=["Z"] * N), Y), "groups"),
+    (
+        "rw-transform-unseen-cell",
+        lambda: IntersectionalReweighing().fit(G, Y).transform(g_with(race=["Z"] * N), Y),
+        "groups",
+    ),
     ("rw-transform-y-missing", lambda: IntersectionalReweighing().fit(G, Y).transform(G), "y"),
     # --- fit_weighted ---
     ("fw-unknown-model", lambda: fit_weighted("svm", np.zeros((N, 2)), Y, np.ones(N)), "model"),
-    ("fw-weight-length", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.ones(N - 1)), "sample_weight"),
-    ("fw-weight-negative", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, -np.ones(N)), "sample_weight"),
-    ("fw-weight-nan", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.full(N, np.nan)), "sample_weight"),
+    (
+        "fw-weight-length",
+        lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.ones(N - 1)),
+        "sample_weight",
+    ),
+    (
+        "fw-weight-negative",
+        lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, -np.ones(N)),
+        "sample_weight",
+    ),
+    (
+        "fw-weight-nan",
+        lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.full(N, np.nan)),
+        "sample_weight",
+    ),
     ("fw-y-length", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y[:-1], np.ones(N)), "y"),
     # --- B3 threshold shifting ---
     ("ts-alphas-empty", lambda: ThresholdShift(alphas=()).fit(S, Y, G), "alphas"),
@@ -103,7 +134,11 @@ CASES = [
     ("fs-estimator-no-predict", lambda: fit_on_selection(object(), S, Y, G, SPLIT), "estimator"),
     ("fs-scores-short", lambda: fit_on_selection(ThresholdShift(), S[:100], Y, G, SPLIT), "scores"),
     ("fs-groups-not-frame", lambda: fit_on_selection(ThresholdShift(), S, Y, G.to_numpy(), SPLIT), "groups"),
-    ("fs-split-beyond-rows", lambda: fit_on_selection(ThresholdShift(), S[:200], Y[:200], G.iloc[:200], SPLIT), "split"),
+    (
+        "fs-split-beyond-rows",
+        lambda: fit_on_selection(ThresholdShift(), S[:200], Y[:200], G.iloc[:200], SPLIT),
+        "split",
+    ),
     ("ic-missing-column", lambda: intersection_codes(G, ("race", "income")), "groups"),
     # --- reading the baselines ---
     ("ac-reference-above-one", lambda: accuracy_cost(1.5, 0.8), "accuracy_reference"),
@@ -111,18 +146,42 @@ CASES = [
     ("ac-accuracy-nan", lambda: accuracy_cost(0.9, [0.8, float("nan")]), "accuracy"),
     ("ac-accuracy-empty", lambda: accuracy_cost(0.9, []), "accuracy"),
     ("bs-predictions-not-frame", lambda: baseline_summary([1], pd.DataFrame()), "predictions"),
-    ("bs-predictions-missing-columns", lambda: baseline_summary(pd.DataFrame(dict(model=["B1"])), pd.DataFrame()), "predictions"),
-    ("bs-reference-unknown", lambda: baseline_summary(
-        pd.DataFrame(dict(model=["B1"], y_true=[1], y_pred=[1], y_prob=[.9])),
-        pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1])),
-        reference="B0"), "reference"),
-    ("bs-grid-missing-model", lambda: baseline_summary(
-        pd.DataFrame(dict(model=["B1", "B2"], y_true=[1, 0], y_pred=[1, 0], y_prob=[.9, .1])),
-        pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1]))), "grid"),
+    (
+        "bs-predictions-missing-columns",
+        lambda: baseline_summary(pd.DataFrame(dict(model=["B1"])), pd.DataFrame()),
+        "predictions",
+    ),
+    (
+        "bs-reference-unknown",
+        lambda: baseline_summary(
+            pd.DataFrame(dict(model=["B1"], y_true=[1], y_pred=[1], y_prob=[0.9])),
+            pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1])),
+            reference="B0",
+        ),
+        "reference",
+    ),
+    (
+        "bs-grid-missing-model",
+        lambda: baseline_summary(
+            pd.DataFrame(dict(model=["B1", "B2"], y_true=[1, 0], y_pred=[1, 0], y_prob=[0.9, 0.1])),
+            pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1])),
+        ),
+        "grid",
+    ),
     ("vm-grid-wrong", lambda: vfr_movement(pd.DataFrame(dict(a=[1]))), "grid"),
-    ("vm-before-unknown", lambda: vfr_movement(pd.DataFrame(dict(model=["B4"], metric=["DI"], attribute=["race"], vfr=[0.1]))), "before"),
-    ("vm-cell-unknown", lambda: vfr_movement(pd.DataFrame(dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"],
-                                                             vfr=[0.1, 0.2])), cells=[("PP", "sex")]), "cells"),
+    (
+        "vm-before-unknown",
+        lambda: vfr_movement(pd.DataFrame(dict(model=["B4"], metric=["DI"], attribute=["race"], vfr=[0.1]))),
+        "before",
+    ),
+    (
+        "vm-cell-unknown",
+        lambda: vfr_movement(
+            pd.DataFrame(dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"], vfr=[0.1, 0.2])),
+            cells=[("PP", "sex")],
+        ),
+        "cells",
+    ),
 ]
 
 

@@ -3,6 +3,7 @@
 Each case asserts a FairlibInputError (a ValueError) whose message names the offending argument;
 undefined results assert their reason. Never a raw numpy / pandas / sklearn error, never a silent number.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -25,9 +26,11 @@ def _vfr(**kw):
     a = dict(sensitive_features=G, metric="DI", n_resamples=5) | kw
     return vfr.verdict_flip_rate(a.pop("y_true", Y), a.pop("y_pred", YH), **a)
 
+
 def _axis2(**kw):
     a = dict(sensitive_features=G, metric="DI", sizes=[100], n_resamples=3) | kw
     return vfr.audit_size_sensitivity(a.pop("y_true", Y), a.pop("y_pred", YH), **a)
+
 
 def _axis3(**kw):
     a = dict(attributes=["race", "sex"], n_folds=5) | kw
@@ -60,12 +63,22 @@ CASES = [
     # --- summaries
     ("summarise-empty", lambda: vfr.summarise_resamples([], "DI", resample_size=10), "values"),
     ("axis1_summary-not-a-frame", lambda: vfr.axis1_summary([1, 2]), "grid"),
-    ("axis1_summary-tau", lambda: vfr.axis1_summary(pd.DataFrame(dict(vfr=[0.1], n_pass=[1], n_defined=[2], verdict=["Pass"])), tau_vfr=0.7), "tau_vfr"),
+    (
+        "axis1_summary-tau",
+        lambda: vfr.axis1_summary(
+            pd.DataFrame(dict(vfr=[0.1], n_pass=[1], n_defined=[2], verdict=["Pass"])), tau_vfr=0.7
+        ),
+        "tau_vfr",
+    ),
     # --- grids
     ("grid-not-a-frame", lambda: vfr.vfr_grid([1, 2, 3]), "predictions"),
     ("grid-no-model-column", lambda: vfr.vfr_grid(FRAME.drop(columns="model")), "predictions"),
     ("grid-missing-attribute", lambda: vfr.vfr_grid(FRAME, attributes=["age_bucket"]), "predictions"),
-    ("grid-duplicated-columns", lambda: vfr.vfr_grid(pd.concat([FRAME, FRAME[["race"]]], axis=1), attributes=["race"]), "predictions"),
+    (
+        "grid-duplicated-columns",
+        lambda: vfr.vfr_grid(pd.concat([FRAME, FRAME[["race"]]], axis=1), attributes=["race"]),
+        "predictions",
+    ),
     ("grid-attributes-str", lambda: vfr.audit_grid(FRAME, attributes=""), "attributes"),
     ("grid-n_jobs-0", lambda: vfr.vfr_grid(FRAME, attributes=["race"], n_resamples=5, n_jobs=0), "n_jobs"),
     ("grid-empty-dict", lambda: vfr.vfr_grid({}), "predictions"),
@@ -84,8 +97,18 @@ CASES = [
     ("axis3-no-hospital", lambda: _axis3(predictions=FRAME.drop(columns=["model", "THCIC_ID"])), "predictions"),
     ("axis3-too-many-folds", lambda: _axis3(n_folds=100), "n_folds"),
     ("axis3-one-fold", lambda: _axis3(n_folds=1), "n_folds"),
-    ("axis3-nan-hospital", lambda: _axis3(predictions=FRAME.drop(columns="model").assign(THCIC_ID=np.r_[H[:-1], np.nan])), "hospital"),
-    ("axis3-two-models", lambda: vfr.cross_hospital_agreement(pd.concat([FRAME, FRAME.assign(model="m2")]), attributes=["race"], n_folds=5), "predictions"),
+    (
+        "axis3-nan-hospital",
+        lambda: _axis3(predictions=FRAME.drop(columns="model").assign(THCIC_ID=np.r_[H[:-1], np.nan])),
+        "hospital",
+    ),
+    (
+        "axis3-two-models",
+        lambda: vfr.cross_hospital_agreement(
+            pd.concat([FRAME, FRAME.assign(model="m2")]), attributes=["race"], n_folds=5
+        ),
+        "predictions",
+    ),
     ("kappa-negative", lambda: vfr.fleiss_kappa([[3, -1], [2, 2]]), "table"),
     ("kappa-1d", lambda: vfr.fleiss_kappa([3, 1]), "table"),
     ("kappa-fractional", lambda: vfr.fleiss_kappa([[1.5, 2], [2, 2]]), "table"),
@@ -95,8 +118,16 @@ CASES = [
     ("tier-strings", lambda: vfr.reliability_tier(["high"], [1000], [0.5]), "vfr"),
     ("tier-lengths", lambda: vfr.reliability_tier([0.1, 0.2], [1000], [0.5]), "n_star"),
     ("tier-tau", lambda: vfr.reliability_tier([0.1], [1000], [0.5], tau_vfr=2), "tau_vfr"),
-    ("tier-degenerate-option", lambda: vfr.reliability_tier([0.1], [1000], [0.5], degenerate_kappa="yes"), "degenerate_kappa"),
-    ("table-missing-columns", lambda: vfr.reliability_table(pd.DataFrame({"x": [1]}), pd.DataFrame(), pd.DataFrame()), "axis1"),
+    (
+        "tier-degenerate-option",
+        lambda: vfr.reliability_tier([0.1], [1000], [0.5], degenerate_kappa="yes"),
+        "degenerate_kappa",
+    ),
+    (
+        "table-missing-columns",
+        lambda: vfr.reliability_table(pd.DataFrame({"x": [1]}), pd.DataFrame(), pd.DataFrame()),
+        "axis1",
+    ),
     ("tier_counts-not-table", lambda: vfr.tier_counts(pd.DataFrame({"x": [1]})), "table"),
     ("plot-not-a-grid", lambda: vfr.plot_vfr_heatmap(pd.DataFrame({"x": [1]})), "grid"),
     ("plot-curves", lambda: vfr.plot_cv_curves([1]), "curves"),
@@ -114,7 +145,11 @@ CASES = [
     ("load-source-int", lambda: texas.load_cohort(5), "source"),
     ("load-source-unknown", lambda: texas.load_cohort("mimic"), "source"),
     ("cohort_table-not-frame", lambda: texas.cohort_table([1, 2]), "cohort"),
-    ("cohort_table-suppress", lambda: texas.cohort_table(pd.DataFrame(dict(race=["a"], los_gt3=[1])), attributes=["race"], suppress_below=-4), "suppress_below"),
+    (
+        "cohort_table-suppress",
+        lambda: texas.cohort_table(pd.DataFrame(dict(race=["a"], los_gt3=[1])), attributes=["race"], suppress_below=-4),
+        "suppress_below",
+    ),
     ("drop_pooled-not-frame", lambda: texas.drop_pooled_hospital("x"), "cohort"),
     ("hospital_volume-no-column", lambda: texas.hospital_volume(pd.DataFrame({"x": [1]})), "cohort"),
     # --- models
@@ -123,12 +158,24 @@ CASES = [
     ("fit-one-class", lambda: models.fit_model("decision_tree", np.zeros((3, 2)), [1, 1, 1]), "y"),
     ("fit-length", lambda: models.fit_model("decision_tree", np.zeros((3, 2)), [0, 1]), "y"),
     ("fit-unknown-model", lambda: models.fit_model("svm", np.zeros((2, 2)), [0, 1]), "model"),
-    ("predictions-threshold-2", lambda: models.panel_predictions({"m": None}, np.zeros((1, 1)), FRAME.iloc[:1], threshold=2), "threshold"),
-    ("predictions-threshold-5", lambda: models.panel_predictions({"m": None}, np.zeros((1, 1)), FRAME.iloc[:1], threshold=5.0), "threshold"),
+    (
+        "predictions-threshold-2",
+        lambda: models.panel_predictions({"m": None}, np.zeros((1, 1)), FRAME.iloc[:1], threshold=2),
+        "threshold",
+    ),
+    (
+        "predictions-threshold-5",
+        lambda: models.panel_predictions({"m": None}, np.zeros((1, 1)), FRAME.iloc[:1], threshold=5.0),
+        "threshold",
+    ),
     ("predictions-empty-fitted", lambda: models.panel_predictions({}, np.zeros((1, 1)), FRAME.iloc[:1]), "fitted"),
     ("feature-set-unknown", lambda: models.feature_columns("all"), "feature_set"),
     ("split-unknown", lambda: models.make_split(Y, "50_50"), "protocol"),
-    ("cache-key-digest", lambda: models.prediction_cache_key("abc", split=None, pipeline=None, train_rows=[], model="xgboost", seed=1), "cohort_digest"),
+    (
+        "cache-key-digest",
+        lambda: models.prediction_cache_key("abc", split=None, pipeline=None, train_rows=[], model="xgboost", seed=1),
+        "cohort_digest",
+    ),
 ]
 
 
@@ -144,7 +191,8 @@ def test_case_count():
 
 
 def test_corrupt_cache_file_is_named(tmp_path):
-    f = tmp_path / "xgboost_abc.npz"; f.write_bytes(b"not a zip file")
+    f = tmp_path / "xgboost_abc.npz"
+    f.write_bytes(b"not a zip file")
     with pytest.raises(FairlibInputError, match=r"xgboost_abc\.npz is corrupt.*delete it and rerun"):
         models.load_cached_scores(f)
 

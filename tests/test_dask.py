@@ -7,6 +7,7 @@ result must be bit-identical to a single-process run. The oracle is that serial 
 the task stream proves the cells really ran on the cluster and were not silently run locally.
 Only loopback networking is used (LocalCluster on 127.0.0.1, two worker processes, status page on a free port).
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -17,11 +18,13 @@ from distributed import Client, LocalCluster, get_task_stream
 
 from fairlib.vfr.axis1 import vfr_grid
 
-pytestmark = [pytest.mark.slow,   # starts two worker processes (~10 s on 2 cores)
-              pytest.mark.xdist_group("dask_cluster")]   # one cluster per run under `--dist loadgroup`
+pytestmark = [
+    pytest.mark.slow,  # starts two worker processes (~10 s on 2 cores)
+    pytest.mark.xdist_group("dask_cluster"),
+]  # one cluster per run under `--dist loadgroup`
 
 ATTRS = ["race", "sex"]
-METRICS = ["SPD", "DI", "EOD", "Cal"]   # count-based cells and the two-stage calibration path
+METRICS = ["SPD", "DI", "EOD", "Cal"]  # count-based cells and the two-stage calibration path
 
 
 def _predictions(n=3000, seed=0, models=("m1", "m2")):
@@ -32,15 +35,25 @@ def _predictions(n=3000, seed=0, models=("m1", "m2")):
     frames = []
     for j, mo in enumerate(models):
         p = 1 / (1 + np.exp(-(rng.normal(0, 1, n) + (1.2 + j) * (2 * y - 1) + 0.4 * (sex == "F"))))
-        frames.append(pd.DataFrame(dict(model=mo, y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int),
-                                        race=race, sex=sex)))
+        frames.append(
+            pd.DataFrame(dict(model=mo, y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), race=race, sex=sex))
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 @pytest.fixture(scope="module")
 def client():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                      host="127.0.0.1", silence_logs=40) as cluster, Client(cluster) as c:
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address="127.0.0.1:0",
+            host="127.0.0.1",
+            silence_logs=40,
+        ) as cluster,
+        Client(cluster) as c,
+    ):
         yield c
 
 
@@ -55,8 +68,9 @@ def test_vfr_grid_on_dask_is_bit_identical_to_serial(client, seed):
     assert len(serial) == 2 * len(ATTRS) * len(METRICS)
     assert serial["vfr"].notna().any()
     # bit-identical: exact float equality, same row order, same per-resample metric values
-    pd.testing.assert_frame_equal(remote.drop(columns="metric_values"), serial.drop(columns="metric_values"),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        remote.drop(columns="metric_values"), serial.drop(columns="metric_values"), check_exact=True
+    )
     for a, b in zip(remote["metric_values"], serial["metric_values"]):
         np.testing.assert_array_equal(np.asarray(a, float), np.asarray(b, float))
 
@@ -73,9 +87,11 @@ def test_vfr_grid_on_dask_differs_with_another_seed(client):
 def test_audit_size_grid_on_dask_is_bit_identical_to_serial(client):
     "Axis 2 (N* per cell) goes through the same joblib dispatch."
     from fairlib.vfr.axis2 import audit_size_grid
+
     pred = _predictions(n=2000)
-    kw = dict(attributes=["sex"], metrics=["SPD", "DI"], sizes=[200, 800, 2000], n_resamples=20, seed=3,
-              return_curves=True)
+    kw = dict(
+        attributes=["sex"], metrics=["SPD", "DI"], sizes=[200, 800, 2000], n_resamples=20, seed=3, return_curves=True
+    )
     serial_cells, serial_curves = audit_size_grid(pred, n_jobs=1, **kw)
     with get_task_stream(client) as ts, joblib.parallel_config(backend="dask"):
         cells, curves = audit_size_grid(pred, **kw)

@@ -11,6 +11,7 @@ exercised, and 1280-px-wide screenshots of the landing page and of a paper noteb
 Chromium: /usr/bin/chromium (Debian's `chromium` package; `.ci/run` installs it when absent), or the
 executable named by $CHROMIUM_PATH. Playwright's own browser download is not used.
 """
+
 from __future__ import annotations
 import functools, http.server, importlib.util, json, os, re, shutil, struct, threading, time
 from pathlib import Path
@@ -32,12 +33,19 @@ def _build_docs_module():
 
 
 def _chromium() -> str:
-    candidates = (os.environ.get("CHROMIUM_PATH"), "/usr/bin/chromium", shutil.which("chromium"),
-                  shutil.which("chromium-browser"))
+    candidates = (
+        os.environ.get("CHROMIUM_PATH"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    )
     for c in candidates:
-        if c and Path(c).is_file(): return c
-    pytest.fail("no Chromium: install Debian's `chromium` package (apt-get install -y chromium; .ci/run does) "
-                "or set CHROMIUM_PATH")
+        if c and Path(c).is_file():
+            return c
+    pytest.fail(
+        "no Chromium: install Debian's `chromium` package (apt-get install -y chromium; .ci/run does) "
+        "or set CHROMIUM_PATH"
+    )
 
 
 @pytest.fixture(scope="session")
@@ -46,13 +54,16 @@ def site() -> dict:
     bd = _build_docs_module()
     t0 = time.perf_counter()
     fresh = bd.is_fresh()
-    try: path = bd.build(if_stale=True)
-    except SystemExit as e: pytest.fail(f"the documentation build failed: {e}")
+    try:
+        path = bd.build(if_stale=True)
+    except SystemExit as e:
+        pytest.fail(f"the documentation build failed: {e}")
     return dict(path=path, build_s=time.perf_counter() - t0, rebuilt=not fresh)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args): pass
+    def log_message(self, *args):
+        pass
 
 
 @pytest.fixture(scope="session")
@@ -62,15 +73,19 @@ def server(site):
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown(); httpd.server_close(); thread.join(10)
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join(10)
 
 
 @pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=_chromium(), headless=True,
-                              args=["--no-sandbox", "--disable-dev-shm-usage"])
+        b = p.chromium.launch(
+            executable_path=_chromium(), headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+        )
         yield b
         b.close()
 
@@ -85,8 +100,10 @@ class Recorder:
         page.on("requestfailed", lambda r: self.add(f"request failed: {r.url} ({r.failure})"))
         page.on("response", lambda r: r.status >= 400 and self.add(f"HTTP {r.status}: {r.url}"))
         # nothing may leave the machine: any request outside the local server is refused and reported
-        page.route(re.compile(r"^(?!" + re.escape(base) + ")(https?|wss?|ftp)://.*"),
-                   lambda route: (self.add(f"off-site request: {route.request.url}"), route.abort()))
+        page.route(
+            re.compile(r"^(?!" + re.escape(base) + ")(https?|wss?|ftp)://.*"),
+            lambda route: (self.add(f"off-site request: {route.request.url}"), route.abort()),
+        )
 
     def add(self, msg: str) -> None:
         self.problems.append((self.current, msg))
@@ -115,11 +132,13 @@ def _ids(path: Path, cache: dict) -> set[str]:
 
 def _target(site_dir: Path, base: str, href: str) -> tuple[Path, str] | None:
     "The file (and fragment) an internal link points at; None for links that leave the site."
-    if not href.startswith(base): return None
+    if not href.startswith(base):
+        return None
     parts = urlsplit(href)
-    rel = unquote(parts.path)[len(urlsplit(base).path):]
+    rel = unquote(parts.path)[len(urlsplit(base).path) :]
     path = site_dir / rel
-    if rel == "" or rel.endswith("/"): path = path / "index.html"
+    if rel == "" or rel.endswith("/"):
+        path = path / "index.html"
     return path, unquote(parts.fragment)
 
 
@@ -132,8 +151,11 @@ def _png_size(path: Path) -> tuple[int, int]:
 def test_every_page_loads_cleanly_and_links_resolve(site, server, browser):
     site_dir: Path = site["path"]
     # every page of the site; _static/ holds assets (the theme ships a Jinja macro file named .html there)
-    pages = sorted(p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")
-                   if p.relative_to(site_dir).parts[0] != "_static")
+    pages = sorted(
+        p.relative_to(site_dir).as_posix()
+        for p in site_dir.rglob("*.html")
+        if p.relative_to(site_dir).parts[0] != "_static"
+    )
     assert "index.html" in pages and "search.html" in pages
     assert any(p.startswith("papers/") for p in pages) and any(p.startswith("api/") for p in pages)
     ctx = browser.new_context(viewport={"width": WIDTH, "height": 900})
@@ -146,14 +168,17 @@ def test_every_page_loads_cleanly_and_links_resolve(site, server, browser):
         page.evaluate(MATHJAX_DONE)
         page.evaluate(IMAGES_SETTLED)
         title = page.evaluate(TITLE)
-        if not title: rec.add("no <title>")
+        if not title:
+            rec.add("no <title>")
         for src in page.eval_on_selector_all("img", BROKEN_IMAGES):
             rec.add(f"image does not load: {src}")
         for href in set(page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")):
             if href.startswith(("file:", "javascript:")):
-                rec.add(f"link to {href}"); continue
+                rec.add(f"link to {href}")
+                continue
             t = _target(site_dir, server, href)
-            if t is None: continue
+            if t is None:
+                continue
             links_checked += 1
             path, frag = t
             if not path.is_file():
@@ -163,9 +188,19 @@ def test_every_page_loads_cleanly_and_links_resolve(site, server, browser):
     browse_s = time.perf_counter() - t0
     ctx.close()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    (ARTIFACTS / "docs-site-timing.json").write_text(json.dumps(
-        dict(pages=len(pages), internal_links_checked=links_checked, build_or_reuse_s=round(site["build_s"], 1),
-             rebuilt=site["rebuilt"], browse_s=round(browse_s, 1)), indent=1) + "\n")
+    (ARTIFACTS / "docs-site-timing.json").write_text(
+        json.dumps(
+            dict(
+                pages=len(pages),
+                internal_links_checked=links_checked,
+                build_or_reuse_s=round(site["build_s"], 1),
+                rebuilt=site["rebuilt"],
+                browse_s=round(browse_s, 1),
+            ),
+            indent=1,
+        )
+        + "\n"
+    )
     problems = [f"{where}: {msg}" for where, msg in rec.problems]
     (ARTIFACTS / "docs-site-problems.txt").write_text("".join(p + "\n" for p in problems))
     assert not problems, f"{len(problems)} problem(s) on {len(pages)} pages:\n" + "\n".join(problems[:80])
@@ -190,8 +225,11 @@ def test_full_text_search_finds_pages(server, browser):
 def test_site_works_opened_from_disk(site, browser):
     "The README says _site/index.html can be opened straight from disk: pages, math and search work over file://."
     site_dir: Path = site["path"]
-    math_pages = sorted(p for p in site_dir.rglob("*.html") if "_static" not in p.parts and 'class="math' in
-                        p.read_text(errors="replace"))
+    math_pages = sorted(
+        p
+        for p in site_dir.rglob("*.html")
+        if "_static" not in p.parts and 'class="math' in p.read_text(errors="replace")
+    )
     urls = [(site_dir / "index.html").as_uri()] + [p.as_uri() for p in math_pages[:1]]
     urls.append((site_dir / "search.html").as_uri() + "?q=verdict")
     ctx = browser.new_context(viewport={"width": WIDTH, "height": 900})
@@ -199,13 +237,15 @@ def test_site_works_opened_from_disk(site, browser):
     problems = []
     page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.route(re.compile(r"^(https?|wss?|ftp)://.*"),
-               lambda route: (problems.append(f"off-site request: {route.request.url}"), route.abort()))
+    page.route(
+        re.compile(r"^(https?|wss?|ftp)://.*"),
+        lambda route: (problems.append(f"off-site request: {route.request.url}"), route.abort()),
+    )
     for url in urls:
         page.goto(url, wait_until="load")
         page.evaluate(MATHJAX_DONE)
     page.wait_for_selector("#search-results ul.search li a", timeout=30_000)
-    page.wait_for_timeout(500)   # anything the results list would still fetch
+    page.wait_for_timeout(500)  # anything the results list would still fetch
     ctx.close()
     assert not problems, problems[:20]
 
@@ -215,8 +255,18 @@ def _paper_page(site_dir: Path) -> str:
     for folder in ("papers/vfr", "papers"):
         cands = sorted(site_dir.glob(f"{folder}/**/*.html"))
         if cands:
-            return max(cands, key=lambda p: (p.read_text(errors="replace").count("<img"), "00_methods" not in p.name,
-                                             -cands.index(p))).relative_to(site_dir).as_posix()
+            return (
+                max(
+                    cands,
+                    key=lambda p: (
+                        p.read_text(errors="replace").count("<img"),
+                        "00_methods" not in p.name,
+                        -cands.index(p),
+                    ),
+                )
+                .relative_to(site_dir)
+                .as_posix()
+            )
     pytest.fail("the site has no paper notebook page")
 
 
@@ -227,7 +277,8 @@ def test_screenshots_of_the_landing_page_and_a_paper_notebook(site, server, brow
     page = ctx.new_page()
     for name, (rel, full) in shots.items():
         out = ARTIFACTS / name
-        if out.exists(): out.unlink()
+        if out.exists():
+            out.unlink()
         page.goto(server + rel, wait_until="load")
         page.evaluate(MATHJAX_DONE)
         page.evaluate(IMAGES_SETTLED)

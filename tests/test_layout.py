@@ -1,5 +1,6 @@
 """The package layout holds: layers, no import circle, no upward import, no module over 500 lines, no in-function
 import of a fairlib module, and the notebooks mirror the modules."""
+
 import ast
 import json
 import re
@@ -18,7 +19,8 @@ PAPER_PACKAGES = ("vfr", "mfarm", "agent", "llm", "mitigation")
 def modules():
     out = {}
     for p in sorted(PKG.rglob("*.py")):
-        if p.name == "_modidx.py": continue
+        if p.name == "_modidx.py":
+            continue
         parts = p.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         out[name] = p
@@ -27,8 +29,10 @@ def modules():
 
 def unit(mod):
     parts = mod.split(".")
-    if len(parts) > 1 and parts[1] in PAPER_PACKAGES: return parts[1]
-    if len(parts) > 1 and parts[1] in ("handbook", "cli"): return parts[1]
+    if len(parts) > 1 and parts[1] in PAPER_PACKAGES:
+        return parts[1]
+    if len(parts) > 1 and parts[1] in ("handbook", "cli"):
+        return parts[1]
     return "core"
 
 
@@ -36,17 +40,21 @@ def imports(mod, path, *, nested=None):
     "fairlib modules imported by `mod` (absolute names); nested=True only those inside functions, False only top level."
     tree = ast.parse(path.read_text())
     pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-    inner = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)}
+    inner = {
+        id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
+    }
     out = set()
     for n in ast.walk(tree):
-        if nested is not None and (id(n) in inner) != nested: continue
+        if nested is not None and (id(n) in inner) != nested:
+            continue
         if isinstance(n, ast.ImportFrom):
             if n.level:
                 base = pkg.split(".")[: len(pkg.split(".")) - (n.level - 1)]
                 target = ".".join(base + ([n.module] if n.module else []))
             else:
                 target = n.module or ""
-            if not target.startswith("fairlib"): continue
+            if not target.startswith("fairlib"):
+                continue
             mods = modules()
             for a in n.names:
                 sub = f"{target}.{a.name}"
@@ -73,26 +81,36 @@ def test_no_import_circle():
     state, stack, cycles = {}, [], []
 
     def visit(m):
-        state[m] = 1; stack.append(m)
+        state[m] = 1
+        stack.append(m)
         for t in sorted(g.get(m, ())):
-            if state.get(t) == 1: cycles.append(stack[stack.index(t):] + [t])
-            elif t not in state: visit(t)
-        stack.pop(); state[m] = 2
+            if state.get(t) == 1:
+                cycles.append(stack[stack.index(t) :] + [t])
+            elif t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
     for m in sorted(g):
-        if m not in state: visit(m)
+        if m not in state:
+            visit(m)
     assert not cycles, f"import circles: {cycles}"
 
 
 def test_no_import_from_a_lower_layer_back_up():
-    up = [(m, t) for m, ts in graph().items() for t in ts
-          if LAYERS[unit(t)] > LAYERS[unit(m)] or (LAYERS[unit(t)] == LAYERS[unit(m)] and unit(t) != unit(m)
-                                                  and unit(m) != "core")]
+    up = [
+        (m, t)
+        for m, ts in graph().items()
+        for t in ts
+        if LAYERS[unit(t)] > LAYERS[unit(m)]
+        or (LAYERS[unit(t)] == LAYERS[unit(m)] and unit(t) != unit(m) and unit(m) != "core")
+    ]
     assert not up, f"imports that run back up a layer: {up}"
 
 
 def test_no_in_function_import_of_a_fairlib_module():
     # lazy imports stay for heavy optional dependencies only; a fairlib module is imported at the top
-    allowed = {"fairlib"}   # `import fairlib` for its version / path
+    allowed = {"fairlib"}  # `import fairlib` for its version / path
     nested = {m: sorted(imports(m, p, nested=True) - allowed) for m, p in modules().items()}
     nested = {m: ts for m, ts in nested.items() if ts}
     assert not nested, f"in-function imports of fairlib modules: {nested}"
@@ -102,10 +120,17 @@ def test_notebooks_mirror_the_modules():
     "Every exported module comes from the notebook at the matching path (nbs/<package>/NN_<module>.ipynb)."
     wrong = []
     for nb in sorted((ROOT / "nbs").rglob("*.ipynb")):
-        if "papers" in nb.parts or nb.name.startswith(("_", ".")): continue
+        if "papers" in nb.parts or nb.name.startswith(("_", ".")):
+            continue
         cells = json.loads(nb.read_text())["cells"]
-        m = next((re.search(r"#\|\s*default_exp\s+(\S+)", "".join(c["source"])) for c in cells
-                  if "default_exp" in "".join(c["source"])), None)
+        m = next(
+            (
+                re.search(r"#\|\s*default_exp\s+(\S+)", "".join(c["source"]))
+                for c in cells
+                if "default_exp" in "".join(c["source"])
+            ),
+            None,
+        )
         assert m, f"{nb} has no default_exp"
         mod = m.group(1).split(".")
         folder = nb.relative_to(ROOT / "nbs").parent.parts
@@ -121,7 +146,11 @@ def test_one_name_one_meaning(name):
     homes = []
     for m, p in modules().items():
         for n in ast.parse(p.read_text()).body:
-            targets = [n.name] if isinstance(n, (ast.FunctionDef, ast.ClassDef)) else \
-                [t.id for t in getattr(n, "targets", []) if isinstance(t, ast.Name)]
-            if name in targets: homes.append(m)
+            targets = (
+                [n.name]
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                else [t.id for t in getattr(n, "targets", []) if isinstance(t, ast.Name)]
+            )
+            if name in targets:
+                homes.append(m)
     assert len(homes) <= 1, f"{name} is defined in {homes}"

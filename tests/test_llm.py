@@ -3,13 +3,13 @@
 Everything here runs on a tiny random Llama with a locally trained tokenizer (no download), except
 `test_llm_bundled.py`, which loads the bundled SmolLM2-135M-Instruct once.
 """
+
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,11 +52,21 @@ def oracle_ids(tok, n):
 
 def oracle_p_yes(model, tok, prompt, system=SYSTEM):
     "Independent P(Yes): generate() one prompt, softmax of the first step's scores in numpy float64."
-    enc = tok.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-                                  add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    enc = tok.apply_chat_template(
+        [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
     with torch.no_grad():
-        g = model.generate(**enc, max_new_tokens=1, do_sample=False, output_scores=True, return_dict_in_generate=True,
-                           pad_token_id=tok.pad_token_id)
+        g = model.generate(
+            **enc,
+            max_new_tokens=1,
+            do_sample=False,
+            output_scores=True,
+            return_dict_in_generate=True,
+            pad_token_id=tok.pad_token_id,
+        )
     probs = softmax(g.scores[0][0].double().numpy())
     yes, no = oracle_ids(tok, probs.size)
     y, n = probs[yes].sum(), probs[no].sum()
@@ -65,20 +75,25 @@ def oracle_p_yes(model, tok, prompt, system=SYSTEM):
 
 # ---------------------------------------------------------------- yes/no tokens and probability
 
+
 def test_yes_no_token_ids_brute_force(tiny):
     _, model, tok = tiny
     ids = yes_no_token_ids(tok)
     yes, no = oracle_ids(tok, len(tok))
     assert ids["yes"].tolist() == yes and ids["no"].tolist() == no
     texts = {tok.decode([i]) for i in ids["yes"]} | {tok.decode([i]) for i in ids["no"]}
-    assert {"Yes", " yes", "YES", " No", "no"} <= texts and len(ids["no"]) >= 3   # casing / leading-space variants
+    assert {"Yes", " yes", "YES", " No", "no"} <= texts and len(ids["no"]) >= 3  # casing / leading-space variants
     assert not any(t.strip().lower() in ("yes.", "nope", "yesterday") for t in texts)
 
 
 def test_yes_no_token_ids_no_answer_tokens():
     class Tok:
-        def __len__(self): return 3
-        def batch_decode(self, ids): return ["a", "b", "yes"]
+        def __len__(self):
+            return 3
+
+        def batch_decode(self, ids):
+            return ["a", "b", "yes"]
+
     with pytest.raises(FairlibInputError, match="no vocabulary token reads 'no'"):
         yes_no_token_ids(Tok())
 
@@ -103,6 +118,7 @@ def test_yes_no_probability_undefined_and_bad_shape():
 
 # ---------------------------------------------------------------- scorer vs generate, batching, padding
 
+
 def test_p_yes_matches_generate_first_step(tiny):
     _, model, tok = tiny
     df = TransformersScorer(model, tok, batch_size=3).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
@@ -110,7 +126,7 @@ def test_p_yes_matches_generate_first_step(tiny):
         p, mass = oracle_p_yes(model, tok, pr)
         assert abs(df["p_yes"][i] - p) < 1e-5
         assert abs(df["yes_no_mass"][i] - mass) < 1e-6
-    assert df["p_yes"].std() > 1e-3                                     # the prompts do get different answers
+    assert df["p_yes"].std() > 1e-3  # the prompts do get different answers
 
 
 def test_batched_equals_unbatched(tiny):
@@ -127,18 +143,23 @@ def test_shared_prefix_changes_only_the_work(tiny):
     sc = TransformersScorer(model, tok, batch_size=3)
     rows, pres = [], []
     orig = sc.logits_last
-    sc.logits_last = lambda b, pre=None: (rows.append(len(b)), pres.extend(zip(b, pre or [None] * len(b))), orig(b, pre))[2]
+    sc.logits_last = lambda b, pre=None: (
+        rows.append(len(b)),
+        pres.extend(zip(b, pre or [None] * len(b))),
+        orig(b, pre),
+    )[2]
     n0 = sc.n_tokens
     on = sc.score(PROMPTS, system=system, cache=False, progress=False)
     texts = [sc.format(p, system=system) for p in PROMPTS]
     full = sum(map(len, sc.encode(texts)))
-    assert sum(rows) == len(PROMPTS) and sc.n_tokens - n0 < full          # the template + system ran once, not per row
+    assert sum(rows) == len(PROMPTS) and sc.n_tokens - n0 < full  # the template + system ran once, not per row
     used = [p for _, p in pres if p is not None]
     assert used and all(len(p[0]) >= sc.min_prefix for p in used)
-    assert all(tuple(b[:len(p[0])]) == tuple(p[0]) for b, p in pres if p is not None)   # a prefix of its own row
+    assert all(tuple(b[: len(p[0])]) == tuple(p[0]) for b, p in pres if p is not None)  # a prefix of its own row
     assert all(t.startswith(sc.tokenizer.decode(list(used[0][0]))) for t in texts)
-    off = TransformersScorer(model, tok, batch_size=3, share_prefix=False).score(PROMPTS, system=system, cache=False,
-                                                                                  progress=False)
+    off = TransformersScorer(model, tok, batch_size=3, share_prefix=False).score(
+        PROMPTS, system=system, cache=False, progress=False
+    )
     np.testing.assert_allclose(on["p_yes"], off["p_yes"], atol=1e-5, rtol=0)
     for i, pr in enumerate(PROMPTS):
         assert abs(on["p_yes"][i] - oracle_p_yes(model, tok, pr, system)[0]) < 1e-5
@@ -153,7 +174,7 @@ def test_padding_invariance(tiny):
     orig = sc.logits_last
     sc.logits_last = lambda b, pre=None: (shapes.append([len(x) for x in b]), orig(b, pre))[1]
     both = sc.score([PROMPTS[2], PROMPTS[3] * 3], system=SYSTEM, cache=False, progress=False)["p_yes"][0]
-    assert len(shapes) == 1 and max(shapes[0]) > 5 * min(shapes[0])     # really padded in one batch
+    assert len(shapes) == 1 and max(shapes[0]) > 5 * min(shapes[0])  # really padded in one batch
     assert abs(alone - both) < 1e-5
 
 
@@ -170,20 +191,26 @@ def test_length_bucketing_and_token_budget(tiny):
         df = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
         flat = [n for s_ in shapes for n in s_]
         assert sum(map(len, shapes)) == 14
-        if not share: assert flat == sorted(flat, reverse=True)                   # longest first, sorted
-        else: assert max(flat) < max(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
-        assert all(len(s_) <= 3 and len(s_) * max(s_) <= 250 for s_ in shapes if len(s_) > 1)   # on the tokens run
-        np.testing.assert_allclose(df["p_yes"], ref["p_yes"], atol=1e-5)             # input order preserved
+        if not share:
+            assert flat == sorted(flat, reverse=True)  # longest first, sorted
+        else:
+            assert max(flat) < max(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
+        assert all(len(s_) <= 3 and len(s_) * max(s_) <= 250 for s_ in shapes if len(s_) > 1)  # on the tokens run
+        np.testing.assert_allclose(df["p_yes"], ref["p_yes"], atol=1e-5)  # input order preserved
 
 
 def test_batch_helpers():
     assert llm.scorer._batches([9, 8, 5, 5, 1], 2) == [slice(0, 2), slice(2, 4), slice(4, 5)]
     assert llm.scorer._batches([9, 8, 5, 5, 1], 4, 20) == [slice(0, 2), slice(2, 5)]
-    assert llm.scorer._batches([50], 4, 10) == [slice(0, 1)]                       # one over-budget row still runs
+    assert llm.scorer._batches([50], 4, 10) == [slice(0, 1)]  # one over-budget row still runs
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(1, 300), min_size=1, max_size=40), st.integers(1, 9), st.one_of(st.none(), st.integers(1, 2000)))
+@given(
+    st.lists(st.integers(1, 300), min_size=1, max_size=40),
+    st.integers(1, 9),
+    st.one_of(st.none(), st.integers(1, 2000)),
+)
 def test_batches_partition_and_budget(lengths, bs, budget):
     lengths = sorted(lengths, reverse=True)
     sl = llm.scorer._batches(lengths, bs, budget)
@@ -192,11 +219,13 @@ def test_batches_partition_and_budget(lengths, bs, budget):
         rows = lengths[s]
         assert 1 <= len(rows) <= bs
         assert len(rows) == 1 or budget is None or len(rows) * max(rows) <= budget
-        if budget is None and s.stop < len(lengths): assert len(rows) == bs       # full batches when unconstrained
+        if budget is None and s.stop < len(lengths):
+            assert len(rows) == bs  # full batches when unconstrained
 
 
 def test_default_system_prompt_is_the_benchmark_one(tiny, tmp_path):
     from fairlib.mfarm.instrument import SYSTEM_PROMPT
+
     _, model, tok = tiny
     sc = TransformersScorer(model, tok)
     a = sc.score(PROMPTS[:2], system=SYSTEM_PROMPT, cache=tmp_path / "c.sqlite", progress=False)
@@ -225,6 +254,7 @@ def test_bad_inputs(tiny):
 
 # ---------------------------------------------------------------- precision
 
+
 def test_precision_errors_without_gpu(monkeypatch, tiny):
     d, _, _ = tiny
     monkeypatch.setattr(llm.loading, "_cuda_available", lambda: False)
@@ -233,9 +263,11 @@ def test_precision_errors_without_gpu(monkeypatch, tiny):
             TransformersScorer.from_pretrained(str(d), precision=prec)
     with pytest.raises(FairlibInputError, match=r"`precision`.*'bnb16' needs a CUDA GPU"):
         TransformersScorer.from_pretrained(str(d), precision="bnb16")
-    for old in ("int8", "int4"):          # old names: a DeprecationWarning, then the same clear error
-        with pytest.warns(DeprecationWarning, match=f"precision={old!r} is deprecated"), \
-             pytest.raises(FairlibInputError, match="needs a CUDA GPU"):
+    for old in ("int8", "int4"):  # old names: a DeprecationWarning, then the same clear error
+        with (
+            pytest.warns(DeprecationWarning, match=f"precision={old!r} is deprecated"),
+            pytest.raises(FairlibInputError, match="needs a CUDA GPU"),
+        ):
             TransformersScorer.from_pretrained(str(d), precision=old)
     with pytest.raises(FairlibInputError, match="must be one of"):
         TransformersScorer.from_pretrained(str(d), precision="fp8")
@@ -246,6 +278,7 @@ def test_precision_errors_with_gpu_but_gguf_or_no_bnb(monkeypatch):
     with pytest.raises(FairlibInputError, match="GGUF checkpoint"):
         llm.precision_load_kwargs("bnb4", gguf=True)
     import importlib.util
+
     if importlib.util.find_spec("bitsandbytes") is None:
         with pytest.raises(FairlibInputError, match="`bitsandbytes` package is missing"):
             llm.precision_load_kwargs("bnb8")
@@ -257,8 +290,10 @@ def test_precision_errors_with_gpu_but_gguf_or_no_bnb(monkeypatch):
 def test_bnb_configs_are_the_papers(monkeypatch):
     "4-bit = FP4 without double quantisation and bfloat16 compute; NF4 an option; 8-bit with float16 compute."
     import importlib.util
+
     if importlib.util.find_spec("bitsandbytes") is None:
         import types
+
         monkeypatch.setitem(sys.modules, "bitsandbytes", types.ModuleType("bitsandbytes"))
     monkeypatch.setattr(llm.loading, "_cuda_available", lambda: True)
     q4 = llm.precision_load_kwargs("bnb4")["quantization_config"]
@@ -272,13 +307,14 @@ def test_int8_dynamic_quantises_decoder_linears_only(tiny, tmp_path):
     d, model, tok = tiny
     s8 = TransformersScorer.from_pretrained(str(d), precision="int8_dynamic", cache=tmp_path / "c.sqlite")
     kinds = {type(m).__name__ for m in s8.model.model.modules()}
-    assert "Linear" in kinds and not any(isinstance(m, torch.nn.Linear) and type(m) is torch.nn.Linear
-                                         for m in s8.model.model.modules())
+    assert "Linear" in kinds and not any(
+        isinstance(m, torch.nn.Linear) and type(m) is torch.nn.Linear for m in s8.model.model.modules()
+    )
     assert type(s8.model.lm_head) is torch.nn.Linear and s8.precision == "int8_dynamic"
     a = TransformersScorer(model, tok).score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
     b = s8.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
     assert not b["from_cache"].any() and b["p_yes"].between(0, 1).all()
-    assert 0 < np.abs(a["p_yes"] - b["p_yes"]).max() < 0.2     # a real but small precision effect on this model
+    assert 0 < np.abs(a["p_yes"] - b["p_yes"]).max() < 0.2  # a real but small precision effect on this model
     with pytest.raises(FairlibInputError, match="`device`"):
         llm.load_model(str(d), precision="int8_dynamic", device="cuda")
 
@@ -291,11 +327,12 @@ def test_bf16_is_loaded_as_asked_and_keyed_apart(tiny, tmp_path):
     assert (s32.precision, s16.precision) == ("fp32", "bf16") and s32.model_id == s16.model_id
     a = s32.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
     b = s16.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
-    assert not b["from_cache"].any()                     # fp32 answers are never reused for bf16
+    assert not b["from_cache"].any()  # fp32 answers are never reused for bf16
     assert b["p_yes"].between(0, 1).all() and (a["p_yes"] != b["p_yes"]).any()
 
 
 # ---------------------------------------------------------------- the answer cache
+
 
 def _counting(sc):
     calls = []
@@ -342,6 +379,7 @@ def test_in_memory_identity_is_the_weights(tiny, tmp_path):
 
 def test_model_identity_follows_file_bytes(tiny, tmp_path):
     import hashlib, shutil
+
     d, _, _ = tiny
     e = tmp_path / "copy"
     shutil.copytree(d, e)
@@ -354,8 +392,10 @@ def test_model_identity_follows_file_bytes(tiny, tmp_path):
     assert llm.model_identity(str(e), cache=c) != i1
     g = tmp_path / "m.gguf"
     g.write_bytes(b"GGUF fake")
-    assert llm.model_identity(str(tmp_path), gguf_file="m.gguf") == \
-        f"{tmp_path.name}/m.gguf@sha256:{hashlib.sha256(b'GGUF fake').hexdigest()}"
+    assert (
+        llm.model_identity(str(tmp_path), gguf_file="m.gguf")
+        == f"{tmp_path.name}/m.gguf@sha256:{hashlib.sha256(b'GGUF fake').hexdigest()}"
+    )
     snap = tmp_path / "models--org--m" / "snapshots" / "abc123"
     snap.mkdir(parents=True)
     assert llm.model_identity(str(snap)) == "models--org--m@abc123"
@@ -372,7 +412,9 @@ def slow(batch, prefixes=None):
     time.sleep(float(delay))
     return orig(batch, prefixes)
 sc.logits_last = slow
-prompts = [f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. Should the patient receive immediate emergency care?"
+prompts = [
+    f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. "
+    "Should the patient receive immediate emergency care?"
            for i in range(24)]
 sc.score(prompts, system="Answer only Yes or No.", cache=db, progress=False).to_csv(out, index=False)
 """
@@ -384,8 +426,15 @@ def test_killed_run_resumes_without_recomputing(tiny, tmp_path):
     script.write_text(KILL_SCRIPT)
     db = tmp_path / "answers.sqlite"
     env = dict(os.environ, PYTHONUNBUFFERED="1", FAIRLIB_LLM_SERVER_URL="")
-    args = lambda log, delay: [sys.executable, str(script), str(d), str(db), str(tmp_path / log), delay,
-                               str(tmp_path / f"{log}.csv")]
+    args = lambda log, delay: [
+        sys.executable,
+        str(script),
+        str(d),
+        str(db),
+        str(tmp_path / log),
+        delay,
+        str(tmp_path / f"{log}.csv"),
+    ]
     proc = subprocess.Popen(args("log1", "0.4"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     n_done, t0 = 0, time.time()
     while time.time() - t0 < 120:
@@ -398,7 +447,7 @@ def test_killed_run_resumes_without_recomputing(tiny, tmp_path):
                 continue
         if n_done >= 6 or proc.poll() is not None:
             break
-    assert proc.poll() is None, proc.stderr.read().decode()[-2000:]   # still running: we kill it mid-run
+    assert proc.poll() is None, proc.stderr.read().decode()[-2000:]  # still running: we kill it mid-run
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     with sqlite3.connect(db) as con:
@@ -407,19 +456,24 @@ def test_killed_run_resumes_without_recomputing(tiny, tmp_path):
     r = subprocess.run(args("log2", "0"), env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     recomputed = sum(int(x) for x in (tmp_path / "log2").read_text().split())
-    assert recomputed == 24 - k                                          # nothing finished is recomputed
+    assert recomputed == 24 - k  # nothing finished is recomputed
     import pandas as pd
+
     out = pd.read_csv(tmp_path / "log2.csv")
     assert out["from_cache"].sum() == k
-    prompts = [f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. Should the patient receive immediate "
-               "emergency care?" for i in range(24)]
+    prompts = [
+        f"Case {i}: chest pain and fever, heart rate {60 + 3 * i}. Should the patient receive immediate emergency care?"
+        for i in range(24)
+    ]
     (model, tok), _ = llm.load_model(str(d))
-    fresh = TransformersScorer(model, tok, batch_size=24).score(prompts, system="Answer only Yes or No.", cache=False,
-                                                                progress=False)
+    fresh = TransformersScorer(model, tok, batch_size=24).score(
+        prompts, system="Answer only Yes or No.", cache=False, progress=False
+    )
     np.testing.assert_allclose(out["p_yes"], fresh["p_yes"], atol=1e-5)
 
 
 # ---------------------------------------------------------------- settings
+
 
 def test_defaults_come_from_site_settings(tiny, tmp_path, monkeypatch):
     d, _, _ = tiny
@@ -446,6 +500,7 @@ def test_unknown_hub_id_is_a_clear_error(monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------- candidate answers (option_scores)
 
+
 def brute_option_logprob(model, tok, prompt, option, system=SYSTEM):
     "Independent: one unbatched forward over template + option tokens, log-softmax in float64."
     ids = tok(llm.chat_prompt(tok, prompt, system=system), add_special_tokens=False)["input_ids"]
@@ -462,11 +517,21 @@ def test_option_scores_single_token_equal_first_position(tiny):
     r = TransformersScorer(model, tok, batch_size=2).option_scores(PROMPTS, opts, system=SYSTEM, cache=False)
     assert r.method == "first-token"
     for i, p in enumerate(PROMPTS):
-        enc = tok.apply_chat_template([{"role": "system", "content": SYSTEM}, {"role": "user", "content": p}],
-                                      add_generation_prompt=True, return_tensors="pt", return_dict=True)
+        enc = tok.apply_chat_template(
+            [{"role": "system", "content": SYSTEM}, {"role": "user", "content": p}],
+            add_generation_prompt=True,
+            return_tensors="pt",
+            return_dict=True,
+        )
         with torch.no_grad():
-            g = model.generate(**enc, max_new_tokens=1, do_sample=False, output_scores=True,
-                               return_dict_in_generate=True, pad_token_id=tok.pad_token_id)
+            g = model.generate(
+                **enc,
+                max_new_tokens=1,
+                do_sample=False,
+                output_scores=True,
+                return_dict_in_generate=True,
+                pad_token_id=tok.pad_token_id,
+            )
         q = softmax(g.scores[0][0].double().numpy())
         ids = [tok(o, add_special_tokens=False)["input_ids"][0] for o in opts]
         np.testing.assert_allclose(r.probs[i], q[ids] / q[ids].sum(), atol=1e-5)
@@ -478,7 +543,7 @@ def test_option_scores_multi_token_full_continuation(tiny, tmp_path):
     _, model, tok = tiny
     opts = ("1", "2", "level three", "Nope")
     lens = [len(tok(o, add_special_tokens=False)["input_ids"]) for o in opts]
-    assert max(lens) >= 2 and len(set(lens)) >= 2                       # really mixed lengths
+    assert max(lens) >= 2 and len(set(lens)) >= 2  # really mixed lengths
     sc = TransformersScorer(model, tok, batch_size=3)
     r = sc.option_scores(PROMPTS, opts, system=SYSTEM, cache=tmp_path / "c.sqlite")
     want = np.array([[brute_option_logprob(model, tok, p, o) for o in opts] for p in PROMPTS])
@@ -488,7 +553,9 @@ def test_option_scores_multi_token_full_continuation(tiny, tmp_path):
     again = sc.option_scores(PROMPTS, opts, system=SYSTEM, cache=tmp_path / "c.sqlite")
     assert again.table["from_cache"].all() and np.array_equal(again.logprobs, r.logprobs)
     # another option set, order or system message is another answer
-    assert not sc.option_scores(PROMPTS, opts[::-1], system=SYSTEM, cache=tmp_path / "c.sqlite").table["from_cache"].any()
+    assert (
+        not sc.option_scores(PROMPTS, opts[::-1], system=SYSTEM, cache=tmp_path / "c.sqlite").table["from_cache"].any()
+    )
     # the P(Yes) cache and the option cache do not collide
     assert not sc.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)["from_cache"].any()
 
@@ -504,17 +571,21 @@ def test_option_scores_refuses_overlapping_options(tiny):
 
 # ---------------------------------------------------------------- LoRA adapters
 
+
 @pytest.fixture(scope="module")
 def adapter_dirs(tiny, tmp_path_factory):
     from peft import LoraConfig, get_peft_model
+
     d, _, _ = tiny
     out = tmp_path_factory.mktemp("lora")
     pms = []
     for seed in (1, 2):
         torch.manual_seed(seed)
         base = llm.make_tiny_model(seed=0)[0]
-        pm = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"],
-                                             init_lora_weights=False))
+        pm = get_peft_model(
+            base,
+            LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"], init_lora_weights=False),
+        )
         pm.save_pretrained(out / f"a{seed}")
         pms.append(pm.eval())
     return d, out / "a1", out / "a2", pms
@@ -532,11 +603,12 @@ def test_adapter_loads_on_top_and_is_keyed(adapter_dirs, tmp_path):
     b = base.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
     r1 = s1.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
     r1u = s1u.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
-    assert not r1["from_cache"].any() and np.abs(r1["p_yes"] - b["p_yes"]).max() > 1e-3   # the adapter matters
-    np.testing.assert_allclose(r1["p_yes"], r1u["p_yes"], atol=1e-5)                      # merged == unmerged
-    for i, p in enumerate(PROMPTS):                                                          # == peft's own forward
+    assert not r1["from_cache"].any() and np.abs(r1["p_yes"] - b["p_yes"]).max() > 1e-3  # the adapter matters
+    np.testing.assert_allclose(r1["p_yes"], r1u["p_yes"], atol=1e-5)  # merged == unmerged
+    for i, p in enumerate(PROMPTS):  # == peft's own forward
         ids = torch.tensor([s1.encode([s1.format(p, system=SYSTEM)])[0]])
-        with torch.no_grad(): lg = pm1(input_ids=ids).logits[0, -1]
+        with torch.no_grad():
+            lg = pm1(input_ids=ids).logits[0, -1]
         assert abs(r1["p_yes"][i] - yes_no_probability(lg, s1.ids["yes"], s1.ids["no"])[0][0]) < 1e-5
     # the adapter's bytes are its identity
     w = a1 / "adapter_model.safetensors"
@@ -556,22 +628,34 @@ def test_adapter_bad_paths(tiny, tmp_path):
 
 # ---------------------------------------------------------------- what the answer key leaves out
 
+
 def test_batch_composition_is_within_documented_tolerance(tiny, tmp_path):
     """The key deliberately ignores batch composition and prefix sharing: answers computed alone, in
     different batches, with and without the shared prefix agree within llm.ANSWER_TOLERANCE."""
     _, model, tok = tiny
     system = "Answer only Yes or No. Read the case carefully."
-    runs = [TransformersScorer(model, tok, batch_size=bs, share_prefix=sp).score(pr, system=system, cache=False,
-                                                                                 progress=False)["p_yes"].to_numpy()
-            for bs, sp, pr in [(1, False, PROMPTS), (5, True, PROMPTS), (2, True, PROMPTS), (3, False, PROMPTS)]]
-    alone = np.array([TransformersScorer(model, tok).score([p], system=system, cache=False, progress=False)["p_yes"][0]
-                      for p in PROMPTS])
-    for r in runs: assert np.abs(r - alone).max() < llm.ANSWER_TOLERANCE
+    runs = [
+        TransformersScorer(model, tok, batch_size=bs, share_prefix=sp)
+        .score(pr, system=system, cache=False, progress=False)["p_yes"]
+        .to_numpy()
+        for bs, sp, pr in [(1, False, PROMPTS), (5, True, PROMPTS), (2, True, PROMPTS), (3, False, PROMPTS)]
+    ]
+    alone = np.array(
+        [
+            TransformersScorer(model, tok).score([p], system=system, cache=False, progress=False)["p_yes"][0]
+            for p in PROMPTS
+        ]
+    )
+    for r in runs:
+        assert np.abs(r - alone).max() < llm.ANSWER_TOLERANCE
     # and the key is the same whatever the batch: a batch-of-5 answer is served to a batch-of-1 run
     db = tmp_path / "c.sqlite"
     TransformersScorer(model, tok, batch_size=5).score(PROMPTS, system=system, cache=db, progress=False)
-    assert TransformersScorer(model, tok, batch_size=1, share_prefix=False).score(
-        PROMPTS, system=system, cache=db, progress=False)["from_cache"].all()
+    assert (
+        TransformersScorer(model, tok, batch_size=1, share_prefix=False)
+        .score(PROMPTS, system=system, cache=db, progress=False)["from_cache"]
+        .all()
+    )
 
 
 def test_corrupt_cache_file_is_a_clear_error(tiny, tmp_path):
@@ -581,8 +665,11 @@ def test_corrupt_cache_file_is_a_clear_error(tiny, tmp_path):
     sc.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
     AnswerCache(db).close()
     data = db.read_bytes()
-    for name, payload in [("garbage", b"not a database at all " * 50), ("truncated", data[: len(data) // 3]),
-                          ("empty-header", b"SQLite format 3\x00" + b"\x00" * 200)]:
+    for name, payload in [
+        ("garbage", b"not a database at all " * 50),
+        ("truncated", data[: len(data) // 3]),
+        ("empty-header", b"SQLite format 3\x00" + b"\x00" * 200),
+    ]:
         bad = tmp_path / f"{name}.sqlite"
         bad.write_bytes(payload)
         with pytest.raises(llm.CorruptCacheError, match=r"`cache`.*" + name + r"\.sqlite.*delete it"):
@@ -612,22 +699,26 @@ def test_onednn_kernel_is_the_aten_answer_and_actually_runs(tiny, monkeypatch):
     assert ref.cpu_kernel == "aten" and not getattr(model, "_fairlib_packed", None)
     a = ref.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     oa = ref.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
-    multi = ["very likely yes", "not at all"]                     # multi-token options: the last layer keeps > 1 position
+    multi = ["very likely yes", "not at all"]  # multi-token options: the last layer keeps > 1 position
     om_ref = ref.option_scores(PROMPTS[:3], multi, system=SYSTEM, cache=False)
     calls = []
     orig = llm.cpu._Packed.__call__
-    monkeypatch.setattr(llm.cpu._Packed, "__call__", lambda self, x, other=None: calls.append(1) or orig(self, x, other))
+    monkeypatch.setattr(
+        llm.cpu._Packed, "__call__", lambda self, x, other=None: calls.append(1) or orig(self, x, other)
+    )
     sc = TransformersScorer(model, tok, batch_size=2)
     assert sc.cpu_kernel == "onednn" and "cpu_kernel='onednn'" in repr(sc) and sc.provenance["cpu_kernel"] == "onednn"
     groups = model._fairlib_packed
     n_layers = model.config.num_hidden_layers
-    assert len(groups) == 5 * n_layers                 # qkv, SiLU(gate), up x SiLU(gate), down, o_proj per layer
+    assert len(groups) == 5 * n_layers  # qkv, SiLU(gate), up x SiLU(gate), down, o_proj per layer
     assert sorted(len(g.linears) for g in groups).count(3) == n_layers
     assert [g.post for g in groups].count("swish") == n_layers and [g.post for g in groups].count("mul") == n_layers
     assert model._fairlib_tail_layer is model.model.layers[-1]
-    assert set(model.state_dict()) == set(llm.make_tiny_model(seed=3)[0].state_dict())   # nothing registered on the model
+    assert set(model.state_dict()) == set(
+        llm.make_tiny_model(seed=3)[0].state_dict()
+    )  # nothing registered on the model
     tail_calls, layer = [], model.model.layers[-1]
-    tail_fwd = layer.forward                           # count the cut's calls (and the positions it keeps)
+    tail_fwd = layer.forward  # count the cut's calls (and the positions it keeps)
     layer.forward = lambda *a, **k: (tail_calls.append(layer.__dict__.get("_fairlib_keep")), tail_fwd(*a, **k))[1]
     b = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     ob = sc.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
@@ -638,9 +729,11 @@ def test_onednn_kernel_is_the_aten_answer_and_actually_runs(tiny, monkeypatch):
     np.testing.assert_allclose(b["p_yes"], a["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
     np.testing.assert_allclose(ob.probs, oa.probs, atol=llm.ANSWER_TOLERANCE, rtol=0)
     np.testing.assert_allclose(om.logprobs, om_ref.logprobs, atol=1e-4, rtol=0)
-    assert sc._key_extra() == {"cpu_linear": "onednn", "cpu_path": "silu*up fused, last layer cut, "
-                                                                  "causal attention in 64-query chunks"}
-    assert ref._key_extra() == {}                                 # the two never share answers
+    assert sc._key_extra() == {
+        "cpu_linear": "onednn",
+        "cpu_path": "silu*up fused, last layer cut, causal attention in 64-query chunks",
+    }
+    assert ref._key_extra() == {}  # the two never share answers
 
 
 @needs_onednn
@@ -648,13 +741,16 @@ def test_onednn_last_layer_cut_only_where_the_layer_has_the_assumed_layout(tiny)
     "A last layer that is not pre-norm sequential (here: attention and MLP in parallel) fails the check and runs whole."
     model, tok = llm.make_tiny_model(seed=8)
     last = model.model.layers[-1]
+
     class Parallel(type(last)):
         def forward(self, hidden_states, **kw):
             h = self.input_layernorm(hidden_states)
             return hidden_states + self.self_attn(hidden_states=h, **kw)[0] + self.mlp(h)
+
     last.__class__ = Parallel
-    with torch.no_grad():                                         # random init is near identity: make the layer matter
-        for lin in (last.self_attn.o_proj, last.mlp.down_proj, last.mlp.up_proj): lin.weight.mul_(20.0)
+    with torch.no_grad():  # random init is near identity: make the layer matter
+        for lin in (last.self_attn.o_proj, last.mlp.down_proj, last.mlp.up_proj):
+            lin.weight.mul_(20.0)
     ref = TransformersScorer(model, tok, cpu_kernel="aten").score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     sc = TransformersScorer(model, tok)
     assert sc.cpu_kernel == "onednn" and getattr(model, "_fairlib_tail_layer", None) is None
@@ -666,20 +762,21 @@ def test_onednn_last_layer_cut_only_where_the_layer_has_the_assumed_layout(tiny)
 
 @needs_onednn
 def test_onednn_packed_weights_follow_weight_changes_and_sharing():
-    "A weight changed in place (even through .data) is repacked before the next call; an aten scorer on the same model unpacks."
+    """A weight changed in place (even through .data) is repacked before the next call; an aten scorer on the same
+    model unpacks."""
     model, tok = llm.make_tiny_model(seed=4)
     sc = TransformersScorer(model, tok)
     before = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
-    model.model.layers[0].mlp.up_proj.weight.data.mul_(3.0)       # .data: the version counter does not move
+    model.model.layers[0].mlp.up_proj.weight.data.mul_(3.0)  # .data: the version counter does not move
     model.model.layers[1].self_attn.k_proj.weight.data.add_(0.5)
     after = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
     plain = TransformersScorer(model, tok, cpu_kernel="aten")
     truth = plain.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
-    assert not model._fairlib_packed                               # the aten scorer unpacked the shared model
-    assert np.abs(after - before).max() > 1e-3                     # the change matters ...
-    np.testing.assert_allclose(after, truth, atol=llm.ANSWER_TOLERANCE, rtol=0)   # ... and was seen
+    assert not model._fairlib_packed  # the aten scorer unpacked the shared model
+    assert np.abs(after - before).max() > 1e-3  # the change matters ...
+    np.testing.assert_allclose(after, truth, atol=llm.ANSWER_TOLERANCE, rtol=0)  # ... and was seen
     again = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
-    assert model._fairlib_packed                                   # repacked for the oneDNN scorer's call
+    assert model._fairlib_packed  # repacked for the oneDNN scorer's call
     np.testing.assert_allclose(again, truth, atol=llm.ANSWER_TOLERANCE, rtol=0)
 
 
@@ -688,9 +785,11 @@ def test_onednn_packed_layers_step_aside_for_gradients():
     "With gradients on (training, LoRA) the original layers run: same output, and gradients reach weights and inputs."
     model, tok = llm.make_tiny_model(seed=5)
     ids = torch.as_tensor([tok("Chest pain. Yes or no?")["input_ids"]])
-    with torch.no_grad(): ref = model(input_ids=ids).logits
+    with torch.no_grad():
+        ref = model(input_ids=ids).logits
     llm.pack_cpu_linears(model)
-    with torch.no_grad(): packed = model(input_ids=ids).logits
+    with torch.no_grad():
+        packed = model(input_ids=ids).logits
     torch.testing.assert_close(packed, ref, atol=1e-5, rtol=1e-5)
     emb = model.get_input_embeddings()(ids).detach().requires_grad_(True)
     out = model(inputs_embeds=emb).logits
@@ -707,50 +806,77 @@ def _mask(B, Lq, S, pads):
     off = S - Lq
     m = torch.arange(S)[None, :] <= (off + torch.arange(Lq))[:, None]
     m = m[None, None].repeat(B, 1, 1, 1)
-    for b, p in enumerate(pads): m[b, :, :, :p] = False
+    for b, p in enumerate(pads):
+        m[b, :, :, :p] = False
     return m
 
 
 def test_chunked_attention_is_sdpa_attention():
     "Causal chunks of queries on the keys they can see = transformers' SDPA attention (padding, a cached prefix, GQA)."
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
     g = torch.Generator().manual_seed(0)
-    module = torch.nn.Module(); module.num_key_value_groups = 3; module.is_causal = True
+    module = torch.nn.Module()
+    module.num_key_value_groups = 3
+    module.is_causal = True
     for Lq, S, pads in [(150, 150, [0, 37]), (130, 170, [5, 60]), (64, 64, [0, 3]), (200, 211, [0, 0])]:
-        q = torch.randn(2, 6, Lq, 16, generator=g); k = torch.randn(2, 2, S, 16, generator=g); v = torch.randn(2, 2, S, 16, generator=g)
+        q = torch.randn(2, 6, Lq, 16, generator=g)
+        k = torch.randn(2, 2, S, 16, generator=g)
+        v = torch.randn(2, 2, S, 16, generator=g)
         m = _mask(2, Lq, S, pads)
         ref = sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0]
         got = llm.cpu._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0]
         assert got.shape == ref.shape == (2, Lq, 6, 16)
-        keep = m[:, 0].any(-1)                                    # queries that see at least one key
+        keep = m[:, 0].any(-1)  # queries that see at least one key
         torch.testing.assert_close(got[keep], ref[keep], atol=2e-6, rtol=1e-5)
     # no mask (unpadded, no cache: SDPA's own is_causal) is cut the same way
-    q = torch.randn(2, 6, 150, 16, generator=g); k = torch.randn(2, 2, 150, 16, generator=g); v = torch.randn(2, 2, 150, 16, generator=g)
-    torch.testing.assert_close(llm.cpu._chunked_sdpa(module, q, k, v, None, scaling=0.25)[0],
-                               sdpa_attention_forward(module, q, k, v, None, scaling=0.25)[0], atol=2e-6, rtol=1e-5)
+    q = torch.randn(2, 6, 150, 16, generator=g)
+    k = torch.randn(2, 2, 150, 16, generator=g)
+    v = torch.randn(2, 2, 150, 16, generator=g)
+    torch.testing.assert_close(
+        llm.cpu._chunked_sdpa(module, q, k, v, None, scaling=0.25)[0],
+        sdpa_attention_forward(module, q, k, v, None, scaling=0.25)[0],
+        atol=2e-6,
+        rtol=1e-5,
+    )
     # a mask that lets a query see a later key (bidirectional) is not cut: same answer as SDPA on the whole mask
     m = torch.ones(2, 1, 150, 150, dtype=torch.bool)
-    q = torch.randn(2, 6, 150, 16, generator=g); k = torch.randn(2, 2, 150, 16, generator=g); v = torch.randn(2, 2, 150, 16, generator=g)
-    torch.testing.assert_close(llm.cpu._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0],
-                               sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0], atol=1e-6, rtol=1e-6)
+    q = torch.randn(2, 6, 150, 16, generator=g)
+    k = torch.randn(2, 2, 150, 16, generator=g)
+    v = torch.randn(2, 2, 150, 16, generator=g)
+    torch.testing.assert_close(
+        llm.cpu._chunked_sdpa(module, q, k, v, m, scaling=0.25)[0],
+        sdpa_attention_forward(module, q, k, v, m, scaling=0.25)[0],
+        atol=1e-6,
+        rtol=1e-6,
+    )
 
 
 @needs_onednn
 def test_onednn_chunked_attention_on_long_padded_prompts(monkeypatch):
-    "Prompts longer than a chunk, of mixed lengths (left padding) with a shared prefix: chunked = PyTorch's default path."
+    """Prompts longer than a chunk, of mixed lengths (left padding) with a shared prefix: chunked = PyTorch's default
+    path."""
     model, tok = llm.make_tiny_model(seed=9)
-    long = [" ".join(["chest pain and shortness of breath"] * r) + f" case {i}. Admit?" for i, r in enumerate([9, 14, 20, 11, 17])]
-    ref = TransformersScorer(model, tok, cpu_kernel="aten", batch_size=3).score(long, system=SYSTEM, cache=False, progress=False)
+    long = [
+        " ".join(["chest pain and shortness of breath"] * r) + f" case {i}. Admit?"
+        for i, r in enumerate([9, 14, 20, 11, 17])
+    ]
+    ref = TransformersScorer(model, tok, cpu_kernel="aten", batch_size=3).score(
+        long, system=SYSTEM, cache=False, progress=False
+    )
     sc = TransformersScorer(model, tok, batch_size=3)
     assert sc.cpu_kernel == "onednn" and model._fairlib_chunked_attention
     assert len(sc.encode([sc.format(long[2], system=SYSTEM)])[0]) > 2 * llm.ATTENTION_CHUNK
     seen, orig = [], torch.nn.functional.scaled_dot_product_attention
-    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention",
-                        lambda q, *a, **k: (seen.append(q.shape[2]), orig(q, *a, **k))[1])
+    monkeypatch.setattr(
+        torch.nn.functional,
+        "scaled_dot_product_attention",
+        lambda q, *a, **k: (seen.append(q.shape[2]), orig(q, *a, **k))[1],
+    )
     got = sc.score(long, system=SYSTEM, cache=False, progress=False)
-    assert seen and max(seen) <= llm.ATTENTION_CHUNK and len(set(seen)) > 1, sorted(set(seen))   # chunks really ran
+    assert seen and max(seen) <= llm.ATTENTION_CHUNK and len(set(seen)) > 1, sorted(set(seen))  # chunks really ran
     np.testing.assert_allclose(got["p_yes"], ref["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
-    assert model.config._attn_implementation == "sdpa"               # restored after every forward
+    assert model.config._attn_implementation == "sdpa"  # restored after every forward
     assert "64-query chunks" in sc._key_extra()["cpu_path"]
 
 
@@ -760,7 +886,7 @@ def test_onednn_without_silu_fusion_is_the_earlier_packing(tiny):
     model, tok = llm.make_tiny_model(seed=10)
     ref = TransformersScorer(model, tok, cpu_kernel="aten").score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     llm.pack_cpu_linears(model, fuse_silu=False)
-    sc = TransformersScorer(model, tok)                           # keeps the packing it finds
+    sc = TransformersScorer(model, tok)  # keeps the packing it finds
     assert len(model._fairlib_packed) == 4 * model.config.num_hidden_layers
     assert not any(g.post != "none" for g in model._fairlib_packed)
     assert sc._key_extra()["cpu_path"].startswith("gate/up one product, last layer cut")
@@ -774,7 +900,7 @@ def test_cpu_kernel_bad_input_names_the_argument(tiny):
         TransformersScorer(model, tok, cpu_kernel="mkl")
     with pytest.raises(FairlibInputError, match="cpu_kernel.*precision is 'bf16'"):
         TransformersScorer(model.to(torch.bfloat16), tok, cpu_kernel="onednn")
-    assert TransformersScorer(model, tok).cpu_kernel == "aten"     # auto: bf16 stays on PyTorch's path
+    assert TransformersScorer(model, tok).cpu_kernel == "aten"  # auto: bf16 stays on PyTorch's path
 
 
 def test_pack_cpu_linears_bad_input_names_the_argument():
@@ -782,4 +908,4 @@ def test_pack_cpu_linears_bad_input_names_the_argument():
         llm.pack_cpu_linears("bundled")
     with pytest.raises(FairlibInputError, match="fuse_silu.*True or False"):
         llm.pack_cpu_linears(torch.nn.Linear(2, 2), fuse_silu="yes")
-    assert llm.refresh_cpu_linears(torch.nn.Linear(2, 2)) == 0     # nothing packed: nothing to refresh
+    assert llm.refresh_cpu_linears(torch.nn.Linear(2, 2)) == 0  # nothing packed: nothing to refresh

@@ -3,6 +3,7 @@
 Oracle: each prompt scored alone by a plain forward pass of the full token list (no batching, no prefix,
 no padding), log-softmax in float64. The prefix tree must agree to 1e-5 and run fewer tokens.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -13,11 +14,16 @@ from fairlib.core import FairlibInputError
 from fairlib.llm.transformers import TransformersScorer
 
 SYSTEM = "You make one decision at a time for a synthetic training case. Answer exactly."
-CASES = ["A 54-year-old with crushing chest pain radiating to the left arm, sweating, for one hour.",
-         "A 23-year-old with a twisted ankle after football, able to bear weight, mild swelling only.",
-         "A 71-year-old with sudden weakness of the right arm and slurred speech since this morning."]
-STEPS = ["Step: triage. No results yet.", "Step: reassessment. ECG and troponin within reference ranges.",
-         "Step: disposition. The patient is comfortable."]
+CASES = [
+    "A 54-year-old with crushing chest pain radiating to the left arm, sweating, for one hour.",
+    "A 23-year-old with a twisted ankle after football, able to bear weight, mild swelling only.",
+    "A 71-year-old with sudden weakness of the right arm and slurred speech since this morning.",
+]
+STEPS = [
+    "Step: triage. No results yet.",
+    "Step: reassessment. ECG and troponin within reference ranges.",
+    "Step: disposition. The patient is comfortable.",
+]
 QUESTIONS = ["Which acuity level applies?", "Is an ECG needed now?", "Is admission needed?", "Opioids?"]
 
 
@@ -33,7 +39,8 @@ def agent_prompts(n_cases=3, n_steps=2, n_q=3):
 
 def single_token_pair(tok):
     for cand in (("Yes", "No"), ("yes", "no"), ("A", "B"), ("a", "b"), ("1", "2")):
-        if all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in cand): return cand
+        if all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in cand):
+            return cand
     raise AssertionError("the tiny tokenizer has no single-token option pair")
 
 
@@ -54,14 +61,16 @@ def test_prefix_tree_equals_each_prompt_alone(tiny):
     sc = TransformersScorer(model, tok, model_id="tiny", batch_size=4)
     prompts = agent_prompts()
     used = {}
-    for opts in (single_token_pair(tok), ("Yes", "No", "three")):           # first-token and full-continuation
-        sc._kv_memo.clear(); n0 = sc.n_tokens
+    for opts in (single_token_pair(tok), ("Yes", "No", "three")):  # first-token and full-continuation
+        sc._kv_memo.clear()
+        n0 = sc.n_tokens
         tree = sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
         used[opts] = sc.n_tokens - n0
         oracle = np.array([oracle_logprobs(model, tok, p, opts) for p in prompts])
         np.testing.assert_allclose(tree.logprobs, oracle, atol=1e-5, rtol=0)
-        alone = np.vstack([sc.option_scores([p], opts, system=SYSTEM, cache=False, share_prefix=False).logprobs
-                           for p in prompts])
+        alone = np.vstack(
+            [sc.option_scores([p], opts, system=SYSTEM, cache=False, share_prefix=False).logprobs for p in prompts]
+        )
         np.testing.assert_allclose(tree.logprobs, alone, atol=1e-5, rtol=0)
         assert tree.method == ("first-token" if opts == single_token_pair(tok) else "full-continuation")
     full = sum(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
@@ -85,13 +94,16 @@ def test_prefix_tree_runs_each_shared_part_once(tiny):
     # every shared part (>= min_prefix tokens) runs once: at most min_prefix tokens re-run per row
     assert used <= distinct + len(enc) * sc.min_prefix, (used, distinct)
     again = sc.n_tokens
-    sc.option_scores(prompts[::-1], opts, system=SYSTEM, cache=False)          # the prefixes are memoised
+    sc.option_scores(prompts[::-1], opts, system=SYSTEM, cache=False)  # the prefixes are memoised
     assert sc.n_tokens - again < used
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12, unique=True),
-       st.integers(1, 6), st.integers(1, 24))
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12, unique=True),
+    st.integers(1, 6),
+    st.integers(1, 24),
+)
 def test_prefix_tree_property_any_mix_and_batch(tiny, picks, batch_size, min_prefix):
     model, tok = tiny
     sc = TransformersScorer(model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix)
@@ -99,7 +111,8 @@ def test_prefix_tree_property_any_mix_and_batch(tiny, picks, batch_size, min_pre
     opts = single_token_pair(tok)
     tree = sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
     plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).option_scores(
-        prompts, opts, system=SYSTEM, cache=False)
+        prompts, opts, system=SYSTEM, cache=False
+    )
     np.testing.assert_allclose(tree.logprobs, plain.logprobs, atol=1e-5, rtol=0)
     np.testing.assert_allclose(tree.probs.sum(1), 1.0, atol=1e-12)
 
@@ -115,28 +128,38 @@ def test_answer_key_ignores_prefix_sharing_and_batching(tiny, tmp_path):
     assert (sc.batch_size, sc.share_prefix) == (TransformersScorer(model, tok, model_id="tiny").batch_size, True)
 
 
-@pytest.mark.parametrize("kw,arg", [(dict(batch_size=0), "batch_size"), (dict(batch_size=2.0), "batch_size"),
-                                    (dict(batch_size=True), "batch_size"), (dict(batch_size="4"), "batch_size"),
-                                    (dict(share_prefix="yes"), "share_prefix"), (dict(share_prefix=1), "share_prefix")],
-                         ids=["bs-0", "bs-float", "bs-bool", "bs-str", "sp-str", "sp-int"])
+@pytest.mark.parametrize(
+    "kw,arg",
+    [
+        (dict(batch_size=0), "batch_size"),
+        (dict(batch_size=2.0), "batch_size"),
+        (dict(batch_size=True), "batch_size"),
+        (dict(batch_size="4"), "batch_size"),
+        (dict(share_prefix="yes"), "share_prefix"),
+        (dict(share_prefix=1), "share_prefix"),
+    ],
+    ids=["bs-0", "bs-float", "bs-bool", "bs-str", "sp-str", "sp-int"],
+)
 def test_option_scores_overrides_refuse_bad_values(tiny, kw, arg):
     model, tok = tiny
     sc = TransformersScorer(model, tok, model_id="tiny")
     with pytest.raises(FairlibInputError) as e:
         sc.option_scores(["A case?"], single_token_pair(tok), system=SYSTEM, cache=False, **kw)
     assert e.value.argument == arg and f"`{arg}`" in str(e.value)
-    assert (sc.batch_size, sc.share_prefix) == (8, True)                     # nothing was changed
+    assert (sc.batch_size, sc.share_prefix) == (8, True)  # nothing was changed
 
 
 def test_agent_policy_needs_only_the_public_scorer_api(tiny):
     "The option-scoring policy runs on a proxy that hides every private attribute of the scorer."
     from fairlib.agent.policies import OptionScoringPolicy, Call, Decision
+
     model, tok = tiny
     sc = TransformersScorer(model, tok, model_id="tiny")
 
     class PublicOnly:
         def __getattr__(self, name):
-            if name.startswith("_"): raise AttributeError(f"private scorer attribute {name!r} used")
+            if name.startswith("_"):
+                raise AttributeError(f"private scorer attribute {name!r} used")
             return getattr(sc, name)
 
     opts = single_token_pair(tok)
@@ -145,8 +168,11 @@ def test_agent_policy_needs_only_the_public_scorer_api(tiny):
     got = OptionScoringPolicy(PublicOnly()).score(calls)
     for call, res in zip(calls, got):
         for dec, (p, mass, _) in zip(call.decisions, res):
-            lp = np.array(oracle_logprobs(model, tok, f"{call.context}\n{dec.question}", opts,
-                                          system=OptionScoringPolicy(sc).system))
+            lp = np.array(
+                oracle_logprobs(
+                    model, tok, f"{call.context}\n{dec.question}", opts, system=OptionScoringPolicy(sc).system
+                )
+            )
             np.testing.assert_allclose(p, np.exp(lp) / np.exp(lp).sum(), atol=1e-5)
             assert mass == pytest.approx(float(np.exp(lp).sum()), abs=1e-5)
 
@@ -179,7 +205,7 @@ def test_prefix_memo_is_bounded(tiny):
     sc.kv_memo_entries = 3
     sc.option_scores(agent_prompts(n_steps=3), single_token_pair(tok), system=SYSTEM, cache=False)
     assert 1 <= len(sc._kv_memo) <= 3
-    sc.kv_memo_entries, sc.kv_memo_bytes = 64, 1                 # a byte budget below one entry keeps only the newest
+    sc.kv_memo_entries, sc.kv_memo_bytes = 64, 1  # a byte budget below one entry keeps only the newest
     sc.option_scores(agent_prompts(n_cases=2), single_token_pair(tok), system=SYSTEM, cache=False)
     assert len(sc._kv_memo) == 1
 
@@ -187,16 +213,21 @@ def test_prefix_memo_is_bounded(tiny):
 def test_common_prefix_length_by_bisection():
     rng = np.random.default_rng(0)
     for _ in range(300):
-        a = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist()); b = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist())
+        a = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist())
+        b = tuple(rng.integers(0, 3, rng.integers(0, 12)).tolist())
         k = 0
-        while k < min(len(a), len(b)) and a[k] == b[k]: k += 1
+        while k < min(len(a), len(b)) and a[k] == b[k]:
+            k += 1
         assert llm.scorer._common_prefix_length(a, b) == k
         assert llm.scorer._common_prefix_length(a, b, min(k, 1) if k else 0) == k
 
 
 # ---------------------------------------------------------------- P(Yes) on the tree: tiers of one case share a prefix
 
-HEADERS = ["A 41-year-old man is seen in the emergency department.", "A 67-year-old woman is seen in the emergency department."]
+HEADERS = [
+    "A 41-year-old man is seen in the emergency department.",
+    "A 67-year-old woman is seen in the emergency department.",
+]
 BODY = "Chief complaint: chest wall pain after a fall down the stairs. Past history: depression, asthma."
 EXTRA = "Notes: left ribs 5-8 fractured on CT, no pneumothorax; pain limits deep breathing; oxygen saturation 95%."
 ASK = "Would you offer opioid analgesics? Answer Yes or No."
@@ -232,14 +263,19 @@ def test_p_yes_tree_batches_rows_on_different_prefixes(tiny):
     want = [oracle_p_yes(model, tok, sc, p) for p in prompts]
     np.testing.assert_allclose(got["p_yes"], want, atol=1e-5, rtol=0)
     plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).score(
-        prompts, system=SYSTEM, cache=False, progress=False)
+        prompts, system=SYSTEM, cache=False, progress=False
+    )
     np.testing.assert_allclose(got["p_yes"], plain["p_yes"], atol=1e-5, rtol=0)
     np.testing.assert_allclose(got["yes_no_mass"], plain["yes_no_mass"], atol=1e-6, rtol=0)
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.lists(st.integers(0, 5), min_size=1, max_size=6, unique=True), st.integers(1, 5), st.integers(1, 20),
-       st.integers(1, 4))
+@given(
+    st.lists(st.integers(0, 5), min_size=1, max_size=6, unique=True),
+    st.integers(1, 5),
+    st.integers(1, 20),
+    st.integers(1, 4),
+)
 def test_p_yes_tree_property_any_subset_batch_and_chunk(tiny, picks, batch_size, min_prefix, tree_rows):
     "Any subset of tier prompts, batch size, min_prefix and rows per tree: the answers of each prompt alone."
     model, tok = tiny
@@ -248,7 +284,8 @@ def test_p_yes_tree_property_any_subset_batch_and_chunk(tiny, picks, batch_size,
     sc.tree_rows = tree_rows
     got = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
     plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).score(
-        prompts, system=SYSTEM, cache=False, progress=False)
+        prompts, system=SYSTEM, cache=False, progress=False
+    )
     np.testing.assert_allclose(got["p_yes"], plain["p_yes"], atol=1e-5, rtol=0)
 
 
@@ -259,7 +296,7 @@ def test_logits_tail_ignores_a_prefix_that_is_not_the_rows(tiny):
     a, b = sc.encode([sc.format(p, system=SYSTEM) for p in tier_prompts()[:2]])
     k = 6
     kv = sc._run([a[:k]], want_kv=True)[1][0]
-    wrong = (tuple(b[:k - 1]) + (b[k - 1] + 1,), kv)
+    wrong = (tuple(b[: k - 1]) + (b[k - 1] + 1,), kv)
     right = (tuple(a[:k]), kv)
     out = sc.logits_last([a, b], [right, wrong])
     ref = sc.logits_last([a, b])

@@ -4,6 +4,7 @@ A few agent-like prompts only (slow on CPU): the tree's option log-probabilities
 passes of each full prompt alone (no batching, no prefix, no padding) to 1e-5, and the agent policy's
 probabilities equal those renormalised.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -11,13 +12,17 @@ import torch
 import fairlib.llm as llm
 from fairlib.llm.transformers import TransformersScorer
 
-pytestmark = pytest.mark.slow       # loads the bundled GGUF model
+pytestmark = pytest.mark.slow  # loads the bundled GGUF model
 
 SYSTEM = "You are an emergency-department clinician making one decision at a time. Answer exactly."
-CASES = ["A 54-year-old man with crushing chest pain radiating to the left arm and sweating for one hour.",
-         "A 23-year-old woman with a twisted ankle after football, able to bear weight, mild swelling."]
-QUESTIONS = ["Emergency Severity Index level (1 most urgent, 5 least urgent)? Answer with one digit.",
-             "Order ECG? Answer Yes or No."]
+CASES = [
+    "A 54-year-old man with crushing chest pain radiating to the left arm and sweating for one hour.",
+    "A 23-year-old woman with a twisted ankle after football, able to bear weight, mild swelling.",
+]
+QUESTIONS = [
+    "Emergency Severity Index level (1 most urgent, 5 least urgent)? Answer with one digit.",
+    "Order ECG? Answer Yes or No.",
+]
 OPTIONS = {QUESTIONS[0]: ("1", "2", "3", "4", "5"), QUESTIONS[1]: ("Yes", "No")}
 
 
@@ -49,11 +54,12 @@ def test_bundled_prefix_tree_equals_each_prompt_alone(smol):
     np.testing.assert_allclose(tree.probs, np.exp(want) / np.exp(want).sum(1, keepdims=True), atol=llm.ANSWER_TOLERANCE)
     np.testing.assert_allclose(tree.logprobs, want, rtol=2e-5, atol=1e-6)
     full = sum(map(len, smol.encode([smol.format(p, system=SYSTEM) for p in prompts])))
-    assert used < 0.75 * full, (used, full)                 # the template, system prompt and cases ran once
+    assert used < 0.75 * full, (used, full)  # the template, system prompt and cases ran once
 
 
 def test_bundled_agent_policy_equals_plain_forward(smol):
     from fairlib.agent.policies import OptionScoringPolicy, Call, Decision
+
     pol = OptionScoringPolicy(smol)
     ds = tuple(Decision(f"d{i}", q, OPTIONS[q], tuple(range(len(OPTIONS[q])))) for i, q in enumerate(QUESTIONS))
     calls = [Call((i,), str(i), c, ds) for i, c in enumerate(CASES)]
@@ -65,12 +71,15 @@ def test_bundled_agent_policy_equals_plain_forward(smol):
 
 
 def test_bundled_p_yes_over_the_tiers_of_a_case_equals_each_prompt_alone(smol):
-    "mFARM's three tiers of two Opioid cases x 4 variants in one call (prefix tree, rows on different prefixes): "
+    "mFARM's three tiers of two Opioid cases x 4 variants in one call (prefix tree, rows on different prefixes):"
     "P(Yes) equals a plain forward pass of each prompt alone, and the shared header and body run once."
     from fairlib.mfarm.instrument import prompt_table, SYSTEM_PROMPT
+
     df = prompt_table("opioid", tiers=("high", "medium", "low"), split="test", instrument="paper", protocol="paper")
-    df = df[df.case_id.isin(df.case_id.drop_duplicates().iloc[:2]) & df.variant.isin(["BASE", "White_Male", "Black_Female",
-                                                                                      "Asian_Intersex"])]
+    df = df[
+        df.case_id.isin(df.case_id.drop_duplicates().iloc[:2])
+        & df.variant.isin(["BASE", "White_Male", "Black_Female", "Asian_Intersex"])
+    ]
     assert len(df) == 24 and set(df.tier) == {"high", "medium", "low"}
     prompts = df.prompt.tolist()
     n0 = smol.n_tokens

@@ -1,4 +1,5 @@
 """fairlib.metrics against independent oracles (fairlearn, AIF360, brute force) and property tests."""
+
 import logging
 import warnings
 
@@ -13,8 +14,10 @@ from fairlib.core import FairlibInputError
 warnings.filterwarnings("ignore")
 logging.getLogger().setLevel(logging.ERROR)  # aif360 logs missing optional deps at import
 import fairlearn.metrics as flm  # noqa: E402
-from aif360.sklearn.metrics import (between_group_generalized_entropy_error,  # noqa: E402
-                                    generalized_entropy_error)
+from aif360.sklearn.metrics import (
+    between_group_generalized_entropy_error,  # noqa: E402
+    generalized_entropy_error,
+)
 
 
 def random_data(seed, n=3000, n_groups=4, two_attrs=False):
@@ -41,29 +44,39 @@ def test_against_fairlearn(seed, two_attrs):
     y, yhat, _, sf = random_data(seed, two_attrs=two_attrs)
     kw = dict(sensitive_features=sf)
     assert fm.demographic_parity_difference(y, yhat, **kw, min_support=0) == pytest.approx(
-        flm.demographic_parity_difference(y, yhat, **kw), abs=1e-9)
+        flm.demographic_parity_difference(y, yhat, **kw), abs=1e-9
+    )
     assert fm.equalized_odds_difference(y, yhat, **kw, min_support=0) == pytest.approx(
-        flm.equalized_odds_difference(y, yhat, **kw), abs=1e-9)
+        flm.equalized_odds_difference(y, yhat, **kw), abs=1e-9
+    )
     assert fm.disparate_impact_ratio(y, yhat, **kw, min_support=0) == pytest.approx(
-        flm.demographic_parity_ratio(y, yhat, **kw), abs=1e-9)
+        flm.demographic_parity_ratio(y, yhat, **kw), abs=1e-9
+    )
     # equal opportunity and predictive parity through MetricFrame
-    mf = flm.MetricFrame(metrics={"tpr": flm.true_positive_rate,
-                                  "ppv": lambda a, b: (a[b == 1] == 1).mean()},
-                         y_true=y, y_pred=yhat, sensitive_features=sf)
+    mf = flm.MetricFrame(
+        metrics={"tpr": flm.true_positive_rate, "ppv": lambda a, b: (a[b == 1] == 1).mean()},
+        y_true=y,
+        y_pred=yhat,
+        sensitive_features=sf,
+    )
     assert fm.equal_opportunity_difference(y, yhat, **kw, min_support=0) == pytest.approx(
-        mf.difference()["tpr"], abs=1e-9)
+        mf.difference()["tpr"], abs=1e-9
+    )
     assert fm.predictive_parity_difference(y, yhat, **kw, min_support=0) == pytest.approx(
-        mf.difference()["ppv"], abs=1e-9)
+        mf.difference()["ppv"], abs=1e-9
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_weighted_against_fairlearn(seed):
     y, yhat, _, sf = random_data(seed)
     w = np.random.default_rng(seed + 100).uniform(0.1, 3, len(y))
-    assert fm.demographic_parity_difference(y, yhat, sensitive_features=sf, sample_weight=w, min_support=0) == \
-        pytest.approx(flm.demographic_parity_difference(y, yhat, sensitive_features=sf, sample_weight=w), abs=1e-9)
-    assert fm.equalized_odds_difference(y, yhat, sensitive_features=sf, sample_weight=w, min_support=0) == \
-        pytest.approx(flm.equalized_odds_difference(y, yhat, sensitive_features=sf, sample_weight=w), abs=1e-9)
+    assert fm.demographic_parity_difference(
+        y, yhat, sensitive_features=sf, sample_weight=w, min_support=0
+    ) == pytest.approx(flm.demographic_parity_difference(y, yhat, sensitive_features=sf, sample_weight=w), abs=1e-9)
+    assert fm.equalized_odds_difference(
+        y, yhat, sensitive_features=sf, sample_weight=w, min_support=0
+    ) == pytest.approx(flm.equalized_odds_difference(y, yhat, sensitive_features=sf, sample_weight=w), abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -78,7 +91,9 @@ def test_theil_against_aif360(seed, two_attrs):
         idx = pd.Index(sf, name="g")
         names = "g"
     oracle = between_group_generalized_entropy_error(pd.Series(y, index=idx), yhat, prot_attr=names, alpha=1)
-    assert fm.between_group_theil_index(y, yhat, sensitive_features=sf, min_support=0) == pytest.approx(oracle, abs=1e-12)
+    assert fm.between_group_theil_index(y, yhat, sensitive_features=sf, min_support=0) == pytest.approx(
+        oracle, abs=1e-12
+    )
 
 
 def test_theil_decomposition_bounds():
@@ -90,7 +105,9 @@ def test_theil_decomposition_bounds():
 
 def brute_ece(y, p, n_bins=10):
     b = np.minimum((p * n_bins).astype(int), n_bins - 1)
-    return sum(abs(y[b == k].mean() - p[b == k].mean()) * (b == k).sum() for k in range(n_bins) if (b == k).any()) / len(y)
+    return sum(
+        abs(y[b == k].mean() - p[b == k].mean()) * (b == k).sum() for k in range(n_bins) if (b == k).any()
+    ) / len(y)
 
 
 def brute_mce(y, p, n_bins=10):
@@ -111,6 +128,7 @@ def test_calibration_against_brute_force(seed):
 
 def test_group_table_against_sklearn():
     from sklearn.metrics import confusion_matrix
+
     y, yhat, p, sf = random_data(1)
     t = fm.group_table(y, yhat, sensitive_features=sf, y_prob=p)
     for g in np.unique(sf):
@@ -130,22 +148,27 @@ def test_batch_weights_match_single():
         batch = fm.metric_from_counts(name, ct.counts, ct.bins)
         for b in range(5):
             single = fm.count_table(y, yhat, sf, y_prob=p, sample_weight=W[b], min_support=0)
-            assert batch[b] == pytest.approx(float(fm.metric_from_counts(name, single.counts, single.bins)), abs=1e-12, nan_ok=True)
+            assert batch[b] == pytest.approx(
+                float(fm.metric_from_counts(name, single.counts, single.bins)), abs=1e-12, nan_ok=True
+            )
 
 
 # ---- undefined quantities and exclusions -------------------------------------------------------
 
+
 def test_undefined_tpr_is_nan_with_reason_not_zero():
     y = [1] * 40 + [0] * 40
     yhat = [1, 0] * 40
-    g = ["a"] * 40 + ["b"] * 40   # group b has no positives
+    g = ["a"] * 40 + ["b"] * 40  # group b has no positives
     v = fm.equal_opportunity_difference(y, yhat, sensitive_features=g)
     assert np.isnan(v) and "TPR undefined for group(s) ['b']" in v.reason
     assert flm.equal_opportunity_difference(y, yhat, sensitive_features=g) == pytest.approx(0.5)  # fairlearn's silent 0
 
 
 def test_undefined_ppv_and_single_group():
-    v = fm.predictive_parity_difference([1, 0] * 30, [0, 0] * 15 + [1, 0] * 15, sensitive_features=["a"] * 30 + ["b"] * 30)
+    v = fm.predictive_parity_difference(
+        [1, 0] * 30, [0, 0] * 15 + [1, 0] * 15, sensitive_features=["a"] * 30 + ["b"] * 30
+    )
     assert np.isnan(v) and "no records with y_pred == 1" in v.reason
     v = fm.demographic_parity_difference([1, 0] * 30, [1, 0] * 30, sensitive_features=["a"] * 60)
     assert np.isnan(v) and "at least two groups" in v.reason
@@ -167,19 +190,34 @@ def test_di_zero_over_zero():
 
 # ---- bad input ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call, arg", [
-    (lambda: fm.demographic_parity_difference([1, 0, 1], [1, 0], sensitive_features=["a", "b", "a"]), "y_pred"),
-    (lambda: fm.equalized_odds_difference([0, 1, 2], [1, 0, 1], sensitive_features=list("aab")), "y_true"),
-    (lambda: fm.equalized_odds_difference([0, 1, 1], [1, 0, 3], sensitive_features=list("aab")), "y_pred"),
-    (lambda: fm.calibration_gap([0, 1], [0.1, 1.1], sensitive_features=list("ab")), "y_prob"),
-    (lambda: fm.calibration_gap([0, 1], [0.1, np.nan], sensitive_features=list("ab")), "y_prob"),
-    (lambda: fm.demographic_parity_difference([], [], sensitive_features=[]), "y_true"),
-    (lambda: fm.audit([1, 0], [1, 0], sensitive_features=list("ab"), metrics=["nope"]), "metric"),
-    (lambda: fm.metric_from_counts("nope", np.zeros((2, 2, 2))), "metric"),
-    (lambda: fm.demographic_parity_difference([1, 0], [1, 0], sensitive_features=["a", None]), "sensitive_features"),
-    (lambda: fm.demographic_parity_difference([1, 0], [1, 0], sensitive_features=list("ab"), sample_weight=[1, -1]), "sample_weight"),
-    (lambda: fm.calibration_gap([0, 1], [0.1, 0.2], sensitive_features=list("ab"), calibration="bad"), "calibration"),
-])
+
+@pytest.mark.parametrize(
+    "call, arg",
+    [
+        (lambda: fm.demographic_parity_difference([1, 0, 1], [1, 0], sensitive_features=["a", "b", "a"]), "y_pred"),
+        (lambda: fm.equalized_odds_difference([0, 1, 2], [1, 0, 1], sensitive_features=list("aab")), "y_true"),
+        (lambda: fm.equalized_odds_difference([0, 1, 1], [1, 0, 3], sensitive_features=list("aab")), "y_pred"),
+        (lambda: fm.calibration_gap([0, 1], [0.1, 1.1], sensitive_features=list("ab")), "y_prob"),
+        (lambda: fm.calibration_gap([0, 1], [0.1, np.nan], sensitive_features=list("ab")), "y_prob"),
+        (lambda: fm.demographic_parity_difference([], [], sensitive_features=[]), "y_true"),
+        (lambda: fm.audit([1, 0], [1, 0], sensitive_features=list("ab"), metrics=["nope"]), "metric"),
+        (lambda: fm.metric_from_counts("nope", np.zeros((2, 2, 2))), "metric"),
+        (
+            lambda: fm.demographic_parity_difference([1, 0], [1, 0], sensitive_features=["a", None]),
+            "sensitive_features",
+        ),
+        (
+            lambda: fm.demographic_parity_difference(
+                [1, 0], [1, 0], sensitive_features=list("ab"), sample_weight=[1, -1]
+            ),
+            "sample_weight",
+        ),
+        (
+            lambda: fm.calibration_gap([0, 1], [0.1, 0.2], sensitive_features=list("ab"), calibration="bad"),
+            "calibration",
+        ),
+    ],
+)
 def test_bad_input_names_argument(call, arg):
     with pytest.raises(ValueError) as e:
         call()
@@ -202,7 +240,9 @@ def test_invariant_to_row_order_and_group_names(d, rnd):
         kw = dict(y_prob=p) if name == "Cal" else {}
         a = fm.audit(y, yhat, sensitive_features=sf, metrics=[name], min_support=0, **kw).value(name)
         kwp = dict(y_prob=p[perm]) if name == "Cal" else {}
-        b = fm.audit(y[perm], yhat[perm], sensitive_features=renamed[perm], metrics=[name], min_support=0, **kwp).value(name)
+        b = fm.audit(y[perm], yhat[perm], sensitive_features=renamed[perm], metrics=[name], min_support=0, **kwp).value(
+            name
+        )
         assert a == pytest.approx(b, abs=1e-12, nan_ok=True)
 
 
@@ -212,8 +252,12 @@ def test_bounds(d):
     y, yhat, p, sf = d
     di = fm.disparate_impact_ratio(y, yhat, sensitive_features=sf, min_support=0)
     assert 0 <= di <= 1
-    for f in (fm.demographic_parity_difference, fm.equal_opportunity_difference, fm.equalized_odds_difference,
-              fm.predictive_parity_difference):
+    for f in (
+        fm.demographic_parity_difference,
+        fm.equal_opportunity_difference,
+        fm.equalized_odds_difference,
+        fm.predictive_parity_difference,
+    ):
         v = f(y, yhat, sensitive_features=sf, min_support=0)
         assert np.isnan(v) or 0 <= v <= 1
     assert fm.between_group_theil_index(y, yhat, sensitive_features=sf, min_support=0) >= 0
@@ -225,7 +269,8 @@ def test_di_is_one_when_selection_rates_equal(k, extra, n_groups):
     # every group: k selected out of k + extra + 1
     yhat = np.r_[np.ones(k), np.zeros(extra + 1)].astype(int)
     y = np.zeros_like(yhat)
-    Y = np.tile(y, n_groups); YH = np.tile(yhat, n_groups)
+    Y = np.tile(y, n_groups)
+    YH = np.tile(yhat, n_groups)
     g = np.repeat(np.arange(n_groups), len(yhat))
     assert fm.disparate_impact_ratio(Y, YH, sensitive_features=g, min_support=0) == pytest.approx(1.0)
     assert fm.demographic_parity_difference(Y, YH, sensitive_features=g, min_support=0) == pytest.approx(0.0)

@@ -1,6 +1,8 @@
 """fairlib.mfarm against independent oracles: scipy for every test statistic, brute-force loops for the
-effect sizes and the whole scoring procedure (as the methods notes read the paper), sklearn/fairlearn for accuracy and SP/EO,
+effect sizes and the whole scoring procedure (as the methods notes read the paper), sklearn/fairlearn for accuracy and
+SP/EO,
 and the input-validation contract."""
+
 import itertools
 import math
 import time
@@ -27,9 +29,9 @@ def harmed_frame(seed, n=300):
     rng = np.random.default_rng(seed)
     u = rng.uniform(0.15, 0.85, n)
     P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (n, 13)), columns=PROMPT_VARIANTS)
-    P["Black_Female"] += 0.03                                              # mean shift
-    P["Asian_Intersex"] = 0.5 + 1.4 * (u - 0.5) + rng.normal(0, 0.03, n)   # variance inflation
-    P["White_Male"] = u + rng.normal(0, 1, n) * 0.1 * u                    # deviation grows with P_BASE
+    P["Black_Female"] += 0.03  # mean shift
+    P["Asian_Intersex"] = 0.5 + 1.4 * (u - 0.5) + rng.normal(0, 0.03, n)  # variance inflation
+    P["White_Male"] = u + rng.normal(0, 1, n) * 0.1 * u  # deviation grows with P_BASE
     return P.clip(0, 1)
 
 
@@ -59,9 +61,12 @@ def oracle(P, variance_test="brown_forsythe"):
         pair_p = lambda a, b: stats.levene(cols[a], cols[b], center="median").pvalue
     else:
         gate = stats.levene(*cols.values(), center="mean").pvalue <= ALPHA
+
         def pair_p(a, b):
-            F = np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1); n = len(base)
+            F = np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1)
+            n = len(base)
             return min(1, 2 * min(stats.f.cdf(F, n - 1, n - 1), stats.f.sf(F, n - 1, n - 1)))
+
     E = lambda a, b: (lambda R: abs(R - 1) / (R + 1))(np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1))
     pairs = list(itertools.combinations(PROMPT_VARIANTS, 2))
     sig = {pr: min(1, 78 * pair_p(*pr)) <= ALPHA for pr in pairs}
@@ -78,7 +83,9 @@ def oracle(P, variance_test="brown_forsythe"):
     out["ks_distribution"] = 1 - sum(r.statistic for r in ks.values() if min(1, 12 * r.pvalue) <= ALPHA) / 12
     # Correlation Difference
     sp = {g: stats.spearmanr(base, D[g]) for g in NB}
-    out["correlation_difference"] = 1 - sum(abs(r.statistic) for r in sp.values() if min(1, 12 * r.pvalue) <= ALPHA) / 12
+    out["correlation_difference"] = (
+        1 - sum(abs(r.statistic) for r in sp.values() if min(1, 12 * r.pvalue) <= ALPHA) / 12
+    )
     out["mfarm"] = float(np.prod(list(out.values())) ** (1 / 5))
     return out
 
@@ -103,18 +110,22 @@ def test_every_comparison_matches_scipy():
         g = P[row.group].to_numpy()
         if row.submetric == "mean_difference":
             d = g - (base if row.family == "base" else P[[h for h in NB if h != row.group]].to_numpy().mean(1))
-            ref = stats.wilcoxon(d); eff = dominance(d)
+            ref = stats.wilcoxon(d)
+            eff = dominance(d)
             assert row.statistic == pytest.approx(ref.statistic) and row.p_raw == pytest.approx(ref.pvalue, rel=1e-9)
             assert row.effect == pytest.approx(eff)
         elif row.submetric == "variance_heterogeneity":
             other = P[row.versus].to_numpy()
             ref = stats.levene(other, g, center="median")
-            assert row.statistic == pytest.approx(ref.statistic, rel=1e-9) and row.p_raw == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+            assert row.statistic == pytest.approx(ref.statistic, rel=1e-9) and row.p_raw == pytest.approx(
+                ref.pvalue, rel=1e-9, abs=1e-300
+            )
             R = np.var(other, ddof=1) / np.var(g, ddof=1)
             assert row.effect == pytest.approx(abs(R - 1) / (R + 1))
             assert row.family == ("base" if row.versus == "BASE" else "group")
         elif row.submetric == "absolute_deviation":
-            D = np.abs(P[NB].to_numpy() - base[:, None]); j = NB.index(row.group)
+            D = np.abs(P[NB].to_numpy() - base[:, None])
+            j = NB.index(row.group)
             d = D[:, j] - np.delete(D, j, 1).mean(1)
             assert row.p_raw == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-9, abs=1e-300)
             assert row.effect == pytest.approx(dominance(d))
@@ -124,7 +135,9 @@ def test_every_comparison_matches_scipy():
             assert row.p_raw == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
         else:
             ref = stats.spearmanr(base, np.abs(g - base))
-            assert row.statistic == pytest.approx(ref.statistic) and row.p_raw == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+            assert row.statistic == pytest.approx(ref.statistic) and row.p_raw == pytest.approx(
+                ref.pvalue, rel=1e-9, abs=1e-300
+            )
         m = 78 if row.submetric == "variance_heterogeneity" else 12
         assert row.p_adj == pytest.approx(min(1.0, m * row.p_raw))
         assert row.significant == (row.p_adj <= ALPHA)
@@ -140,22 +153,26 @@ def test_every_comparison_matches_scipy():
 def test_gate_closed_means_nothing_counts():
     """Under exchangeable columns, D_g - mean(peer D) is skewed with mean 0, so the signed-rank post-hoc
     test of Absolute Deviation rejects symmetry at N = 1,020 while its Friedman gate stays closed: the
-    gate alone keeps the score at 1 (the paper: 'if the null hypothesis is not rejected ... assigned a score of 1.0')."""
+    gate alone keeps the score at 1 (the paper: 'if the null hypothesis is not rejected ... assigned a score of
+    1.0')."""
     rng = np.random.default_rng(0)
     u = rng.uniform(0.15, 0.85, 1020)
     P = pd.DataFrame(u[:, None] + rng.normal(0, 0.03, (1020, 13)), columns=PROMPT_VARIANTS)
     s = mfarm(P).submetrics["absolute_deviation"]
     D = np.abs(P[NB].to_numpy() - P[["BASE"]].to_numpy())
-    assert stats.friedmanchisquare(*D.T).pvalue > ALPHA                      # gate closed (scipy)
+    assert stats.friedmanchisquare(*D.T).pvalue > ALPHA  # gate closed (scipy)
     d0 = D[:, 0] - D[:, 1:].mean(1)
-    assert min(1, 12 * stats.wilcoxon(d0).pvalue) <= ALPHA                   # a post-hoc test is significant
+    assert min(1, 12 * stats.wilcoxon(d0).pvalue) <= ALPHA  # a post-hoc test is significant
     assert any(c.significant for c in s.comparisons) and not any(c.counted for c in s.comparisons)
     assert s.score == 1.0 and not s.omnibus.significant
 
 
 # ---------------------------------------------------------------- primitives vs scipy (property tests)
-ties_matrix = st.integers(3, 30).flatmap(lambda n: st.integers(2, 13).flatmap(
-    lambda k: st.lists(st.lists(st.integers(0, 4), min_size=k, max_size=k), min_size=n, max_size=n)))
+ties_matrix = st.integers(3, 30).flatmap(
+    lambda n: st.integers(2, 13).flatmap(
+        lambda k: st.lists(st.lists(st.integers(0, 4), min_size=k, max_size=k), min_size=n, max_size=n)
+    )
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -170,8 +187,10 @@ def test_friedman_matches_scipy_with_ties(rows):
         ref = stats.friedmanchisquare(*X.T)
         assert stat == pytest.approx(ref.statistic, rel=1e-9) and p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
     # independent formula (Conover): (n-1)(A_rank statistic) form
-    R = stats.rankdata(X, axis=1); n, k = X.shape
-    A1 = (R ** 2).sum(); C1 = n * k * (k + 1) ** 2 / 4
+    R = stats.rankdata(X, axis=1)
+    n, k = X.shape
+    A1 = (R**2).sum()
+    C1 = n * k * (k + 1) ** 2 / 4
     T1 = (k - 1) * ((R.sum(0) ** 2).sum() - n * C1) / (A1 - C1)
     assert stat == pytest.approx(T1, rel=1e-9)
 
@@ -219,7 +238,8 @@ def test_rounding_noise_is_not_a_difference():
 
 def test_constant_base_column_is_recorded():
     rng = np.random.default_rng(4)
-    P = pd.DataFrame({v: rng.uniform(0, 1, 30) for v in PROMPT_VARIANTS}); P["BASE"] = 0.5
+    P = pd.DataFrame({v: rng.uniform(0, 1, 30) for v in PROMPT_VARIANTS})
+    P["BASE"] = 0.5
     s = mfarm(P).submetrics["correlation_difference"]
     assert s.score == 1.0 and all("constant BASE" in d for d in s.reasons)
 
@@ -235,18 +255,20 @@ def test_constant_variant_is_largest_variance_heterogeneity(variance_test):
     mine = t[(t.group == "Asian_Male") | (t.versus == "Asian_Male")]
     assert len(mine) == 12 and mine.reason.isna().all()
     assert np.allclose(mine.effect, 1.0) and mine.counted.all()
-    if variance_test == "brown_forsythe":   # oracle: scipy on the two columns
+    if variance_test == "brown_forsythe":  # oracle: scipy on the two columns
         ref = stats.levene(P["BASE"], P["Asian_Male"], center="median").pvalue
         assert mine.query("versus == 'BASE'").p_raw.iloc[0] == pytest.approx(ref, rel=1e-9, abs=1e-300)
 
 
 @pytest.mark.parametrize("variance_test", ["brown_forsythe", "f"])
 def test_constant_value_does_not_change_the_verdict(variance_test):
-    "The constant-column rule uses a relative tolerance: a constant BASE of 0.5 and one of 0.6 (float variance != 0) score alike."
+    """The constant-column rule uses a relative tolerance: a constant BASE of 0.5 and one of 0.6 (float variance != 0)
+    score alike."""
     rng = np.random.default_rng(8)
     P = pd.DataFrame(rng.uniform(0.2, 0.8, (80, 13)), columns=PROMPT_VARIANTS)
-    a = P.assign(BASE=0.5); b = P.assign(BASE=0.6)
-    assert np.var(a["BASE"].to_numpy(), ddof=1) == 0 and np.var(b["BASE"].to_numpy(), ddof=1) > 0   # the float pitfall
+    a = P.assign(BASE=0.5)
+    b = P.assign(BASE=0.6)
+    assert np.var(a["BASE"].to_numpy(), ddof=1) == 0 and np.var(b["BASE"].to_numpy(), ddof=1) > 0  # the float pitfall
     va = mfarm(a, variance_test=variance_test).submetrics["variance_heterogeneity"]
     vb = mfarm(b, variance_test=variance_test).submetrics["variance_heterogeneity"]
     assert va.score == pytest.approx(vb.score, abs=1e-12) and va.score < 1
@@ -255,7 +277,11 @@ def test_constant_value_does_not_change_the_verdict(variance_test):
 def test_both_constant_is_no_evidence():
     rng = np.random.default_rng(9)
     P = pd.DataFrame(rng.uniform(0.2, 0.8, (40, 13)), columns=PROMPT_VARIANTS).assign(BASE=0.4, White_Male=0.4 * 3 / 3)
-    t = mfarm(P).comparisons().query("submetric == 'variance_heterogeneity' and versus == 'BASE' and group == 'White_Male'")
+    t = (
+        mfarm(P)
+        .comparisons()
+        .query("submetric == 'variance_heterogeneity' and versus == 'BASE' and group == 'White_Male'")
+    )
     assert t.reason.iloc[0].startswith("both columns constant") and not t.counted.iloc[0]
 
 
@@ -264,7 +290,7 @@ def test_two_cases_do_not_fake_variance_harm():
     rng = np.random.default_rng(6)
     P = pd.DataFrame(rng.uniform(0, 1, (2, 13)), columns=PROMPT_VARIANTS)
     s = mfarm(P).submetrics["variance_heterogeneity"]
-    with np.errstate(all="ignore"):   # scipy: W ~ 1e31 from rounding noise (mathematically 0 / 0 or x / 0), p ~ 0
+    with np.errstate(all="ignore"):  # scipy: W ~ 1e31 from rounding noise (mathematically 0 / 0 or x / 0), p ~ 0
         assert stats.levene(*P.to_numpy().T, center="median").statistic > 1e20
     assert s.score == 1.0 and s.omnibus.reason and len(s.reasons) == 79
 
@@ -283,7 +309,8 @@ def test_table4_example_against_independent_computation(variance_test):
         r = mfarm(pd.DataFrame({"BASE": a, "Group B": b}), n_variants=None, variance_test=variance_test)
         # Variance: one BASE pair, no group-vs-group pair; U averages over the one non-empty family
         if variance_test == "brown_forsythe":
-            p_omni = stats.levene(a, b, center="median").pvalue; p_pair = p_omni
+            p_omni = stats.levene(a, b, center="median").pvalue
+            p_pair = p_omni
         else:
             p_omni = stats.levene(a, b, center="mean").pvalue
             F = np.var(a, ddof=1) / np.var(b, ddof=1)
@@ -299,9 +326,9 @@ def test_table4_example_against_independent_computation(variance_test):
             assert r.submetrics[k].score == 1.0, (model, k)
         assert r.score == pytest.approx(exp_var ** (1 / 5))
         if model == "X":
-            assert exp_var < 0.02 and r.score < 0.41           # Model X: stability harm detected even at N = 4
+            assert exp_var < 0.02 and r.score < 0.41  # Model X: stability harm detected even at N = 4
         else:
-            assert r.score == 1.0                               # Model Y: identical groups
+            assert r.score == 1.0  # Model Y: identical groups
     # The paper's variance for Group B (0.0608) matches neither ddof: 0.0683 (ddof=1), 0.0513 (ddof=0)
     assert np.var(TABLE4["X"], ddof=1) == pytest.approx(0.068333, abs=1e-5)
 
@@ -311,17 +338,20 @@ def frame(n=10, seed=0):
     return pd.DataFrame(np.random.default_rng(seed).uniform(0, 1, (n, 13)), columns=PROMPT_VARIANTS)
 
 
-@pytest.mark.parametrize("make,arg,msg", [
-    (lambda: frame().iloc[:, :12], "P", "expected 13 columns"),
-    (lambda: frame().rename(columns={"BASE": "Neutral"}), "base", "'BASE' not found"),
-    (lambda: frame().assign(BASE=np.nan), "P", "NaN probabilities"),
-    (lambda: frame().assign(White_Male=1.5), "P", r"must lie in \[0, 1\]"),
-    (lambda: frame().assign(White_Male=-0.1), "P", r"must lie in \[0, 1\]"),
-    (lambda: frame(n=1), "P", "at least 2 cases"),
-    (lambda: frame().rename(columns={"White_Female": "White_Male"}), "P", "duplicated variant names"),
-    (lambda: frame().to_numpy(), "P", "must be a pandas DataFrame"),
-    (lambda: frame().assign(BASE="x"), "P", "must be numeric"),
-])
+@pytest.mark.parametrize(
+    "make,arg,msg",
+    [
+        (lambda: frame().iloc[:, :12], "P", "expected 13 columns"),
+        (lambda: frame().rename(columns={"BASE": "Neutral"}), "base", "'BASE' not found"),
+        (lambda: frame().assign(BASE=np.nan), "P", "NaN probabilities"),
+        (lambda: frame().assign(White_Male=1.5), "P", r"must lie in \[0, 1\]"),
+        (lambda: frame().assign(White_Male=-0.1), "P", r"must lie in \[0, 1\]"),
+        (lambda: frame(n=1), "P", "at least 2 cases"),
+        (lambda: frame().rename(columns={"White_Female": "White_Male"}), "P", "duplicated variant names"),
+        (lambda: frame().to_numpy(), "P", "must be a pandas DataFrame"),
+        (lambda: frame().assign(BASE="x"), "P", "must be numeric"),
+    ],
+)
 def test_bad_input(make, arg, msg):
     with pytest.raises(FairlibInputError, match=msg) as e:
         mfarm(make())
@@ -348,16 +378,21 @@ def test_bad_options():
 def test_speed_1020_cases():
     P = frame(1020, seed=1)
     mfarm(P)
-    t = time.perf_counter(); mfarm(P); dt = time.perf_counter() - t
+    t = time.perf_counter()
+    mfarm(P)
+    dt = time.perf_counter() - t
     assert dt < 2.0, dt
 
 
 # ---------------------------------------------------------------- accuracy, FAB, skew, SP/EO vs sklearn / fairlearn
 def test_accuracy_and_skew_against_sklearn():
     from sklearn.metrics import accuracy_score, recall_score
-    P = frame(80, seed=2); y = np.random.default_rng(2).integers(0, 2, 80)
+
+    P = frame(80, seed=2)
+    y = np.random.default_rng(2).integers(0, 2, 80)
     a = mfarm_accuracy(P, y)
-    yy = np.repeat(y, 13); yh = (P.to_numpy() > 0.5).astype(int).reshape(-1)
+    yy = np.repeat(y, 13)
+    yh = (P.to_numpy() > 0.5).astype(int).reshape(-1)
     assert a.accuracy == pytest.approx(accuracy_score(yy, yh))
     assert a.base_accuracy == pytest.approx(accuracy_score(y, P["BASE"] > 0.5))
     spec, sens = recall_score(yy, yh, pos_label=0), recall_score(yy, yh, pos_label=1)
@@ -377,6 +412,7 @@ def test_fab_is_harmonic_mean():
 def test_fab_against_published_table11():
     "External oracle: the paper's printed FAB ('H-Score') is the harmonic mean of its printed accuracy and mFARM."
     from fairlib.mfarm.experiments import published_table11
+
     t = published_table11()
     assert len(t) == 16
     for row in t.itertuples():
@@ -385,9 +421,12 @@ def test_fab_against_published_table11():
 
 def test_parity_scores_against_fairlearn():
     from fairlearn.metrics import demographic_parity_difference, equalized_odds_difference
-    P = frame(120, seed=3); y = np.random.default_rng(3).integers(0, 2, 120)
+
+    P = frame(120, seed=3)
+    y = np.random.default_rng(3).integers(0, 2, 120)
     ps = parity_scores(P, y)
-    yh = (P[NB].to_numpy() > 0.5).astype(int).reshape(-1, order="F"); yy = np.tile(y, 12)
+    yh = (P[NB].to_numpy() > 0.5).astype(int).reshape(-1, order="F")
+    yy = np.tile(y, 12)
     groups = np.repeat(NB, 120)
     assert ps.sp_score == pytest.approx(1 - demographic_parity_difference(yy, yh, sensitive_features=groups))
     assert ps.eo_score == pytest.approx(1 - equalized_odds_difference(yy, yh, sensitive_features=groups))
@@ -401,8 +440,20 @@ def test_geometric_mean():
 
 # ---------------------------------------------------------------- long scores -> audit
 def long_scores(P, y, task="ed_triage", tier="high"):
-    return pd.DataFrame([{"task": task, "tier": tier, "case_id": f"c{i}", "variant": v, "label": int(y[i]),
-                          "p_yes": float(P[v].iloc[i])} for i in range(len(P)) for v in PROMPT_VARIANTS])
+    return pd.DataFrame(
+        [
+            {
+                "task": task,
+                "tier": tier,
+                "case_id": f"c{i}",
+                "variant": v,
+                "label": int(y[i]),
+                "p_yes": float(P[v].iloc[i]),
+            }
+            for i in range(len(P))
+            for v in PROMPT_VARIANTS
+        ]
+    )
 
 
 def test_audit_table_matches_direct_calls():
@@ -420,7 +471,8 @@ def test_audit_table_matches_direct_calls():
 
 
 def test_variant_matrix_errors():
-    y = np.zeros(5, int); L = long_scores(frame(5), y)
+    y = np.zeros(5, int)
+    L = long_scores(frame(5), y)
     with pytest.raises(FairlibInputError, match="lack some variant"):
         variant_matrix(L.drop(index=3))
     with pytest.raises(FairlibInputError, match="duplicated"):
@@ -485,7 +537,7 @@ def test_perfect_rank_correlation_at_n4_is_not_significant():
     P = pd.DataFrame({v: base + (0.01 * np.arange(1, 5) if v != "BASE" else 0) for v in PROMPT_VARIANTS})
     s = mfarm(P).submetrics["correlation_difference"]
     assert all(c.p_raw == pytest.approx(2 / 24) for c in s.comparisons) and s.score == 1.0
-    assert stats.spearmanr(base, 0.01 * np.arange(1, 5)).pvalue < 1e-6    # what the approximation would say
+    assert stats.spearmanr(base, 0.01 * np.arange(1, 5)).pvalue < 1e-6  # what the approximation would say
 
 
 @pytest.mark.parametrize("method", ["exact", "approx"])
@@ -493,7 +545,9 @@ def test_wilcoxon_method_is_explicit_and_recorded(method):
     P = harmed_frame(13, 30)
     r = mfarm(P, wilcoxon_method=method)
     d = P["Black_Female"] - P["BASE"]
-    row = r.comparisons().query("submetric == 'mean_difference' and family == 'base' and group == 'Black_Female'").iloc[0]
+    row = (
+        r.comparisons().query("submetric == 'mean_difference' and family == 'base' and group == 'Black_Female'").iloc[0]
+    )
     assert row.p_raw == pytest.approx(stats.wilcoxon(d, method=method).pvalue, rel=1e-9)
     prov = r.provenance()
     assert prov["wilcoxon_method"] == method and prov["scipy_version"] == __import__("scipy").__version__

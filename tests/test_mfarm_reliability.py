@@ -1,5 +1,6 @@
 """fairlib.mfarm_reliability: smallest detectable shift against an independent scipy loop, verdict flip rate against
 a hand count of bootstrap verdicts, null rates, and the instability floor on identical prompts."""
+
 import math
 
 import numpy as np
@@ -10,7 +11,13 @@ from scipy import stats
 from fairlib.core import cell_seed, check_rng
 from fairlib.mfarm.instrument import PROMPT_VARIANTS
 from fairlib.mfarm.score import mfarm
-from fairlib.mfarm.reliability import min_detectable_shift, null_matrix, null_submetric_rates, replicate_scores, verdict_reliability
+from fairlib.mfarm.reliability import (
+    min_detectable_shift,
+    null_matrix,
+    null_submetric_rates,
+    replicate_scores,
+    verdict_reliability,
+)
 
 V = list(PROMPT_VARIANTS)
 
@@ -23,8 +30,10 @@ def noisy(n, sd=0.03, seed=1):
 
 def detected_by_scipy(Z, j, alpha=0.05):
     "Independent oracle: Friedman gate, then Bonferroni Wilcoxon of column j vs BASE and vs its peer mean."
-    if stats.friedmanchisquare(*Z.T).pvalue > alpha: return False
-    G = Z[:, 1:]; g = j - 1
+    if stats.friedmanchisquare(*Z.T).pvalue > alpha:
+        return False
+    G = Z[:, 1:]
+    g = j - 1
     d_base = Z[:, j] - Z[:, 0]
     d_peer = G[:, g] - np.delete(G, g, 1).mean(1)
     return min(1, 12 * stats.wilcoxon(d_base).pvalue) <= alpha or min(1, 12 * stats.wilcoxon(d_peer).pvalue) <= alpha
@@ -33,14 +42,16 @@ def detected_by_scipy(Z, j, alpha=0.05):
 def test_power_matches_independent_loop():
     P = noisy(80)
     r = min_detectable_shift(P, n_resamples=25, seed=3, shifts=(0.01, 0.02))
-    X = P[V].to_numpy(); j = V.index("Black_Female")
+    X = P[V].to_numpy()
+    j = V.index("Black_Female")
     rng = check_rng(cell_seed(3, "min_detectable_shift", 80))
     nulls = [null_matrix(X, rng) for _ in range(25)]
     assert r.direction == ("up" if X.mean() < 0.5 else "down")
     for d, pw in r.curve.items():
         hits = 0
         for Z in nulls:
-            Z = Z.copy(); Z[:, j] = np.clip(Z[:, j] + (d if X.mean() < 0.5 else -d), 0, 1)   # towards the middle
+            Z = Z.copy()
+            Z[:, j] = np.clip(Z[:, j] + (d if X.mean() < 0.5 else -d), 0, 1)  # towards the middle
             hits += detected_by_scipy(Z, j)
         assert pw == pytest.approx(hits / 25)
 
@@ -58,19 +69,23 @@ def test_identical_columns_detect_any_shift():
 
 
 def test_null_matrix_keeps_rows_and_makes_columns_exchangeable():
-    X = np.array(noisy(200).to_numpy()); X[:, 3] += 0.2
+    X = np.array(noisy(200).to_numpy())
+    X[:, 3] += 0.2
     Z = null_matrix(X, np.random.default_rng(0))
     assert np.allclose(np.sort(Z, 1), np.sort(X, 1))
     assert abs(Z[:, 3].mean() - Z[:, 4].mean()) < 0.05 < X[:, 3].mean() - X[:, 4].mean()
 
 
 def test_verdict_flip_rate_matches_hand_count():
-    P = noisy(60, sd=0.05, seed=4); P["Asian_Male"] += 0.02
+    P = noisy(60, sd=0.05, seed=4)
+    P["Asian_Male"] += 0.02
     r = verdict_reliability(P, threshold=0.9, n_resamples=12, seed=7, resample_sizes=(30, 60))
     X = P[V].to_numpy()
     for m in (30, 60):
         rng = check_rng(cell_seed(7, "verdict_reliability", m))
-        S = np.array([mfarm(pd.DataFrame(X[rng.integers(0, 60, m)], columns=V), n_variants=None).score for _ in range(12)])
+        S = np.array(
+            [mfarm(pd.DataFrame(X[rng.integers(0, 60, m)], columns=V), n_variants=None).score for _ in range(12)]
+        )
         npass = int((S >= 0.9).sum())
         row = r.table.query("metric == 'mfarm' and resample_size == @m").iloc[0]
         assert row.n_pass == npass and row.vfr == min(npass, 12 - npass) / 12
@@ -83,8 +98,8 @@ def test_stable_size_rule():
     r = verdict_reliability(P, n_resamples=5, seed=0, resample_sizes=(10, 20, 40))
     t = r.table.copy()
     t.loc[:, "vfr"] = 0.0
-    t.loc[(t.metric == "mfarm") & (t.resample_size == 20), "vfr"] = 0.4   # unstable at 20, stable at 10 and 40
-    t.loc[(t.metric == "ks_distribution") & (t.resample_size == 40), "vfr"] = 0.2   # unstable at N
+    t.loc[(t.metric == "mfarm") & (t.resample_size == 20), "vfr"] = 0.4  # unstable at 20, stable at 10 and 40
+    t.loc[(t.metric == "ks_distribution") & (t.resample_size == 40), "vfr"] = 0.2  # unstable at N
     r2 = type(r)(t, r.point, r.threshold, r.n_cases, r.n_resamples, r.seed)
     st = r2.stable_size()
     assert st["mfarm"] == 40 and math.isnan(st["ks_distribution"]) and st["mean_difference"] == 10
@@ -99,11 +114,12 @@ def test_null_rates_are_rates():
 def test_instability_floor_on_identical_prompts():
     from fairlib.llm.transformers import TransformersScorer
     from fairlib.llm.loading import make_tiny_model
+
     model, tok = make_tiny_model(seed=1)
     sc = TransformersScorer(model, tok, model_label="tiny")
     prompts = [f"Patient {i}: fever {38 + i % 3}, heart rate {80 + 3 * i}. Immediate care?" for i in range(10)]
     Rm = replicate_scores(sc, prompts, system="Answer only in Yes or No.", seed=0, batch_sizes=(1, 3, 8))
     ref = sc.score(prompts, system="Answer only in Yes or No.", cache=False, progress=False)["p_yes"].to_numpy()
     assert Rm.shape == (10, 13) and list(Rm.columns) == V
-    assert np.abs(Rm.to_numpy() - ref[:, None]).max() < 1e-4          # same prompts, same answers up to rounding
-    assert sc.batch_size == 8 and sc.share_prefix is True              # the scorer's settings are restored
+    assert np.abs(Rm.to_numpy() - ref[:, None]).max() < 1e-4  # same prompts, same answers up to rounding
+    assert sc.batch_size == 8 and sc.share_prefix is True  # the scorer's settings are restored

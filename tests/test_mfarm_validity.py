@@ -6,6 +6,7 @@
 Simulation model (probability scale, no clipping in the null): case difficulty u_i ~ U(0.15, 0.85),
 P_i^(g) = u_i + e_ig, e_ig ~ N(0, 0.03^2) iid over the 13 variants (so the columns are exchangeable).
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -40,23 +41,28 @@ def test_null_false_alarm_rate(variance_test, capsys):
 
 def _inject(kind, u, x, rng, g):
     "One harm on variant g (column index), everything else as in the null."
-    x = x.copy(); n = len(u); e = rng.normal(0, SD, n)
-    if kind == "mean_shift":          # +0.02 (2/3 of the noise SD) for one variant
+    x = x.copy()
+    n = len(u)
+    e = rng.normal(0, SD, n)
+    if kind == "mean_shift":  # +0.02 (2/3 of the noise SD) for one variant
         x[:, g] += 0.02
-    elif kind == "variance":          # case-level spread scaled by 1.2 around 0.5: variance ratio ~1.44
+    elif kind == "variance":  # case-level spread scaled by 1.2 around 0.5: variance ratio ~1.44
         x[:, g] = 0.5 + 1.2 * (u - 0.5) + e
-    elif kind == "shape":             # same mean (0.5) and variance (0.7^2/12) as u, bimodal shape: KS distance ~0.135
-        w = 2 * (u - 0.15) / 0.7 - 1; c = np.sqrt(0.7 ** 2 / 12 * 1.6)
+    elif kind == "shape":  # same mean (0.5) and variance (0.7^2/12) as u, bimodal shape: KS distance ~0.135
+        w = 2 * (u - 0.15) / 0.7 - 1
+        c = np.sqrt(0.7**2 / 12 * 1.6)
         x[:, g] = 0.5 + c * np.sign(w) * np.abs(w) ** 0.3 + e
-    elif kind == "confidence":        # deviation SD grows with the BASE probability: 0.08 * u
+    elif kind == "confidence":  # deviation SD grows with the BASE probability: 0.08 * u
         x[:, g] = u + rng.normal(0, 1, n) * 0.08 * u
     return np.clip(x, 0, 1)
 
 
-HARMS = [("mean_shift", "mean_difference", "Black_Female"),
-         ("variance", "variance_heterogeneity", "Asian_Intersex"),
-         ("shape", "ks_distribution", "Hispanic_Male"),
-         ("confidence", "correlation_difference", "White_Male")]
+HARMS = [
+    ("mean_shift", "mean_difference", "Black_Female"),
+    ("variance", "variance_heterogeneity", "Asian_Intersex"),
+    ("shape", "ks_distribution", "Hispanic_Male"),
+    ("confidence", "correlation_difference", "White_Male"),
+]
 
 
 @pytest.mark.parametrize("kind,metric,group", HARMS)
@@ -77,7 +83,9 @@ def test_injected_harm_lowers_its_submetric(kind, metric, group, capsys):
 def test_shape_change_keeps_mean_and_variance():
     "The shape harm really has the BASE distribution's mean and variance (checked on a large draw)."
     rng = np.random.default_rng(1)
-    u = rng.uniform(0.15, 0.85, 400_000); w = 2 * (u - 0.15) / 0.7 - 1; c = np.sqrt(0.7 ** 2 / 12 * 1.6)
+    u = rng.uniform(0.15, 0.85, 400_000)
+    w = 2 * (u - 0.15) / 0.7 - 1
+    c = np.sqrt(0.7**2 / 12 * 1.6)
     a = 0.5 + c * np.sign(w) * np.abs(w) ** 0.3
     assert abs(a.mean() - u.mean()) < 2e-3 and abs(a.var() / u.var() - 1) < 0.01
 
@@ -87,6 +95,7 @@ def test_absolute_deviation_detects_one_group_drifting_from_base():
     u, X, rng = null_stack(30, seed=77)
     S = []
     for uu, x in zip(u, X):
-        x = x.copy(); x[:, 5] = uu + rng.normal(0, 2 * SD, len(uu))
+        x = x.copy()
+        x[:, 5] = uu + rng.normal(0, 2 * SD, len(uu))
         S.append(mfarm(pd.DataFrame(np.clip(x, 0, 1), columns=PROMPT_VARIANTS)).submetrics["absolute_deviation"].score)
     assert np.mean(np.array(S) < 1) >= 0.9

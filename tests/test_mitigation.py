@@ -1,6 +1,6 @@
 """B2-B4 baselines (fairlib.mitigation) against independent oracles: AIF360's Reweighing, a brute-force
 Kamiran-Calders formula, fairlearn's demographic-parity ratio, recounting from scratch, and leak tests."""
-import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,29 +9,44 @@ from sklearn.base import clone
 from fairlib.mitigation.reweighing import IntersectionalReweighing, DI_ATTRIBUTES
 from fairlib.mitigation.thresholds import ThresholdShift, _DIState
 from fairlib.mitigation.refinement import GreedyRefinement, _Objective
-from fairlib.vfr.baselines import fit_on_selection, with_selection, accuracy_cost, vfr_movement, baseline_summary, TunedOnAuditWarning
-from fairlib.vfr.panel import make_split
+from fairlib.vfr.baselines import accuracy_cost, vfr_movement, baseline_summary
+from fairlib.vfr.selection import fit_on_selection, with_selection, TunedOnAuditWarning
+from fairlib.vfr.features import make_split
 from fairlib.counts import count_table, metric_from_counts
 
 
 def toy(n=3000, seed=0, shift=0.25):
     r = np.random.default_rng(seed)
-    g = pd.DataFrame(dict(race=r.choice(["A", "B", "C"], n, p=[.6, .3, .1]), age_bucket=r.choice(["old", "young"], n),
-                          sex=r.choice(["F", "M"], n), ethnicity=r.choice(["H", "N"], n, p=[.3, .7])))
-    s = np.clip(r.beta(2, 2, n) + shift * (g.race == "A").to_numpy() - shift / 2 + 0.1 * (g.age_bucket == "old").to_numpy(), 0.001, 0.999)
+    g = pd.DataFrame(
+        dict(
+            race=r.choice(["A", "B", "C"], n, p=[0.6, 0.3, 0.1]),
+            age_bucket=r.choice(["old", "young"], n),
+            sex=r.choice(["F", "M"], n),
+            ethnicity=r.choice(["H", "N"], n, p=[0.3, 0.7]),
+        )
+    )
+    s = np.clip(
+        r.beta(2, 2, n) + shift * (g.race == "A").to_numpy() - shift / 2 + 0.1 * (g.age_bucket == "old").to_numpy(),
+        0.001,
+        0.999,
+    )
     y = (r.random(n) < s).astype(int)
     return s, y, g
 
 
 # ---------- B2: reweighing ----------
 
+
 def kc_brute_force(g, y, cols, lam=1.0, clip=(0.1, 10.0)):
     "Kamiran-Calders by counting with pandas, row by row (independent of the implementation)."
-    df = g[list(cols)].copy(); df["y"] = y; n = len(df)
+    df = g[list(cols)].copy()
+    df["y"] = y
+    n = len(df)
     key = df[list(cols)].astype(str).agg("|".join, axis=1)
     out = np.empty(n)
     for i in range(n):
-        in_g = key == key.iat[i]; in_y = df.y == df.y.iat[i]
+        in_g = key == key.iat[i]
+        in_y = df.y == df.y.iat[i]
         w = (in_g.sum() / n) * (in_y.sum() / n) / ((in_g & in_y).sum() / n)
         out[i] = min(max(1 + lam * (w - 1), clip[0]), clip[1])
     return out
@@ -40,16 +55,20 @@ def kc_brute_force(g, y, cols, lam=1.0, clip=(0.1, 10.0)):
 def test_reweighing_matches_aif360_two_cells():
     from aif360.datasets import BinaryLabelDataset
     from aif360.algorithms.preprocessing import Reweighing
+
     r = np.random.default_rng(1)
     n = 500
-    cell = r.integers(0, 2, n); y = (r.random(n) < np.where(cell == 1, 0.7, 0.3)).astype(int)
+    cell = r.integers(0, 2, n)
+    y = (r.random(n) < np.where(cell == 1, 0.7, 0.3)).astype(int)
     df = pd.DataFrame(dict(cell=cell.astype(float), y=y.astype(float)))
-    ds = BinaryLabelDataset(df=df, label_names=["y"], protected_attribute_names=["cell"],
-                            favorable_label=1.0, unfavorable_label=0.0)
+    ds = BinaryLabelDataset(
+        df=df, label_names=["y"], protected_attribute_names=["cell"], favorable_label=1.0, unfavorable_label=0.0
+    )
     rw = Reweighing(unprivileged_groups=[{"cell": 0.0}], privileged_groups=[{"cell": 1.0}]).fit(ds)
     expected = rw.transform(ds).instance_weights
     ours = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9), columns=("cell",)).fit_transform(
-        pd.DataFrame(dict(cell=cell)), y)
+        pd.DataFrame(dict(cell=cell)), y
+    )
     np.testing.assert_allclose(ours, expected, rtol=1e-12)
 
 
@@ -58,17 +77,20 @@ def test_reweighing_matches_aif360_cell_by_cell():
     privileged group gives that cell's Kamiran-Calders weights, so every cell is checked against AIF360."""
     from aif360.datasets import BinaryLabelDataset
     from aif360.algorithms.preprocessing import Reweighing
+
     s, y, g = toy(900, seed=2)
     ours = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit(g, y)
     codes = ours.cells_.get_indexer(pd.MultiIndex.from_frame(g[["race", "age_bucket", "sex"]]))
     df = pd.DataFrame(dict(cell=codes.astype(float), y=y.astype(float)))
-    ds = BinaryLabelDataset(df=df, label_names=["y"], protected_attribute_names=["cell"], favorable_label=1.0,
-                            unfavorable_label=0.0)
+    ds = BinaryLabelDataset(
+        df=df, label_names=["y"], protected_attribute_names=["cell"], favorable_label=1.0, unfavorable_label=0.0
+    )
     C = len(ours.cells_)
     assert C >= 10
     for c in range(C):
-        rw = Reweighing(privileged_groups=[{"cell": float(c)}],
-                        unprivileged_groups=[{"cell": float(o)} for o in range(C) if o != c])
+        rw = Reweighing(
+            privileged_groups=[{"cell": float(c)}], unprivileged_groups=[{"cell": float(o)} for o in range(C) if o != c]
+        )
         w = rw.fit_transform(ds).instance_weights
         m = codes == c
         np.testing.assert_allclose(ours.sample_weight_[m], w[m], rtol=1e-12)
@@ -95,13 +117,16 @@ def test_reweighing_makes_label_independent_of_cell():
 def test_cell_size_variant_is_label_blind_and_balances_cells():
     s, y, g = toy(1500, seed=5)
     rw = IntersectionalReweighing(variant="cell_size", lam=1.0, clip=(1e-9, 1e9))
-    w1 = rw.fit_transform(g, y); w2 = clone(rw).fit_transform(g, 1 - y); w3 = clone(rw).fit_transform(g)
-    np.testing.assert_array_equal(w1, w2); np.testing.assert_array_equal(w1, w3)
+    w1 = rw.fit_transform(g, y)
+    w2 = clone(rw).fit_transform(g, 1 - y)
+    w3 = clone(rw).fit_transform(g)
+    np.testing.assert_array_equal(w1, w2)
+    np.testing.assert_array_equal(w1, w3)
     key = g.race + g.age_bucket + g.sex
     totals = pd.Series(w1).groupby(key.to_numpy()).sum()
     np.testing.assert_allclose(totals, len(g) / key.nunique())
     kc = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
-    assert not np.allclose(w1, kc)          # it is not Kamiran-Calders
+    assert not np.allclose(w1, kc)  # it is not Kamiran-Calders
 
 
 def test_reweighing_transform_reproduces_fit_weights():
@@ -112,6 +137,7 @@ def test_reweighing_transform_reproduces_fit_weights():
 
 # ---------- B3 / B4: selection partition only ----------
 
+
 def test_fit_on_selection_never_sees_audit_rows():
     s, y, g = toy(4000, seed=7)
     sp = make_split(y, "70_15_15", seed=1)
@@ -119,13 +145,15 @@ def test_fit_on_selection_never_sees_audit_rows():
     f1, _ = fit_on_selection(est, s, y, g, sp)
     s2, y2 = s.copy(), y.copy()
     r = np.random.default_rng(0)
-    s2[sp.audit] = r.random(sp.audit.size); y2[sp.audit] = 1 - y2[sp.audit]     # poison the audit rows
+    s2[sp.audit] = r.random(sp.audit.size)
+    y2[sp.audit] = 1 - y2[sp.audit]  # poison the audit rows
     f2, _ = fit_on_selection(est, s2, y2, g, sp)
     np.testing.assert_array_equal(f1.thresholds_, f2.thresholds_)
-    s3 = s.copy(); s3[sp.selection] = r.random(sp.selection.size)               # poisoning the selection rows does matter
+    s3 = s.copy()
+    s3[sp.selection] = r.random(sp.selection.size)  # poisoning the selection rows does matter
     f3, _ = fit_on_selection(est, s3, y, g, sp)
     assert not np.array_equal(f1.thresholds_, f3.thresholds_)
-    with pytest.warns(TunedOnAuditWarning):                                     # the authors' protocol: a leak, visible
+    with pytest.warns(TunedOnAuditWarning):  # the authors' protocol: a leak, visible
         f4, _ = fit_on_selection(est, s2, y2, g, sp, partition="audit")
     assert not np.array_equal(f1.thresholds_, f4.thresholds_)
 
@@ -141,11 +169,12 @@ def test_with_selection_takes_selection_from_training_only():
 
 # ---------- B3 ----------
 
+
 def test_threshold_shift_sr_alpha_equalises_selection_rates():
     s, y, g = toy(6000, seed=8)
-    ts = ThresholdShift(alphas=(1.0,)).fit(s, y, g)         # pure SR matching (alpha_tpr = alpha_ppv = 1 too: check SR-only)
+    ts = ThresholdShift(alphas=(1.0,)).fit(s, y, g)  # pure SR matching (alpha_tpr = alpha_ppv = 1 too: check SR-only)
     ts_sr = ThresholdShift(alphas=(0.0, 1.0)).fit(s, y, g)
-    yh = (s >= 0.5)
+    yh = s >= 0.5
     T = ts_sr.cell_targets_
     key = list(zip(g.race, g.age_bucket, g.sex))
     # each movable cell's t_SR selects within one grid step of the overall rate
@@ -162,15 +191,20 @@ def test_threshold_shift_selected_alphas_are_most_accurate_feasible():
     feas = ts.search_[ts.search_.feasible]
     assert ts.feasible_ and len(feas)
     best = feas.accuracy.max()
-    chosen = ts.search_[(ts.search_.alpha_sr == ts.alphas_["sr"]) & (ts.search_.alpha_tpr == ts.alphas_["tpr"])
-                        & (ts.search_.alpha_ppv == ts.alphas_["ppv"])]
+    chosen = ts.search_[
+        (ts.search_.alpha_sr == ts.alphas_["sr"])
+        & (ts.search_.alpha_tpr == ts.alphas_["tpr"])
+        & (ts.search_.alpha_ppv == ts.alphas_["ppv"])
+    ]
     assert chosen.accuracy.iat[0] == best
 
 
 # ---------- B4 ----------
 
+
 def di_fairlearn(y, yhat, g, cols=DI_ATTRIBUTES):
     from fairlearn.metrics import demographic_parity_ratio
+
     return np.array([demographic_parity_ratio(y, yhat, sensitive_features=g[c]) for c in cols])
 
 
@@ -181,7 +215,7 @@ def test_greedy_never_violates_the_di_constraint(target):
     r = gr.result_
     assert r.feasible_start and r.feasible
     assert (r.trace.min_di >= target - 1e-12).all()
-    assert (di_fairlearn(y, gr.predict(s, g), g) >= target - 1e-12).all()       # independent DI oracle
+    assert (di_fairlearn(y, gr.predict(s, g), g) >= target - 1e-12).all()  # independent DI oracle
     # the objective never gets worse along the accepted moves (ties only with higher accuracy)
     obj = np.r_[r.objective_start, r.trace.objective.to_numpy()]
     acc = np.r_[r.accuracy_start, r.trace.accuracy.to_numpy()]
@@ -191,7 +225,7 @@ def test_greedy_never_violates_the_di_constraint(target):
 
 def test_greedy_repairs_an_infeasible_start():
     s, y, g = toy(5000, seed=11, shift=0.5)
-    base = ThresholdShift(alphas=(0.0,))                 # no shifting: B1's 0.5 thresholds, violating race DI
+    base = ThresholdShift(alphas=(0.0,))  # no shifting: B1's 0.5 thresholds, violating race DI
     gr = GreedyRefinement(base=base, n_resamples=20, max_iter=300).fit(s, y, g)
     assert not gr.result_.feasible_start
     assert gr.result_.feasible and (gr.result_.trace.phase == "repair").any()
@@ -204,7 +238,7 @@ def test_greedy_incremental_counts_equal_a_recount():
     assert gr.n_iter_ > 0
     yhat = gr.predict(s, g).astype(np.int64)
     di = _DIState(g, DI_ATTRIBUTES, 30)
-    fresh = _Objective(di, y, yhat, gr._check("t")[1], 25, len(s), 5)     # same seed -> same resamples, counted afresh
+    fresh = _Objective(di, y, yhat, gr._check("t")[1], 25, len(s), 5)  # same seed -> same resamples, counted afresh
     obj, d, _ = fresh.evaluate()
     assert obj[0] == pytest.approx(gr.objective_, abs=1e-12)
     # and the counts behind it are count_table's on the bootstrap multiplicities
@@ -228,7 +262,7 @@ def test_greedy_is_deterministic_with_seed():
 def test_bootstrap_multiplicities_are_stratified():
     s, y, g = toy(2000, seed=14)
     di = _DIState(g, DI_ATTRIBUTES, 30)
-    ob = _Objective(di, y, (s >= .5).astype(np.int64), ("DI",), 10, 700, 0)
+    ob = _Objective(di, y, (s >= 0.5).astype(np.int64), ("DI",), 10, 700, 0)
     for j, a in enumerate(DI_ATTRIBUTES):
         codes = di.codes[j]
         per = np.stack([np.bincount(codes * 2 + y, weights=w, minlength=ob.m[j].size) for w in ob.W[j]])
@@ -238,16 +272,23 @@ def test_bootstrap_multiplicities_are_stratified():
 
 # ---------- sklearn conventions ----------
 
-@pytest.mark.parametrize("est", [IntersectionalReweighing(lam=2.0, variant="cell_size"),
-                                 ThresholdShift(alphas=(0.0, 1.0), min_cell=7),
-                                 GreedyRefinement(base=ThresholdShift(alphas=(0.5,)), n_resamples=9, seed=3)],
-                         ids=["B2", "B3", "B4"])
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        IntersectionalReweighing(lam=2.0, variant="cell_size"),
+        ThresholdShift(alphas=(0.0, 1.0), min_cell=7),
+        GreedyRefinement(base=ThresholdShift(alphas=(0.5,)), n_resamples=9, seed=3),
+    ],
+    ids=["B2", "B3", "B4"],
+)
 def test_sklearn_clone_and_params(est):
     c = clone(est)
     assert c is not est and c.get_params(deep=False).keys() == est.get_params(deep=False).keys()
     for k, v in est.get_params(deep=False).items():
-        if not hasattr(v, "get_params"): assert c.get_params(deep=False)[k] == v
-    assert not any(k.endswith("_") for k in vars(c))                   # nothing learned before fit
+        if not hasattr(v, "get_params"):
+            assert c.get_params(deep=False)[k] == v
+    assert not any(k.endswith("_") for k in vars(c))  # nothing learned before fit
 
 
 def test_nested_params_of_greedy():
@@ -267,22 +308,30 @@ def test_fit_returns_self_and_does_not_touch_params():
 
 # ---------- reading the baselines ----------
 
+
 def test_accuracy_cost_reproduces_the_papers_arithmetic():
     np.testing.assert_allclose(accuracy_cost(0.8776, [0.8578, 0.8316, 0.8352]), [1.98, 4.60, 4.24], atol=1e-9)
 
 
 def test_baseline_summary_and_movement_on_a_vfr_grid():
     from fairlib.vfr.axis1 import vfr_grid
+
     s, y, g = toy(4000, seed=16)
     sp = make_split(y, "70_15_15", seed=0)
     b3, yh3 = fit_on_selection(ThresholdShift(), s, y, g, sp)
     b4, yh4 = fit_on_selection(GreedyRefinement(n_resamples=20, max_iter=20), s, y, g, sp)
     base = g.iloc[sp.audit].reset_index(drop=True).assign(y_true=y[sp.audit], y_prob=s[sp.audit])
-    pred = pd.concat([base.assign(model="B1", y_pred=(s[sp.audit] >= .5).astype(int)), base.assign(model="B3", y_pred=yh3),
-                      base.assign(model="B4", y_pred=yh4)], ignore_index=True)
+    pred = pd.concat(
+        [
+            base.assign(model="B1", y_pred=(s[sp.audit] >= 0.5).astype(int)),
+            base.assign(model="B3", y_pred=yh3),
+            base.assign(model="B4", y_pred=yh4),
+        ],
+        ignore_index=True,
+    )
     grid = vfr_grid(pred, n_resamples=30, seed=0, metrics=["DI", "SPD", "EOpp"])
     tab = baseline_summary(pred, grid).set_index("model")
-    acc_b1 = ((s[sp.audit] >= .5).astype(int) == y[sp.audit]).mean()
+    acc_b1 = ((s[sp.audit] >= 0.5).astype(int) == y[sp.audit]).mean()
     acc_b4 = (yh4 == y[sp.audit]).mean()
     assert tab.loc["B4", "accuracy_cost_pp"] == pytest.approx(100 * (acc_b1 - acc_b4))
     assert tab.loc["B1", "cells"] == 12
@@ -295,10 +344,13 @@ def test_run_baselines_never_uses_audit_labels():
     "The whole pipeline (features, model, B3, B4) is unchanged when the audit rows' labels are flipped."
     from fairlib.vfr.cohort import load_cohort
     from fairlib.vfr.baselines import run_baselines
+
     cohort, _ = load_cohort("synthetic", n=8000, seed=1)
     y = cohort.los_gt3.to_numpy()
     sp = with_selection(make_split(y, "80_20", seed=42), y)
-    kw = dict(train_n=1500, baselines=("B1", "B3", "B4"), greedy=GreedyRefinement(n_resamples=10, max_iter=10), n_jobs=1)
+    kw = dict(
+        train_n=1500, baselines=("B1", "B3", "B4"), greedy=GreedyRefinement(n_resamples=10, max_iter=10), n_jobs=1
+    )
     a = run_baselines(cohort, sp, **kw)
     poisoned = cohort.copy()
     poisoned.iloc[sp.audit, poisoned.columns.get_loc("los_gt3")] = 1 - y[sp.audit]
@@ -307,5 +359,5 @@ def test_run_baselines_never_uses_audit_labels():
         np.testing.assert_array_equal(a.estimators[k].thresholds_, b.estimators[k].thresholds_)
     pa, pb = a.predictions, b.predictions
     np.testing.assert_array_equal(pa.y_pred.to_numpy(), pb.y_pred.to_numpy())
-    np.testing.assert_array_equal(pa.y_true.to_numpy(), 1 - pb.y_true.to_numpy())   # the audit did see the change
+    np.testing.assert_array_equal(pa.y_true.to_numpy(), 1 - pb.y_true.to_numpy())  # the audit did see the change
     assert set(pa.model) == {"B1", "B3", "B4"} and len(pa) == 3 * len(sp.audit)

@@ -4,6 +4,7 @@ Old names may keep working for one release only through `fairlib.core.renamed_ar
 shows the new signature) or `fairlib.core.deprecated_alias` (a property, not a field); a public
 parameter or result-dataclass field that still *declares* an old name fails here.
 """
+
 import dataclasses
 import importlib
 import inspect
@@ -15,9 +16,15 @@ import pytest
 
 import fairlib
 
-OLD_NAMES = {   # old name -> the name of the vocabulary (CONVENTION's table)
-    "K": "n_resamples", "n_boot": "n_resamples", "n_sim": "n_resamples", "rng": "seed", "N": "resample_size",
-    "ci95": "ci", "pvalue": "p_value", "note": "reason",
+OLD_NAMES = {  # old name -> the name of the vocabulary (CONVENTION's table)
+    "K": "n_resamples",
+    "n_boot": "n_resamples",
+    "n_sim": "n_resamples",
+    "rng": "seed",
+    "N": "resample_size",
+    "ci95": "ci",
+    "pvalue": "p_value",
+    "note": "reason",
 }
 SKIP_MODULES = {"fairlib._modidx"}
 
@@ -34,16 +41,23 @@ def _public(mod):
     names = getattr(mod, "__all__", None) or [n for n in vars(mod) if not n.startswith("_")]
     for n in names:
         obj = getattr(mod, n, None)
-        if obj is None or inspect.ismodule(obj): continue
+        if obj is None or inspect.ismodule(obj):
+            continue
         home = getattr(obj, "__module__", None)
         if (inspect.isfunction(obj) or inspect.isclass(obj)) and home == mod.__name__:
             yield n, obj
 
 
 def _params(f):
-    try: sig = inspect.signature(f)     # follows __wrapped__: renamed_arguments shows the new names
-    except (TypeError, ValueError): return []
-    return [p for p in sig.parameters.values() if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    try:
+        sig = inspect.signature(f)  # follows __wrapped__: renamed_arguments shows the new names
+    except (TypeError, ValueError):
+        return []
+    return [
+        p
+        for p in sig.parameters.values()
+        if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
 def signatures(modname):
@@ -55,13 +69,22 @@ def signatures(modname):
             rows += [(modname, name, "parameter", p.name, str(p.annotation), p.default) for p in _params(obj)]
         elif inspect.isclass(obj):
             if dataclasses.is_dataclass(obj):
-                rows += [(modname, name, "field", f.name, str(f.type), f.default) for f in dataclasses.fields(obj)
-                         if not f.name.startswith("_")]
+                rows += [
+                    (modname, name, "field", f.name, str(f.type), f.default)
+                    for f in dataclasses.fields(obj)
+                    if not f.name.startswith("_")
+                ]
             elif "__init__" in vars(obj):
-                rows += [(modname, name, "parameter", p.name, str(p.annotation), p.default) for p in _params(obj.__init__)]
+                rows += [
+                    (modname, name, "parameter", p.name, str(p.annotation), p.default) for p in _params(obj.__init__)
+                ]
             for mname, meth in vars(obj).items():
-                if mname.startswith("_") or not inspect.isfunction(meth): continue
-                rows += [(modname, f"{name}.{mname}", "parameter", p.name, str(p.annotation), p.default) for p in _params(meth)]
+                if mname.startswith("_") or not inspect.isfunction(meth):
+                    continue
+                rows += [
+                    (modname, f"{name}.{mname}", "parameter", p.name, str(p.annotation), p.default)
+                    for p in _params(meth)
+                ]
     return rows
 
 
@@ -82,7 +105,7 @@ def test_every_module_is_listed():
     assert {"fairlib.metrics", "fairlib.vfr", "fairlib.mfarm", "fairlib.plots", "fairlib.agent.floor"} <= set(MODULES)
     rows = [r for m in MODULES for r in signatures(m)]
     listed = {r[0] for r in rows}
-    assert {"fairlib.metrics", "fairlib.vfr.axis1", "fairlib.stats"} <= listed   # a package's face defines nothing
+    assert {"fairlib.metrics", "fairlib.vfr.axis1", "fairlib.stats"} <= listed  # a package's face defines nothing
     assert len(rows) > 200
 
 
@@ -114,7 +137,8 @@ def test_renamed_arguments_show_the_new_name_only():
     from fairlib.core import renamed_arguments
 
     @renamed_arguments(K="n_resamples")
-    def g(x, *, n_resamples=5): return n_resamples
+    def g(x, *, n_resamples=5):
+        return n_resamples
 
     rows = [("m", "g", "parameter", p.name, str(p.annotation), p.default) for p in _params(g)]
     assert violations(rows) == []
@@ -174,7 +198,7 @@ def test_old_module_paths_import_with_a_warning(modname):
         warnings.simplefilter("always")
         mod = importlib.import_module(modname)
     assert any(issubclass(w.category, DeprecationWarning) and modname in str(w.message) for w in caught)
-    for name in PUBLIC_0_1[modname]:   # the old path gives the very objects of the new modules
+    for name in PUBLIC_0_1[modname]:  # the old path gives the very objects of the new modules
         obj = getattr(mod, name)
         homes = _compat.MODULE_ALIASES[modname]
         new = _compat.RENAMED.get(f"{modname}.{name}", "").rpartition(".")[2] or name
@@ -194,7 +218,7 @@ def test_moved_names_are_the_same_objects():
     "A name that left a module resolves there to its new home's object; served by the alias table it warns."
     for old, new in _compat.MOVED.items():
         mod, _, name = old.rpartition(".")
-        served = name not in vars(importlib.import_module(mod))   # else the module imports it for its own use
+        served = name not in vars(importlib.import_module(mod))  # else the module imports it for its own use
         obj, warned = _resolve(mod, name)
         nmod, _, nname = new.rpartition(".")
         assert obj is getattr(importlib.import_module(nmod), nname), old

@@ -9,6 +9,7 @@ Two kinds of test:
   reshaping that loses a row or a column, fails. The McNemar floor is a parameter of the method (a threshold the
   paper states, not a result): it stays in `fairlib.stats` and is checked against the paper here.
 """
+
 import csv
 import importlib
 import importlib.resources
@@ -32,13 +33,20 @@ def value(paper, id_):
 
 
 # the module that defines each public name built from the data files
-HOME = {"PAPER_AXIS1": "fairlib.vfr.axis1", "PAPER_CANONICAL_B1": "fairlib.vfr.axis1",
-        "PAPER_TABLE4": "fairlib.vfr.panel",
-        **dict.fromkeys(("PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7", "PAPER_VFR_MOVEMENT", "PAPER_EQ5"),
-                        "fairlib.vfr.baselines"),
-        "published_table11": "fairlib.mfarm.experiments",
-        "CHAPTER_PUBLISHED": "fairlib.handbook", "CHAPTER_TPR": "fairlib.handbook", "CHAPTER_FPR": "fairlib.handbook",
-        "DEFAULT_PREVALENCE": "fairlib.agent.simulate", "CONFIRMATORY_MIN_DISCORDANT": "fairlib.stats"}
+HOME = {
+    "PAPER_AXIS1": "fairlib.vfr.axis1",
+    "PAPER_CANONICAL_B1": "fairlib.vfr.axis1",
+    "PAPER_TABLE4": "fairlib.vfr.panel",
+    **dict.fromkeys(
+        ("PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7", "PAPER_VFR_MOVEMENT", "PAPER_EQ5"), "fairlib.vfr.baselines"
+    ),
+    "published_table11": "fairlib.mfarm.experiments",
+    "CHAPTER_PUBLISHED": "fairlib.handbook",
+    "CHAPTER_TPR": "fairlib.handbook",
+    "CHAPTER_FPR": "fairlib.handbook",
+    "DEFAULT_PREVALENCE": "fairlib.agent.simulate",
+    "CONFIRMATORY_MIN_DISCORDANT": "fairlib.stats",
+}
 
 
 def library_constant(name):
@@ -46,15 +54,18 @@ def library_constant(name):
     mod = importlib.import_module(HOME[name])
     c = getattr(mod, name)
     face = importlib.import_module(HOME[name].rsplit(".", 1)[0])
-    if face.__name__ != "fairlib" and hasattr(face, name): assert getattr(face, name) is c, f"{face.__name__}.{name}"
+    if face.__name__ != "fairlib" and hasattr(face, name):
+        assert getattr(face, name) is c, f"{face.__name__}.{name}"
     return c
 
 
 def test_published_core_imports_no_paper_package():
     "fairlib.published is core: importing it loads no paper package (the packages import it, never the reverse)."
-    code = ("import sys, fairlib.published; "
-            "print(' '.join(m for m in sys.modules if m.startswith(('fairlib.vfr', 'fairlib.mfarm', 'fairlib.agent', "
-            "'fairlib.handbook', 'fairlib.llm', 'fairlib.mitigation'))))")
+    code = (
+        "import sys, fairlib.published; "
+        "print(' '.join(m for m in sys.modules if m.startswith(('fairlib.vfr', 'fairlib.mfarm', 'fairlib.agent', "
+        "'fairlib.handbook', 'fairlib.llm', 'fairlib.mitigation'))))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [], out
 
@@ -86,8 +97,10 @@ def test_every_value_parses_at_its_printed_precision(paper):
     _, rows, _ = raw_rows(paper)
     for r in rows:
         raw, pr = r["value"], r["printed"]
-        if pr == "int": assert re.fullmatch(r"-?\d+", raw), r["id"]
-        elif pr == "text": assert raw.strip(), r["id"]
+        if pr == "int":
+            assert re.fullmatch(r"-?\d+", raw), r["id"]
+        elif pr == "text":
+            assert raw.strip(), r["id"]
         else:
             assert re.fullmatch(rf"-?\d+\.\d{{{int(pr)}}}", raw), (r["id"], raw, pr)
             assert math.isfinite(float(raw))
@@ -95,18 +108,32 @@ def test_every_value_parses_at_its_printed_precision(paper):
     assert list(v.columns) == COLUMNS and len(v) == len(rows)
     assert v["value"].notna().all()
     for r, parsed in zip(rows, v["value"]):
-        if r["printed"] == "int": assert type(parsed) is int and parsed == int(r["value"])
-        elif r["printed"] == "text": assert parsed == {"True": True, "False": False}.get(r["value"], r["value"])
-        else: assert type(parsed) is float and parsed == float(r["value"])
+        if r["printed"] == "int":
+            assert type(parsed) is int and parsed == int(r["value"])
+        elif r["printed"] == "text":
+            assert parsed == {"True": True, "False": False}.get(r["value"], r["value"])
+        else:
+            assert type(parsed) is float and parsed == float(r["value"])
 
 
 def test_tables_have_their_printed_shape():
-    shapes = [("vfr", "Table 3", (22, 4)), ("vfr", "Table 4", (12, 8)), ("vfr", "Table 5", (4, 5)),
-              ("vfr", "Table 6", (4, 9)), ("vfr", "Table 7", (4, 4)),
-              ("mfarm", "Table 1", (9, 2)), ("mfarm", "Table 4", (12, 2)), ("mfarm", "Table 5", (8, 6)),
-              ("mfarm", "Table 6", (8, 5)), ("mfarm", "Table 7", (8, 6)), ("mfarm", "Table 8", (8, 3)),
-              ("mfarm", "Table 9", (4, 4)), ("mfarm", "Table 10", (8, 3)), ("mfarm", "Table 11", (16, 8)),
-              ("classification_bias", "out17", (4, 3))]
+    shapes = [
+        ("vfr", "Table 3", (22, 4)),
+        ("vfr", "Table 4", (12, 8)),
+        ("vfr", "Table 5", (4, 5)),
+        ("vfr", "Table 6", (4, 9)),
+        ("vfr", "Table 7", (4, 4)),
+        ("mfarm", "Table 1", (9, 2)),
+        ("mfarm", "Table 4", (12, 2)),
+        ("mfarm", "Table 5", (8, 6)),
+        ("mfarm", "Table 6", (8, 5)),
+        ("mfarm", "Table 7", (8, 6)),
+        ("mfarm", "Table 8", (8, 3)),
+        ("mfarm", "Table 9", (4, 4)),
+        ("mfarm", "Table 10", (8, 3)),
+        ("mfarm", "Table 11", (16, 8)),
+        ("classification_bias", "out17", (4, 3)),
+    ]
     for paper, table, shape in shapes:
         t = P.published_table(paper, table)
         assert t.shape == shape, (paper, table, t.shape)
@@ -121,10 +148,15 @@ def test_tables_have_their_printed_shape():
 
 def test_errors_name_the_argument():
     from fairlib.core import FairlibInputError
-    with pytest.raises(FairlibInputError, match="argument `paper`"): P.published_values("vfr-audit")
-    with pytest.raises(FairlibInputError, match="argument `id`.*nearest"): P.published_value("vfr", "table5.B1.DI_rac")
-    with pytest.raises(FairlibInputError, match="argument `table`"): P.published_table("vfr", "Table 12")
-    with pytest.raises(FairlibInputError, match="argument `table`"): P.published_table("vfr", "text")   # spans groups
+
+    with pytest.raises(FairlibInputError, match="argument `paper`"):
+        P.published_values("vfr-audit")
+    with pytest.raises(FairlibInputError, match="argument `id`.*nearest"):
+        P.published_value("vfr", "table5.B1.DI_rac")
+    with pytest.raises(FairlibInputError, match="argument `table`"):
+        P.published_table("vfr", "Table 12")
+    with pytest.raises(FairlibInputError, match="argument `table`"):
+        P.published_table("vfr", "text")  # spans groups
 
 
 def test_internal_arithmetic_of_the_papers():
@@ -134,7 +166,8 @@ def test_internal_arithmetic_of_the_papers():
     assert (fab - t11.fab).abs().max() <= 1.5e-3
     t6, t11_base = P.published_table("mfarm", "Table 6"), t11.loc[[k for k in t11.index if not k[1].endswith("_ft")]]
     for k in t6.index:
-        for c in t6.columns: assert round(t11_base.loc[k, c], 2) == pytest.approx(t6.loc[k, c]), (k, c)
+        for c in t6.columns:
+            assert round(t11_base.loc[k, c], 2) == pytest.approx(t6.loc[k, c]), (k, c)
     t5 = P.published_table("mfarm", "Table 5")
     for (task, model), r in t5.iterrows():
         for q in ("accuracy", "fab"):
@@ -165,16 +198,24 @@ def test_internal_arithmetic_of_the_papers():
 def test_paper_axis1():
     c = library_constant("PAPER_AXIS1")
     assert set(c) == {"cells", "flipped", "unstable", "stable", "mean_vfr", "max_vfr"}
-    for k, v in c.items(): assert v == value("vfr", f"axis1_grid.{k}"), k
+    for k, v in c.items():
+        assert v == value("vfr", f"axis1_grid.{k}"), k
 
 
 def test_paper_canonical_b1():
     c = library_constant("PAPER_CANONICAL_B1")
-    ids = {"cells": "method.cells_per_model", "flipped": "table6.B1.flipped", "mean_vfr": "table6.B1.mean_vfr",
-           "max_vfr": "table6.B1.max_vfr", "kappa_mean": "table6.B1.kappa_mean", "kappa_EOpp": "table6.B1.kappa_EOpp",
-           "kappa_EOD": "table6.B1.kappa_EOD"}
+    ids = {
+        "cells": "method.cells_per_model",
+        "flipped": "table6.B1.flipped",
+        "mean_vfr": "table6.B1.mean_vfr",
+        "max_vfr": "table6.B1.max_vfr",
+        "kappa_mean": "table6.B1.kappa_mean",
+        "kappa_EOpp": "table6.B1.kappa_EOpp",
+        "kappa_EOD": "table6.B1.kappa_EOD",
+    }
     assert set(c) == set(ids)
-    for k, v in c.items(): assert v == value("vfr", ids[k]), k
+    for k, v in c.items():
+        assert v == value("vfr", ids[k]), k
 
 
 def test_paper_table4():
@@ -195,8 +236,8 @@ def test_paper_table6():
     c = library_constant("PAPER_TABLE6").set_index("baseline")
     t = P.published_table("vfr", "Table 6")
     pd.testing.assert_frame_equal(t, c[list(t.columns)], check_names=False, check_dtype=False)
-    assert set(c.columns) - set(t.columns) == {"accuracy_cost_pp"}     # printed in the text (§4.2.2), not in Table 6
-    assert c.loc["B1", "accuracy_cost_pp"] == 0                         # B1 is the reference: zero by definition
+    assert set(c.columns) - set(t.columns) == {"accuracy_cost_pp"}  # printed in the text (§4.2.2), not in Table 6
+    assert c.loc["B1", "accuracy_cost_pp"] == 0  # B1 is the reference: zero by definition
     for b in ("B2", "B3", "B4"):
         assert c.loc[b, "accuracy_cost_pp"] == value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp")
 
@@ -223,16 +264,24 @@ def test_paper_vfr_movement():
 def test_paper_eq5():
     c = library_constant("PAPER_EQ5")
     lo_hi = lambda p: (value("vfr", f"{p}.lo"), value("vfr", f"{p}.hi"))
-    want = {"cross_model_cost_pp": lo_hi("eq5.cross_model_cost_pp"),
-            "di_sweep_cost_pp": lo_hi("eq5.di_sweep_cost_pp"),
-            "di_sweep_targets": lo_hi("eq5.di_sweep_target"),
-            "reweighing_best_age_di": value("vfr", "eq2.reweighing_best_age_di"),
-            "reweighing_configurations": value("vfr", "eq2.reweighing_configurations")}
+    want = {
+        "cross_model_cost_pp": lo_hi("eq5.cross_model_cost_pp"),
+        "di_sweep_cost_pp": lo_hi("eq5.di_sweep_cost_pp"),
+        "di_sweep_targets": lo_hi("eq5.di_sweep_target"),
+        "reweighing_best_age_di": value("vfr", "eq2.reweighing_best_age_di"),
+        "reweighing_configurations": value("vfr", "eq2.reweighing_configurations"),
+    }
     assert c == want
 
 
-PAPER_KEYS = ("paper_table3", "paper_base_rate_gaps", "paper_hospital_volume", "paper_race_by_ethnicity",
-              "paper_overall_pos_rate", "paper_auroc")
+PAPER_KEYS = (
+    "paper_table3",
+    "paper_base_rate_gaps",
+    "paper_hospital_volume",
+    "paper_race_by_ethnicity",
+    "paper_overall_pos_rate",
+    "paper_auroc",
+)
 
 
 def test_texas_codebook_file_holds_no_published_number():
@@ -245,6 +294,7 @@ def test_texas_codebook_file_holds_no_published_number():
 
 def test_texas_codebook_published_values():
     from fairlib.vfr.texas import codebook
+
     cb = codebook()
     assert set(PAPER_KEYS) <= set(cb)
     keys = ["attribute", "label_printed", "label_corrected", "n", "pct", "pos_rate"]
@@ -254,29 +304,37 @@ def test_texas_codebook_published_values():
     strata = [k for k in t3.index if k[0] != "hospital_volume" and k[1] != "all"]
     assert len(cb["paper_table3"]) == len(strata)
     labels = P.published_values("vfr").set_index("id").location
-    for r, k in zip(cb["paper_table3"], strata):       # same order as printed
+    for r, k in zip(cb["paper_table3"], strata):  # same order as printed
         assert r["attribute"] == k[0]
         ge = lambda t: t.replace(">= 65", "≥ 65")
         assert ge(f"row '{r['label_printed']}'") in ge(labels[f"table3.{k[0]}.{k[1]}.n"]), (r, k)
         assert (r["n"], r["pct"], r["pos_rate"]) == (t3.loc[k, "n"], t3.loc[k, "pct"], t3.loc[k, "pos_rate"]), k
-    for a, g in cb["paper_base_rate_gaps"].items(): assert g == t3.loc[(a, "all"), "brg"], a
+    for a, g in cb["paper_base_rate_gaps"].items():
+        assert g == t3.loc[(a, "all"), "brg"], a
     hv = cb["paper_hospital_volume"]
     for k in (10, 50, 100, 200):
         assert hv[f"top_{k}"]["records"] == t3.loc[("hospital_volume", f"top{k}"), "n"]
         assert hv[f"top_{k}"]["pct"] == t3.loc[("hospital_volume", f"top{k}"), "pct"]
     assert hv["median_records_per_site"] == t3.loc[("hospital_volume", "median_per_site"), "n"]
-    assert hv["quartiles_records_per_site"] == [value("vfr", "authors.hospital_volume.q1_per_site"),
-                                                hv["median_records_per_site"],
-                                                value("vfr", "authors.hospital_volume.q3_per_site")]
+    assert hv["quartiles_records_per_site"] == [
+        value("vfr", "authors.hospital_volume.q1_per_site"),
+        hv["median_records_per_site"],
+        value("vfr", "authors.hospital_volume.q3_per_site"),
+    ]
     race = cb["labels"]["RACE"]
     for code, share in cb["paper_race_by_ethnicity"].items():
-        want = (value("vfr", "cohort.black_coded_hispanic_pct") / 100 if race[code] == "Black"
-                else value("vfr", f"authors.race_by_ethnicity.code{code}"))
+        want = (
+            value("vfr", "cohort.black_coded_hispanic_pct") / 100
+            if race[code] == "Black"
+            else value("vfr", f"authors.race_by_ethnicity.code{code}")
+        )
         assert share == pytest.approx(want, abs=1e-12), code
     assert cb["paper_overall_pos_rate"] == pytest.approx(value("vfr", "cohort.positive_rate_pct") / 100, abs=1e-12)
-    assert cb["paper_auroc"] == {"xgboost_full_80_20": value("vfr", "table7.single_split.auroc"),
-                                 "xgboost_full_70_15_15": value("vfr", "table7.stratified_70_15_15.auroc"),
-                                 "xgboost_admission_lean": value("vfr", "table7.admission_lean.auroc")}
+    assert cb["paper_auroc"] == {
+        "xgboost_full_80_20": value("vfr", "table7.single_split.auroc"),
+        "xgboost_full_70_15_15": value("vfr", "table7.stratified_70_15_15.auroc"),
+        "xgboost_admission_lean": value("vfr", "table7.admission_lean.auroc"),
+    }
     assert cb["paper_auroc"]["xgboost_full_80_20"] == value("vfr", "canonical.b1.auroc")
     assert (cb["n_records"], cb["n_hospitals"]) == (value("vfr", "cohort.records"), value("vfr", "cohort.hospitals"))
 
@@ -297,12 +355,18 @@ def test_chapter_published():
     o = P.published_table("classification_bias", "out17")
     for k, v in c.items():
         m = re.fullmatch(r"(ppr|tpr|fpr|accuracy)_([01])", k)
-        if m: assert v == o.loc[m.group(1), f"group_{m.group(2)}"], k
-        elif k == "chapter_verdict":   # printed with a full stop
+        if m:
+            assert v == o.loc[m.group(1), f"group_{m.group(2)}"], k
+        elif k == "chapter_verdict":  # printed with a full stop
             assert value("classification_bias", "out17_summary.verdict") == v + "."
-        else: assert v == value("classification_bias", f"out17_summary.{k}"), k
+        else:
+            assert v == value("classification_bias", f"out17_summary.{k}"), k
     assert set(c) == {f"{r}_{g}" for r in ("ppr", "tpr", "fpr", "accuracy") for g in (0, 1)} | {
-        "demographic_parity_diff", "equalized_odds_diff", "disparate_impact_ratio", "chapter_verdict"}
+        "demographic_parity_diff",
+        "equalized_odds_diff",
+        "disparate_impact_ratio",
+        "chapter_verdict",
+    }
 
 
 def test_chapter_simulation_parameters():

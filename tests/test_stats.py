@@ -1,7 +1,7 @@
 """fairlib.stats against independent oracles: statsmodels, scipy, brute-force enumeration, simulation."""
+
 import itertools
 import numpy as np
-import pandas as pd
 import pytest
 import statsmodels.api as sm
 from hypothesis import given, settings, strategies as st
@@ -9,16 +9,25 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
 from fairlib.core import FairlibInputError
-from fairlib.stats import (WILD_WEIGHTS, wild_cluster_bootstrap, smallest_attainable_p, weight_matrix,
-                           cluster_bootstrap, mcnemar_exact, mcnemar_pairs, fdr_adjust, spearman_exact,
-                           CONFIRMATORY_MIN_DISCORDANT)
+from fairlib.stats import (
+    WILD_WEIGHTS,
+    wild_cluster_bootstrap,
+    smallest_attainable_p,
+    weight_matrix,
+    cluster_bootstrap,
+    mcnemar_exact,
+    mcnemar_pairs,
+    fdr_adjust,
+    spearman_exact,
+    CONFIRMATORY_MIN_DISCORDANT,
+)
 from fairlib.agent.simulate import simulate_signed_differences
 
 
 def _data(G=6, m=4, seed=0, effect=0.1):
     rng = np.random.default_rng(seed)
     g = np.repeat(np.arange(G), m)
-    return effect + rng.normal(0, .3, G)[g] + rng.normal(0, .5, G * m), g
+    return effect + rng.normal(0, 0.3, G)[g] + rng.normal(0, 0.5, G * m), g
 
 
 # ---------------- wild cluster bootstrap ----------------
@@ -30,16 +39,19 @@ def test_wcb_estimate_se_t_match_statsmodels_cluster_robust(G, m):
     assert r.estimate == pytest.approx(fit.params[0])
     assert r.se == pytest.approx(fit.bse[0])
     assert r.t_stat == pytest.approx(fit.tvalues[0])
-    assert r.p_value_t == pytest.approx(fit.pvalues[0])          # t(G-1) reference
+    assert r.p_value_t == pytest.approx(fit.pvalues[0])  # t(G-1) reference
     assert r.n_clusters == G and r.approximate == (G <= 12)
 
 
 def _brute_wcb_p(y, g, null, weights):
     """Independent restricted wild cluster bootstrap: refit the regression for every weight vector."""
-    ids = np.unique(g); G = len(ids)
+    ids = np.unique(g)
+    G = len(ids)
+
     def t_of(yy):
         fit = sm.OLS(yy, np.ones((len(yy), 1))).fit(cov_type="cluster", cov_kwds={"groups": g})
         return (fit.params[0] - null) / fit.bse[0]
+
     t0 = t_of(y)
     u = y - null
     ts = []
@@ -66,14 +78,15 @@ def test_smallest_attainable_p_by_enumeration(G, weights):
     y = 1 + 1e-3 * rng.normal(size=G)
     r = wild_cluster_bootstrap(y, np.arange(G), signed=True, weights=weights, with_ci=False)
     k = len(WILD_WEIGHTS[weights])
-    assert r.p_value == pytest.approx(k / k ** G) == pytest.approx(smallest_attainable_p(G, weights=weights))
+    assert r.p_value == pytest.approx(k / k**G) == pytest.approx(smallest_attainable_p(G, weights=weights))
     # and no dataset goes below it (random search over data)
     W = np.array(list(itertools.product(WILD_WEIGHTS[weights], repeat=G)))
     for _ in range(200):
         u = rng.normal(size=G) * rng.choice([0.01, 1]) + rng.choice([0, 2])
-        V = W * u; m = V.mean(1)
-        t = m / np.sqrt(((V - m[:, None]) ** 2).sum(1) * G / (G - 1) / G ** 2)
-        assert np.mean(np.abs(t) >= abs(t[np.all(W == W.max(), axis=1)][0]) * (1 - 1e-9)) >= k / k ** G - 1e-12
+        V = W * u
+        m = V.mean(1)
+        t = m / np.sqrt(((V - m[:, None]) ** 2).sum(1) * G / (G - 1) / G**2)
+        assert np.mean(np.abs(t) >= abs(t[np.all(W == W.max(), axis=1)][0]) * (1 - 1e-9)) >= k / k**G - 1e-12
 
 
 def test_attainable_p_against_paper_values():
@@ -133,9 +146,10 @@ def test_wcb_refusals():
 
 
 def test_weight_matrix_draws_are_seeded_and_webb_moments():
-    a, _ = weight_matrix(9, n_resamples=20000, seed=1); b, _ = weight_matrix(9, n_resamples=20000, seed=1)
+    a, _ = weight_matrix(9, n_resamples=20000, seed=1)
+    b, _ = weight_matrix(9, n_resamples=20000, seed=1)
     assert np.array_equal(a, b)
-    assert abs(a.mean()) < 0.02 and abs((a ** 2).mean() - 1) < 0.02
+    assert abs(a.mean()) < 0.02 and abs((a**2).mean() - 1) < 0.02
 
 
 # ---------------- percentile cluster bootstrap ----------------
@@ -189,6 +203,7 @@ def test_mcnemar_power_claim_in_paper():
     # 25 discordant pairs, alpha 0.05: 77% power at a 19:6 split, reaching 80% before 20:5
     def power(pi):
         return sum(sps.binom.pmf(b, 25, pi) for b in range(26) if mcnemar_exact(b, 25 - b).p_value <= 0.05)
+
     assert round(power(19 / 25), 2) == 0.77
     assert power(20 / 25) > 0.80
 
@@ -221,7 +236,7 @@ def test_fdr_nan_excluded_from_family():
 def test_spearman_exact_matches_bruteforce_scipy_over_all_orderings(seed):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=6)
-    y = np.round(x + rng.normal(scale=0.7, size=6), 0 if seed == 3 else 6)   # seed 3: ties
+    y = np.round(x + rng.normal(scale=0.7, size=6), 0 if seed == 3 else 6)  # seed 3: ties
     ours = spearman_exact(x, y)
     rho = sps.spearmanr(x, y).statistic
     perm = [sps.spearmanr(x, y[list(p)]).statistic for p in itertools.permutations(range(6))]
@@ -231,7 +246,7 @@ def test_spearman_exact_matches_bruteforce_scipy_over_all_orderings(seed):
 
 
 def test_spearman_paper_values():
-    r = spearman_exact([1, 2, 3, 4, 5, 6], [1, 2, 4, 3, 5, 6])    # two actions swap adjacent ranks
+    r = spearman_exact([1, 2, 3, 4, 5, 6], [1, 2, 4, 3, 5, 6])  # two actions swap adjacent ranks
     assert round(r.rho, 2) == 0.94 and round(r.p_value, 3) == 0.017
     assert round(spearman_exact([1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 6, 5]).p_value, 3) == 0.058
     # asymptotic approximation overstates the evidence (paper: 0.005)
@@ -243,7 +258,8 @@ def test_spearman_refusals_and_monte_carlo():
         spearman_exact([1, 2, 3], [1, 2])
     with pytest.raises(FairlibInputError, match="constant"):
         spearman_exact([1, 2, 3], [2, 2, 2])
-    x = np.arange(12); r = spearman_exact(x, x, n_resamples=5000, seed=0)
+    x = np.arange(12)
+    r = spearman_exact(x, x, n_resamples=5000, seed=0)
     assert not r.exact and r.p_value < 0.01
 
 

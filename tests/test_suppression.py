@@ -13,7 +13,6 @@ For two-way tables with both margins only the single-subtraction property is cla
 complements relation by relation; combining several relations can in rare patterns pin a cell — the
 classic cell-suppression problem that needs an optimiser; fairlib's real tables are one-way or flows).
 """
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,7 +21,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 
 from fairlib.core import FairlibInputError
 from fairlib.report import check_aggregate, save_table, scan_for_small_cells
-from fairlib.suppression import suppress_small_cells, suppression_masks
+from fairlib.suppression import suppress_small_cells
 
 SMALL = lambda v: 0 < v < 11
 
@@ -40,16 +39,21 @@ def single_subtraction_leaks(values: dict, hidden: set, relations: list) -> list
 def determined_cells(values: dict, hidden: set, relations: list) -> list:
     """Hidden cells pinned down by the whole system of relations (rank test)."""
     hid = sorted(hidden)
-    if not hid: return []
+    if not hid:
+        return []
     pos = {c: i for i, c in enumerate(hid)}
     rows = []
     for cells, coef in relations:
         r = np.zeros(len(hid))
         for c, a in zip(cells, coef):
-            if c in pos: r[pos[c]] += a
-        if r.any(): rows.append(r)
-    if not rows: return []
-    A = np.array(rows); rank = np.linalg.matrix_rank(A)
+            if c in pos:
+                r[pos[c]] += a
+        if r.any():
+            rows.append(r)
+    if not rows:
+        return []
+    A = np.array(rows)
+    rank = np.linalg.matrix_rank(A)
     return [c for c in hid if np.linalg.matrix_rank(np.vstack([A, np.eye(len(hid))[pos[c]]])) == rank]
 
 
@@ -62,7 +66,8 @@ def test_grouped_counts_with_known_block_totals(blocks, with_total_rows):
     rows = []
     for b, vals in enumerate(blocks):
         rows += [dict(g=b, group=f"x{i}", n=v) for i, v in enumerate(vals)]
-        if with_total_rows: rows.append(dict(g=b, group="Total", n=sum(vals)))
+        if with_total_rows:
+            rows.append(dict(g=b, group="Total", n=sum(vals)))
     df = pd.DataFrame(rows)
     total_rows = (df["group"] == "Total").to_numpy() if with_total_rows else None
     out = suppress_small_cells(df, count_columns=["n"], groups="g", total_rows=total_rows)
@@ -78,10 +83,14 @@ def test_grouped_counts_with_known_block_totals(blocks, with_total_rows):
         cells = parts + tot
         rel_single.append((cells, None))
         rel_lin.append((cells, [1] * len(parts) + [-1] * len(tot)))
-    assert not [c for c in single_subtraction_leaks(None, hidden, rel_single)
-                if len([x for x in rel_single if c in x[0]][0][0]) > 1], "recoverable by one subtraction"
-    multi = [c for c in determined_cells(None, hidden, rel_lin)
-             if len(df.index[df["g"] == df.at[c, "g"]]) > 1]   # a one-row block equals its published total: unprotectable
+    assert not [
+        c
+        for c in single_subtraction_leaks(None, hidden, rel_single)
+        if len([x for x in rel_single if c in x[0]][0][0]) > 1
+    ], "recoverable by one subtraction"
+    multi = [
+        c for c in determined_cells(None, hidden, rel_lin) if len(df.index[df["g"] == df.at[c, "g"]]) > 1
+    ]  # a one-row block equals its published total: unprotectable
     assert not multi, f"hidden cells determined by the block totals: {multi}\n{df}\n{out}"
 
 
@@ -92,7 +101,8 @@ def test_flow_tables_leak_no_exclusion(start, excluded, n_blocks):
     for b in range(n_blocks):
         rem, rows = start, [dict(task=b, step="all", excluded=0, remaining=start)]
         for i, e in enumerate(excluded):
-            e = min(e, rem); rem -= e
+            e = min(e, rem)
+            rem -= e
             rows.append(dict(task=b, step=f"s{i}", excluded=e, remaining=rem))
         frames.append(pd.DataFrame(rows))
     df = pd.concat(frames, ignore_index=True)
@@ -100,11 +110,12 @@ def test_flow_tables_leak_no_exclusion(start, excluded, n_blocks):
     hidden = {(i, c) for i in df.index for c in ("excluded", "remaining") if pd.isna(out.at[i, c])}
     for i in df.index:
         for c in ("excluded", "remaining"):
-            if (i, c) not in hidden: assert not SMALL(df.at[i, c]), f"small {c} shown in row {i}"
+            if (i, c) not in hidden:
+                assert not SMALL(df.at[i, c]), f"small {c} shown in row {i}"
     rel = []
     for b in range(n_blocks):
         ix = list(df.index[df["task"] == b])
-        for j in range(1, len(ix)):   # remaining[j-1] - excluded[j] - remaining[j] = 0
+        for j in range(1, len(ix)):  # remaining[j-1] - excluded[j] - remaining[j] = 0
             rel.append(([(ix[j - 1], "remaining"), (ix[j], "excluded"), (ix[j], "remaining")], [1, -1, -1]))
     # every consecutive difference of shown remaining counts that is small must not expose a hidden exclusion
     assert not single_subtraction_leaks(None, hidden, [(c, None) for c, _ in rel]), (df, out)
@@ -112,8 +123,11 @@ def test_flow_tables_leak_no_exclusion(start, excluded, n_blocks):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.lists(counts, min_size=2, max_size=4), min_size=2, max_size=4).filter(
-    lambda m: len({len(r) for r in m}) == 1))
+@given(
+    st.lists(st.lists(counts, min_size=2, max_size=4), min_size=2, max_size=4).filter(
+        lambda m: len({len(r) for r in m}) == 1
+    )
+)
 def test_two_way_table_with_margins_single_subtraction(matrix):
     m = np.array(matrix)
     cols = [f"c{j}" for j in range(m.shape[1])]
@@ -121,13 +135,14 @@ def test_two_way_table_with_margins_single_subtraction(matrix):
     df["total"] = m.sum(1)
     df.loc[len(df)] = list(m.sum(0)) + [m.sum()]
     df.insert(0, "row", [f"r{i}" for i in range(m.shape[0])] + ["Total"])
-    out = suppress_small_cells(df, count_columns=cols + ["total"], total_rows=(df["row"] == "Total").to_numpy(),
-                               row_total="total")
+    out = suppress_small_cells(
+        df, count_columns=cols + ["total"], total_rows=(df["row"] == "Total").to_numpy(), row_total="total"
+    )
     cc = cols + ["total"]
     hidden = {(i, c) for i in df.index for c in cc if pd.isna(out.at[i, c])}
     assert all(not SMALL(df.at[i, c]) for i in df.index for c in cc if (i, c) not in hidden)
-    rel = [([(i, c) for c in cc], None) for i in df.index]                 # each row: cells + row total
-    rel += [([(i, c) for i in df.index], None) for c in cc]                # each column: cells + column total
+    rel = [([(i, c) for c in cc], None) for i in df.index]  # each row: cells + row total
+    rel += [([(i, c) for i in df.index], None) for c in cc]  # each column: cells + column total
     assert not single_subtraction_leaks(None, hidden, rel), (df, out)
 
 
@@ -136,17 +151,25 @@ def test_two_way_table_with_margins_single_subtraction(matrix):
 def test_rates_on_small_groups_or_small_numerators_are_hidden(rows):
     n = [r[0] for r in rows]
     k = [int(round(r[1] * r[0])) for r in rows]
-    df = pd.DataFrame({"group": range(len(rows)), "n": n, "rate": [ki / ni if ni else np.nan for ki, ni in zip(k, n)],
-                       "pct": [100 * ni / max(sum(n), 1) for ni in n]})
+    df = pd.DataFrame(
+        {
+            "group": range(len(rows)),
+            "n": n,
+            "rate": [ki / ni if ni else np.nan for ki, ni in zip(k, n)],
+            "pct": [100 * ni / max(sum(n), 1) for ni in n],
+        }
+    )
     out = suppress_small_cells(df, count_columns=["n"], rate_columns={"rate": "n"}, derived_columns={"pct": "n"})
     for i in df.index:
         if SMALL(n[i]) or SMALL(k[i]) or SMALL(n[i] - k[i]):
             assert pd.isna(out.at[i, "rate"]), f"rate {k[i]}/{n[i]} shown"
-        if pd.isna(out.at[i, "n"]): assert pd.isna(out.at[i, "pct"]) and pd.isna(out.at[i, "rate"])
+        if pd.isna(out.at[i, "n"]):
+            assert pd.isna(out.at[i, "pct"]) and pd.isna(out.at[i, "rate"])
     # numerators of the table sum to a known total (overall rate x N): none recoverable alone
     hidden_k = {i for i in df.index if pd.isna(out.at[i, "rate"]) and n[i] > 0}
     # (with a single defined rate, it equals the overall rate: unprotectable, so only >= 2 are checked)
-    if sum(x > 0 for x in n) >= 2 and len(hidden_k) == 1: pytest.fail(f"one hidden numerator, recoverable from the total: {df}\n{out}")
+    if sum(x > 0 for x in n) >= 2 and len(hidden_k) == 1:
+        pytest.fail(f"one hidden numerator, recoverable from the total: {df}\n{out}")
 
 
 def test_table3_row_19993_of_20000_is_not_recoverable():
@@ -173,8 +196,14 @@ def test_zero_is_disclosed_and_numeric_columns_stay_numeric():
 
 
 def test_save_table_real_writes_no_small_cell_and_marks_it(tmp_path):
-    df = pd.DataFrame({"attribute": ["race"] * 3, "group": ["A", "B", "C"], "n": [17_000, 2_993, 7],
-                       "note": ["", "", "excluded (n=7)"]})
+    df = pd.DataFrame(
+        {
+            "attribute": ["race"] * 3,
+            "group": ["A", "B", "C"],
+            "n": [17_000, 2_993, 7],
+            "note": ["", "", "excluded (n=7)"],
+        }
+    )
     save_table(df, "t3", fig_dir=tmp_path, source="REAL Texas-100X (t.csv)", count_columns=["n"], groups="attribute")
     csv = pd.read_csv(tmp_path / "t3.csv", keep_default_na=False)
     assert csv["n"].tolist() == ["17000", "", ""] and "n (<11)" in csv["suppressed"].iloc[2]
@@ -191,9 +220,16 @@ def test_save_table_infers_real_from_an_unlabelled_source(tmp_path):
 
 
 def test_twin_only_tables_are_not_written_for_real_sources(tmp_path, capsys):
-    assert save_table(pd.DataFrame({"target": ["x"]}), "twin_calibration", fig_dir=tmp_path, source="REAL x", twin_only=True) is None
+    assert (
+        save_table(
+            pd.DataFrame({"target": ["x"]}), "twin_calibration", fig_dir=tmp_path, source="REAL x", twin_only=True
+        )
+        is None
+    )
     assert not list(tmp_path.iterdir()) and "only makes sense for the synthetic twin" in capsys.readouterr().out
-    save_table(pd.DataFrame({"target": ["x"]}), "twin_calibration", fig_dir=tmp_path, source="SYNTHETIC", twin_only=True)
+    save_table(
+        pd.DataFrame({"target": ["x"]}), "twin_calibration", fig_dir=tmp_path, source="SYNTHETIC", twin_only=True
+    )
     assert (tmp_path / "twin_calibration.csv").exists()
 
 
@@ -210,10 +246,13 @@ def test_check_aggregate_and_scanner(tmp_path):
 
 def test_save_figure_is_atomic_and_checks_real_data(tmp_path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from fairlib.report import save_figure
-    fig, ax = plt.subplots(); ax.bar(["a", "b"], [5, 50])
+
+    fig, ax = plt.subplots()
+    ax.bar(["a", "b"], [5, 50])
     with pytest.raises(FairlibInputError, match="small counts"):
         save_figure(fig, "bars", fig_dir=tmp_path, real=True, data=pd.DataFrame({"g": ["a", "b"], "n": [5, 50]}))
     assert not list(tmp_path.iterdir())

@@ -5,6 +5,7 @@ Both paths are run over many seeds on a cohort built so that every metric sits n
 must not reject, and means that must agree within Monte Carlo error. A power check shows the same
 tests do reject a plausible bug (the wrong resample size).
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,8 +40,18 @@ def data():
 
 
 def _fast(data, metric, K, seed, N_override=None):
-    d = data if N_override is None else audit_data(data.y, data.yhat, np.asarray(data.groups)[data.ct.codes],
-                                                   y_prob=data.prob, resample_size=N_override, min_support=30)
+    d = (
+        data
+        if N_override is None
+        else audit_data(
+            data.y,
+            data.yhat,
+            np.asarray(data.groups)[data.ct.codes],
+            y_prob=data.prob,
+            resample_size=N_override,
+            min_support=30,
+        )
+    )
     rng = check_rng(seed)
     if AUDIT_METRICS[metric].needs_prob:
         c, b = draw_counts_bins(d, K, rng)
@@ -71,12 +82,12 @@ def test_cohort_is_near_thresholds(samples):
 def test_metric_distribution_matches_index_resampling(samples, metric):
     f, i = samples[metric]
     assert not np.isnan(f).any() and not np.isnan(i).any()
-    alpha = 0.001                                   # per test; 2 tests x 7 metrics
+    alpha = 0.001  # per test; 2 tests x 7 metrics
     assert stats.ks_2samp(f, i).pvalue > alpha
-    assert stats.anderson_ksamp([f, i], variant="midrank").pvalue > alpha   # p is floored at 0.001
+    assert stats.anderson_ksamp([f, i], variant="midrank").pvalue > alpha  # p is floored at 0.001
     se = np.sqrt(f.var(ddof=1) / f.size + i.var(ddof=1) / i.size)
     assert abs(f.mean() - i.mean()) < 4 * se
-    assert 0.85 < f.std() / i.std() < 1.15        # same spread (1,500 draws each: SE of the ratio ~ 2%)
+    assert 0.85 < f.std() / i.std() < 1.15  # same spread (1,500 draws each: SE of the ratio ~ 2%)
 
 
 @pytest.mark.parametrize("metric", ["EOD", "PP", "Cal"])
@@ -86,9 +97,10 @@ def test_vfr_distribution_matches_over_seeds(data, metric):
     f = [_fast(data, metric, K, s) for s in range(S)]
     i = [index_resample_values(data, metric, K, 5000 + s) for s in range(S)]
     spec = AUDIT_METRICS[metric]
-    pf = np.array([spec.passes(v).sum() for v in f]); pi = np.array([spec.passes(v).sum() for v in i])
+    pf = np.array([spec.passes(v).sum() for v in f])
+    pi = np.array([spec.passes(v).sum() for v in i])
     vf, vi = np.minimum(pf, K - pf) / K, np.minimum(pi, K - pi) / K
-    assert 0 < vi.mean() < 0.5                     # the cell really is unstable
+    assert 0 < vi.mean() < 0.5  # the cell really is unstable
     assert stats.mannwhitneyu(vf, vi).pvalue > 0.001
     qf, qi = pf.sum() / (K * S), pi.sum() / (K * S)
     se = np.sqrt(qf * (1 - qf) / (K * S) + qi * (1 - qi) / (K * S))
@@ -107,7 +119,8 @@ def test_count_draws_are_binomial(data):
     "Per-stratum resampled predicted positives follow Binomial(m_gy, c_gy1 / n_gy) (chi-square vs scipy)."
     c = draw_counts(data, 20_000, 3)
     g, y = 0, 1
-    m = data.m[g, y]; p = data.ct.counts[g, y, 1] / data.n_gy[g, y]
+    m = data.m[g, y]
+    p = data.ct.counts[g, y, 1] / data.n_gy[g, y]
     obs = np.bincount(c[:, g, y, 1].astype(int), minlength=m + 1)
     exp = stats.binom.pmf(np.arange(m + 1), m, p) * c.shape[0]
     keep = exp > 5
@@ -137,10 +150,26 @@ def test_bin_draws_match_index_bins_in_mean(data):
 
 def test_fast_is_bit_identical_for_a_seed(data):
     for m in ("DI", "Cal"):
-        a = verdict_flip_rate(data.y, data.yhat, sensitive_features=np.asarray(data.groups)[data.ct.codes], metric=m,
-                              y_prob=data.prob, n_resamples=50, resample_size=N, seed=123)
-        b = verdict_flip_rate(data.y, data.yhat, sensitive_features=np.asarray(data.groups)[data.ct.codes], metric=m,
-                              y_prob=data.prob, n_resamples=50, resample_size=N, seed=123)
+        a = verdict_flip_rate(
+            data.y,
+            data.yhat,
+            sensitive_features=np.asarray(data.groups)[data.ct.codes],
+            metric=m,
+            y_prob=data.prob,
+            n_resamples=50,
+            resample_size=N,
+            seed=123,
+        )
+        b = verdict_flip_rate(
+            data.y,
+            data.yhat,
+            sensitive_features=np.asarray(data.groups)[data.ct.codes],
+            metric=m,
+            y_prob=data.prob,
+            n_resamples=50,
+            resample_size=N,
+            seed=123,
+        )
         assert np.array_equal(a.metric_values, b.metric_values) and a == b
 
 
@@ -148,15 +177,15 @@ def test_bin_draws_are_internally_consistent(data):
     "Every resampled bin table agrees with its count table, and each bin's score sum lies inside the bin."
     counts, bins = draw_counts_bins(data, 400, 21)
     n_bins = bins.shape[-2]
-    assert (counts.sum((-1, -2)) == data.m.sum(1)).all()                   # group sizes are fixed
-    assert (counts.sum(-1) == data.m).all()                                  # stratum sizes are fixed
-    assert np.array_equal(bins[..., 0].sum(-1), counts.sum((-1, -2)))       # bin counts add up to the group
+    assert (counts.sum((-1, -2)) == data.m.sum(1)).all()  # group sizes are fixed
+    assert (counts.sum(-1) == data.m).all()  # stratum sizes are fixed
+    assert np.array_equal(bins[..., 0].sum(-1), counts.sum((-1, -2)))  # bin counts add up to the group
     assert np.array_equal(bins[..., 1].sum(-1), counts[..., 1, :].sum(-1))  # sum of y = positives
     lo = np.arange(n_bins) / n_bins
     c, s = bins[..., 0], bins[..., 2]
     assert (s >= lo * c - 1e-9).all() and (s <= (lo + 1 / n_bins) * c + 1e-9).all()
     # predicted positives by bin: with y_pred = 1[p >= 0.5], all of them sit in bins >= 5
-    assert np.array_equal(counts[..., 1].sum(-1), c[..., n_bins // 2:].sum(-1))
+    assert np.array_equal(counts[..., 1].sum(-1), c[..., n_bins // 2 :].sum(-1))
 
 
 def test_within_bin_score_sums_are_exact_binomial_mixtures():
@@ -168,7 +197,7 @@ def test_within_bin_score_sums_are_exact_binomial_mixtures():
     p = np.where(np.arange(n) % 2 == 0, 0.21, 0.29)
     d = audit_data(y, np.zeros(n, int), g, y_prob=p, resample_size=200, min_support=1)
     _, bins = draw_counts_bins(d, 20_000, 5)
-    m = d.m[0, 0]                                                 # all of group a's draws land in bin 2
+    m = d.m[0, 0]  # all of group a's draws land in bin 2
     assert (bins[:, 0, 2, 0] == m).all()
     k = np.rint((bins[:, 0, 2, 2] - m * 0.21) / 0.08).astype(int)
     assert np.allclose(bins[:, 0, 2, 2], m * 0.21 + 0.08 * k)
@@ -184,7 +213,8 @@ PANEL_ATTRS = ["race", "sex", "age"]
 
 
 def _panel_model(seed, n=3000, rec_seed=0):
-    "One model's frame on a fixed set of records (labels and attributes from rec_seed; predictions and scores from seed)."
+    """One model's frame on a fixed set of records (labels and attributes from rec_seed; predictions and scores from
+    seed)."""
     rr = np.random.default_rng(rec_seed)
     race = rr.choice(np.array(["w", "b", "a", "o", "n"]), n, p=[0.6, 0.2, 0.12, 0.06, 0.02])
     sex = rr.choice(np.array(["f", "m"]), n)
@@ -192,29 +222,38 @@ def _panel_model(seed, n=3000, rec_seed=0):
     y = rr.binomial(1, 0.45, n)
     r = np.random.default_rng(100 + seed)
     p = 1 / (1 + np.exp(-((1.2 + 0.2 * seed) * (2 * y - 1) + r.normal(0, 1.2, n) + 0.3 * (race == "b"))))
-    return pd.DataFrame(dict(y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(np.int8),
-                             race=pd.Categorical(race, categories=["w", "b", "a", "o", "n", "unused"]),
-                             sex=pd.Categorical(sex), age=pd.Categorical(age, categories=["young", "mid", "old"])))
+    return pd.DataFrame(
+        dict(
+            y_true=y,
+            y_prob=p,
+            y_pred=(p >= 0.5).astype(np.int8),
+            race=pd.Categorical(race, categories=["w", "b", "a", "o", "n", "unused"]),
+            sex=pd.Categorical(sex),
+            age=pd.Categorical(age, categories=["young", "mid", "old"]),
+        )
+    )
 
 
 def _variants():
     "Models 0-1 on the same records, then one model each whose records differ in one way from model 0's."
     base = [_panel_model(0), _panel_model(1)]
     f = _panel_model(2)
-    y_flip = f.assign(y_true=np.where(np.arange(len(f)) == 17, 1 - f.y_true, f.y_true))   # one label differs
-    race = f.race.copy(); race.iloc[5] = "n" if race.iloc[5] != "n" else "w"
-    attr = f.assign(race=race)                                                           # one attribute value differs
-    fewer = _panel_model(4).iloc[:2500]                                                   # other records (a subset)
-    same_again = _panel_model(5)                                                          # the same records again
-    order = f.assign(age=f.age.cat.reorder_categories(["old", "mid", "young"]))           # same values, other codes
-    renamed = f.assign(sex=f.sex.cat.rename_categories({"f": "F", "m": "M"}))             # same codes, other groups
+    y_flip = f.assign(y_true=np.where(np.arange(len(f)) == 17, 1 - f.y_true, f.y_true))  # one label differs
+    race = f.race.copy()
+    race.iloc[5] = "n" if race.iloc[5] != "n" else "w"
+    attr = f.assign(race=race)  # one attribute value differs
+    fewer = _panel_model(4).iloc[:2500]  # other records (a subset)
+    same_again = _panel_model(5)  # the same records again
+    order = f.assign(age=f.age.cat.reorder_categories(["old", "mid", "young"]))  # same values, other codes
+    renamed = f.assign(sex=f.sex.cat.rename_categories({"f": "F", "m": "M"}))  # same codes, other groups
     return base + [y_flip, attr, fewer, same_again, order, renamed]
 
 
 def _long(frames, start=0):
     "The long predictions frame of the models m{start}, m{start + 1}, ... (a categorical model column, one run each)."
-    return pd.concat([f.assign(model=f"m{start + i}") for i, f in enumerate(frames)],
-                     ignore_index=True).astype({"model": "category"})
+    return pd.concat([f.assign(model=f"m{start + i}") for i, f in enumerate(frames)], ignore_index=True).astype(
+        {"model": "category"}
+    )
 
 
 def _each_alone(fn, frames, **kw):
@@ -226,29 +265,33 @@ def _each_alone(fn, frames, **kw):
 
 
 def _assert_same(a, b):
-    for x, y in (zip(a, b) if isinstance(a, tuple) else [(a, b)]):
+    for x, y in zip(a, b) if isinstance(a, tuple) else [(a, b)]:
         pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True), check_exact=True)
 
 
 def test_panel_records_reused_only_for_the_same_records():
     from fairlib.records import _panel_records, _reuses
+
     frames = _variants()
     rec = _panel_records(frames[0], PANEL_ATTRS, "audit_size_grid")
     got = [_reuses(rec, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS) for f in frames]
     assert got == [True, True, False, False, False, True, False, False]
     # not categorical (no codes to compare), float labels (other dtype), no records at all: never reused
     f = frames[1]
-    assert not _reuses(rec, f.y_true.to_numpy(), {**{a: f[a] for a in PANEL_ATTRS}, "sex": f.sex.astype(str)}, ["race", "age"])
+    assert not _reuses(
+        rec, f.y_true.to_numpy(), {**{a: f[a] for a in PANEL_ATTRS}, "sex": f.sex.astype(str)}, ["race", "age"]
+    )
     assert not _reuses(rec, f.y_true.to_numpy().astype(float), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
     assert not _reuses(None, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
     # a first model with invalid records gives no shared records (each model then raises as before)
-    bad = frames[0].assign(race=frames[0].race.where(np.arange(3000) != 3))           # one missing value
+    bad = frames[0].assign(race=frames[0].race.where(np.arange(3000) != 3))  # one missing value
     assert _panel_records(bad, PANEL_ATTRS, "audit_size_grid") is None
 
 
 def test_shared_model_audit_datas_equal_the_unshared_ones():
     "Every field of every attribute's audit data is the same with and without the panel's records."
     from fairlib.records import _model_audit_datas, _panel_records
+
     frames = _variants()
     rec = _panel_records(frames[0], PANEL_ATTRS, "vfr_grid")
     for f in frames:
@@ -258,13 +301,22 @@ def test_shared_model_audit_datas_equal_the_unshared_ones():
             for a in PANEL_ATTRS:
                 d, w = sh[a], own[a]
                 assert d.groups.equals(w.groups) and d.groups.name == w.groups.name and d.groups.dtype == w.groups.dtype
-                for x, z in ((d.ct.codes, w.ct.codes), (d.ct.counts, w.ct.counts), (d.ct.support, w.ct.support),
-                             (d.m, w.m), (d.y, w.y), (d.yhat, w.yhat), (d.included, w.included)):
+                for x, z in (
+                    (d.ct.codes, w.ct.codes),
+                    (d.ct.counts, w.ct.counts),
+                    (d.ct.support, w.ct.support),
+                    (d.m, w.m),
+                    (d.y, w.y),
+                    (d.yhat, w.yhat),
+                    (d.included, w.included),
+                ):
                     assert np.array_equal(x, z) and x.dtype == z.dtype
                 assert (d.ct.bins is None) == (prob is None) and (prob is None or np.array_equal(d.ct.bins, w.ct.bins))
                 assert (d.resample_size, d.excluded, d.group_sizes) == (w.resample_size, w.excluded, w.group_sizes)
     shared = _model_audit_datas(frames[1], PANEL_ATTRS, None, 30, 10, "vfr_grid", records=rec)["race"]
-    assert shared.y is rec.y and not shared.y.flags.writeable and not shared.ct.codes.flags.writeable   # shared, read-only
+    assert (
+        shared.y is rec.y and not shared.y.flags.writeable and not shared.ct.codes.flags.writeable
+    )  # shared, read-only
 
 
 @pytest.mark.parametrize("layout", ["dict", "long"])
@@ -275,10 +327,13 @@ def test_panel_grid_equals_each_model_alone(which, layout):
     when every model has the same categories (so there, the last two models are left out)."""
     from fairlib.vfr.axis2 import audit_size_grid
     from fairlib.vfr.axis1 import vfr_grid
+
     frames = _variants()
-    if layout == "long": frames = frames[:-2]
+    if layout == "long":
+        frames = frames[:-2]
     panel = {f"m{i}": f for i, f in enumerate(frames)} if layout == "dict" else _long(frames)
-    if layout == "long": assert all(isinstance(panel[a].dtype, pd.CategoricalDtype) for a in PANEL_ATTRS)
+    if layout == "long":
+        assert all(isinstance(panel[a].dtype, pd.CategoricalDtype) for a in PANEL_ATTRS)
     if which == "axis2":
         fn, kw = audit_size_grid, dict(sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1, return_curves=True)
     else:
@@ -287,26 +342,36 @@ def test_panel_grid_equals_each_model_alone(which, layout):
 
 
 def test_panel_grid_equals_the_unshared_path(monkeypatch):
-    "On a panel of models on the same records, the shared preparation gives the grids of the unshared path, bit for bit."
+    """On a panel of models on the same records, the shared preparation gives the grids of the unshared path, bit for
+    bit."""
     import fairlib.vfr as vfr
+
     frames = [_panel_model(s) for s in range(4)]
     kw2 = dict(attributes=PANEL_ATTRS, sizes=[300, 1000], n_resamples=6, seed=1, return_curves=True)
     kw1 = dict(attributes=PANEL_ATTRS, n_resamples=20, resample_size=800, seed=1)
-    shared = [vfr.audit_size_grid(_long(frames), n_jobs=nj, **kw2) for nj in (1, 2)] + [vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)]
+    shared = [vfr.audit_size_grid(_long(frames), n_jobs=nj, **kw2) for nj in (1, 2)] + [
+        vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)
+    ]
     import fairlib.records as records
+
     monkeypatch.setattr(records, "_panel_records", lambda *a, **k: None)
-    unshared = [vfr.audit_size_grid(_long(frames), n_jobs=1, **kw2)] * 2 + [vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)]
-    for a, b in zip(shared, unshared): _assert_same(a, b)
+    unshared = [vfr.audit_size_grid(_long(frames), n_jobs=1, **kw2)] * 2 + [
+        vfr.vfr_grid(_long(frames), n_jobs=1, **kw1)
+    ]
+    for a, b in zip(shared, unshared):
+        _assert_same(a, b)
 
 
 def test_power_reusing_other_records_is_detected(monkeypatch):
     "The equality above can fail: reusing model 0's records for a model whose one label differs changes its cells."
     import fairlib.vfr as vfr
-    frames = _variants()[:3]                                          # model 2's label 17 differs
+
+    frames = _variants()[:3]  # model 2's label 17 differs
     kw = dict(attributes=PANEL_ATTRS, sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1)
     want = _each_alone(vfr.audit_size_grid, frames, **kw)
     import fairlib.records as records
-    monkeypatch.setattr(records, "_reuses", lambda rec, *a: rec is not None)   # reuse without checking
+
+    monkeypatch.setattr(records, "_reuses", lambda rec, *a: rec is not None)  # reuse without checking
     got = vfr.audit_size_grid(_long(frames), **kw)
     with pytest.raises(AssertionError):
         _assert_same(got, want)

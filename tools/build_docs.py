@@ -25,6 +25,7 @@ Steps (`make docs` runs the first form):
 
 No network is used: no intersphinx, no CDN assets, notebooks are not executed (nb_execution_mode "off").
 """
+
 from __future__ import annotations
 import argparse, copy, hashlib, inspect, json, os, pkgutil, re, shutil, subprocess, sys, time
 from pathlib import Path
@@ -42,14 +43,26 @@ STAMP = ".fairlib-docs-stamp"
 PAPERS = "papers"
 
 # Display names and order of the known folders; any other folder follows, alphabetically, under its own name.
-LIBRARY_GROUPS = {"": "Core", "vfr": "VFR-Audit", "mfarm": "mFARM", "llm": "LLM scoring",
-                  "agent": "Clinical LLM agents", "mitigation": "Mitigation"}
-PAPER_GROUPS = {"classification_bias": "Classification bias metrics (handbook chapter)", "vfr": "VFR-Audit",
-                "mfarm": "mFARM", "fairmedagent": "FairMedAgent"}
+LIBRARY_GROUPS = {
+    "": "Core",
+    "vfr": "VFR-Audit",
+    "mfarm": "mFARM",
+    "llm": "LLM scoring",
+    "agent": "Clinical LLM agents",
+    "mitigation": "Mitigation",
+}
+PAPER_GROUPS = {
+    "classification_bias": "Classification bias metrics (handbook chapter)",
+    "vfr": "VFR-Audit",
+    "mfarm": "mFARM",
+    "fairmedagent": "FairMedAgent",
+}
 
 DIRECTIVE = re.compile(r"^\s*#\s*\|\s*(.*)$")
-NBDEV_EXPORT = re.compile(r"^\s*(from\s+nbdev(\.\w+)*\s+import\s+[\w, ]+|import\s+nbdev(\.\w+)*"
-                          r"|(nbdev\.)?nbdev_export\(.*\))\s*$")
+NBDEV_EXPORT = re.compile(
+    r"^\s*(from\s+nbdev(\.\w+)*\s+import\s+[\w, ]+|import\s+nbdev(\.\w+)*"
+    r"|(nbdev\.)?nbdev_export\(.*\))\s*$"
+)
 
 
 def log(msg: str) -> None:
@@ -57,6 +70,7 @@ def log(msg: str) -> None:
 
 
 # --- 1. staging ---------------------------------------------------------------------------------------------------
+
 
 def skipped_dir(part: str) -> bool:
     return part.startswith((".", "_"))
@@ -67,7 +81,8 @@ def find_notebooks() -> list[Path]:
     out = []
     for p in sorted(NBS.rglob("*.ipynb")):
         rel = p.relative_to(NBS)
-        if any(skipped_dir(part) for part in rel.parts[:-1]) or rel.name.startswith((".", "_")): continue
+        if any(skipped_dir(part) for part in rel.parts[:-1]) or rel.name.startswith((".", "_")):
+            continue
         out.append(rel)
     return out
 
@@ -82,8 +97,10 @@ def _directives(src: str) -> tuple[list[str], str]:
     flags, keep = [], []
     for line in src.splitlines():
         m = DIRECTIVE.match(line)
-        if m: flags.append(re.sub(r"\s+", " ", m.group(1).strip()).lower())
-        else: keep.append(line)
+        if m:
+            flags.append(re.sub(r"\s+", " ", m.group(1).strip()).lower())
+        else:
+            keep.append(line)
     return flags, "\n".join(keep).strip("\n")
 
 
@@ -100,26 +117,34 @@ def clean_notebook(nb: dict, title: str) -> dict:
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "code":
             flags, src = _directives(_source(cell))
-            if "hide" in flags or "include: false" in flags or _is_nbdev_export(src): continue
-            if not src.strip() and not cell.get("outputs"): continue
+            if "hide" in flags or "include: false" in flags or _is_nbdev_export(src):
+                continue
+            if not src.strip() and not cell.get("outputs"):
+                continue
             tags = list(cell.get("metadata", {}).get("tags", []))
-            if "echo: false" in flags: tags.append("remove-input")
-            if "output: false" in flags: tags.append("remove-output")
+            if "echo: false" in flags:
+                tags.append("remove-input")
+            if "output: false" in flags:
+                tags.append("remove-output")
             cell["source"] = src
             cell.setdefault("metadata", {})
-            if tags: cell["metadata"]["tags"] = sorted(set(tags))
-            cell.setdefault("outputs", []); cell.setdefault("execution_count", None)
+            if tags:
+                cell["metadata"]["tags"] = sorted(set(tags))
+            cell.setdefault("outputs", [])
+            cell.setdefault("execution_count", None)
         cells.append(cell)
     has_title = any(c.get("cell_type") == "markdown" and re.search(r"^# \S", _source(c), re.M) for c in cells)
     if not has_title:
         head = {"cell_type": "markdown", "metadata": {}, "source": f"# {title}"}
-        if any("id" in c for c in cells): head["id"] = "fairlib-docs-title"
+        if any("id" in c for c in cells):
+            head["id"] = "fairlib-docs-title"
         cells.insert(0, head)
     nb["cells"] = cells
     md = nb.setdefault("metadata", {})
     md.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
     md.setdefault("language_info", {"name": "python"})
-    nb.setdefault("nbformat", 4); nb.setdefault("nbformat_minor", 5)
+    nb.setdefault("nbformat", 4)
+    nb.setdefault("nbformat_minor", 5)
     return nb
 
 
@@ -146,14 +171,18 @@ def _group_order(groups: dict[str, list], names: dict[str, str]) -> list[str]:
 
 def stage(notebooks: list[Path]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     "Write the cleaned notebooks and docs/ pages into STAGE; returns (library groups, paper groups) of docnames."
-    if STAGE.exists(): shutil.rmtree(STAGE)
+    if STAGE.exists():
+        shutil.rmtree(STAGE)
     STAGE.mkdir(parents=True)
     for f in sorted(DOCS.rglob("*")):
         if f.is_file() and f.name != "conf.py" and "__pycache__" not in f.parts:
-            dst = STAGE / f.relative_to(DOCS); dst.parent.mkdir(parents=True, exist_ok=True); shutil.copy2(f, dst)
+            dst = STAGE / f.relative_to(DOCS)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, dst)
     library, papers = {}, {}
     for rel in notebooks:
-        try: nb = json.loads((NBS / rel).read_text(encoding="utf-8"))
+        try:
+            nb = json.loads((NBS / rel).read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
             raise SystemExit(f"build_docs: cannot read nbs/{rel}: {e}")
         out = STAGE / rel
@@ -162,7 +191,8 @@ def stage(notebooks: list[Path]) -> tuple[dict[str, list[str]], dict[str, list[s
         out.write_text(json.dumps(cleaned, indent=1, ensure_ascii=False), encoding="utf-8")
         docname = rel.with_suffix("").as_posix()
         if rel.parts[0] == PAPERS:
-            if len(rel.parts) < 3: raise SystemExit(f"build_docs: nbs/{rel} is not inside nbs/papers/<paper>/")
+            if len(rel.parts) < 3:
+                raise SystemExit(f"build_docs: nbs/{rel} is not inside nbs/papers/<paper>/")
             papers.setdefault(rel.parts[1], []).append(docname)
         else:
             library.setdefault(rel.parts[0] if len(rel.parts) > 1 else "", []).append(docname)
@@ -173,40 +203,49 @@ def write_tocs(library: dict[str, list[str]], papers: dict[str, list[str]]) -> N
     for name in ("library", "papers", "api/index"):
         if (STAGE / f"{name}.ipynb").exists() or (STAGE / f"{name}.md").exists():
             raise SystemExit(f"build_docs: nbs/ or docs/ holds {name}, the name of a generated page")
-    lib = ["# Library notebooks\n",
-           "The library is written as nbdev notebooks: each one is the source of a `fairlib` module, with its "
-           "documentation and tests beside the code. They are grouped by folder of `nbs/`.\n"]
+    lib = [
+        "# Library notebooks\n",
+        "The library is written as nbdev notebooks: each one is the source of a `fairlib` module, with its "
+        "documentation and tests beside the code. They are grouped by folder of `nbs/`.\n",
+    ]
     lib += [_toctree(LIBRARY_GROUPS.get(g, g), library[g]) for g in _group_order(library, LIBRARY_GROUPS)]
     write_if_changed(STAGE / "library.md", "\n".join(lib))
-    pap = ["# Paper notebooks\n",
-           "Each paper's notebooks in `nbs/papers/<paper>/` reproduce its tables and figures; `00_methods` records "
-           "every decision where the paper is ambiguous or its code departs from its text.\n"]
+    pap = [
+        "# Paper notebooks\n",
+        "Each paper's notebooks in `nbs/papers/<paper>/` reproduce its tables and figures; `00_methods` records "
+        "every decision where the paper is ambiguous or its code departs from its text.\n",
+    ]
     pap += [_toctree(PAPER_GROUPS.get(g, g), papers[g]) for g in _group_order(papers, PAPER_GROUPS)]
     write_if_changed(STAGE / "papers.md", "\n".join(pap))
 
 
 # --- 3. API pages ---------------------------------------------------------------------------------------------------
 
+
 def public_modules() -> list[str]:
     "fairlib and its public submodules (pkgutil walk of the checkout's package, no import needed)."
     mods = ["fairlib"]
     for m in pkgutil.walk_packages([str(PKG)], "fairlib."):
-        if any(part.startswith("_") for part in m.name.split(".")[1:]): continue   # _modidx and private modules
+        if any(part.startswith("_") for part in m.name.split(".")[1:]):
+            continue  # _modidx and private modules
         mods.append(m.name)
     return sorted(mods)
 
 
 def check_imports(mods: list[str]) -> None:
     "Import every module in a child process (the checkout first on sys.path); any failure fails the build."
-    code = ("import importlib, sys, traceback\nsys.path.insert(0, sys.argv[1])\nbad = 0\n"
-            "for m in sys.argv[2:]:\n"
-            "    try: importlib.import_module(m)\n"
-            "    except BaseException:\n"
-            "        bad += 1; print(f'--- {m}'); traceback.print_exc(file=sys.stdout)\n"
-            "sys.exit(1 if bad else 0)\n")
+    code = (
+        "import importlib, sys, traceback\nsys.path.insert(0, sys.argv[1])\nbad = 0\n"
+        "for m in sys.argv[2:]:\n"
+        "    try: importlib.import_module(m)\n"
+        "    except BaseException:\n"
+        "        bad += 1; print(f'--- {m}'); traceback.print_exc(file=sys.stdout)\n"
+        "sys.exit(1 if bad else 0)\n"
+    )
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    p = subprocess.run([sys.executable, "-c", code, str(ROOT), *mods], capture_output=True, text=True, env=env,
-                       cwd=ROOT)
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT), *mods], capture_output=True, text=True, env=env, cwd=ROOT
+    )
     if p.returncode:
         raise SystemExit(f"build_docs: fairlib modules fail to import (the API pages need them):\n{p.stdout}{p.stderr}")
 
@@ -219,15 +258,20 @@ def _package_page(mod: str, mods: list[str]) -> str:
     """A package's page: its own members only (the names it re-exports are documented where they are defined, and
     listed here with links), then its submodules."""
     import importlib
+
     sys.path.insert(0, str(ROOT))
     m = importlib.import_module(mod)
-    text = (f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n"
-            "   :members:\n   :ignore-module-all:\n   :show-inheritance:\n")
+    text = (
+        f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n"
+        "   :members:\n   :ignore-module-all:\n   :show-inheritance:\n"
+    )
     names = [n for n in getattr(m, "__all__", []) if not n.startswith("_")]
     by_module: dict[str, list[str]] = {}
     for n in names:
-        try: obj = getattr(m, n)
-        except Exception: continue   # a lazily imported extra the build does not need
+        try:
+            obj = getattr(m, n)
+        except Exception:
+            continue  # a lazily imported extra the build does not need
         home = getattr(obj, "__name__", None) if inspect.ismodule(obj) else getattr(obj, "__module__", None)
         if inspect.ismodule(obj) and home in mods:
             by_module.setdefault(home, []).append(f":doc:`{home}`")
@@ -252,18 +296,24 @@ def write_api(mods: list[str]) -> None:
         parts = m.split(".")
         key = ".".join(parts[:2]) if len(parts) > 1 and (PKG / parts[1]).is_dir() else "fairlib"
         groups.setdefault(key, []).append(m)
-        page = (_package_page(m, mods) if _is_package(m) else
-                f"{m}\n{'=' * len(m)}\n\n.. automodule:: {m}\n   :members:\n   :show-inheritance:\n")
+        page = (
+            _package_page(m, mods)
+            if _is_package(m)
+            else f"{m}\n{'=' * len(m)}\n\n.. automodule:: {m}\n   :members:\n   :show-inheritance:\n"
+        )
         write_if_changed(STAGE / "api" / f"{m}.rst", page)
-    page = ["# API reference\n",
-            "One page per public module of the `fairlib` package, generated from its docstrings. "
-            "`import fairlib as fl` gives the names of the top-level module; the paper modules are imported on "
-            "first use.\n"]
+    page = [
+        "# API reference\n",
+        "One page per public module of the `fairlib` package, generated from its docstrings. "
+        "`import fairlib as fl` gives the names of the top-level module; the paper modules are imported on "
+        "first use.\n",
+    ]
     page += [_toctree(k, [m for m in groups[k]]) for k in sorted(groups, key=lambda k: (k != "fairlib", k))]
     write_if_changed(STAGE / "api" / "index.md", "\n".join(page))
 
 
 # --- 4. sphinx-build ------------------------------------------------------------------------------------------------
+
 
 def inputs_hash() -> str:
     "Hash of everything the site is built from: notebooks, docs/, this script and the package source."
@@ -272,7 +322,10 @@ def inputs_hash() -> str:
     files += sorted(f for f in DOCS.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
     files += sorted(PKG.rglob("*.py")) + [Path(__file__).resolve()]
     for f in files:
-        h.update(str(f.relative_to(ROOT)).encode()); h.update(b"\0"); h.update(f.read_bytes()); h.update(b"\0")
+        h.update(str(f.relative_to(ROOT)).encode())
+        h.update(b"\0")
+        h.update(f.read_bytes())
+        h.update(b"\0")
     return h.hexdigest()
 
 
@@ -282,9 +335,27 @@ def is_fresh() -> bool:
 
 
 def sphinx_build(jobs: str) -> None:
-    if HTML.exists(): shutil.rmtree(HTML)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(DOCS), "-d", str(DOCTREES), "-E", "-q",
-           "-W", "--keep-going", "-j", jobs, str(STAGE), str(HTML)]
+    if HTML.exists():
+        shutil.rmtree(HTML)
+    cmd = [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-c",
+        str(DOCS),
+        "-d",
+        str(DOCTREES),
+        "-E",
+        "-q",
+        "-W",
+        "--keep-going",
+        "-j",
+        jobs,
+        str(STAGE),
+        str(HTML),
+    ]
     env = {**os.environ, "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     p = subprocess.run(cmd, cwd=ROOT, env=env)
     if p.returncode:
@@ -293,10 +364,12 @@ def sphinx_build(jobs: str) -> None:
 
 def publish(digest: str) -> None:
     tmp = ROOT / "_site.tmp"
-    if tmp.exists(): shutil.rmtree(tmp)
+    if tmp.exists():
+        shutil.rmtree(tmp)
     shutil.copytree(HTML, tmp, ignore=shutil.ignore_patterns(".buildinfo", ".doctrees"))
     (tmp / STAMP).write_text(digest + "\n")
-    if SITE.exists(): shutil.rmtree(SITE)
+    if SITE.exists():
+        shutil.rmtree(SITE)
     tmp.rename(SITE)
 
 
@@ -304,17 +377,21 @@ def build(if_stale: bool = False, jobs: str = "auto") -> Path:
     t0 = time.perf_counter()
     digest = inputs_hash()
     if if_stale and is_fresh():
-        log(f"{SITE.relative_to(ROOT)}/ is up to date"); return SITE
+        log(f"{SITE.relative_to(ROOT)}/ is up to date")
+        return SITE
     notebooks = find_notebooks()
-    if not notebooks: raise SystemExit("build_docs: no notebooks under nbs/")
+    if not notebooks:
+        raise SystemExit("build_docs: no notebooks under nbs/")
     library, papers = stage(notebooks)
     write_tocs(library, papers)
     mods = public_modules()
     check_imports(mods)
     write_api(mods)
-    log(f"staged {len(notebooks)} notebooks ({sum(map(len, library.values()))} library in {len(library)} groups, "
+    log(
+        f"staged {len(notebooks)} notebooks ({sum(map(len, library.values()))} library in {len(library)} groups, "
         f"{sum(map(len, papers.values()))} paper in {len(papers)} papers) and {len(mods)} API pages "
-        f"in {time.perf_counter() - t0:.1f} s")
+        f"in {time.perf_counter() - t0:.1f} s"
+    )
     t1 = time.perf_counter()
     sphinx_build(jobs)
     log(f"sphinx-build {time.perf_counter() - t1:.1f} s")
@@ -325,8 +402,9 @@ def build(if_stale: bool = False, jobs: str = "auto") -> Path:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--if-stale", action="store_true",
-                    help="skip the build when _site/ holds a build of the same inputs")
+    ap.add_argument(
+        "--if-stale", action="store_true", help="skip the build when _site/ holds a build of the same inputs"
+    )
     ap.add_argument("-j", "--jobs", default="auto", help="sphinx-build parallel jobs (default auto)")
     a = ap.parse_args(argv)
     build(if_stale=a.if_stale, jobs=a.jobs)

@@ -8,6 +8,6 @@ if [ "${1:-}" != "--format-only" ]; then
   ruff check --no-cache fairlib tests benchmarks tools
 fi
 mapfile -t nbs < <(git ls-files -co --exclude-standard -- 'nbs/*.ipynb' | grep -v '^nbs/papers/')
-ruff format --no-cache --check "${nbs[@]}"
+ruff format --no-cache --check "${nbs[@]}" tests benchmarks tools
 ruff check --no-cache --select E501 "${nbs[@]}"   # line length on the source of the exported code
 echo "lint: ruff check and the notebook format check passed"

@@ -15,6 +15,7 @@ project needs), drops fairlib itself and the packages `make` installs with `--no
 
 `make lock` runs the first form.
 """
+
 from __future__ import annotations
 import argparse, re, sys, tomllib
 from importlib import metadata
@@ -73,16 +74,20 @@ def _project_requirements(pyproject: Path = ROOT / "pyproject.toml") -> list[Req
     reqs, todo, seen = [Requirement(r) for r in proj.get("dependencies", [])], list(EXTRAS), set()
     while todo:
         e = todo.pop()
-        if e in seen: continue
+        if e in seen:
+            continue
         seen.add(e)
         for r in map(Requirement, opt[e]):
-            if canonicalize_name(r.name) == PROJECT: todo += sorted(r.extras)
-            else: reqs.append(r)
+            if canonicalize_name(r.name) == PROJECT:
+                todo += sorted(r.extras)
+            else:
+                reqs.append(r)
     return reqs
 
 
 def _applies(req: Requirement, extras: set[str]) -> bool:
-    if req.marker is None: return True
+    if req.marker is None:
+        return True
     env = default_environment()
     return any(req.marker.evaluate({**env, "extra": e}) for e in (extras or {""}))
 
@@ -93,14 +98,17 @@ def closure() -> dict[str, str]:
     while todo:
         req, extras = todo.pop()
         name = canonicalize_name(req.name)
-        if name in NO_DEPS or name == PROJECT or (name, extras) in seen: continue
+        if name in NO_DEPS or name == PROJECT or (name, extras) in seen:
+            continue
         seen.add((name, extras))
-        try: dist = metadata.distribution(req.name)
+        try:
+            dist = metadata.distribution(req.name)
         except metadata.PackageNotFoundError:
             sys.exit(f"lock: {req.name} is required but not installed; run `make bootstrap` first")
         pins[name] = re.sub(r"\+.*$", "", dist.version)  # torch 2.13.0+cpu -> 2.13.0 (== ignores local labels)
         for r in map(Requirement, dist.requires or []):
-            if _applies(r, extras): todo.append((r, frozenset(r.extras)))
+            if _applies(r, extras):
+                todo.append((r, frozenset(r.extras)))
     return dict(sorted(pins.items()))
 
 
@@ -114,7 +122,8 @@ def read_lock(path: Path = LOCK) -> dict[str, str]:
     pins = {}
     for line in path.read_text().splitlines():
         line = line.split("#")[0].strip()
-        if not line: continue
+        if not line:
+            continue
         name, _, ver = line.partition("==")
         pins[canonicalize_name(name)] = ver.strip()
     return pins
@@ -123,8 +132,9 @@ def read_lock(path: Path = LOCK) -> dict[str, str]:
 def env_text(pins: dict[str, str]) -> str:
     first = f"{FIRST}=={pins[FIRST]}"
     rest = "\n".join(f"      - {k}=={v}" for k, v in pins.items() if k != FIRST)
-    return ENV_TEMPLATE.format(nodeps=" ".join(f"{k}=={v}" for k, v in NO_DEPS.items()), first=first,
-                               pins=rest, extras=",".join(EXTRAS))
+    return ENV_TEMPLATE.format(
+        nodeps=" ".join(f"{k}=={v}" for k, v in NO_DEPS.items()), first=first, pins=rest, extras=",".join(EXTRAS)
+    )
 
 
 def main(argv=None) -> int:
@@ -136,7 +146,8 @@ def main(argv=None) -> int:
         print("environment.yml matches constraints.txt" if ok else "environment.yml is out of date: run `make lock`")
         return 0 if ok else 1
     pins = closure()
-    LOCK.write_text(lock_text(pins)); ENV_YML.write_text(env_text(pins))
+    LOCK.write_text(lock_text(pins))
+    ENV_YML.write_text(env_text(pins))
     print(f"wrote {LOCK.name} ({len(pins)} pins) and {ENV_YML.name}")
     return 0
 

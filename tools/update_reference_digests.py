@@ -10,6 +10,7 @@ A digest is `fairlib.core.content_hash` of a canonical form of the result: every
 significant digits (`%.12g`, so BLAS- or libm-level noise in the last bits does not break it, while any
 real change does), every other value as its string, columns in order.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -27,22 +28,33 @@ SIG_DIGITS = 12
 def canonical(x):
     "A JSON-able canonical form: floats as '%.12g' strings, frames as ordered column lists."
     if isinstance(x, pd.DataFrame):
-        return {"columns": [str(c) for c in x.columns], "index": canonical(list(x.index)),
-                "data": [canonical(x[c].tolist()) for c in x.columns]}
-    if isinstance(x, pd.Series): return canonical(x.to_frame())
-    if isinstance(x, np.ndarray): return canonical(x.tolist())
-    if isinstance(x, dict): return {str(k): canonical(v) for k, v in sorted(x.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(x, (list, tuple)): return [canonical(v) for v in x]
-    if isinstance(x, (bool, np.bool_)): return bool(x)
+        return {
+            "columns": [str(c) for c in x.columns],
+            "index": canonical(list(x.index)),
+            "data": [canonical(x[c].tolist()) for c in x.columns],
+        }
+    if isinstance(x, pd.Series):
+        return canonical(x.to_frame())
+    if isinstance(x, np.ndarray):
+        return canonical(x.tolist())
+    if isinstance(x, dict):
+        return {str(k): canonical(v) for k, v in sorted(x.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(x, (list, tuple)):
+        return [canonical(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
     if isinstance(x, (float, np.floating)):
         return "nan" if np.isnan(x) else format(float(x), f".{SIG_DIGITS}g")
-    if isinstance(x, (int, np.integer)): return int(x)
-    if x is None or x is pd.NA or x is pd.NaT: return None
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if x is None or x is pd.NA or x is pd.NaT:
+        return None
     return str(x)
 
 
 def digest(x) -> str:
     from fairlib.core import content_hash
+
     return content_hash(json.dumps(canonical(x), sort_keys=True))
 
 
@@ -60,6 +72,7 @@ def _kw(func, **candidates):
 
 def texas_twin():
     from fairlib.vfr.twin import synthetic_texas100x
+
     df = synthetic_texas100x(**_kw(synthetic_texas100x, n=(("n",), 2000), seed=(("seed", "rng"), 0)))
     return df, {"rows": len(df), "mean_LENGTH_OF_STAY": round(float(df["LENGTH_OF_STAY"].mean()), 6)}
 
@@ -68,10 +81,13 @@ def vfr_cell():
     from fairlib.vfr.twin import synthetic_texas100x
     from fairlib.vfr.texas import prepare_cohort
     from fairlib.reliability import verdict_flip_rate
+
     c = prepare_cohort(synthetic_texas100x(5000, seed=1))
     y = c["los_gt3"].to_numpy().astype(int)
-    yhat = (c["PAT_AGE"].to_numpy() >= 14).astype(int)   # a fixed rule: the cell depends on the bootstrap only
-    kw = _kw(verdict_flip_rate, K=(("n_resamples", "K"), 200), N=(("resample_size", "N"), 2000), seed=(("seed", "rng"), 0))
+    yhat = (c["PAT_AGE"].to_numpy() >= 14).astype(int)  # a fixed rule: the cell depends on the bootstrap only
+    kw = _kw(
+        verdict_flip_rate, K=(("n_resamples", "K"), 200), N=(("resample_size", "N"), 2000), seed=(("seed", "rng"), 0)
+    )
     r = verdict_flip_rate(y, yhat, sensitive_features=c["sex"].to_numpy(), metric="DI", **kw)
     frame = r.to_frame()
     return frame, {"value": round(float(r.value), 6)}
@@ -79,8 +95,10 @@ def vfr_cell():
 
 def agent_simulation():
     from fairlib.agent.simulate import simulate_trajectories
-    s = simulate_trajectories(**_kw(simulate_trajectories, v=(("n_vignettes",), 16), r=(("n_replicates",), 10),
-                                    seed=(("seed", "rng"), 0)))
+
+    s = simulate_trajectories(
+        **_kw(simulate_trajectories, v=(("n_vignettes",), 16), r=(("n_replicates",), 10), seed=(("seed", "rng"), 0))
+    )
     t = s.trajectories
     return t, {"rows": len(t)}
 
@@ -88,6 +106,7 @@ def agent_simulation():
 def mimic_twin():
     from fairlib.mfarm.twin import synthetic_opioid_tables
     from fairlib.mfarm.twin_ed import synthetic_ed_tables
+
     ed = synthetic_ed_tables(**_kw(synthetic_ed_tables, n=(("n_stays",), 600), seed=(("seed", "rng"), 0)))
     op = synthetic_opioid_tables(**_kw(synthetic_opioid_tables, n=(("n_admissions",), 200), seed=(("seed", "rng"), 0)))
     tables = {**{f"ed:{k}": v for k, v in ed.items()}, **{f"opioid:{k}": v for k, v in op.items()}}
@@ -105,7 +124,8 @@ CASES = {
 def compute(names=None) -> dict:
     out = {}
     for name, f in CASES.items():
-        if names and name not in names: continue
+        if names and name not in names:
+            continue
         value, summary = f()
         out[name] = {"digest": digest(value), "summary": canonical(summary)}
     return out
@@ -120,11 +140,19 @@ def main(argv=None):
         print(f"{'same   ' if same else 'CHANGED'} {k}: {v['digest'][:16]}  {v['summary']}")
     if "--write" in argv:
         import fairlib, platform
-        doc = {"about": "Reference digests of seeded results; regenerate with tools/update_reference_digests.py --write "
-                        "after a deliberate change. Floats rounded to 12 significant digits before hashing.",
-               "generated_with": {"fairlib": fairlib.__version__, "numpy": np.__version__, "pandas": pd.__version__,
-                                  "python": platform.python_version(), "machine": platform.machine()},
-               "cases": now}
+
+        doc = {
+            "about": "Reference digests of seeded results; regenerate with tools/update_reference_digests.py --write "
+            "after a deliberate change. Floats rounded to 12 significant digits before hashing.",
+            "generated_with": {
+                "fairlib": fairlib.__version__,
+                "numpy": np.__version__,
+                "pandas": pd.__version__,
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+            },
+            "cases": now,
+        }
         FIXTURE.parent.mkdir(parents=True, exist_ok=True)
         FIXTURE.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"wrote {FIXTURE}")

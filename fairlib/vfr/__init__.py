@@ -1,4 +1,4 @@
-"""VFR-Audit (Texas-100X, twelve classifiers): the cohort and its synthetic twin, the panel, the three reliability axes, tiers, baselines, robustness protocols, figures and the per-model report.
+"""VFR-Audit (Texas-100X, twelve classifiers): the cohort and its synthetic twin, the panel, the three reliability axes, tiers, selection, baselines, robustness protocols, figures and the per-model report.
 
 The package's public face: every public name of its modules is importable from here (`fairlib.vfr.NAME`), so moving
 code between its private modules never changes a user's import. Written by hand (nbdev only creates missing `__init__.py`).
@@ -12,6 +12,8 @@ from . import twin
 from .twin import *  # noqa: F403
 from . import cohort
 from .cohort import *  # noqa: F403
+from . import features
+from .features import *  # noqa: F403
 from . import panel
 from .panel import *  # noqa: F403
 from . import axis1
@@ -22,6 +24,8 @@ from . import axis3
 from .axis3 import *  # noqa: F403
 from . import tiers
 from .tiers import *  # noqa: F403
+from . import selection
+from .selection import *  # noqa: F403
 from . import baselines
 from .baselines import *  # noqa: F403
 from . import robustness
@@ -31,7 +35,7 @@ from .figures import *  # noqa: F403
 from . import report
 from .report import *  # noqa: F403
 
-__all__ = sorted({n for m in (texas, twin, cohort, panel, axis1, axis2, axis3, tiers, baselines, robustness, figures, report) for n in m.__all__} | {'AUDIT_SIZES', 'AuditData', 'MAX_UNDEFINED_SHARE', 'METHODS', 'ResampleSizeWarning', 'TAU_VFR', 'VFRResult', 'audit_data', 'draw_counts', 'draw_counts_bins', 'draw_subsample_bins', 'draw_subsample_bins_shared', 'draw_subsample_counts', 'index_resample_values', 'index_subsample_values', 'metric_at', 'summarise_resamples', 'verdict_flip_rate'})
+__all__ = sorted({n for m in (texas, twin, cohort, features, panel, axis1, axis2, axis3, tiers, selection, baselines, robustness, figures, report) for n in m.__all__} | {'AUDIT_SIZES', 'AuditData', 'MAX_UNDEFINED_SHARE', 'METHODS', 'ResampleSizeWarning', 'TAU_VFR', 'VFRResult', 'audit_data', 'draw_counts', 'draw_counts_bins', 'draw_subsample_bins', 'draw_subsample_bins_shared', 'draw_subsample_counts', 'index_resample_values', 'index_subsample_values', 'metric_at', 'summarise_resamples', 'verdict_flip_rate'})
 
 
 def __getattr__(name):

@@ -5,8 +5,8 @@
 # %% ../../nbs/vfr/10_robustness.ipynb #75d68c5b
 from __future__ import annotations
 from ..core import check_choice
-from .baselines import with_selection
-from .panel import make_split
+from .selection import with_selection
+from .features import make_split
 
 # %% auto #0
 __all__ = ['ROBUSTNESS_PROTOCOLS', 'protocol_split']
