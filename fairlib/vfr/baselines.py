@@ -26,6 +26,7 @@ from .panel import fit_model
 from .features import FeaturePipeline, train_subsample
 from .texas import TARGET
 from .selection import TunedOnAuditWarning, fit_on_selection, fit_weighted, with_selection as with_selection
+from ..reliability import TAU_VFR
 
 # %% auto #0
 __all__ = ['BINDING_CELLS', 'PAPER_VFR_MOVEMENT', 'BASELINES', 'BASELINE_LABELS', 'PAPER_TABLE5', 'PAPER_TABLE6', 'PAPER_TABLE7',
@@ -54,7 +55,7 @@ def baseline_summary(
     reference: str = "B1",
     attributes=DI_ATTRIBUTES,
     di_target: float = DI_TARGET,
-    tau_vfr: float = 0.10,
+    tau_vfr: float = TAU_VFR,
 ) -> pd.DataFrame:
     """One row per baseline: accuracy, AUROC, DI per attribute, all-DI passes, mean / max VFR, flipped / stable /
     undefined cells, accuracy cost."""
