@@ -293,7 +293,7 @@ def load_model(
         raise FairlibInputError(
             "llm_server_url",
             "is set, so the default model is the served one: score it with "
-            "`fairlib.llm_server.ServerScorer.from_settings()` (or `scorer_from_settings()`), pass a "
+            "`fairlib.llm.server.ServerScorer.from_settings()` (or `scorer_from_settings()`), pass a "
             "local model explicitly, or clear the setting",
             "load_model",
         )

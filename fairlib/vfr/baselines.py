@@ -198,8 +198,8 @@ def _features(cohort, split, feature_set, train_n, seed):
 
 # %% ../../nbs/vfr/09_baselines.ipynb #a2e066ae
 def run_baselines(
-    cohort: pd.DataFrame,  # prepared cohort (fairlib.data.texas.load_cohort)
-    split,  # fairlib.models.Split with a selection partition
+    cohort: pd.DataFrame,  # prepared cohort (fairlib.vfr.cohort.load_cohort)
+    split,  # fairlib.vfr.features.Split with a selection partition
     *,
     model: str = "xgboost",  # panel model key
     feature_set: str = "full",  # "full" or "admission_lean"

@@ -16,7 +16,7 @@ __all__ = ['fit_weighted', 'with_selection', 'TunedOnAuditWarning', 'fit_on_sele
 
 # %% ../../nbs/vfr/09_selection.ipynb #8a42cbdf
 def fit_weighted(
-    key: str,  # panel model key (fairlib.models.PANEL)
+    key: str,  # panel model key (fairlib.vfr.panel.PANEL)
     X,
     y,  # training features and labels
     sample_weight,  # one weight per training row (e.g. IntersectionalReweighing.sample_weight_)
@@ -24,7 +24,7 @@ def fit_weighted(
     n_jobs: int | None = None,
     seed: int = 42,
 ):
-    "Fit one frozen panel configuration with per-row sample weights; returns a `fairlib.models.FittedModel`."
+    "Fit one frozen panel configuration with per-row sample weights; returns a `fairlib.vfr.panel.FittedModel`."
     import time
     from threadpoolctl import threadpool_limits
     from sklearn.pipeline import Pipeline
@@ -58,7 +58,7 @@ def with_selection(split, y, *, fraction: float = 0.1875, seed: int = 42):
 
     func = "with_selection"
     if not isinstance(split, Split):
-        raise FairlibInputError("split", f"must be a fairlib.models.Split, got {type(split).__name__}", func)
+        raise FairlibInputError("split", f"must be a fairlib.vfr.features.Split, got {type(split).__name__}", func)
     fraction = check_float(fraction, "fraction", func, lo=0, hi=1, lo_open=True, hi_open=True)
     if len(split.selection):
         return split
@@ -81,7 +81,7 @@ def fit_on_selection(
     scores,
     y,
     groups,  # cohort-length scores, labels and group frame (positional rows)
-    split,  # a fairlib.models.Split with a selection partition
+    split,  # a fairlib.vfr.features.Split with a selection partition
     *,
     partition: str = "selection",
 ):  # "selection" (default) or "audit" (the authors' protocol)
@@ -91,7 +91,7 @@ def fit_on_selection(
 
     func = "fit_on_selection"
     if not isinstance(split, Split):
-        raise FairlibInputError("split", f"must be a fairlib.models.Split, got {type(split).__name__}", func)
+        raise FairlibInputError("split", f"must be a fairlib.vfr.features.Split, got {type(split).__name__}", func)
     check_choice(partition, "partition", ("selection", "audit"), func)
     if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
         raise FairlibInputError("estimator", f"must have fit() and predict(), got {type(estimator).__name__}", func)
