@@ -510,3 +510,15 @@ def test_model_audit_datas_equal_audit_data_per_attribute():
     bad = f.assign(a=pd.Categorical([None] + list(g[1:]), categories=["a", "b", "c"]))
     with pytest.raises(Exception, match="missing value"):
         _model_audit_datas(bad, ["a"], p, 30, 10, "audit_size_grid")
+
+
+def test_n_star_is_the_first_size_when_the_first_size_qualifies():
+    "N* is the smallest qualifying size: index 0 counts (it was reported 'not reached'); same answer as the grid path."
+    rng = np.random.default_rng(0)
+    stable = 0.5 + rng.normal(0, 1e-4, (3, 30))  # CV ~ 2e-4, far below the 0.05 cutoff at every size
+    r = summarise_audit_sizes(stable, [1_000, 2_000, 5_000], "DI", value=0.5)
+    assert r.reached and r.n_star == 1_000 and not r.exceeds_field
+    # a curve that first qualifies at the second size still reports the second size
+    later = np.vstack([0.5 + rng.normal(0, 0.2, 30), stable[1:]])
+    r2 = summarise_audit_sizes(later, [1_000, 2_000, 5_000], "DI", value=0.5)
+    assert r2.reached and r2.n_star == 2_000

@@ -123,7 +123,7 @@ def summarise_audit_sizes(
     )
     notes = []
     n_star = float(st["n_star"][0])
-    reached = bool(np.isfinite(n_star)) and n_star > 0
+    reached = bool(np.isfinite(n_star))  # an index: the first size (0) qualifies too
     n_star = float(sizes[int(n_star)]) if reached else np.nan
     if not reached:
         notes.append("CV < {:g} not reached below the full partition ({:,} records)".format(cv_cutoff, int(sizes[-1])))
