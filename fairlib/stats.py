@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 from fairlib.core import (
+    check_float,
     FairlibInputError,
     as_1d,
     check_rng,
@@ -324,6 +325,8 @@ def fdr_adjust(p_values, *, method: str = "by", alpha: float = 0.05) -> pd.DataF
     func = "fdr_adjust"
     if method not in ("by", "bh"):
         raise FairlibInputError("method", f"must be 'by' or 'bh', got {method!r}", func)
+    # a level outside (0, 1) would reject every hypothesis (alpha=5) or none (alpha=-1) without a word
+    alpha = check_float(alpha, "alpha", func, lo=0, hi=1, lo_open=True, hi_open=True)
     p = as_1d(p_values, "p_values", func, allow_empty=True).astype(float)
     ok = ~np.isnan(p)
     if ((p[ok] < 0) | (p[ok] > 1)).any():
@@ -375,6 +378,9 @@ def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, se
     if len(x) != len(y):
         raise FairlibInputError("y", f"length {len(y)} != len(x) {len(x)}", func)
     n = len(x)
+    for name, v in (("x", x), ("y", y)):  # rank ties of NaN would give rho = NaN with p = 0 and exact = True
+        if not np.isfinite(v).all():
+            raise FairlibInputError(name, "contains NaN or inf: rho and its p-value are undefined", func)
     if n < 3:
         raise FairlibInputError("x", f"needs at least 3 paired values, got {n}", func)
     rx, ry = _st.rankdata(x), _st.rankdata(y)

@@ -273,3 +273,30 @@ def test_renamed_arguments_and_fields_keep_working_with_a_warning():
         assert old.n_boot == old.n_resamples and old.note == old.reason
     with pytest.raises(FairlibInputError, match="n_boot"):
         cluster_bootstrap(np.ones((4, 2)), n_boot=10, n_resamples=10)
+
+
+@pytest.mark.parametrize("alpha", [5, -1, 0, 1, float("nan"), "0.05"])
+def test_fdr_adjust_refuses_a_level_outside_0_1(alpha):
+    "alpha=5 used to reject every hypothesis and alpha=-1 none, silently."
+    with pytest.raises(FairlibInputError, match="alpha"):
+        fdr_adjust([0.01, 0.2, 0.5], alpha=alpha)
+
+
+def test_fdr_adjust_level_still_decides_rejection():
+    "Against scipy's BH: adjusted p-values equal false_discovery_control, rejections follow alpha."
+    from scipy.stats import false_discovery_control
+
+    p = np.array([0.001, 0.01, 0.02, 0.04, 0.3])
+    r = fdr_adjust(p, method="bh", alpha=0.05)
+    np.testing.assert_allclose(r["p_adjusted"].to_numpy(), false_discovery_control(p, method="bh"))
+    assert r["reject"].tolist() == (false_discovery_control(p, method="bh") <= 0.05).tolist()
+
+
+@pytest.mark.parametrize("bad", ["x", "y"])
+def test_spearman_exact_refuses_nan(bad):
+    "A NaN used to give rho = NaN with p = 0.0 and exact = True."
+    x, y = [1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 1.0, 4.0, 3.0, 5.0]
+    kw = {"x": x, "y": y}
+    kw[bad] = [np.nan] + kw[bad][1:]
+    with pytest.raises(FairlibInputError, match=f"`{bad}`|{bad}"):
+        spearman_exact(kw["x"], kw["y"])
