@@ -2,7 +2,7 @@
 
 Published values are the oracle the twin is calibrated against: the paper's Table 3 (group sizes, LOS>3 rates,
 hospital volumes) is read from fairlib/paper_values/vfr.csv; the other numbers below are typed in from the paper
-(seeds/001_..., sections 4.1.1-4.2.5) and the authors' race x ethnicity cross-tab.
+(the VFR-Audit paper, sections 4.1.1-4.2.5) and the authors' race x ethnicity cross-tab.
 Tolerances (stated once, here):
   shares ................ +-0.005 absolute
   LOS>3 rates ........... +-max(0.01, 4 binomial SE at the group's size)
