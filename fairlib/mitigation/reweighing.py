@@ -4,10 +4,12 @@
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #e19e8a9a
 from __future__ import annotations
+import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from ..core import FairlibInputError, as_1d, check_binary, check_choice, check_float
+from ..core import FairlibInputError, as_1d, check_binary
+from ..constraints import Instance, Interval, Options, Predicate, Text, constrained
 from ..inputs import group_codes
 
 # %% auto #0
@@ -28,6 +30,21 @@ COUNT_METRICS = ("DI", "SPD", "EOpp", "EOD", "PP", "Theil")  # metrics of the B4
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #b8dd65e5
 REWEIGHING_VARIANTS = ("kamiran_calders", "cell_size")
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #c0a5d1e2
+def _is_seed(x) -> bool:
+    if x is None or isinstance(x, (np.random.SeedSequence, np.random.Generator)):
+        return True
+    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_)) and x >= 0
+
+
+def _is_columns(c) -> bool:
+    return isinstance(c, (list, tuple)) and len(c) > 0 and all(isinstance(v, str) for v in c) and len(set(c)) == len(c)
+
+
+_GROUPS = Instance(pd.DataFrame, dict, label="a DataFrame (or a dict of equal-length arrays) of group columns")
+_COLUMNS = Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
+_SEED = Predicate(_is_seed, "a random seed: None, an int >= 0, a numpy SeedSequence or a numpy Generator")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #6cb37a02
 def _frame(groups, columns, func, argument="groups") -> pd.DataFrame:
@@ -80,6 +97,7 @@ def _paired(x, frame, name, func):
     return a
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #41f7d605
+@constrained(groups=_GROUPS, columns=_COLUMNS, func=Text)
 def intersection_codes(
     groups, columns=CELL_ATTRIBUTES, *, func: str = "intersection_codes"
 ) -> tuple[np.ndarray, pd.MultiIndex]:
@@ -91,16 +109,19 @@ def intersection_codes(
     return codes, cells
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #7316f16e
-def _check_clip(clip, func):
-    if not isinstance(clip, (tuple, list)) or len(clip) != 2:
-        raise FairlibInputError("clip", f"must be a (low, high) pair, got {clip!r}", func)
-    lo = check_float(clip[0], "clip", func, lo=0, lo_open=True)
-    hi = check_float(clip[1], "clip", func, lo=0, lo_open=True)
-    if not lo <= 1 <= hi:
-        raise FairlibInputError("clip", f"must satisfy low <= 1 <= high, got {clip!r}", func)
-    return lo, hi
+def _is_clip(c) -> bool:
+    if not isinstance(c, (tuple, list)) or len(c) != 2:
+        return False
+    ok = all(isinstance(v, (numbers.Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in c)
+    return ok and bool(np.isfinite(c).all()) and 0 < c[0] <= 1 <= c[1]
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #783fa69e
+@constrained(
+    lam=Interval(0),
+    clip=Predicate(_is_clip, "a (low, high) pair of finite numbers with 0 < low <= 1 <= high"),
+    variant=Options(*REWEIGHING_VARIANTS),
+    columns=_COLUMNS,
+)
 class IntersectionalReweighing(BaseEstimator):
     "B2: Kamiran-Calders weights P(g)P(y)/P(g,y) over intersectional cells, regularised as 1 + λ(w − 1) and clipped."
 
@@ -117,9 +138,7 @@ class IntersectionalReweighing(BaseEstimator):
     def fit(self, groups, y=None):
         "Learn the per-(cell, label) weights from the training rows; `y` is required unless variant='cell_size'."
         func = "IntersectionalReweighing.fit"
-        lam = check_float(self.lam, "lam", func, lo=0)
-        lo, hi = _check_clip(self.clip, func)
-        check_choice(self.variant, "variant", REWEIGHING_VARIANTS, func)
+        lam, (lo, hi) = float(self.lam), map(float, self.clip)  # declared above, checked on entry to fit
         sub = _frame(groups, tuple(self.columns), func)
         codes, cells = intersection_codes(sub, tuple(self.columns), func=func)
         C, n = len(cells), len(codes)

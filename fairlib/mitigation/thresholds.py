@@ -5,16 +5,20 @@
 # %% ../../nbs/mitigation/02_thresholds.ipynb #9ee2f35b
 from __future__ import annotations
 import itertools
+import warnings
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
-from ..core import FairlibInputError, check_binary, check_float, check_int, check_probability
+from sklearn.base import BaseEstimator, clone
+from ..core import FairlibInputError, check_binary, check_probability
+from ..constraints import Array, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
 from ..inputs import group_codes
 from ..counts import metric_from_counts
 from .reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES, DI_TARGET, _frame, _paired, intersection_codes
+from .reweighing import _COLUMNS, _GROUPS, _SEED
 
 # %% auto #0
-__all__ = ['di_by_attribute', 'ThresholdShift']
+__all__ = ['MIN_CELL', 'di_by_attribute', 'SmallCellWarning', 'InfeasibleConstraintWarning', 'UnstableConstraintWarning',
+           'ThresholdShift']
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #eebf6a21
 def _grid(step):
@@ -28,11 +32,13 @@ def _snap(t, step):
     return np.clip(np.round(np.asarray(t, float) / step) * step, max(0.01, g[0]), min(0.99, g[-1])).round(10)
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #e888056c
-def _check_step(step, func):
-    step = check_float(step, "step", func, lo=0, hi=0.25, lo_open=True)
-    if abs(round(1 / step) * step - 1) > 1e-9:
-        raise FairlibInputError("step", f"must divide 1 evenly (0.01, 0.02, 0.05, ...), got {step!r}", func)
-    return step
+def _is_step(step) -> bool:
+    ok = isinstance(step, (float, int, np.floating, np.integer)) and not isinstance(step, (bool, np.bool_))
+    return ok and 0 < step <= 0.25 and abs(round(1 / step) * step - 1) <= 1e-9
+
+
+_STEP = Predicate(_is_step, "a grid step in (0, 0.25] that divides 1 evenly (0.01, 0.02, 0.05, ...)")
+_LABELS = Array(dtype="any", label="a 1-d array of 0/1 labels, one per row of groups")
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #c9005b03
 def _validate_post(est, scores, y, groups, func, need_y=True):
@@ -98,14 +104,127 @@ class _CellThresholdsMixin:
         return tab
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #88e52330
+@constrained(y_true=_LABELS, y_pred=_LABELS, groups=_GROUPS, attributes=_COLUMNS, min_support=NonNegativeInt)
 def di_by_attribute(y_true, y_pred, groups, *, attributes=DI_ATTRIBUTES, min_support: int = 30) -> pd.Series:
     "Point-estimate DI (min / max selection rate over groups with >= min_support records) per attribute."
     func = "di_by_attribute"
     sub = _frame(groups, tuple(attributes), func)
     yy = check_binary(_paired(y_true, sub, "y_true", func), "y_true", func).astype(np.int64)
     yh = check_binary(_paired(y_pred, sub, "y_pred", func), "y_pred", func).astype(np.int64)
-    min_support = check_int(min_support, "min_support", func, lo=0)
-    return pd.Series(_DIState(sub, attributes, min_support).di(yy, yh), index=list(attributes), name="DI")
+    return pd.Series(_DIState(sub, attributes, int(min_support)).di(yy, yh), index=list(attributes), name="DI")
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #516297fd
+MIN_CELL = 30  # default `min_cell`: fewest members of a cell whose threshold is tuned
+
+
+class SmallCellWarning(UserWarning):
+    "Cells too small to tune a threshold: left at the base threshold, or tuned although below `MIN_CELL`."
+
+
+class InfeasibleConstraintWarning(UserWarning):
+    "The fitted thresholds do not meet the DI constraint on the rows they were fitted on (`feasible_` is False)."
+
+
+class UnstableConstraintWarning(UserWarning):
+    "The DI constraint holds on the fitting rows but fails out of sample in at least half of the bootstrap refits."
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #eb76645e
+def _cell_names(cells, mask, limit=8):
+    lab = [" / ".join(map(repr, c if isinstance(c, tuple) else (c,))) for c in cells[mask]]
+    return "; ".join(lab[:limit]) + (f"; and {len(lab) - limit} more" if len(lab) > limit else "")
+
+
+def _warn_small_cells(cells, sizes, min_cell, base, func):
+    "Warn about cells left untuned (below `min_cell`) or tuned below `MIN_CELL`; no member count is printed."
+    below = sizes < min_cell
+    if below.any():
+        warnings.warn(
+            f"{func}: {int(below.sum())} of {len(cells)} cells have fewer than min_cell={min_cell} members and keep "
+            f"the base threshold {base:g} (not tuned): {_cell_names(cells, below)}",
+            SmallCellWarning,
+            stacklevel=3,
+        )
+    tuned = ~below & (sizes < MIN_CELL)
+    if tuned.any():
+        warnings.warn(
+            f"{func}: {int(tuned.sum())} cells with fewer members than the default {MIN_CELL} were tuned because "
+            f"min_cell={min_cell} is below {MIN_CELL}; their thresholds follow noise: {_cell_names(cells, tuned)}",
+            SmallCellWarning,
+            stacklevel=3,
+        )
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb0a
+def _di_on_rows(di, rows, y, yhat):
+    "DI per attribute on the fitting rows `rows` (with predictions `yhat`), over the groups that count in the fit."
+    out = []
+    for j in range(len(di.columns)):
+        G = len(di.groups[j])
+        c = np.bincount(di.codes[j][rows] * 4 + y[rows] * 2 + yhat, minlength=4 * G).reshape(G, 2, 2).astype(float)
+        out.append(float(metric_from_counts("DI", c, included=di.included[j])))
+    return np.array(out)
+
+
+def _constraint_oos(est, s, y, sub, di, func):
+    """Refit copies of the fitted `est` on bootstrap resamples of its fitting rows, score the DI constraint on each
+    resample's out-of-bag rows and set `constraint_oos_`, `constraint_vfr_`, `constraint_oos_draws_` and
+    `constraint_oos_reason_`."""
+    B, target, cols, n = int(est.oos_resamples), float(est.di_target), list(di.columns), len(s)
+    d_in = _di_on_rows(di, np.arange(n), y, est.predict(s, sub).astype(np.int64))
+    met = bool(np.all(d_in >= target))
+    D, has_oob = np.full((B, len(cols)), np.nan), np.zeros(B, bool)
+    rs = est.random_state
+    rng = rs if isinstance(rs, np.random.Generator) else np.random.default_rng(rs)
+    proto = clone(est).set_params(oos_resamples=0)
+    with warnings.catch_warnings():
+        for w in (SmallCellWarning, InfeasibleConstraintWarning, UnstableConstraintWarning):
+            warnings.simplefilter("ignore", w)
+        for b in range(B):
+            idx = rng.integers(0, n, n)
+            oob = np.flatnonzero(np.bincount(idx, minlength=n) == 0)
+            if oob.size == 0:
+                continue
+            f = clone(proto).fit(s[idx], y[idx], sub.iloc[idx])
+            D[b], has_oob[b] = _di_on_rows(di, oob, y, f.predict(s[oob], sub.iloc[oob]).astype(np.int64)), True
+    A, a_in = np.c_[D, D.min(1)], np.r_[d_in, d_in.min()]  # an undefined DI makes the smallest one undefined
+    rows = []
+    for k, name in enumerate([*cols, "all"]):
+        v = A[has_oob, k]
+        ok = v[~np.isnan(v)]
+        rows.append(
+            dict(
+                attribute=name,
+                in_sample=a_in[k],
+                met_in_sample=bool(a_in[k] >= target),
+                oos_mean=ok.mean() if ok.size else np.nan,
+                oos_low=np.percentile(ok, 2.5) if ok.size else np.nan,
+                oos_high=np.percentile(ok, 97.5) if ok.size else np.nan,
+                oos_met_share=float((v >= target).mean()) if v.size else np.nan,  # undefined DI: not met
+                oos_undefined=int(v.size - ok.size),
+            )
+        )
+    met_b = np.all(D[has_oob] >= target, axis=1)
+    draws = pd.DataFrame(D[has_oob], columns=cols).assign(met=met_b)
+    draws.insert(0, "resample", np.flatnonzero(has_oob))
+    est.constraint_oos_ = pd.DataFrame(rows).set_index("attribute")
+    est.constraint_oos_draws_ = draws
+    est.constraint_vfr_ = float(np.mean(met_b != met)) if has_oob.any() else np.nan
+    est.constraint_oos_reason_ = (
+        ""
+        if has_oob.any()
+        else "oos_resamples=0: the out-of-sample check was skipped"
+        if B == 0
+        else "no bootstrap resample left any row out of bag"
+    )
+    if met and has_oob.any() and est.constraint_vfr_ >= 0.5:
+        worst = est.constraint_oos_.iloc[:-1].oos_mean.idxmin() if len(cols) else "all"
+        warnings.warn(
+            f"{func}: the DI constraint (di_target={target:g}) holds on the rows it was fitted on (smallest DI "
+            f"{a_in[-1]:.3f}) but fails out of sample in {est.constraint_vfr_:.0%} of {int(has_oob.sum())} bootstrap "
+            f"refits (worst attribute {worst}: mean out-of-bag DI {est.constraint_oos_.loc[worst, 'oos_mean']:.3f}); "
+            "see constraint_oos_",
+            UnstableConstraintWarning,
+            stacklevel=3,
+        )
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #be315251
 def _closest(grid, rates, target, base):
@@ -131,40 +250,48 @@ def _cell_targets(s, y, grid, sr, tpr, ppv, base):
     return (_closest(grid, r_sr, sr, base), _closest(grid, r_tpr, tpr, base), _closest(grid, r_ppv, ppv, base))
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #5054854d
+@constrained(
+    alphas=Interval(0, 1) | Array(lo=0, hi=1, label="a non-empty list of numbers in [0, 1]"),
+    min_cell=PositiveInt,
+    di_target=Interval(0, 1, closed="right"),
+    base_threshold=Interval(0, 1, closed="neither"),
+    step=_STEP,
+    min_support=NonNegativeInt,
+    cell_columns=_COLUMNS,
+    di_columns=_COLUMNS,
+    oos_resamples=NonNegativeInt,
+    random_state=_SEED,
+)
 class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
     """B3: per-cell thresholds mixing the selection-rate, TPR and PPV matching thresholds, alphas searched under the DI
-    constraint."""
+    constraint; the constraint is also scored out of sample (`constraint_oos_`, `constraint_vfr_`)."""
 
     def __init__(
         self,
         *,
         alphas=(0.0, 0.25, 0.5, 0.75, 1.0),  # grid of each α (α_SR, α_TPR, α_PPV)
-        min_cell: int = 5,  # cells with fewer members keep the base threshold
+        min_cell: int = MIN_CELL,  # cells with fewer members keep the base threshold (SmallCellWarning)
         di_target: float = DI_TARGET,  # the DI constraint on every attribute in `di_columns`
         base_threshold: float = 0.5,  # the unshifted threshold (the paper's 0.5)
         step: float = 0.01,  # threshold grid step
         min_support: int = 30,  # groups below this size are left out of DI
         cell_columns=CELL_ATTRIBUTES,
         di_columns=DI_ATTRIBUTES,
+        oos_resamples: int = 20,  # bootstrap refits scoring the constraint out of bag (0: skip)
+        random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
     ):
         self.alphas, self.min_cell, self.di_target, self.base_threshold = alphas, min_cell, di_target, base_threshold
         self.step, self.min_support, self.cell_columns, self.di_columns = step, min_support, cell_columns, di_columns
+        self.oos_resamples, self.random_state = oos_resamples, random_state
 
-    def _check(self, func):
-        a = np.asarray(self.alphas, dtype=object).ravel()
-        if a.size == 0:
-            raise FairlibInputError("alphas", "must hold at least one value", func)
-        alphas = tuple(check_float(v, "alphas", func, lo=0, hi=1) for v in a)
-        check_int(self.min_cell, "min_cell", func)
-        check_float(self.di_target, "di_target", func, lo=0, hi=1, lo_open=True)
-        check_float(self.base_threshold, "base_threshold", func, lo=0, hi=1, lo_open=True, hi_open=True)
-        check_int(self.min_support, "min_support", func, lo=0)
-        return alphas, _check_step(self.step, func)
+    def _check(self):
+        "The parameters as used by fit (declared above and checked on entry to fit)."
+        return tuple(float(v) for v in np.ravel(self.alphas)), int(self.min_cell), float(self.step)
 
     def fit(self, scores, y, groups):
         "Learn per-cell thresholds from the selection rows (scores in [0, 1], labels 0/1, group columns)."
         func = "ThresholdShift.fit"
-        alphas, step = self._check(func)
+        alphas, min_cell, step = self._check()
         s, yy, sub = _validate_post(self, scores, y, groups, func)
         codes, cells = intersection_codes(sub, tuple(self.cell_columns), func=func)
         grid, base = _grid(step), float(self.base_threshold)
@@ -173,7 +300,8 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         tpr = yh0[yy == 1].mean() if (yy == 1).any() else np.nan
         ppv = yy[yh0].mean() if yh0.any() else np.nan
         sizes = np.bincount(codes, minlength=len(cells))
-        movable = sizes >= self.min_cell
+        movable = sizes >= min_cell
+        _warn_small_cells(cells, sizes, min_cell, base, func)
         T = np.full((len(cells), 3), base)
         for c in np.flatnonzero(movable):
             m = codes == c
@@ -199,7 +327,7 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
             )
             key = (feas, acc if feas else rows[-1]["min_di"] if not np.isnan(rows[-1]["min_di"]) else -1.0, acc)
             if best_key is None or key > best_key:
-                best, best_key = (a, t), key
+                best, best_key, best_min = (a, t), key, rows[-1]["min_di"]
         self.alphas_ = dict(sr=best[0][0], tpr=best[0][1], ppv=best[0][2])
         self.thresholds_ = best[1]
         self.cells_ = cells
@@ -214,4 +342,12 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         self.cell_columns_ = tuple(self.cell_columns)
         self.step_ = step
         self.targets_ = dict(selection_rate=float(sr), TPR=float(tpr), PPV=float(ppv))
+        if not self.feasible_:
+            warnings.warn(
+                f"{func}: no candidate thresholds meet DI >= di_target={float(self.di_target):g} on every attribute of "
+                f"the fitting rows; the chosen ones reach a smallest DI of {best_min:.3f} (feasible_ is False)",
+                InfeasibleConstraintWarning,
+                stacklevel=2,
+            )
+        _constraint_oos(self, s, yy, sub, di, func)
         return self
