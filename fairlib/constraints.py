@@ -11,8 +11,9 @@ from .core import FairlibInputError
 
 # %% auto #0
 __all__ = ['Share', 'Probabilities', 'Labels', 'PositiveInt', 'NonNegativeInt', 'Flag', 'Text', 'Seed', 'PathLike', 'Function',
-           'DataFrame', 'NAMED', 'Constraint', 'as_constraint', 'IsNone', 'Interval', 'Options', 'Instance', 'AnyOf',
-           'Unchecked', 'Predicate', 'Array', 'Frame', 'constrained', 'declared', 'undeclared']
+           'DataFrame', 'Sha256', 'Module', 'Tokenizer', 'NAMED', 'Constraint', 'as_constraint', 'IsNone', 'Interval',
+           'Options', 'Instance', 'AnyOf', 'Unchecked', 'Predicate', 'Array', 'Frame', 'constrained', 'declared',
+           'undeclared']
 
 # %% ../nbs/01b_constraints.ipynb #d5b2861b
 def _show(x, width: int = 60) -> str:
@@ -304,6 +305,19 @@ Seed = Predicate(_is_seed, "a random seed: None, an int >= 0, a SeedSequence or 
 PathLike = Predicate(_is_pathlike, "a path (a non-empty str or os.PathLike)")
 Function = Predicate(callable, "a callable")
 DataFrame = Frame(min_rows=0, label="a DataFrame")
+Sha256 = Predicate(
+    lambda s: isinstance(s, str) and len(s) == 64 and all(ch in "0123456789abcdef" for ch in s),
+    "a sha256 hex digest (64 lower-case hex characters)",
+)
+# duck-typed so that the core never imports torch or transformers
+Module = Predicate(lambda m: callable(getattr(m, "parameters", None)), "a torch model (a torch.nn.Module)")
+Tokenizer = Predicate(
+    lambda t: (
+        not isinstance(t, (str, bytes))
+        and (callable(getattr(t, "batch_decode", None)) or callable(getattr(t, "encode", None)))
+    ),
+    "a Hugging Face tokenizer",
+)
 
 NAMED = {
     "share": Share,
@@ -317,6 +331,7 @@ NAMED = {
     "path": PathLike,
     "callable": Function,
     "frame": DataFrame,
+    "sha256": Sha256,
     "array": Array(),
 }
 
@@ -414,6 +429,4 @@ def undeclared(obj) -> list[str]:
     except (TypeError, ValueError):
         return []
     have = declared(obj)
-    if not have and not _declarable(sig):
-        return [] if hasattr(obj, "__fairlib_constraints__") else ["(no declaration)"]
-    return [n for n in _declarable(sig) if n not in have]
+    return [n for n in _declarable(sig) if n not in have]  # a callable without parameters has nothing to declare

@@ -13,6 +13,7 @@ import numpy as np
 from pathlib import Path
 from ..config import get_setting, repo_root
 from ..core import FairlibInputError
+from ..constraints import Instance, PathLike, Text, constrained
 
 # %% auto #0
 __all__ = ['SCORING_METHOD', 'ANSWER_TOLERANCE', 'answer_key', 'CorruptCacheError', 'AnswerCache', 'file_sha256',
@@ -25,6 +26,7 @@ SCORING_METHOD = "yes-no-first-position-v1"  # part of every answer key: bump wh
 ANSWER_TOLERANCE = 1e-5  # |ΔP(Yes)| allowed between batch compositions / prefix sharing, which the key ignores
 
 # %% ../../nbs/llm/01_cache.ipynb #86a75740
+@constrained(model_id=Text, precision=Text, system=Text, chat_template=Text, prompt=Text, text=Text)
 def answer_key(
     *, model_id: str, precision: str, system: str, chat_template: str, prompt: str, text: str, **extra
 ) -> str:
@@ -59,6 +61,7 @@ def _corrupt(path, e) -> CorruptCacheError:
     )
 
 # %% ../../nbs/llm/01_cache.ipynb #78630d0b
+@constrained(path=PathLike)
 class AnswerCache:
     "SQLite (WAL) store of P(Yes) and option answers keyed by `answer_key`; safe to kill at any point."
 
@@ -172,6 +175,7 @@ class AnswerCache:
         return f"AnswerCache({str(self.path)!r}, {len(self)} answers)"
 
 # %% ../../nbs/llm/01_cache.ipynb #b2a4fa95
+@constrained(path=PathLike, cache=Instance(AnswerCache) | None)
 def file_sha256(path, cache: AnswerCache | None = None) -> str:
     "SHA-256 of a file's bytes, memoised in `cache` under (path, size, mtime)."
     p = Path(path).resolve()

@@ -8,6 +8,7 @@ import types
 import weakref
 import numpy as np
 from ..core import FairlibInputError
+from ..constraints import Flag, Module, constrained
 
 # %% auto #0
 __all__ = ['CPU_KERNELS', 'ATTENTION_CHUNK', 'onednn_available', 'pack_cpu_linears', 'refresh_cpu_linears']
@@ -143,6 +144,7 @@ def _unpack_cpu_linears(model) -> None:
     model.__dict__.pop("_fairlib_chunked_attention", None)
 
 # %% ../../nbs/llm/04_cpu.ipynb #70f1981e
+@constrained(model=Module, fuse_silu=Flag)
 def pack_cpu_linears(model, *, fuse_silu: bool = True) -> list:
     """Run the decoder's plain fp32 `nn.Linear` layers through oneDNN with packed weights (q/k/v and gate/up fused).
 
@@ -417,6 +419,7 @@ def _check_chunked_attention(model) -> bool:
         return False
 
 # %% ../../nbs/llm/04_cpu.ipynb #7a780d20
+@constrained(model=Module)
 def refresh_cpu_linears(model) -> int:
     "Repack the packed groups whose weights changed since they were packed; the number repacked."
     return sum(g.refresh() for g in getattr(model, "_fairlib_packed", None) or [])

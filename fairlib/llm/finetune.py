@@ -14,11 +14,41 @@ from pathlib import Path
 from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng
 from .scorer import DEFAULT_SYSTEM_PROMPT, chat_prompt
 from ..results import Result
+from fairlib.constraints import (
+    Array,
+    Flag,
+    Instance,
+    Interval,
+    Labels,
+    Module,
+    NonNegativeInt,
+    PathLike,
+    PositiveInt,
+    Predicate,
+    Text,
+    Tokenizer,
+    constrained,
+)
 
 # %% auto #0
 __all__ = ['LoraSettings', 'answer_token_ids', 'FinetuneResult', 'finetune_lora']
 
 # %% ../../nbs/llm/07_finetune.ipynb #ac5c3589
+@constrained(
+    r=PositiveInt,
+    alpha=PositiveInt,
+    dropout=Interval(0, 1, closed="left"),
+    target_modules=Predicate(
+        lambda t: isinstance(t, (tuple, list)) and len(t) > 0 and all(isinstance(m, str) and m for m in t),
+        "a non-empty tuple of module names",
+    ),
+    learning_rate=Interval(0, closed="neither"),
+    epochs=PositiveInt,
+    batch_size=PositiveInt,
+    max_length=Interval(8, integer=True),
+    weight_decay=Interval(0),
+    seed=NonNegativeInt,
+)
 @dataclass(frozen=True)
 class LoraSettings:
     "LoRA and optimiser settings (the paper does not state its own; these are common defaults for 7-8B models)."
@@ -50,6 +80,7 @@ class LoraSettings:
             )
 
 # %% ../../nbs/llm/07_finetune.ipynb #7cdcfa62
+@constrained(tokenizer=Tokenizer)
 def answer_token_ids(tokenizer) -> dict:
     "{'Yes': id, 'No': id}: the first token of each answer word as the assistant would start it."
     out = {}
@@ -107,6 +138,17 @@ class FinetuneResult(Result):
         )
 
 # %% ../../nbs/llm/07_finetune.ipynb #051e06ee
+@constrained(
+    model=Module,
+    tokenizer=Tokenizer,
+    prompts=Array(dtype="str"),
+    labels=Labels,
+    save_dir=PathLike,
+    settings=Instance(LoraSettings) | None,
+    system=Text | None,
+    progress=Flag,
+    data=Instance(dict) | None,
+)
 def finetune_lora(
     model,
     tokenizer,

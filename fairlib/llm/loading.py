@@ -12,6 +12,19 @@ from pathlib import Path
 from ..config import get_setting
 from ..core import FairlibInputError
 from .cache import AnswerCache, _open_cache, default_cache_path, file_sha256
+from fairlib.constraints import (
+    Flag,
+    Instance,
+    Module,
+    NonNegativeInt,
+    Options,
+    PathLike,
+    PositiveInt,
+    Sha256,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 # %% auto #0
 __all__ = ['PRECISIONS', 'GPU_PRECISIONS', 'TINY_CHAT_TEMPLATE', 'check_precision', 'precision_load_kwargs',
@@ -34,6 +47,7 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 # %% ../../nbs/llm/03_loading.ipynb #c77a2342
+@constrained(precision=Unchecked("checked here: the canonical names and the deprecated 0.1 names"), func=Text)
 def check_precision(precision, func: str = "load_model") -> str:
     "The canonical name of `precision` (old names warn), or a FairlibInputError naming `precision`."
     if isinstance(precision, str) and precision in _OLD_PRECISIONS:
@@ -47,6 +61,7 @@ def check_precision(precision, func: str = "load_model") -> str:
     return precision
 
 # %% ../../nbs/llm/03_loading.ipynb #c2892a86
+@constrained(precision=Options(*PRECISIONS), gguf=Flag)
 def precision_load_kwargs(precision: str, *, gguf: bool = False) -> dict:
     "Keyword arguments for `from_pretrained` that load weights at `precision`; a clear error where impossible."
     import torch
@@ -97,6 +112,7 @@ def precision_load_kwargs(precision: str, *, gguf: bool = False) -> dict:
     return {"quantization_config": q, "dtype": torch.bfloat16, "device_map": "auto"}
 
 # %% ../../nbs/llm/03_loading.ipynb #d4e9fb34
+@constrained(model=Module)
 def quantize_int8_dynamic(model):
     """Replace the decoder's `nn.Linear` layers by int8 dynamically quantised ones (per-channel weights, CPU); the LM
     head stays fp32."""
@@ -149,6 +165,7 @@ def _resolve_model(name_or_path, gguf_file):
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf", ".json", ".model", ".txt", ".jinja", ".py")
 
 # %% ../../nbs/llm/03_loading.ipynb #ca8d5403
+@constrained(name_or_path=Text, gguf_file=Text | None, revision=Text | None, cache=Instance(AnswerCache) | None)
 def model_identity(
     name_or_path: str, *, gguf_file: str | None = None, revision: str | None = None, cache: AnswerCache | None = None
 ) -> str:
@@ -173,6 +190,7 @@ def model_identity(
     )
 
 # %% ../../nbs/llm/03_loading.ipynb #615d559b
+@constrained(path=PathLike)
 def gguf_file_type(path) -> str:
     "The quantisation a GGUF file declares (`general.file_type`, e.g. 'MOSTLY_Q4_1'), or 'unknown'."
     try:
@@ -185,6 +203,7 @@ def gguf_file_type(path) -> str:
         return "unknown"
 
 # %% ../../nbs/llm/03_loading.ipynb #3da45eba
+@constrained(adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), cache=Instance(AnswerCache) | None)
 def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
     "Name plus the SHA-256 of a peft adapter directory's files (a FairlibInputError naming `adapter` if it is not one)."
     p = Path(adapter).expanduser() if isinstance(adapter, (str, os.PathLike)) else None
@@ -206,6 +225,7 @@ def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
     return f"{p.resolve().name}@sha256:{h.hexdigest()}"
 
 # %% ../../nbs/llm/03_loading.ipynb #e982c101
+@constrained(model=Module, adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), merge=Flag)
 def attach_adapter(model, adapter, *, merge: bool = True):
     "`model` with the peft LoRA `adapter` loaded on top (merged into the weights when `merge`)."
     from peft import PeftModel
@@ -214,6 +234,7 @@ def attach_adapter(model, adapter, *, merge: bool = True):
     return pm.merge_and_unload() if merge else pm.eval()
 
 # %% ../../nbs/llm/03_loading.ipynb #c3746488
+@constrained(gguf_path=PathLike, sha256=Sha256)
 def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
     "Where the dequantised Hugging Face copy of a GGUF file is kept: `<cache_dir>/converted_models/<file>-<key>`."
     import importlib.metadata, re, transformers
@@ -228,6 +249,7 @@ def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
     return default_cache_path().parent / "converted_models" / f"{Path(gguf_path).stem}-{key[:20]}"
 
 # %% ../../nbs/llm/03_loading.ipynb #26031ad2
+@constrained(directory=PathLike, gguf_file=Text, sha256=Sha256)
 def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
     """A directory holding the GGUF checkpoint dequantised to float32 safetensors plus its tokenizer (converted on
     first use)."""
@@ -274,6 +296,16 @@ def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
     return out
 
 # %% ../../nbs/llm/03_loading.ipynb #8caa49fc
+@constrained(
+    name_or_path=Text | None,
+    gguf_file=Text | None,
+    precision=Unchecked("checked by check_precision, which also reads the deprecated names"),
+    adapter=Unchecked("a folder or a PEFT adapter; resolved inside"),
+    merge_adapter=Flag | None,
+    device=Text | None,
+    cache=(None, Flag, PathLike, Instance(AnswerCache)),
+    convert_gguf=Flag,
+)
 def load_model(
     name_or_path: str | None = None,
     *,
@@ -405,6 +437,7 @@ _TINY_CORPUS = [
 ]
 
 # %% ../../nbs/llm/03_loading.ipynb #814c250e
+@constrained(save_dir=PathLike | None, seed=NonNegativeInt, hidden_size=PositiveInt, n_layers=PositiveInt)
 def make_tiny_model(save_dir=None, *, seed: int = 0, hidden_size: int = 32, n_layers: int = 2):
     "A tiny random Llama and a locally trained BPE chat tokenizer (no download); saved to `save_dir` if given."
     import torch

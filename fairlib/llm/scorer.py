@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..core import FairlibInputError
 from .cache import AnswerCache, _open_cache, answer_key
 from ..results import Result
+from ..constraints import Array, PositiveInt, Text, Tokenizer, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['ANSWER_WORDS', 'SCORE_COLUMNS', 'DEFAULT_SYSTEM_PROMPT', 'yes_no_token_ids', 'yes_no_probability', 'chat_prompt',
@@ -20,6 +21,7 @@ __all__ = ['ANSWER_WORDS', 'SCORE_COLUMNS', 'DEFAULT_SYSTEM_PROMPT', 'yes_no_tok
 ANSWER_WORDS = ("yes", "no")
 
 # %% ../../nbs/llm/02_scorer.ipynb #d1d13e1c
+@constrained(tokenizer=Tokenizer, n_logits=PositiveInt | None)
 def yes_no_token_ids(tokenizer, n_logits: int | None = None) -> dict[str, np.ndarray]:
     "Ids of every vocabulary token whose decoded text, stripped and lower-cased, is 'yes' (resp. 'no')."
     n = len(tokenizer) if n_logits is None else min(len(tokenizer), int(n_logits))  # ids the LM head scores
@@ -35,6 +37,11 @@ def yes_no_token_ids(tokenizer, n_logits: int | None = None) -> dict[str, np.nda
     return out
 
 # %% ../../nbs/llm/02_scorer.ipynb #2d0dfece
+@constrained(
+    logits=Unchecked("a (batch, vocab) tensor or array; its shape is checked inside"),
+    yes_ids=Array(lo=0),
+    no_ids=Array(lo=0),
+)
 def yes_no_probability(logits, yes_ids, no_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "From a (batch, vocab) array of next-token logits: P(Yes) = m_yes / (m_yes + m_no), m_yes, m_no."
     import torch
@@ -53,6 +60,9 @@ def yes_no_probability(logits, yes_ids, no_ids) -> tuple[np.ndarray, np.ndarray,
     return p, m_yes, m_no
 
 # %% ../../nbs/llm/02_scorer.ipynb #9944288a
+@constrained(
+    tokenizer=Unchecked("any tokenizer; it must carry a chat template, checked inside"), prompt=Text, system=Text
+)
 def chat_prompt(tokenizer, prompt: str, *, system: str) -> str:
     "The model's chat template applied to (system, user=`prompt`), ending at the assistant's first token."
     if getattr(tokenizer, "chat_template", None) is None:

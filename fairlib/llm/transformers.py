@@ -31,6 +31,7 @@ from fairlib.llm.scorer import (
     yes_no_token_ids,
 )
 from .prefix import _PrefixTree
+from ..constraints import Flag, Instance, Module, Options, PositiveInt, Text, Tokenizer, constrained
 
 # %% auto #0
 __all__ = ['TransformersScorer']
@@ -51,6 +52,19 @@ def _state_dict_sha256(model) -> str:
     return h.hexdigest()
 
 # %% ../../nbs/llm/05_transformers.ipynb #73044fa8
+@constrained(
+    model=Module,
+    tokenizer=Tokenizer,
+    model_id=Text | None,
+    model_label=Text | None,
+    batch_size=PositiveInt | None,
+    max_batch_tokens=PositiveInt | None,
+    share_prefix=Flag,
+    min_prefix=PositiveInt,
+    precision=Text | None,
+    provenance=Instance(dict) | None,
+    cpu_kernel=Options(*CPU_KERNELS),
+)
 class TransformersScorer(_PrefixTree, Scorer):
     "P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only."
 
