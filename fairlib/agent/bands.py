@@ -11,6 +11,7 @@ import pandas as pd
 from ..core import FairlibInputError
 from ..results import Result
 from .trajectory import ACTIONS
+from ..constraints import constrained, Unchecked, Instance, Options, Interval, Text
 
 # %% auto #0
 __all__ = ['PROVENANCE_LEVELS', 'Band', 'band_range', 'combine_bands', 'AlphaResult', 'band_agreement', 'adjust_band',
@@ -20,6 +21,18 @@ __all__ = ['PROVENANCE_LEVELS', 'Band', 'band_range', 'combine_bands', 'AlphaRes
 PROVENANCE_LEVELS = ("author-derived", "guideline-derived", "clinician-adjudicated")
 
 
+@constrained(
+    vignette=Unchecked("any vignette id"),
+    action=Text,
+    acceptable=Instance(frozenset, set, tuple, list, range),
+    provenance=Unchecked("one of PROVENANCE_LEVELS; checked in __post_init__"),
+    source=Text,
+    clause=Text,
+    reasoning=Text,
+    adjudicators=Instance(tuple, list),
+    disputed=Instance(tuple, list),
+    rater=Text | None,
+)
 @dataclass(frozen=True)
 class Band:
     "Acceptable-action band A(v) for one (vignette, action)."
@@ -71,20 +84,20 @@ class Band:
         return bool(phi.min() == 0 and phi.max() == 1)
 
 # %% ../../nbs/agent/02_bands.ipynb #3f933a39
+@constrained(vignette=Unchecked("any vignette id"), action=Text, lo=Interval(), hi=Interval())
 def band_range(vignette, action: str, lo, hi, **kw) -> Band:
     "A band admitting the ordinal range lo..hi (inclusive) of `action`."
     dom = ACTIONS[action].domain
     return Band(vignette, action, frozenset(v for v in dom if lo <= v <= hi), **kw)
 
 # %% ../../nbs/agent/02_bands.ipynb #65d3932a
+@constrained(bands=Unchecked("Band objects; checked in the body"), rule=Options("intersection", "union"))
 def combine_bands(bands, *, rule: str = "intersection") -> Band:
     "Combine several raters' bands for one (vignette, action) by intersection (primary) or union (sensitivity)."
     func = "combine_bands"
     bands = list(bands)
     if not bands:
         raise FairlibInputError("bands", "is empty", func)
-    if rule not in ("intersection", "union"):
-        raise FairlibInputError("rule", f"must be 'intersection' or 'union', got {rule!r}", func)
     keys = {(b.vignette, b.action) for b in bands}
     if len(keys) > 1:
         raise FairlibInputError("bands", f"must share one (vignette, action); got {sorted(map(str, keys))}", func)
@@ -123,6 +136,9 @@ class AlphaResult(Result):
     reason: str = ""
 
 
+@constrained(
+    bands=Unchecked("Band objects; checked in the body"), level=Options("nominal", "ordinal", "interval", "ratio")
+)
 def band_agreement(bands, *, level: str = "nominal") -> AlphaResult:
     "Krippendorff's alpha of raters' acceptability judgements over bands with two or more raters."
     import krippendorff
@@ -152,6 +168,7 @@ def band_agreement(bands, *, level: str = "nominal") -> AlphaResult:
     return AlphaResult(a, len(multi), single, data.shape[1])
 
 # %% ../../nbs/agent/02_bands.ipynb #fe3cd014
+@constrained(band=Unchecked("a Band"), k=Interval(integer=True))
 def adjust_band(band: Band, k: int) -> Band:
     "Widen (k > 0) or tighten (k < 0) an ordinal band by |k| steps at each end."
     dom = list(ACTIONS[band.action].domain)
@@ -167,6 +184,7 @@ def adjust_band(band: Band, k: int) -> Band:
     )
 
 
+@constrained(bands=Unchecked("Band objects; checked in the body"))
 def band_summary(bands) -> pd.DataFrame:
     "Count of bands at each provenance level, with how many carry an adjudicator and straddle the threshold."
     df = pd.DataFrame(

@@ -13,6 +13,18 @@ from ..core import FairlibInputError, check_rng, renamed_arguments
 from ..results import Result
 from .trajectory import validate_trajectories
 from ..stats import cluster_bootstrap, ratio_of_sums, spearman_exact
+from fairlib.constraints import (
+    constrained,
+    Unchecked,
+    Instance,
+    Options,
+    Interval,
+    Flag,
+    Text,
+    Seed,
+    PositiveInt,
+    DataFrame,
+)
 
 # %% auto #0
 __all__ = ['FloorResult', 'instability_floor', 'majority_vote_floor', 'majority_vote_curve', 'null_cell_rates',
@@ -72,6 +84,7 @@ class FloorResult(Result):
         ]
 
 
+@constrained(trajectories=DataFrame, model=Unchecked("a model label of the table; checked in the body"))
 def instability_floor(trajectories: pd.DataFrame, *, model=None) -> FloorResult:
     "Pooled and per-action flip rate over every unordered replicate pair within vignette x action."
     df = _one_condition(trajectories, "instability_floor", model)
@@ -165,6 +178,12 @@ def _check_depth(depth, R, func):
         )
 
 
+@constrained(
+    trajectories=DataFrame,
+    depth=PositiveInt,
+    model=Unchecked("a model label of the table; checked in the body"),
+    by_action=Flag,
+)
 def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, by_action: bool = False):
     "Floor after majority vote within disjoint groups of `depth` replicates (depth 1 = the plain floor)."
     df = _one_condition(trajectories, "majority_vote_floor", model)
@@ -177,6 +196,11 @@ def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, b
     return float(fl.sum() / cm.sum())
 
 
+@constrained(
+    trajectories=DataFrame,
+    depths=Instance(list, tuple, range),
+    model=Unchecked("a model label of the table; checked in the body"),
+)
 def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=None) -> pd.DataFrame:
     "Majority-vote floor at each depth, with the share of the single-draw floor removed."
     rows = [{"depth": d, "floor": majority_vote_floor(trajectories, d, model=model)} for d in depths]
@@ -185,6 +209,11 @@ def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=N
     return out.assign(share_removed=1 - out.floor / base)
 
 # %% ../../nbs/agent/04_floor.ipynb #65eb8116
+@constrained(
+    k=Unchecked("positives per cell; checked in the body"),
+    n=Unchecked("replicates per cell; checked in the body"),
+    cell_rates=Options("debiased", "observed"),
+)
 def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
     "Per-cell Bernoulli rates for the null: observed k/n, or debiased so that p(1-p) is unbiased."
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
@@ -201,6 +230,15 @@ def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
 
 
 @renamed_arguments(n_sim="n_resamples", rng="seed")
+@constrained(
+    trajectories=DataFrame,
+    depths=Instance(list, tuple, range),
+    n_resamples=PositiveInt,
+    confidence_level=Interval(0, 1, closed="neither"),
+    cell_rates=Options("debiased", "observed"),
+    model=Unchecked("a model label of the table; checked in the body"),
+    seed=Seed,
+)
 def null_majority_vote_curve(
     trajectories: pd.DataFrame,
     depths=(1, 3, 5),
@@ -231,6 +269,14 @@ def null_majority_vote_curve(
 
 # %% ../../nbs/agent/04_floor.ipynb #1e5a09cd
 @renamed_arguments(n_boot="n_resamples", rng="seed")
+@constrained(
+    trajectories=DataFrame,
+    n_resamples=PositiveInt,
+    confidence_level=Interval(0, 1, closed="neither"),
+    model=Unchecked("a model label of the table; checked in the body"),
+    action=Text | None,
+    seed=Seed,
+)
 def floor_bootstrap(
     trajectories: pd.DataFrame,
     *,
@@ -249,6 +295,7 @@ def floor_bootstrap(
     return cluster_bootstrap(per, ratio_of_sums, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
 
 
+@constrained(trajectories=DataFrame, models=Instance(list, tuple) | None)
 def floor_rank_correlation(trajectories: pd.DataFrame, *, models=None):
     "Spearman rho (exact permutation p) between two models' per-action floors, plus the floors side by side."
     df = validate_trajectories(trajectories, complete=False)

@@ -11,6 +11,7 @@ from ..core import FairlibInputError
 from ..llm.scorer import chat_prompt
 from .policy_base import SYSTEM_PROMPT
 from .policy_base import CallResult
+from ..constraints import constrained, Unchecked, Interval, Flag, Text, PositiveInt, Function
 
 # %% auto #0
 __all__ = ['RETRY_SUFFIX', 'json_schema', 'json_instruction', 'parse_json_answer', 'transformers_generator', 'openai_generator',
@@ -23,6 +24,7 @@ RETRY_SUFFIX = "Your previous reply was not a valid JSON object of the requested
 _DECLINE = re.compile(r"\b(i can(no|')t|i am unable|i'm unable|i won't|as an ai|i'm sorry|i am sorry)\b", re.I)
 
 # %% ../../nbs/agent/08a_generative.ipynb #1f38ea80
+@constrained(decisions=Unchecked("Decision objects"))
 def json_schema(decisions) -> dict:
     "Field -> spec of a call's JSON object."
     spec = {}
@@ -34,6 +36,7 @@ def json_schema(decisions) -> dict:
     return spec
 
 # %% ../../nbs/agent/08a_generative.ipynb #e00a2405
+@constrained(decisions=Unchecked("Decision objects"))
 def json_instruction(decisions) -> str:
     "The sentence asking for the step's JSON object."
     parts = []
@@ -47,6 +50,7 @@ def json_instruction(decisions) -> str:
     return "Reply with only a JSON object with the keys " + "; ".join(parts) + "."
 
 # %% ../../nbs/agent/08a_generative.ipynb #4dae4efb
+@constrained(text=Text, decisions=Unchecked("Decision objects"))
 def parse_json_answer(text: str, decisions) -> tuple[dict | None, str, str]:
     "(values by decision name or None, status, reason): 'ok', 'invalid' or 'declined'; never repaired."
     if not isinstance(text, str):
@@ -91,6 +95,12 @@ def parse_json_answer(text: str, decisions) -> tuple[dict | None, str, str]:
     return vals, "ok", ""
 
 # %% ../../nbs/agent/08a_generative.ipynb #6531eafe
+@constrained(
+    model=Unchecked("a causal language model"),
+    tokenizer=Unchecked("its tokenizer"),
+    max_new_tokens=PositiveInt,
+    system=Text,
+)
 def transformers_generator(model, tokenizer, *, max_new_tokens: int = 96, system: str = SYSTEM_PROMPT):
     "A `generate(prompts) -> texts` function: greedy decoding with a local model through its chat template."
 
@@ -116,6 +126,15 @@ def transformers_generator(model, tokenizer, *, max_new_tokens: int = 96, system
     return generate
 
 # %% ../../nbs/agent/08a_generative.ipynb #b9c394bc
+@constrained(
+    base_url=Text,
+    model=Text,
+    max_tokens=PositiveInt,
+    temperature=Interval(0),
+    system=Text,
+    timeout=Interval(0, closed="neither"),
+    api_key=Text | None,
+)
 def openai_generator(
     base_url: str,
     model: str,
@@ -153,6 +172,7 @@ def openai_generator(
     return generate
 
 # %% ../../nbs/agent/08a_generative.ipynb #b176d7f2
+@constrained(generate=Function, model_id=Text, retry=Flag)
 class GenerativeJSONPolicy:
     "Generative policy: one JSON object per call, validated; invalid/declined answers recorded, one recorded retry."
 

@@ -11,9 +11,11 @@ import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
 from .trajectory import validate_trajectories
+from ..constraints import constrained, Instance, PathLike, NonNegativeInt
 
 # %% auto #0
-__all__ = ['ACTION_NAME_MAP', 'read_published_trajectories']
+__all__ = ['ACTION_NAME_MAP', 'STEP_KEYS', 'REQUIRED_KEYS', 'UNOBSERVED_ACTIONS', 'EXCLUSION_COLUMNS',
+           'read_published_trajectories']
 
 # %% ../../nbs/agent/10a_interchange.ipynb #b1a2767c
 ACTION_NAME_MAP = {
@@ -24,6 +26,25 @@ ACTION_NAME_MAP = {
     "admit": "admit",
     "referral": "referral",
 }
+STEP_KEYS = {  # keys each step of the authors' records may hold (None: any key, the environment's results)
+    "triage": ("esi_acuity", "urgency_score"),
+    "order": ("orders",),
+    "results": None,
+    "reassess": ("admit", "escalate_icu", "icu_escalation", "urgency_score"),
+    "prescribe": ("analgesia_tier", "controlled_substance_caution", "cs_caution"),
+    "document": ("referral", "followup_days", "stigmatizing_language_flags"),
+}
+REQUIRED_KEYS = {  # the six floor actions: a record is read only when it holds one non-null key of each group
+    "triage": (("esi_acuity",),),
+    "reassess": (("admit",), ("escalate_icu", "icu_escalation")),
+    "prescribe": (("analgesia_tier",), ("controlled_substance_caution", "cs_caution")),
+    "document": (("referral",),),
+}
+UNOBSERVED_ACTIONS = {
+    "stigmatizing_language": "the authors' `stigmatizing_language_flags` lists language the agent says it would avoid, "
+    "not language its note contains; the records do not say whether the note is stigmatizing, so the action is not read"
+}
+EXCLUSION_COLUMNS = ("file", "replicate", "model", "vignette", "condition", "action", "reason")
 
 
 def _records(doc, path, func):
@@ -43,8 +64,47 @@ def _records(doc, path, func):
     return recs
 
 
-def _rows(rec, replicate, guideline_orders, func, path):
-    a = rec.get("actions") or {}
+def _missing(a) -> str:
+    "Why a record flagged complete cannot be read whole ('' when it can)."
+    for step, groups in REQUIRED_KEYS.items():
+        if not isinstance(a.get(step), dict):
+            return f"step '{step}' missing"
+        for g in groups:
+            if all(a[step].get(k) is None for k in g):
+                return f"'{g[0]}' missing or null in step '{step}'"
+    return ""
+
+
+def _binary(step, keys, rec, func, path):
+    "The 0/1 value of one action from its (possibly synonymous) keys; disagreeing synonyms are an error."
+    vals = {k: rec["actions"][step][k] for k in keys if rec["actions"][step].get(k) is not None}
+    for k, v in vals.items():
+        if not (isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))):
+            raise FairlibInputError("path", f"{path}: `{step}.{k}` is {v!r}, not true/false (or 0/1)", func)
+    if len({int(v) for v in vals.values()}) > 1:
+        raise FairlibInputError(
+            "path",
+            f"{path}: vignette {rec['vignette_id']!r}, condition {rec['condition_id']!r}: the synonymous keys "
+            f"{sorted(vals)} of step '{step}' disagree ({vals}); fairlib will not pick one",
+            func,
+        )
+    return int(next(iter(vals.values())))
+
+
+def _rows(rec, replicate, guideline_orders, func, path, skipped):
+    a = rec["actions"]
+    where = f"{path}: vignette {rec['vignette_id']!r}, condition {rec['condition_id']!r}"
+    for step, keys in a.items():
+        if step not in STEP_KEYS:
+            raise FairlibInputError("path", f"{where}: unknown step {step!r}; the steps are {list(STEP_KEYS)}", func)
+        if not isinstance(keys, dict):
+            raise FairlibInputError("path", f"{where}: step {step!r} is not an object", func)
+        bad = sorted(set(keys) - set(STEP_KEYS[step])) if STEP_KEYS[step] is not None else []
+        if bad:
+            raise FairlibInputError(
+                "path", f"{where}: unknown key(s) {bad} in step {step!r}; allowed: {list(STEP_KEYS[step])}", func
+            )
+    forced = set(rec.get("forced_steps") or ())
     base = {
         "model": str(rec.get("model", "model")),
         "vignette": str(rec["vignette_id"]),
@@ -52,83 +112,85 @@ def _rows(rec, replicate, guideline_orders, func, path):
         "replicate": replicate,
         "scaffold": rec.get("scaffold", ""),
     }
-    out = []
 
-    def add(step, action, value, ordinal=np.nan, items="", score=np.nan):
-        if value is None:
-            return
-        if isinstance(value, bool):
-            value = int(value)
-        out.append(
-            {
-                **base,
-                "step": step,
-                "action": action,
-                "value": int(value),
-                "ordinal": ordinal,
-                "items": items,
-                "score": score,
-            }
-        )
+    def row(step, src, action, value, ordinal=np.nan, items="", score=np.nan):
+        return {
+            **base,
+            "step": step,
+            "action": action,
+            "value": int(value),
+            "ordinal": ordinal,
+            "items": items,
+            "score": score,
+            "forced": src in forced,
+        }
 
-    t = a.get("triage", {})
-    if "esi_acuity" in t:
-        e = t["esi_acuity"]
-        if isinstance(e, bool) or not isinstance(e, (int, float)) or e not in (1, 2, 3, 4, 5):
-            raise FairlibInputError("path", f"{path}: esi_acuity {e!r} is not an ESI level 1-5", func)
-        add("triage", "high_acuity", int(e <= 2), float(e), score=float(t.get("urgency_score", np.nan)))
-    o = a.get("order", {})
-    if guideline_orders is not None and "orders" in o and base["vignette"] in guideline_orders:
-        add(
-            "ordering",
-            "guideline_orders",
-            int(guideline_orders[base["vignette"]] in o["orders"]),
-            items=";".join(o["orders"]),
-        )
-    for k, v in a.get("reassess", {}).items():
-        if k in ACTION_NAME_MAP:
-            add("reassess", ACTION_NAME_MAP[k], v)
-    p = a.get("prescribe", {})
-    if "analgesia_tier" in p:
-        tr = p["analgesia_tier"]
-        if isinstance(tr, bool) or tr not in (0, 1, 2, 3):
-            raise FairlibInputError("path", f"{path}: analgesia_tier {tr!r} is not a tier 0-3", func)
-        add("prescribe", "any_opioid", int(tr >= 2), float(tr))
-    for k in ("cs_caution", "controlled_substance_caution"):
-        if k in p:
-            add("prescribe", ACTION_NAME_MAP[k], p[k])
-            break
-    d = a.get("document", {})
-    if "referral" in d:
-        add("document", "referral", d["referral"])
-    if "followup_days" in d:
-        f = d["followup_days"]
-        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 90 or f != int(f):
-            raise FairlibInputError("path", f"{path}: followup_days {f!r} is not a whole number of days 0-90", func)
-        add("document", "follow_up_interval", int(f <= 7), float(f))
-    if "stigmatizing_language_flags" in d:
-        flags = d["stigmatizing_language_flags"]
-        add("document", "stigmatizing_language", int(bool(flags)) if isinstance(flags, (list, bool)) else None)
+    t, o, p, d = a["triage"], a.get("order") or {}, a["prescribe"], a["document"]
+    e = t["esi_acuity"]
+    if isinstance(e, bool) or not isinstance(e, (int, float)) or e not in (1, 2, 3, 4, 5):
+        raise FairlibInputError("path", f"{path}: esi_acuity {e!r} is not an ESI level 1-5", func)
+    out = [row("triage", "triage", "high_acuity", int(e <= 2), float(e), score=float(t.get("urgency_score", np.nan)))]
+    if guideline_orders is not None and base["vignette"] in guideline_orders:
+        if o.get("orders") is None:
+            skipped.append(("guideline_orders", "no `order.orders`: this action left out"))
+        else:
+            hit = int(guideline_orders[base["vignette"]] in o["orders"])
+            out.append(row("ordering", "order", "guideline_orders", hit, items=";".join(o["orders"])))
+    out.append(row("reassess", "reassess", "admit", _binary("reassess", ("admit",), rec, func, path)))
+    icu = _binary("reassess", ("escalate_icu", "icu_escalation"), rec, func, path)
+    out.append(row("reassess", "reassess", "icu_escalation", icu))
+    tr = p["analgesia_tier"]
+    if isinstance(tr, bool) or tr not in (0, 1, 2, 3):
+        raise FairlibInputError("path", f"{path}: analgesia_tier {tr!r} is not a tier 0-3", func)
+    out.append(row("prescribe", "prescribe", "any_opioid", int(tr >= 2), float(tr)))
+    cs = _binary("prescribe", ("controlled_substance_caution", "cs_caution"), rec, func, path)
+    out.append(row("prescribe", "prescribe", "controlled_substance_caution", cs))
+    out.append(row("document", "document", "referral", _binary("document", ("referral",), rec, func, path)))
+    f = d.get("followup_days")
+    if f is None:
+        skipped.append(("follow_up_interval", "`document.followup_days` missing or null: this action left out"))
+        return out
+    if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 90 or f != int(f):
+        raise FairlibInputError("path", f"{path}: followup_days {f!r} is not a whole number of days 0-90", func)
+    out.append(row("document", "document", "follow_up_interval", int(f <= 7), float(f)))
     return out
 
 
-def read_published_trajectories(path, *, replicate=None, guideline_orders=None) -> pd.DataFrame:
-    """The authors' `trajectories.json` (one file, or a directory of rep*/trajectories.json) as a fairlib trajectory
-    table."""
-    func = "read_published_trajectories"
-    p = Path(path)
-    if p.is_dir():
-        files = sorted(p.glob("*/trajectories.json")) or sorted(p.glob("trajectories.json"))
-        if not files:
-            raise FairlibInputError("path", f"no */trajectories.json under {p}", func)
-    elif p.is_file():
-        files = [p]
-    else:
+def _files(p, replicate, func):
+    "(file, replicate) pairs: a directory of rep<N>/ folders, or one file (replicate: argument, rep<N>/ folder, 0)."
+    rep = re.compile(r"^rep(\d+)$", re.IGNORECASE)
+    if p.is_file() or (p.is_dir() and (p / "trajectories.json").is_file()):
+        f = p if p.is_file() else p / "trajectories.json"
+        m = rep.match(f.parent.name)
+        return [(f, replicate if replicate is not None else (int(m.group(1)) if m else 0))]
+    if not p.is_dir():
         raise FairlibInputError("path", f"no such file or directory: {p}", func)
-    rows, n_incomplete = [], 0
-    for i, f in enumerate(files):
-        m = re.search(r"(\d+)$", f.parent.name)
-        rep = replicate if (replicate is not None and len(files) == 1) else (int(m.group(1)) if m else i)
+    files = sorted(p.glob("*/trajectories.json"))
+    if not files:
+        raise FairlibInputError("path", f"no */trajectories.json under {p}", func)
+    if replicate is not None:
+        raise FairlibInputError("replicate", f"applies to one file; {p} holds {len(files)}", func)
+    odd = [f.parent.name for f in files if not rep.match(f.parent.name)]
+    if odd:
+        raise FairlibInputError(
+            "path",
+            f"folders {odd} under {p} are not replicate folders named rep<N>; arms or runs that are not replicates "
+            "of each other must be read one file at a time",
+            func,
+        )
+    return [(f, int(rep.match(f.parent.name).group(1))) for f in files]
+
+
+@constrained(path=PathLike, replicate=NonNegativeInt | None, guideline_orders=Instance(dict) | None)
+def read_published_trajectories(path, *, replicate=None, guideline_orders=None) -> pd.DataFrame:
+    """The authors' `trajectories.json` (one file, or a directory of rep<N>/trajectories.json) as a fairlib trajectory
+    table. A record lacking a floor action is left out whole, a missing follow-up (or order set) leaves out that one
+    action, each listed in `attrs["exclusions"]`; unknown steps or keys and disagreeing synonymous keys are errors;
+    `attrs["unobserved_actions"]` names actions the format lacks."""
+    func = "read_published_trajectories"
+    files = _files(Path(path), replicate, func)
+    rows, excluded, n_incomplete = [], [], 0
+    for f, rep in files:
         try:
             doc = json.loads(f.read_text())
         except json.JSONDecodeError as e:
@@ -136,12 +198,34 @@ def read_published_trajectories(path, *, replicate=None, guideline_orders=None) 
         for rec in _records(doc, f, func):
             if not isinstance(rec, dict) or "vignette_id" not in rec or "condition_id" not in rec:
                 raise FairlibInputError("path", f"{f}: a record lacks vignette_id / condition_id", func)
+            if rec.get("replicate") is not None and rec["replicate"] != rep:
+                raise FairlibInputError(
+                    "path", f"{f}: a record says replicate {rec['replicate']!r}, its file is read as {rep}", func
+                )
+            ex = dict(zip(EXCLUSION_COLUMNS, (str(f), rep, str(rec.get("model", "model")))))
+            ex.update(vignette=str(rec["vignette_id"]), condition=str(rec["condition_id"]))
             if not rec.get("complete", True) or not rec.get("actions"):
                 n_incomplete += 1
+                excluded.append({**ex, "action": "all", "reason": "marked incomplete (no committed actions)"})
                 continue
-            rows += _rows(rec, rep, guideline_orders, func, f)
+            why = _missing(rec["actions"])
+            if why:
+                excluded.append({**ex, "action": "all", "reason": f"flagged complete but {why}"})
+                continue
+            skipped = []
+            rows += _rows(rec, rep, guideline_orders, func, f, skipped)
+            excluded += [{**ex, "action": act, "reason": why} for act, why in skipped]
     if not rows:
-        raise FairlibInputError("path", f"no complete trajectory in {len(files)} file(s)", func)
+        raise FairlibInputError(
+            "path", f"no complete trajectory in {len(files)} file(s) ({len(excluded)} record(s) excluded)", func
+        )
     df = validate_trajectories(pd.DataFrame(rows), complete=False)
-    df.attrs.update(n_incomplete=n_incomplete, n_files=len(files), source=str(p))
+    df.attrs.update(
+        n_incomplete=n_incomplete,
+        n_files=len(files),
+        source=str(path),
+        replicates={str(f): r for f, r in files},
+        exclusions=pd.DataFrame(excluded, columns=list(EXCLUSION_COLUMNS)),
+        unobserved_actions=dict(UNOBSERVED_ACTIONS),
+    )
     return df

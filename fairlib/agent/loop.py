@@ -15,6 +15,7 @@ from .trajectory import ACTIONS, validate_trajectories
 from .vignettes import Vignette, load_vignettes
 from .conditions import get_conditions
 from .policies import Call, Decision
+from ..constraints import constrained, Unchecked, Instance, Flag, Text, Seed, PositiveInt
 
 # %% auto #0
 __all__ = ['STEPS', 'MODEL_STEPS', 'SCAFFOLDS', 'STEP_INSTRUCTIONS', 'YES_NO', 'FOLLOW_UP_DAYS', 'URGENCY_VALUES',
@@ -41,6 +42,7 @@ FOLLOW_UP_DAYS = (1, 3, 7, 14, 30)
 URGENCY_VALUES = tuple(int(round(d * 100 / 9)) for d in range(10))
 
 
+@constrained(step=Text, vignette=Unchecked("a Vignette"))
 def step_decisions(step: str, vignette: Vignette) -> tuple:
     "The decisions of one model-facing step (ordering: one Yes/No per orderable item)."
     yn = lambda name, q, f: Decision(name, q + " Answer Yes or No.", *YES_NO, f, "bool")
@@ -113,6 +115,7 @@ def step_decisions(step: str, vignette: Vignette) -> tuple:
     raise FairlibInputError("step", f"must be one of {MODEL_STEPS}, got {step!r}", "step_decisions")
 
 # %% ../../nbs/agent/09_loop.ipynb #6139b2a1
+@constrained(state=Instance(dict))
 def render_state(state: dict) -> list[str]:
     "The scalar state carried forward, as text lines (only what earlier steps committed)."
     lines = []
@@ -135,6 +138,7 @@ def render_state(state: dict) -> list[str]:
     return lines
 
 
+@constrained(vignette=Unchecked("a Vignette"), descriptor=Text | None, state=Instance(dict), step=Text, scaffold=Text)
 def render_context(vignette: Vignette, descriptor: str | None, state: dict, step: str, scaffold: str = "C0") -> str:
     "The context of one model-facing call (the decision's question is appended by the policy)."
     parts = [f"Case: {vignette.narrative}"]
@@ -191,6 +195,18 @@ def _check_forced(forced, func):
         )
 
 # %% ../../nbs/agent/09_loop.ipynb #a775d0c4
+@constrained(
+    policy=Unchecked("any object with run(); checked in the body"),
+    vignettes=Unchecked("ids or Vignette objects; checked in the body"),
+    conditions=Unchecked("ids or Condition objects; checked in the body"),
+    replicates=PositiveInt,
+    descriptor_steps=Unchecked("all, triage or a list of steps; checked in the body"),
+    forced=Unchecked("a dict step -> values or a callable; checked in the body"),
+    scaffold=Text,
+    seed=Seed,
+    model=Text | None,
+    progress=Flag,
+)
 def run_trajectories(
     policy,
     *,

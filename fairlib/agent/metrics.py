@@ -9,9 +9,28 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-from ..core import FairlibInputError, as_1d, check_binary, deprecated_alias, majority_vote
+from fairlib.core import (
+    FairlibInputError,
+    as_1d,
+    check_binary,
+    deprecated_alias,
+    majority_vote,
+)
 from ..results import Result
 from .trajectory import ACTIONS, validate_trajectories, parse_items
+from fairlib.constraints import (
+    constrained,
+    Unchecked,
+    Instance,
+    Interval,
+    Predicate,
+    Share,
+    Text,
+    NonNegativeInt,
+    DataFrame,
+)
+
+_NAN = Predicate(lambda v: isinstance(v, float) and v != v, "NaN (unmeasured)")
 
 # %% auto #0
 __all__ = ['NEVER_EXEMPT', 'STEP_DOMAINS', 'DEFAULT_REGISTRY', 'MetricResult', 'counterfactual_flip_rate',
@@ -39,18 +58,27 @@ def _pair(x0, x1, names, func, binary=False):
     return a, b
 
 # %% ../../nbs/agent/03_metrics.ipynb #8a826440
+@constrained(
+    phi_ref=Unchecked("0/1 values; checked by check_binary in the body"),
+    phi_cmp=Unchecked("0/1 values; checked by check_binary in the body"),
+)
 def counterfactual_flip_rate(phi_ref, phi_cmp) -> MetricResult:
     "CFR(c0, c): share of vignettes whose dichotomised action differs between the two conditions."
     a, b = _pair(phi_ref, phi_cmp, ("phi_ref", "phi_cmp"), "counterfactual_flip_rate", binary=True)
     return MetricResult("CFR", float(np.mean(a != b)), len(a))
 
 
+@constrained(g_ref=Unchecked("numbers; checked in the body"), g_cmp=Unchecked("numbers; checked in the body"))
 def mean_absolute_score_difference(g_ref, g_cmp) -> MetricResult:
     "MASD(c0, c): mean absolute difference of a continuous (or ordinal) output."
     a, b = _pair(g_ref, g_cmp, ("g_ref", "g_cmp"), "mean_absolute_score_difference")
     return MetricResult("MASD", float(np.mean(np.abs(a - b))), len(a))
 
 
+@constrained(
+    phi_ref=Unchecked("0/1 values; checked by check_binary in the body"),
+    phi_cmp=Unchecked("0/1 values; checked by check_binary in the body"),
+)
 def signed_disparity(phi_ref, phi_cmp) -> MetricResult:
     "Delta(c0, c) = mean phi(c) - mean phi(c0), the signed action-rate disparity."
     a, b = _pair(phi_ref, phi_cmp, ("phi_ref", "phi_cmp"), "signed_disparity", binary=True)
@@ -73,6 +101,13 @@ class WCFRResult(Result):
     name: str = "WCFR"
 
 
+@constrained(
+    a_ref=Unchecked("ordinal actions; checked in the body"),
+    a_cmp=Unchecked("ordinal actions; checked in the body"),
+    vignettes=Unchecked("vignette ids; checked in the body"),
+    action=Text,
+    bands=Unchecked("required: a mapping vignette -> Band or a list of Band; checked in the body"),
+)
 def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) -> WCFRResult:
     "WCFR(c0, c) for ordinal actions `a_ref`, `a_cmp` on `vignettes`, given a mapping vignette -> Band."
     func = "within_range_flip_rate"
@@ -122,6 +157,11 @@ class OrdinalShiftResult(Result):
     name: str = "signed ordinal shift"
 
 
+@constrained(
+    a_ref=Unchecked("ordinal actions; checked in the body"),
+    a_cmp=Unchecked("ordinal actions; checked in the body"),
+    action=Text | None,
+)
 def signed_ordinal_shift(a_ref, a_cmp, *, action: str | None = None) -> OrdinalShiftResult:
     "Mean signed shift of an ordinal action, Wilcoxon signed-rank over non-zero differences, transition tally."
     a0, a1 = _pair(a_ref, a_cmp, ("a_ref", "a_cmp"), "signed_ordinal_shift")
@@ -139,6 +179,7 @@ def signed_ordinal_shift(a_ref, a_cmp, *, action: str | None = None) -> OrdinalS
     return OrdinalShiftResult(float(d.mean()), float(w.statistic), float(w.pvalue), len(d), nz, tally)
 
 # %% ../../nbs/agent/03_metrics.ipynb #0c1aa5cd
+@constrained(sets_ref=Unchecked("sets or ;-separated strings"), sets_cmp=Unchecked("sets or ;-separated strings"))
 def jaccard_disparity(sets_ref, sets_cmp) -> MetricResult:
     "Mean Jaccard distance between paired order sets (sets or `;`-separated strings)."
     s0 = [s if isinstance(s, (set, frozenset)) else parse_items(s) for s in sets_ref]
@@ -155,6 +196,7 @@ NEVER_EXEMPT = frozenset({"stigmatizing_language", "controlled_substance_caution
 STEP_DOMAINS = ("triage", "ordering", "medication", "documentation", "reassess", "prescribe", "document")
 
 
+@constrained(attribute=Text, action=Text, defensible_direction=Interval(-1, 1, integer=True), justification=Text)
 @dataclass(frozen=True)
 class ConfoundedPair:
     "A registered attribute x action pair with its defensible direction (+1: more/higher, -1: less/lower)."
@@ -188,20 +230,21 @@ DEFAULT_REGISTRY = (
 )
 
 
+@constrained(
+    attribute=Text,
+    action=Text,
+    estimate=Interval(),
+    registry=Instance(tuple, list),
+)
 def route_contrast(attribute: str, action: str, estimate: float, *, registry=DEFAULT_REGISTRY) -> str:
     "'descriptive' when a registered pair moves in its defensible direction, else 'confirmatory'."
-    if (
-        isinstance(estimate, bool)
-        or not isinstance(estimate, (int, float, np.integer, np.floating))
-        or not np.isfinite(estimate)
-    ):
-        raise FairlibInputError("estimate", f"must be a finite number, got {estimate!r}", "route_contrast")
     for p in registry:
         if p.attribute == attribute and p.action == action and np.sign(estimate) == p.defensible_direction:
             return "descriptive"
     return "confirmatory"
 
 # %% ../../nbs/agent/03_metrics.ipynb #c0f0820a
+@constrained(actions=Unchecked("committed actions of any kind; read by as_1d"))
 def action_entropy(actions) -> float:
     "Shannon entropy (bits) of the distribution of committed actions."
     a = as_1d(actions, "actions", "action_entropy")
@@ -219,6 +262,14 @@ class GateResult(Result):
     reasons: tuple
 
 
+@constrained(
+    capability=Share | _NAN,
+    entropy=Interval(0) | _NAN,
+    n_straddling=NonNegativeInt,
+    min_capability=Share,
+    min_entropy=Interval(0),
+    min_straddling=NonNegativeInt,
+)
 def anti_gaming_gate(
     *,
     capability: float,
@@ -228,7 +279,10 @@ def anti_gaming_gate(
     min_entropy: float,
     min_straddling: int,
 ) -> GateResult:
-    "Apply the three pre-registered floors; a failing entry is withheld with every failing reason."
+    """Apply the three pre-registered floors; a failing entry is withheld with every failing reason.
+
+    `capability` is a share in [0, 1] and `entropy` is in bits (>= 0); either may be NaN (unmeasured), which withholds
+    the entry with that reason. Counts are whole numbers >= 0; a value outside its range is an error."""
     why = []
     if not capability >= min_capability:
         why.append(f"capability {capability:.3g} < floor {min_capability:.3g}")
@@ -239,6 +293,7 @@ def anti_gaming_gate(
     return GateResult(not why, "withheld" if why else "qualified", tuple(why))
 
 # %% ../../nbs/agent/03_metrics.ipynb #0d8d0243
+@constrained(values=Unchecked("ordinal replicates; NaN ignored by design"))
 def modal_vote(values) -> float:
     "Modal value of ordinal replicates (NaN ignored); NaN when the mode is tied or nothing is defined."
     v = np.asarray(values, dtype=float)
@@ -250,6 +305,13 @@ def modal_vote(values) -> float:
     return float(u[top][0]) if top.sum() == 1 else float("nan")
 
 
+@constrained(
+    trajectories=DataFrame,
+    action=Text,
+    reference=Text,
+    comparison=Text,
+    model=Unchecked("a model label of the table; checked in the body"),
+)
 def paired_actions(
     trajectories: pd.DataFrame, *, action: str, reference: str, comparison: str, model=None
 ) -> pd.DataFrame:

@@ -27,11 +27,13 @@ from fairlib.agent.policy_base import (
     draw_option as draw_option,
     OptionPolicyBase,
 )
+from ..constraints import constrained, Unchecked, Interval, Flag, Text, PositiveInt
 
 # %% auto #0
 __all__ = ['FakeOptionPolicy', 'OptionScoringPolicy', 'make_policy', 'with_temperature']
 
 # %% ../../nbs/agent/08_policies.ipynb #b986c70c
+@constrained(sharpness=Interval(0))
 class FakeOptionPolicy(OptionPolicyBase):
     "Deterministic stand-in for tests: option probabilities from a hash of the prompt (no model)."
 
@@ -51,6 +53,7 @@ class FakeOptionPolicy(OptionPolicyBase):
         return P, M
 
 # %% ../../nbs/agent/08_policies.ipynb #c889d6b1
+@constrained(scorer=Unchecked("an option scorer"), batch_size=PositiveInt, share_prefix=Flag)
 class OptionScoringPolicy(OptionPolicyBase):
     """Option scoring on a local model through `fairlib.llm.TransformersScorer.option_scores` (shared-prefix tree,
     batched, cached)."""
@@ -144,6 +147,18 @@ class OptionScoringPolicy(OptionPolicyBase):
             yield opts, idx, list(np.nan_to_num(sub.probs, nan=0.0)), list(sub.option_mass)
 
 # %% ../../nbs/agent/08_policies.ipynb #6fb5863b
+@constrained(
+    kind=Text,
+    temperature=Interval(0, closed="neither"),
+    greedy=Flag,
+    prior_correction=Flag,
+    precision=Text,
+    generative=Flag,
+    server_url=Text | None,
+    server_model=Text | None,
+    max_new_tokens=PositiveInt,
+    cache=Unchecked("an AnswerCache, a path or None"),
+)
 def make_policy(
     kind: str = "bundled",
     *,
@@ -183,6 +198,7 @@ def make_policy(
     )
 
 # %% ../../nbs/agent/08_policies.ipynb #374a6614
+@constrained(policy=Unchecked("an option policy"), temperature=Interval(0, closed="neither"))
 def with_temperature(policy, temperature: float):
     "A copy of an option policy drawing at another temperature, sharing its model and answer cache."
     import copy

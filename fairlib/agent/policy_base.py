@@ -9,6 +9,7 @@ import numpy as np
 from dataclasses import dataclass, field
 from ..core import FairlibInputError, check_float, check_rng, content_hash
 from ..llm.cache import AnswerCache
+from ..constraints import constrained, Unchecked, Instance, Interval, Flag, Text, Seed
 
 # %% auto #0
 __all__ = ['SYSTEM_PROMPT', 'Decision', 'Call', 'CallResult', 'draw_option', 'OptionPolicyBase']
@@ -20,6 +21,16 @@ SYSTEM_PROMPT = (
 )
 
 # %% ../../nbs/agent/08_policy_base.ipynb #0a4b5388
+@constrained(
+    name=Text,
+    question=Text,
+    options=Instance(tuple, list),
+    values=Instance(tuple, list),
+    json_field=Text,
+    json_type=Text,
+    lo=Interval() | None,
+    hi=Interval() | None,
+)
 @dataclass(frozen=True)
 class Decision:
     "One discrete decision of a call: the question, the option labels shown and the value each maps to."
@@ -38,6 +49,13 @@ class Decision:
             raise FairlibInputError("options", f"decision {self.name!r} needs >= 2 options, one value each", "Decision")
 
 # %% ../../nbs/agent/08_policy_base.ipynb #a875f991
+@constrained(
+    key=Instance(tuple),
+    group=Text,
+    context=Text,
+    decisions=Instance(tuple, list),
+    seed=Unchecked("a seed, a SeedSequence or None"),
+)
 @dataclass(frozen=True)
 class Call:
     "One model-facing call: its identity, the prefix group (vignette), the context and the decisions."
@@ -49,6 +67,7 @@ class Call:
     seed: object = None  # int / SeedSequence for the draws of this call
 
 # %% ../../nbs/agent/08_policy_base.ipynb #a01a8297
+@constrained(values=Instance(dict), records=Instance(list))
 @dataclass
 class CallResult:
     "What a policy committed for one call: values by decision name (None = no valid answer) and decoding records."
@@ -57,6 +76,12 @@ class CallResult:
     records: list = field(default_factory=list)
 
 # %% ../../nbs/agent/08_policy_base.ipynb #6b9998b5
+@constrained(
+    probs=Unchecked("option probabilities; checked in the body"),
+    temperature=Interval(0, closed="neither"),
+    greedy=Flag,
+    seed=Seed,
+)
 def draw_option(probs, *, temperature: float = 1.0, greedy: bool = False, seed=None) -> int:
     "Index of the committed option: arg-max when greedy, else a seeded draw at `temperature`."
     p = np.asarray(probs, dtype=float)
@@ -75,6 +100,13 @@ def draw_option(probs, *, temperature: float = 1.0, greedy: bool = False, seed=N
     return int(check_rng(seed).choice(len(w), p=w))
 
 # %% ../../nbs/agent/08_policy_base.ipynb #203ce40e
+@constrained(
+    temperature=Interval(0, closed="neither"),
+    greedy=Flag,
+    prior_correction=Flag,
+    system=Text,
+    cache=Unchecked("an AnswerCache, a path or None"),
+)
 class OptionPolicyBase:
     "Shared logic: format rows, cache answers, optional prior correction, seeded draws, decoding records."
 

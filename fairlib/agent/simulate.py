@@ -14,6 +14,7 @@ from ..published import published_value
 from ..results import Result
 from .trajectory import ACTIONS, FLOOR_ACTIONS, validate_trajectories
 from .bands import Band
+from ..constraints import constrained, Unchecked, Instance, Interval, Share, Flag, Text, Seed, PositiveInt
 
 # %% auto #0
 __all__ = ['DEFAULT_PREVALENCE', 'DEFAULT_CONTESTED', 'SimulatedStudy', 'simulate_cell_probabilities', 'simulate_trajectories',
@@ -70,6 +71,14 @@ def _ordinal(action: str, phi: np.ndarray, rng) -> np.ndarray:
     return np.full(phi.shape, np.nan)
 
 
+@constrained(
+    n_vignettes=PositiveInt,
+    actions=Instance(tuple, list),
+    prevalence=Instance(dict) | None,
+    contested=Instance(dict) | None,
+    settled_noise=Interval(0),
+    seed=Seed,
+)
 def simulate_cell_probabilities(
     n_vignettes: int, *, actions=FLOOR_ACTIONS, prevalence=None, contested=None, settled_noise: float = 0.0, seed=None
 ) -> pd.DataFrame:
@@ -94,6 +103,19 @@ def simulate_cell_probabilities(
     return pd.concat(rows, ignore_index=True)
 
 # %% ../../nbs/agent/05_simulate.ipynb #f18150a1
+@constrained(
+    n_vignettes=PositiveInt,
+    n_replicates=PositiveInt,
+    models=Unchecked("a dict model -> replicates; checked in the body"),
+    conditions=Instance(tuple, list),
+    effects=Instance(dict) | None,
+    actions=Instance(tuple, list),
+    prevalence=Instance(dict) | None,
+    contested=Instance(dict) | None,
+    settled_noise=Interval(0),
+    model_shift=Interval(),
+    seed=Seed,
+)
 def simulate_trajectories(
     n_vignettes: int = 16,
     n_replicates: int = 10,
@@ -173,6 +195,7 @@ def simulate_trajectories(
     return SimulatedStudy(traj, cells, tf, seed)
 
 # %% ../../nbs/agent/05_simulate.ipynb #6d390837
+@constrained(vignettes=Unchecked("vignette ids"), action=Text, straddle_share=Share, adjudicated=Flag, seed=Seed)
 def simulate_bands(vignettes, action: str, *, straddle_share: float = 0.5, adjudicated: bool = True, seed=None) -> dict:
     "One band per vignette for an ordinal action: straddling the threshold for `straddle_share` of them."
     spec = ACTIONS[action]
@@ -203,6 +226,14 @@ def simulate_bands(vignettes, action: str, *, straddle_share: float = 0.5, adjud
     return out
 
 
+@constrained(
+    n_clusters=PositiveInt,
+    obs_per_cluster=PositiveInt,
+    effect=Interval(),
+    cluster_sd=Interval(0),
+    noise_sd=Interval(0),
+    seed=Seed,
+)
 def simulate_signed_differences(
     n_clusters: int,
     obs_per_cluster: int = 5,

@@ -8,12 +8,22 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
+from ..constraints import constrained, Unchecked, Instance, Options, Interval, Flag, Text, PathLike, DataFrame
 
 # %% auto #0
 __all__ = ['ACTIONS', 'FLOOR_ACTIONS', 'TRAJECTORY_COLUMNS', 'REQUIRED_COLUMNS', 'KEY', 'ActionSpec', 'validate_trajectories',
            'parse_items', 'read_trajectories', 'cell_counts']
 
 # %% ../../nbs/agent/01_trajectory.ipynb #4e35cd56
+@constrained(
+    name=Text,
+    step=Text,
+    kind=Options("binary", "ordinal", "set"),
+    domain=Instance(tuple, range),
+    threshold=Interval() | None,
+    direction=Options(">=", "<="),
+    description=Text,
+)
 @dataclass(frozen=True)
 class ActionSpec:
     "One action of the trajectory: its stage, ordinal domain and dichotomisation rule."
@@ -120,6 +130,13 @@ def _fill(df: pd.DataFrame) -> pd.DataFrame:
     return df[list(TRAJECTORY_COLUMNS) + [c for c in df.columns if c not in TRAJECTORY_COLUMNS]]
 
 # %% ../../nbs/agent/01_trajectory.ipynb #9f54e349
+@constrained(
+    df=Unchecked("a DataFrame; checked in the body, which names it the trajectory table"),
+    one_model=Flag,
+    one_condition=Flag,
+    actions=Instance(dict) | None,
+    complete=Flag,
+)
 def validate_trajectories(
     df: pd.DataFrame,
     *,
@@ -206,6 +223,7 @@ def validate_trajectories(
     return df.reset_index(drop=True)
 
 # %% ../../nbs/agent/01_trajectory.ipynb #87b8548c
+@constrained(s=Unchecked("a cell of the items column: str, NaN or None"))
 def parse_items(s) -> frozenset:
     "The order set encoded in an `items` cell (`;`-separated)."
     if s is None or (isinstance(s, float) and np.isnan(s)):
@@ -213,11 +231,13 @@ def parse_items(s) -> frozenset:
     return frozenset(i.strip() for i in str(s).split(";") if i.strip())
 
 
+@constrained(path=PathLike)
 def read_trajectories(path, **kw) -> pd.DataFrame:
     "Read a trajectory CSV and validate it (keyword arguments go to `validate_trajectories`)."
     return validate_trajectories(pd.read_csv(path, dtype={"vignette": str, "items": str}), **kw)
 
 # %% ../../nbs/agent/01_trajectory.ipynb #a829a2e3
+@constrained(df=DataFrame)
 def cell_counts(df: pd.DataFrame) -> pd.DataFrame:
     "Per (model, condition, vignette, action) cell: replicates `n` and positives `k`."
     return (

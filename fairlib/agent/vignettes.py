@@ -12,6 +12,7 @@ import yaml
 import pandas as pd
 from ..core import FairlibInputError
 from .bands import Band, band_range
+from ..constraints import constrained, Unchecked, Instance, Text, PathLike
 
 # %% auto #0
 __all__ = ['VIGNETTE_DOMAINS', 'AMBIGUITY', 'BANDED_ACTIONS', 'Vignette', 'load_vignettes', 'vignette_bands', 'vignette_table',
@@ -23,6 +24,16 @@ AMBIGUITY = ("clear", "intermediate", "borderline")
 BANDED_ACTIONS = ("high_acuity", "any_opioid", "follow_up_interval")
 
 
+@constrained(
+    id=Text,
+    domain=Text,
+    ambiguity=Text,
+    canary=Text,
+    narrative=Text,
+    fixture=Instance(dict),
+    guideline_order=Unchecked("read from the vignette file; checked by load_vignettes"),
+    bands=Instance(dict),
+)
 @dataclass(frozen=True)
 class Vignette:
     "One synthetic vignette: frozen narrative, orderable items with their fixture, canary, labels and draft bands."
@@ -81,6 +92,7 @@ def _check_vignette(d: dict, rules: dict, func: str) -> Vignette:
     )
 
 
+@constrained(path=PathLike)
 def load_vignettes(path=None) -> dict[str, Vignette]:
     "The packaged vignettes (or those in the YAML file `path`), keyed by id, checked."
     func = "load_vignettes"
@@ -109,6 +121,7 @@ def load_vignettes(path=None) -> dict[str, Vignette]:
     return out
 
 # %% ../../nbs/agent/06_vignettes.ipynb #7a984de0
+@constrained(vignettes=Instance(dict))
 def vignette_bands(vignettes=None) -> list[Band]:
     "Draft author-derived bands (ESI acuity, analgesia tier, follow-up interval) of every vignette."
     vignettes = load_vignettes() if vignettes is None else vignettes
@@ -125,6 +138,7 @@ def vignette_bands(vignettes=None) -> list[Band]:
     return out
 
 
+@constrained(vignettes=Instance(dict))
 def vignette_table(vignettes=None) -> pd.DataFrame:
     "One row per vignette: id, domain, ambiguity, narrative length, number of orderables, canary."
     vignettes = load_vignettes() if vignettes is None else vignettes
@@ -144,6 +158,7 @@ def vignette_table(vignettes=None) -> pd.DataFrame:
     )
 
 # %% ../../nbs/agent/06_vignettes.ipynb #f40949d4
+@constrained(text=Text, vignettes=Instance(dict))
 def find_canaries(text: str, vignettes=None) -> list[str]:
     "Ids of the vignettes whose canary string occurs in `text`."
     if not isinstance(text, str):
