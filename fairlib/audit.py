@@ -9,13 +9,18 @@ import pandas as pd
 import numbers
 import warnings
 from dataclasses import dataclass, field
-from .core import FairlibInputError, as_1d, cell_seed, check_choice, check_float, check_int, check_rng
+from .core import FairlibInputError, as_1d, cell_seed, check_choice, check_rng
+from .constraints import Flag, Frame, Instance, Interval, NonNegativeInt, PositiveInt, Seed, Text
+from .constraints import Unchecked, constrained
+from .counts import _CALIBRATION, _DATA, _GROUPS, _LABELS, _NUMBER, _POS_LABEL, _PROBS, _WEIGHTS
 from .counts import audit_metric, count_table, group_rates_from_counts
 from .inputs import _prepare, excluded_text, group_label, resolve_inputs
 from .metrics import _value
 from .reliability import verdict_flip_rate
 from .results import Result, round_frame
 from fairlib.tables import (
+    _METRICS,
+    _THRESHOLDS,
     _group_table,
     _metric_rows,
     _metric_specs,
@@ -36,6 +41,18 @@ _REASONS = ("reason", "vfr_reason")
 _SHOW_RATES = ["support", "selection_rate", "TPR", "FPR", "PPV", "accuracy", "ECE", "included"]
 
 # %% ../nbs/02b_audit.ipynb #5b0ca06a
+@constrained(
+    metrics=Frame(["metric", "value", "verdict"], min_rows=0),
+    groups=Frame(min_rows=0),
+    excluded=Instance(dict),
+    sensitive_features=Instance(list, tuple),
+    n=NonNegativeInt,
+    min_support=NonNegativeInt,
+    overall=Instance(dict),
+    pos_label=Unchecked("the positive label as given (any label), or None for 0/1 labels"),
+    calibration=_CALIBRATION,
+    vfr_settings=None | Instance(dict),
+)
 @dataclass(frozen=True, repr=False, eq=False)
 class AuditResult(Result):
     """A whole audit, computed once: per-group table with counts, per-metric value / threshold / verdict / reason,
@@ -209,6 +226,24 @@ def _vfr_columns(y, yh, codes, p, specs, *, n_resamples, resample_size, seed, mi
     return rows
 
 # %% ../nbs/02b_audit.ipynb #7325547c
+@constrained(
+    y_true=_LABELS,
+    y_pred=_LABELS,
+    sensitive_features=_GROUPS,
+    data=_DATA,
+    y_prob=_PROBS,
+    pos_label=_POS_LABEL,
+    metrics=_METRICS,
+    thresholds=_THRESHOLDS,
+    min_support=NonNegativeInt,
+    sample_weight=_WEIGHTS,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+    vfr=Flag,
+    n_resamples=PositiveInt,
+    resample_size=None | PositiveInt,
+    seed=Seed,
+)
 def audit(
     y_true,
     y_pred,
@@ -242,16 +277,12 @@ def audit(
         y_prob=y_prob,
         sample_weight=sample_weight,
     )
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
-    if not isinstance(vfr, (bool, np.bool_)):
-        raise FairlibInputError("vfr", f"must be True or False, got {vfr!r}", func)
     specs = _metric_specs(metrics, thresholds, p, func)
     ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
     rows = _metric_rows(ct, specs, calibration)
     vfr_settings = None
     if vfr:
-        n_resamples = check_int(n_resamples, "n_resamples", func)
-        resample_size = len(y) if resample_size is None else check_int(resample_size, "resample_size", func)
+        n_resamples, resample_size = int(n_resamples), len(y) if resample_size is None else int(resample_size)
         if w is not None:
             raise FairlibInputError("sample_weight", "is not supported together with vfr=True", func)
         check_rng(seed)
@@ -296,6 +327,16 @@ def audit(
     )
 
 # %% ../nbs/02b_audit.ipynb #43290835
+@constrained(
+    passed=None | Flag,
+    ratio=_NUMBER,
+    threshold=Interval(0, 1, closed="right"),
+    lowest_group=Unchecked("a group label of any type, or None when no group is audited"),
+    highest_group=Unchecked("a group label of any type, or None when no group is audited"),
+    selection_rates=Instance(pd.Series, dict),
+    excluded=Instance(dict),
+    reason=None | Text,
+)
 @dataclass(frozen=True, repr=False, eq=False)
 class FourFifthsVerdict(Result):
     "Outcome of the four-fifths (80%) rule over all groups."
@@ -346,6 +387,16 @@ class FourFifthsVerdict(Result):
         return out + ([f"reason: {self.reason}"] if self.reason else [])
 
 # %% ../nbs/02b_audit.ipynb #33bbeb00
+@constrained(
+    y_true=None | _LABELS,
+    y_pred=_LABELS,
+    sensitive_features=_GROUPS,
+    threshold=Interval(0, 1, closed="right"),
+    sample_weight=_WEIGHTS,
+    min_support=NonNegativeInt,
+    data=_DATA,
+    pos_label=_POS_LABEL,
+)
 def four_fifths_rule(
     y_true,
     y_pred,
@@ -359,7 +410,7 @@ def four_fifths_rule(
 ) -> FourFifthsVerdict:
     "The 80% rule: pass iff min/max selection rate >= `threshold`; names the groups that bind."
     func = "four_fifths_rule"
-    threshold = check_float(threshold, "threshold", func, lo=0, hi=1, lo_open=True)
+    threshold = float(threshold)
     if y_true is None:  # selection rates need no labels
         r = resolve_inputs(func, data=data, y_pred=y_pred, sensitive_features=sensitive_features)
         y_true = np.zeros(len(as_1d(r["y_pred"], "y_pred", func)), int) if pos_label is None else r["y_pred"]

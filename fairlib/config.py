@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from .core import FairlibInputError
+from .constraints import Options, Unchecked, constrained
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,6 +32,7 @@ SETTINGS_KEYS = {  # key -> (kind, default, description)
 }
 
 # %% ../nbs/00_config.ipynb #8e38f8f1
+@constrained()
 def checkout_root() -> Path | None:
     "The fairlib checkout holding the package (with `pyproject.toml` and `nbs/`), or None when installed from a wheel."
     import fairlib
@@ -39,11 +41,13 @@ def checkout_root() -> Path | None:
     return root if (root / "pyproject.toml").is_file() and (root / "nbs").is_dir() else None
 
 
+@constrained()
 def repo_root() -> Path:
     "Where `settings.ini`, `params/`, `figures/` and `runs/` live: the checkout, or the working directory outside one."
     return checkout_root() or Path.cwd()
 
 
+@constrained(kind=Options("cache", "config"))
 def user_dir(kind: str) -> Path:
     """Per-user folder outside any checkout: `kind` 'cache' ($XDG_CACHE_HOME/fairlib) or 'config'
     ($XDG_CONFIG_HOME/fairlib)."""
@@ -51,6 +55,7 @@ def user_dir(kind: str) -> Path:
     return Path(os.environ.get(env) or Path.home() / default) / "fairlib"
 
 
+@constrained()
 def settings_path() -> Path:
     """The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist), the checkout's `settings.ini`, or the
     user's."""
@@ -119,6 +124,7 @@ def _read_ini(path: Path) -> dict:
     return sec
 
 
+@constrained()
 def check_environment() -> None:
     "Raise on a `FAIRLIB_*` environment variable that names no setting."
     known = {f"{ENV_PREFIX}{k.upper()}" for k in SETTINGS_KEYS} | set(ENV_EXTRA)
@@ -129,6 +135,10 @@ def check_environment() -> None:
             )
 
 # %% ../nbs/00_config.ipynb #c398313e
+@constrained(
+    key=Unchecked("checked in the body against SETTINGS_KEYS, with the nearest known names suggested"),
+    default=Unchecked("returned as given when the setting is empty: any value"),
+)
 def get_setting(key: str, default=None):
     "Site setting `key`: env `FAIRLIB_<KEY>` > settings file > built-in default; None when empty."
     if not isinstance(key, str) or key not in SETTINGS_KEYS:
@@ -164,6 +174,7 @@ def get_setting(key: str, default=None):
     return raw
 
 # %% ../nbs/00_config.ipynb #0828861d
+@constrained()
 def describe_settings() -> "pd.DataFrame":
     "One row per site setting: value in use, where it came from, and what it is for."
     import pandas as pd

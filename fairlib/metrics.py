@@ -6,7 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from .core import check_choice, check_probability
+from .core import check_probability
 from .inputs import _prepare, align_inputs, excluded_text, resolve_inputs
 from .results import round_frame
 from fairlib.counts import (
@@ -23,7 +23,16 @@ from fairlib.counts import (
     metric_from_counts,
     metrics_from_counts as metrics_from_counts,
     theil_from_counts,
+    _CALIBRATION,
+    _DATA,
+    _GROUPS,
+    _LABELS,
+    _NUMBER,
+    _POS_LABEL,
+    _PROBS,
+    _WEIGHTS,
 )
+from .constraints import Instance, NonNegativeInt, PositiveInt, Text, constrained
 from ._compat import resolve as _resolve
 
 # %% auto #0
@@ -32,13 +41,27 @@ __all__ = ['demographic_parity_difference', 'statistical_parity_difference', 'di
            'between_group_theil_index', 'MetricValue', 'theil_index', 'calibration_gap']
 
 # %% ../nbs/02a_metrics.ipynb #5ee7eecc
+@constrained(
+    value=_NUMBER,
+    metric=Text,
+    by_group=None | Instance(pd.DataFrame),
+    excluded=None | Instance(dict),
+    reason=None | Text,
+)
 class MetricValue(float):
     "A float with provenance: `metric`, `by_group`, `excluded` groups and the `reason` when undefined."
 
     def __new__(cls, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None):
-        self = super().__new__(cls, value)
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            v = float("nan")  # refused by the declared check on `value`, which runs next (in `__init__`)
+        self = super().__new__(cls, v)
         self.metric, self.by_group, self.excluded, self.reason = metric, by_group, dict(excluded or {}), reason
         return self
+
+    def __init__(self, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None):
+        "Everything is set by `__new__`; this signature carries the declared constraints."
 
     @property
     def defined(self) -> bool:
@@ -167,7 +190,18 @@ def _fl(name, func):
     f.__doc__ = (
         f"{AUDIT_METRICS[name].label}: {AUDIT_METRICS[name].definition} over groups with >= `min_support` records."
     )
-    return f
+    return constrained(**_DECLARED)(f)
+
+
+_DECLARED = dict(  # the arguments every group metric shares
+    y_true=_LABELS,
+    y_pred=_LABELS,
+    sensitive_features=_GROUPS,
+    sample_weight=_WEIGHTS,
+    min_support=NonNegativeInt,
+    data=_DATA,
+    pos_label=_POS_LABEL,
+)
 
 # %% ../nbs/02a_metrics.ipynb #57268958
 demographic_parity_difference = _fl("SPD", "demographic_parity_difference")
@@ -191,6 +225,7 @@ predictive_parity_difference = _fl("PP", "predictive_parity_difference")
 between_group_theil_index = _fl("Theil", "between_group_theil_index")
 
 # %% ../nbs/02a_metrics.ipynb #7a8ad0fc
+@constrained(y_true=_LABELS, y_pred=_LABELS, sample_weight=_WEIGHTS, data=_DATA, pos_label=_POS_LABEL)
 def theil_index(y_true, y_pred, *, sample_weight=None, data=None, pos_label=None) -> MetricValue:
     "Overall Theil index of benefits b = ŷ − y + 1 (AIF360's `theil_index`); does not depend on any attribute."
     y, yh, _, _, w = _prepare(
@@ -205,6 +240,17 @@ def theil_index(y_true, y_pred, *, sample_weight=None, data=None, pos_label=None
     )
 
 # %% ../nbs/02a_metrics.ipynb #6138096b
+@constrained(
+    y_true=_LABELS,
+    y_prob=_PROBS,
+    sensitive_features=_GROUPS,
+    calibration=_CALIBRATION,
+    n_bins=PositiveInt,
+    sample_weight=_WEIGHTS,
+    min_support=NonNegativeInt,
+    data=_DATA,
+    pos_label=_POS_LABEL,
+)
 def calibration_gap(
     y_true,
     y_prob,
@@ -219,7 +265,6 @@ def calibration_gap(
 ) -> MetricValue:
     "Between-group calibration gap: max − min per-group ECE (default) or the authors' worst-group max bin gap."
     func = "calibration_gap"
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
     r = align_inputs(
         func,
         **resolve_inputs(

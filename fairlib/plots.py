@@ -7,7 +7,15 @@ from __future__ import annotations
 import textwrap
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_choice, check_float, check_int, check_rng, percentile_interval
+from .core import FairlibInputError, check_choice, check_rng, percentile_interval
+from .constraints import Instance, Interval, Options, PositiveInt, Predicate, Seed, Text, Unchecked, constrained
+
+_FIGURE = Predicate(lambda f: hasattr(f, "get_size_inches") and hasattr(f, "canvas"), "a matplotlib Figure")
+_SOURCE = Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty string naming the data")
+_DATA = Unchecked("an AuditResult or a group_table() frame: checked by _group_frame")
+_RATES = Text | Instance(list, tuple, label="a list of rate names (each checked against the table)")
+_METHOD = Options("wilson", "bootstrap")
+_LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
 
 # %% auto #0
 __all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates']
@@ -26,6 +34,7 @@ def _figure(figsize):
     return fig
 
 # %% ../nbs/06_plots.ipynb #a016b82c
+@constrained(fig=_FIGURE, text=_SOURCE, fontsize=Interval(0, closed="neither"), pad=Interval(0))
 def add_footer(
     fig,
     text: str,
@@ -34,10 +43,6 @@ def add_footer(
     pad: float = 0.06,  # gap between the footer and the lowest axis decoration (inches)
 ):
     "Write `text` (the data source) at the bottom of `fig`, growing the figure so it clears every axis decoration."
-    if not isinstance(text, str) or not text.strip():
-        raise FairlibInputError(
-            "source", "must be a non-empty string naming the data (e.g. 'synthetic twin')", "add_footer"
-        )
     fig.set_layout_engine("none")
     W, H = fig.get_size_inches()
     dpi = fig.dpi
@@ -64,6 +69,7 @@ def add_footer(
     return foot
 
 # %% ../nbs/06_plots.ipynb #567502b9
+@constrained(fig=_FIGURE)
 def footer_clear(fig) -> bool:
     "True when the footer's box lies below every axes' box (tick labels and labels included)."
     fig.canvas.draw()
@@ -104,6 +110,7 @@ def _group_frame(data, func):
     return data
 
 # %% ../nbs/06_plots.ipynb #043e1c2c
+@constrained(data=_DATA, rates=_RATES, method=_METHOD, confidence_level=_LEVEL, n_resamples=PositiveInt, seed=Seed)
 def rate_intervals(
     data,
     *,
@@ -121,11 +128,10 @@ def rate_intervals(
         raise FairlibInputError("rates", "is empty", func)
     for r in rates:
         check_choice(r, "rates", [k for k in RATE_DENOMINATORS if k in t.columns], func)
-    check_choice(method, "method", ("wilson", "bootstrap"), func)
-    level = check_float(confidence_level, "confidence_level", func, lo=0, hi=1, lo_open=True, hi_open=True)
+    level = float(confidence_level)
     rows = []
     rng = check_rng(seed) if method == "bootstrap" else None
-    n_resamples = check_int(n_resamples, "n_resamples", func) if method == "bootstrap" else n_resamples
+    n_resamples = int(n_resamples)
     for r in rates:
         num, den = (np.asarray(v, float) for v in RATE_DENOMINATORS[r](t))
         ok = den > 0
@@ -159,6 +165,18 @@ def _labelled(g) -> str:
     return "/".join(map(str, g)) if isinstance(g, tuple) else str(g)
 
 # %% ../nbs/06_plots.ipynb #f911b8cf
+@constrained(
+    data=_DATA,
+    source=_SOURCE,
+    rates=_RATES,
+    method=_METHOD,
+    confidence_level=_LEVEL,
+    n_resamples=PositiveInt,
+    seed=Seed,
+    title=None | Text,
+    rate_labels=None | Instance(dict),
+    figsize=Instance(tuple, list, label="a (width, height) pair in inches"),
+)
 def group_rates(
     data,
     *,

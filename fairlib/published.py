@@ -11,7 +11,8 @@ import functools
 import importlib.resources
 import re
 import pandas as pd
-from .core import FairlibInputError, check_choice
+from .core import FairlibInputError
+from .constraints import Options, Text, constrained
 
 # %% auto #0
 __all__ = ['PAPERS', 'published_values', 'published_value', 'published_table']
@@ -88,12 +89,13 @@ def _read(paper: str) -> pd.DataFrame:
     return df
 
 # %% ../nbs/07_published.ipynb #a6a5d1aa
+@constrained(paper=Options(*PAPERS))
 def published_values(paper: str) -> pd.DataFrame:
     "Every published number of `paper` (one of `PAPERS`): id, table, location, quantity, value (parsed), printed, note."
-    check_choice(paper, "paper", PAPERS, "published_values")
     return _read(paper).copy()
 
 # %% ../nbs/07_published.ipynb #c7eb1109
+@constrained(paper=Options(*PAPERS), id=Text)
 def published_value(paper: str, id: str):
     "One published number of `paper` by its `id`: an int, float, bool or str, exactly as printed."
     v = published_values(paper)
@@ -106,6 +108,7 @@ def published_value(paper: str, id: str):
     return hit.iloc[0]
 
 # %% ../nbs/07_published.ipynb #08331a90
+@constrained(paper=Options(*PAPERS), table=Text)
 def published_table(paper: str, table: str) -> pd.DataFrame:
     "The cells of one table (label such as 'Table 5', or id prefix such as 'table5') of `paper` as rows x columns."
     func = "published_table"

@@ -18,7 +18,8 @@ from fairlib.core import (
     deprecated_alias,
     largest_remainder,
 )
-from .counts import CountTable, count_table
+from .counts import _GROUPS, CountTable, count_table
+from .constraints import Instance, NonNegativeInt, PositiveInt, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['ResampleSizeWarning', 'AuditData', 'audit_data']
@@ -58,6 +59,17 @@ def _positional_deprecated(*names):
     return deco
 
 # %% ../nbs/04_records.ipynb #35db030e
+@constrained(
+    y=Instance(np.ndarray, label="0/1 labels as an ndarray (audit_data validates them with core.check_binary)"),
+    yhat=Instance(np.ndarray, label="0/1 predictions as an ndarray (validated by core.check_binary)"),
+    prob=None | Instance(np.ndarray, label="probabilities as an ndarray (validated by core.check_probability)"),
+    ct=Instance(CountTable),
+    resample_size=PositiveInt,
+    m=Instance(np.ndarray, label="stratum sizes (G, 2) as an ndarray (allocated by audit_data)"),
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    _blocks=None | Instance(tuple),
+)
 @dataclass
 class AuditData:
     "Predictions of one model on the audit cohort, stratified by one attribute (label × group)."
@@ -116,6 +128,16 @@ def _resample_size(resample_size, n: int, func: str) -> int:
     return N
 
 # %% ../nbs/04_records.ipynb #10cf596d
+@constrained(
+    y_true=Unchecked("0/1 labels, checked by core.check_binary"),
+    y_pred=Unchecked("0/1 labels, checked by core.check_binary"),
+    sensitive_features=_GROUPS,
+    y_prob=Unchecked("None or probabilities, checked by core.check_probability"),
+    resample_size=None | PositiveInt,
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    func=Text,
+)
 def audit_data(
     y_true,
     y_pred,
@@ -128,8 +150,6 @@ def audit_data(
     func: str = "audit_data",
 ) -> AuditData:
     "Validate one (model, attribute) audit input once and allocate the resample size over its label × group strata."
-    min_support = check_int(min_support, "min_support", func, lo=0)
-    n_bins = check_int(n_bins, "n_bins", func)
     sf = sensitive_features
     if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):  # categorical: reuse its codes
         codes = sf.cat.codes.to_numpy()

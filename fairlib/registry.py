@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 from .config import repo_root
 from .core import FairlibInputError
+from .constraints import PathLike, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['load_registry', 'load_paper_meta', 'load_profile']
@@ -57,12 +58,14 @@ def _registry_entries(path=None) -> tuple[Path, dict]:
     return path, reg
 
 # %% ../nbs/09_registry.ipynb #243aad49
+@constrained(path=None | PathLike)
 def load_registry(path=None) -> dict[str, list[str]]:
     "The paper registry: `{paper: [notebook paths relative to the repo root]}`, in run order."
     _, reg = _registry_entries(path)
     return {k: list((v.get("notebooks") if isinstance(v, dict) else v) or []) for k, v in reg.items()}
 
 # %% ../nbs/09_registry.ipynb #545a8207
+@constrained(path=None | PathLike)
 def load_paper_meta(path=None) -> dict[str, dict]:
     """Per paper: `title` and `headline` (table names shown first in the index) from the registry's optional
     mapping form."""
@@ -76,6 +79,10 @@ def load_paper_meta(path=None) -> dict[str, dict]:
     }
 
 # %% ../nbs/09_registry.ipynb #8ef6f15f
+@constrained(
+    profile=Unchecked("checked in the body: a profile name such as 'quick' (no '/'), with the known ones listed"),
+    params_dir=None | PathLike,
+)
 def load_profile(profile: str, params_dir=None) -> dict:
     "Per-notebook parameters of a profile (`params/<profile>.yaml`)."
     if not isinstance(profile, str) or not profile or "/" in profile:

@@ -10,15 +10,15 @@ import pandas as pd
 from dataclasses import dataclass, field
 from fairlib.core import (
     FairlibInputError,
-    check_choice,
-    check_int,
     check_rng,
     deprecated_alias,
     mask_count,
     percentile_interval,
     renamed_arguments,
 )
-from .counts import audit_metric, metric_from_counts
+from .counts import _CALIBRATION, _GROUPS, _LABELS, _NUMBER, _PROBS, audit_metric, metric_from_counts
+from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed, Share
+from .constraints import Text, constrained
 from .resample import draw_counts, draw_counts_bins, index_resample_values
 from .records import AuditData, _positional_deprecated, audit_data
 from .results import Result
@@ -36,6 +36,32 @@ MAX_UNDEFINED_SHARE = 0.05  # a cell with more undefined resamples than this is 
 METHODS = ("fast", "index")  # fast = count/bin draws (exact); index = plain index resampling
 
 # %% ../nbs/04b_reliability.ipynb #527f792d
+_VERDICTS = ("Pass", "Fail", "Undefined")
+_LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
+
+
+@constrained(
+    metric=Text,
+    vfr=_NUMBER,
+    dominant_verdict=Options(*_VERDICTS),
+    n_pass=NonNegativeInt,
+    n_resamples=PositiveInt,
+    resample_size=PositiveInt,
+    threshold=Interval(label="a finite number"),
+    direction=Options(">=", "<="),
+    stability_margin=_NUMBER,
+    ci=Instance(tuple, list, label="a (low, high) pair"),
+    confidence_level=_LEVEL,
+    value=_NUMBER,
+    verdict=Options(*_VERDICTS, ""),
+    n_undefined=NonNegativeInt,
+    auditable=Flag,
+    group_sizes=Instance(dict),
+    excluded=Instance(dict),
+    method=Options(*METHODS),
+    reason=None | Text,
+    metric_values=None | Array(allow_nan=True, finite=False, min_size=0, label="the K resampled values"),
+)
 @dataclass(frozen=True, repr=False)
 class VFRResult(Result):
     """Axis-1 result of one (model, metric, attribute) cell: VFR, dominant verdict, stability margin σ, interval and
@@ -90,6 +116,19 @@ class VFRResult(Result):
         return pd.DataFrame([d])
 
 # %% ../nbs/04b_reliability.ipynb #cc5c7c9e
+@constrained(
+    values=Array(
+        ndim=None, allow_nan=True, finite=False, label="the K resampled values: a numeric array (NaN = undefined)"
+    ),
+    metric=Text,
+    resample_size=PositiveInt,
+    value=None | _NUMBER,
+    method=Options(*METHODS),
+    group_sizes=None | Instance(dict),
+    excluded=None | Instance(dict),
+    confidence_level=_LEVEL,
+    max_undefined=Share,
+)
 def summarise_resamples(
     values,
     metric: str,
@@ -195,6 +234,21 @@ def _point(data: AuditData, metric: str, calibration: str) -> float:
 # %% ../nbs/04b_reliability.ipynb #434db39f
 @_positional_deprecated("sensitive_features", "metric")
 @renamed_arguments(K="n_resamples", N="resample_size", rng="seed")
+@constrained(
+    y_true=_LABELS,
+    y_pred=_LABELS,
+    sensitive_features=_GROUPS,
+    metric=Text,
+    y_prob=None | _PROBS,
+    n_resamples=PositiveInt,
+    resample_size=None | PositiveInt,
+    seed=Seed,
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+    method=Options(*METHODS),
+    confidence_level=_LEVEL,
+)
 def verdict_flip_rate(
     y_true,
     y_pred,
@@ -220,9 +274,6 @@ def verdict_flip_rate(
     point estimate and of every resample (0 keeps every group)."""
     func = "verdict_flip_rate"
     spec = audit_metric(metric)
-    n_resamples = check_int(n_resamples, "n_resamples", func)
-    check_choice(method, "method", METHODS, func)
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
     if spec.needs_prob and y_prob is None:
         raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
     data = audit_data(

@@ -6,8 +6,16 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_choice, check_float
+from .core import FairlibInputError, UnknownMetricError, check_float
+from .constraints import Instance, NonNegativeInt, PositiveInt, Text, constrained
 from fairlib.counts import (
+    _CALIBRATION,
+    _DATA,
+    _GROUPS,
+    _LABELS,
+    _POS_LABEL,
+    _PROBS,
+    _WEIGHTS,
     AUDIT_METRICS,
     AuditMetric,
     CountTable,
@@ -23,6 +31,17 @@ from .metrics import _value
 __all__ = ['group_table', 'audit_table']
 
 # %% ../nbs/02b_tables.ipynb #dc11fbea
+@constrained(
+    y_true=_LABELS,
+    y_pred=_LABELS,
+    sensitive_features=_GROUPS,
+    y_prob=_PROBS,
+    sample_weight=_WEIGHTS,
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    data=_DATA,
+    pos_label=_POS_LABEL,
+)
 def group_table(
     y_true,
     y_pred,
@@ -71,6 +90,18 @@ _THRESHOLD_RANGE = {
 }
 
 # %% ../nbs/02b_tables.ipynb #e8bbb77a
+_METRICS = Text | Instance(list, tuple, pd.Index, np.ndarray, label="a list of metric names (checked by _metric_specs)")
+_THRESHOLDS = Instance(dict, label="a dict metric -> threshold τ (each checked by _metric_specs)")
+
+
+def _known(name, argument: str, func) -> str:
+    "The audit metric's name; an unknown one raises naming the caller's `argument` (`metrics`, `thresholds`)."
+    try:
+        return audit_metric(name).name
+    except UnknownMetricError as e:
+        raise UnknownMetricError(argument, e.problem, func) from None
+
+
 def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
     "The audit metrics asked for (default: all seven; 'Cal' only with scores), with thresholds overridden."
     if isinstance(metrics, str):
@@ -81,7 +112,7 @@ def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
         dup = sorted({str(m) for m in metrics if list(metrics).count(m) > 1})
         if dup:
             raise FairlibInputError("metrics", f"names {dup} more than once", func)
-    names = list(AUDIT_METRICS) if metrics is None else [audit_metric(m).name for m in metrics]
+    names = list(AUDIT_METRICS) if metrics is None else [_known(m, "metrics", func) for m in metrics]
     if y_prob is None and "Cal" in names:
         if metrics is not None:
             raise FairlibInputError("y_prob", "metric 'Cal' needs predicted probabilities", func)
@@ -91,7 +122,7 @@ def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
         raise FairlibInputError("thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func)
     specs = []
     for k in thresholds:
-        if audit_metric(k).name not in names:
+        if _known(k, "thresholds", func) not in names:
             raise FairlibInputError(
                 "thresholds", f"sets a threshold for {k!r}, which is not audited here ({names})", func
             )
@@ -128,6 +159,20 @@ def _metric_rows(ct: CountTable, specs, calibration) -> list[dict]:
     return rows
 
 # %% ../nbs/02b_tables.ipynb #a40a0671
+@constrained(
+    y_true=_LABELS,
+    y_pred=_LABELS,
+    sensitive_features=_GROUPS,
+    y_prob=_PROBS,
+    metrics=_METRICS,
+    sample_weight=_WEIGHTS,
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+    thresholds=_THRESHOLDS,
+    data=_DATA,
+    pos_label=_POS_LABEL,
+)
 def audit_table(
     y_true,
     y_pred,
@@ -155,7 +200,6 @@ def audit_table(
         y_prob=y_prob,
         sample_weight=sample_weight,
     )
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
     specs = _metric_specs(metrics, thresholds, p, func)
     ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
     rows = _metric_rows(ct, specs, calibration)

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from .config import get_setting, repo_root
 from .core import content_hash
+from .constraints import Instance, Predicate, constrained
 from .runindex import _md_meta
 from .registry import _shown
 
@@ -161,6 +162,13 @@ def _replace_if_unchanged(path: Path, data: bytes, before: bytes) -> bool:
             os.remove(tmp)
 
 # %% ../nbs/09c_writeback.ipynb #061cd7b9
+@constrained(
+    job=Predicate(
+        lambda j: isinstance(j, dict) and "input" in j and "output" in j,
+        "a dict naming the source notebook ('input') and its executed copy ('output')",
+    ),
+    cfg=None | Instance(dict, label="nbdev settings as _nbdev_settings() returns them"),
+)
 def write_back_notebook(job: dict, *, cfg: dict | None = None) -> str:
     """Write the outputs of `job`'s executed notebook (`output`) into its source notebook (`input`), as `nbdev-clean`
     would write the file. Returns 'written', 'unchanged' (the file holds exactly that already), or why nothing was

@@ -155,7 +155,7 @@ CASES = [
     ("theil-counts-no-groups", lambda: fm.theil_from_counts(np.ones((2, 2))), "counts"),
     ("calibration-bins-shape", lambda: fm.calibration_from_bins(np.ones((2, 2))), "bins"),
     # ---- metrics, thresholds, options ----------------------------------------------------------------
-    ("metric-unknown", lambda: audit(metrics=["DPR"]), "metric"),
+    ("metric-unknown", lambda: audit(metrics=["DPR"]), "metrics"),
     ("metrics-empty", lambda: audit(metrics=[]), "metrics"),
     ("metrics-duplicated", lambda: audit(metrics=["DI", "DI"]), "metrics"),
     ("metrics-not-a-list", lambda: audit(metrics=3), "metrics"),
@@ -165,7 +165,7 @@ CASES = [
     ("threshold-DI-zero", lambda: audit(thresholds={"DI": 0}), "thresholds['DI']"),
     ("threshold-string", lambda: audit(thresholds={"EOD": "0.1"}), "thresholds['EOD']"),
     ("threshold-nan", lambda: audit(thresholds={"PP": float("nan")}), "thresholds['PP']"),
-    ("threshold-unknown-metric", lambda: audit(thresholds={"XYZ": 0.1}), "metric"),
+    ("threshold-unknown-metric", lambda: audit(thresholds={"XYZ": 0.1}), "thresholds"),
     ("threshold-unaudited-metric", lambda: audit(metrics=["DI"], thresholds={"SPD": 0.1}), "thresholds"),
     ("thresholds-not-a-dict", lambda: audit(thresholds=0.8), "thresholds"),
     ("calibration-unknown", lambda: audit(y_prob=P, calibration="mce"), "calibration"),

@@ -200,7 +200,7 @@ def test_di_zero_over_zero():
         (lambda: fm.calibration_gap([0, 1], [0.1, 1.1], sensitive_features=list("ab")), "y_prob"),
         (lambda: fm.calibration_gap([0, 1], [0.1, np.nan], sensitive_features=list("ab")), "y_prob"),
         (lambda: fm.demographic_parity_difference([], [], sensitive_features=[]), "y_true"),
-        (lambda: fm.audit([1, 0], [1, 0], sensitive_features=list("ab"), metrics=["nope"]), "metric"),
+        (lambda: fm.audit([1, 0], [1, 0], sensitive_features=list("ab"), metrics=["nope"]), "metrics"),
         (lambda: fm.metric_from_counts("nope", np.zeros((2, 2, 2))), "metric"),
         (
             lambda: fm.demographic_parity_difference([1, 0], [1, 0], sensitive_features=["a", None]),
