@@ -11,9 +11,9 @@ from .core import FairlibInputError
 
 # %% auto #0
 __all__ = ['Share', 'Probabilities', 'Labels', 'PositiveInt', 'NonNegativeInt', 'Flag', 'Text', 'Seed', 'PathLike', 'Function',
-           'DataFrame', 'Sha256', 'Module', 'Tokenizer', 'NAMED', 'Constraint', 'as_constraint', 'IsNone', 'Interval',
-           'Options', 'Instance', 'AnyOf', 'Unchecked', 'Predicate', 'Array', 'Frame', 'constrained', 'declared',
-           'undeclared']
+           'DataFrame', 'Sha256', 'Module', 'Tokenizer', 'NAMED', 'as_constraint', 'declared', 'undeclared',
+           'Constraint', 'IsNone', 'Interval', 'Options', 'Instance', 'AnyOf', 'Unchecked', 'Predicate', 'Array',
+           'Frame', 'constrained']
 
 # %% ../nbs/01b_constraints.ipynb #d5b2861b
 def _show(x, width: int = 60) -> str:
@@ -430,3 +430,41 @@ def undeclared(obj) -> list[str]:
         return []
     have = declared(obj)
     return [n for n in _declarable(sig) if n not in have]  # a callable without parameters has nothing to declare
+
+# %% ../nbs/01b_constraints.ipynb #acae54e37e7d407bbb7b55eff062a284
+_Bound = Interval(finite=False, label="a number (or None)") | None
+_Label = Text | None
+for _cls, _spec in {
+    Interval: dict(
+        lo=_Bound,
+        hi=_Bound,
+        closed=Options("both", "left", "right", "neither"),
+        integer=Flag,
+        finite=Flag,
+        label=_Label,
+    ),
+    Instance: dict(label=_Label),
+    Unchecked: dict(why=Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty reason")),
+    Predicate: dict(test=Function, description=Text),
+    Array: dict(
+        ndim=Interval(1, integer=True) | None,
+        dtype=Options("numeric", "bool", "any", "str"),
+        min_size=NonNegativeInt,
+        allow_nan=Flag,
+        finite=Flag,
+        lo=_Bound,
+        hi=_Bound,
+        binary=Flag,
+        label=_Label,
+    ),
+    Frame: dict(
+        columns=Instance(tuple, list, label="a tuple or list of column names"), min_rows=NonNegativeInt, label=_Label
+    ),
+}.items():
+    constrained(**_spec)(_cls)
+_Callable = Predicate(lambda o: callable(o), "a function or a class")
+as_constraint = constrained(c=Unchecked("any shorthand; an unknown one is refused with the list of names"))(
+    as_constraint
+)
+declared = constrained(obj=_Callable)(declared)
+undeclared = constrained(obj=_Callable)(undeclared)
