@@ -152,7 +152,11 @@ class AnyOf(Constraint):
 
     def problem(self, value):
         probs = [c.problem(value) for c in self.cs]
-        return None if any(p is None for p in probs) else "matches none of them"
+        if any(p is None for p in probs):
+            return None
+        # say why the value failed the alternatives of its own kind (not "is not None", "is a str", ...)
+        kind = [p for p in probs if not p.startswith(("is a ", "is not None", "is not a", "is not an"))]
+        return "; ".join(dict.fromkeys(kind)) if kind else "matches none of them"
 
 
 class Unchecked(Constraint):
