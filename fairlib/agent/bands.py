@@ -87,6 +87,10 @@ class Band:
 @constrained(vignette=Unchecked("any vignette id"), action=Text, lo=Interval(), hi=Interval())
 def band_range(vignette, action: str, lo, hi, **kw) -> Band:
     "A band admitting the ordinal range lo..hi (inclusive) of `action`."
+    if action not in ACTIONS:
+        raise FairlibInputError("action", f"must be one of {sorted(ACTIONS)}, got {action!r}", "band_range")
+    if lo > hi:
+        raise FairlibInputError("hi", f"must be >= lo ({lo!r}), got {hi!r}", "band_range")
     dom = ACTIONS[action].domain
     return Band(vignette, action, frozenset(v for v in dom if lo <= v <= hi), **kw)
 

@@ -14,6 +14,7 @@ from ..results import Result
 from .trajectory import validate_trajectories
 from ..stats import cluster_bootstrap, ratio_of_sums, spearman_exact
 from fairlib.constraints import (
+    Array,
     constrained,
     Unchecked,
     Instance,
@@ -210,20 +211,20 @@ def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=N
 
 # %% ../../nbs/agent/04_floor.ipynb #65eb8116
 @constrained(
-    k=Unchecked("positives per cell; checked in the body"),
-    n=Unchecked("replicates per cell; checked in the body"),
+    k=Array(lo=0),
+    n=Array(lo=2),
     cell_rates=Options("debiased", "observed"),
 )
 def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
     "Per-cell Bernoulli rates for the null: observed k/n, or debiased so that p(1-p) is unbiased."
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    if k.shape != n.shape:
+        raise FairlibInputError("n", f"must have the shape of k {k.shape}, got {n.shape}", "null_cell_rates")
+    if (k != np.round(k)).any() or (n != np.round(n)).any() or (k > n).any():
+        raise FairlibInputError("k", "must be whole counts with 0 <= k <= n in every cell", "null_cell_rates")
     p = k / n
     if cell_rates == "observed":
         return p
-    if cell_rates != "debiased":
-        raise FairlibInputError(
-            "cell_rates", f"must be 'debiased' or 'observed', got {cell_rates!r}", "null_cell_rates"
-        )
     q = np.minimum(k * (n - k) / (n * (n - 1)), 0.25)
     lo = (1 - np.sqrt(1 - 4 * q)) / 2
     return np.where(p <= 0.5, lo, 1 - lo)

@@ -19,6 +19,7 @@ from fairlib.core import (
 from ..results import Result
 from .trajectory import ACTIONS, validate_trajectories, parse_items
 from fairlib.constraints import (
+    Array,
     constrained,
     Unchecked,
     Instance,
@@ -68,7 +69,7 @@ def counterfactual_flip_rate(phi_ref, phi_cmp) -> MetricResult:
     return MetricResult("CFR", float(np.mean(a != b)), len(a))
 
 
-@constrained(g_ref=Unchecked("numbers; checked in the body"), g_cmp=Unchecked("numbers; checked in the body"))
+@constrained(g_ref=Array(), g_cmp=Array())
 def mean_absolute_score_difference(g_ref, g_cmp) -> MetricResult:
     "MASD(c0, c): mean absolute difference of a continuous (or ordinal) output."
     a, b = _pair(g_ref, g_cmp, ("g_ref", "g_cmp"), "mean_absolute_score_difference")
