@@ -8,7 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import numbers
-from .core import FairlibInputError, as_1d, check_binary, check_same_length, mask_count
+from .core import FairlibInputError, as_1d, check_binary, check_same_length
+from .constraints import AnyOf, Instance, Text, Unchecked, constrained
+
+_FUNC = AnyOf(None, Text)  # the public function to name in error messages
+_CALLER = "checked inside, so that the message names the caller's function"
 
 # %% auto #0
 __all__ = ['group_codes', 'group_label', 'excluded_text', 'align_inputs', 'binary_labels', 'resolve_inputs']
@@ -44,6 +48,7 @@ def _sf_columns(sensitive_features, func):
     return [("group", as_1d(a, "sensitive_features", func))]
 
 # %% ../nbs/02_inputs.ipynb #3481ac1a
+@constrained(sensitive_features=Unchecked(_CALLER), func=_FUNC)
 def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray, pd.Index]:
     "Integer code per row and the sorted Index of observed groups (a MultiIndex for intersections)."
     cols = _sf_columns(sensitive_features, func)
@@ -75,14 +80,20 @@ def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray
     return inv.astype(np.int64), idx
 
 # %% ../nbs/02_inputs.ipynb #a03afe4c
+@constrained(g=Unchecked("any group value, or a tuple of them for an intersection"))
 def group_label(g) -> str:
     "A group as text: the value, or the values joined by '/' for an intersection."
     return "/".join(map(str, g)) if isinstance(g, tuple) else str(g)
 
 # %% ../nbs/02_inputs.ipynb #70a99908
+@constrained(excluded=Instance(dict, label="a dict {group: size}"))
 def excluded_text(excluded: dict) -> str:
-    "Excluded groups and their sizes as text, sizes 1-10 masked (`core.mask_count`)."
-    return ", ".join(f"{group_label(g)}: {mask_count(s)}" for g, s in excluded.items()) or "none"
+    """Excluded groups and their sizes as text ("b (n=5)"). Unmasked: it is shown to the user whose data it is;
+    `report.save_table` masks it ("n=<11") when it writes a table from real data, and the scanner reads it."""
+    return (
+        ", ".join(f"{group_label(g)} (n={int(s) if float(s).is_integer() else s})" for g, s in excluded.items())
+        or "none"
+    )
 
 # %% ../nbs/02_inputs.ipynb #924b0152
 def _pandas_parts(named: dict):
@@ -131,6 +142,7 @@ def _align_one(k, v, ref_name, ref_idx, func):
     return v.loc[ref_idx]
 
 # %% ../nbs/02_inputs.ipynb #b3d815a4
+@constrained(func=_FUNC)
 def align_inputs(func: str | None = None, **named) -> dict:
     "Return `named` with every pandas input re-ordered to the first one's index (same labels required), else raise."
     parts = list(_pandas_parts(named))
@@ -157,6 +169,7 @@ def _has_missing(a) -> int:
     return int(pd.isna(pd.Series(a, dtype=object if a.dtype == object else None)).sum())
 
 # %% ../nbs/02_inputs.ipynb #bd5e9cd2
+@constrained(y_true=Unchecked(_CALLER), y_pred=Unchecked(_CALLER), pos_label=Unchecked(_CALLER), func=_FUNC)
 def binary_labels(y_true, y_pred, *, pos_label=None, func: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     "`y_true`, `y_pred` as 0/1 arrays; with `pos_label`, any two labels (1 where the label equals `pos_label`)."
     if pos_label is None:
@@ -212,6 +225,7 @@ def _column(data: pd.DataFrame, key, name, func):
     return col
 
 # %% ../nbs/02_inputs.ipynb #258457a1
+@constrained(func=_FUNC, data=Unchecked(_CALLER), sensitive_features=Unchecked(_CALLER))
 def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=None, **arrays) -> dict:
     "Look up column names in `data` (strings for the arrays, a name or a list of names for `sensitive_features`)."
     if data is None:

@@ -11,11 +11,20 @@ import pandas as pd
 from pathlib import Path
 from .config import repo_root
 from .core import FairlibInputError, SMALL_CELL_THRESHOLD, atomic_path
+from .constraints import AnyOf, DataFrame, Flag, Instance, PathLike, PositiveInt, Predicate, Text, Unchecked
+from .constraints import constrained
 from fairlib.suppression import (
     _COUNT_NAME,
+    _NOT_COUNT,
+    _RATE_NAME,
+    _SUPPORT_NAME,
+    _NAMES,
+    _THRESHOLD,
     _check_table,
+    _rate_support,
     _cols,
     infer_count_columns,
+    infer_rate_columns,
     mask_text_counts,
     suppress_small_cells,
     suppression_masks as suppression_masks,
@@ -27,13 +36,20 @@ __all__ = ['log', 'ID_COLUMNS', 'paper_dirs', 'is_real_source', 'save_table', 'c
 
 # %% ../nbs/03_report.ipynb #2c10bbee
 log = logging.getLogger("fairlib.report")
+_STEM = Predicate(
+    lambda s: isinstance(s, str) and bool(s) and "/" not in s and not s.startswith("."), "a plain file stem"
+)
+_DIR = AnyOf(None, PathLike)
 
 # %% ../nbs/03_report.ipynb #345d52e1
+@constrained(
+    paper=Predicate(lambda s: isinstance(s, str) and bool(s.strip()), "a non-empty paper key"),
+    fig_dir=_DIR,
+    work_dir=_DIR,
+)
 def paper_dirs(paper: str, fig_dir=None, work_dir=None) -> tuple[Path, Path]:
     """Resolve (and create) a paper's figure folder (default `figures/<paper>`) and work folder (default
     `runs/work/<paper>`)."""
-    if not isinstance(paper, str) or not paper.strip():
-        raise FairlibInputError("paper", f"must be a non-empty paper key, got {paper!r}", "paper_dirs")
     root = repo_root()
     fig = Path(fig_dir) if fig_dir else root / "figures" / paper
     work = Path(work_dir) if work_dir else root / "runs" / "work" / paper
@@ -45,13 +61,10 @@ def paper_dirs(paper: str, fig_dir=None, work_dir=None) -> tuple[Path, Path]:
 _REAL_MARK = re.compile(r"\bREAL\b|real credentialed", re.UNICODE)
 
 # %% ../nbs/03_report.ipynb #c6888066
+@constrained(source=Text)
 def is_real_source(source: str) -> bool:
     """True unless `source` says 'synthetic' (case-insensitive); always True when it names a real file ('REAL', 'real
     credentialed')."""
-    if not isinstance(source, str):
-        raise FairlibInputError(
-            "source", f"must be a string naming the data, got {type(source).__name__}", "is_real_source"
-        )
     return bool(_REAL_MARK.search(source)) or "synthetic" not in source.lower()
 
 # %% ../nbs/03_report.ipynb #85c86c31
@@ -93,6 +106,18 @@ def _write(path: Path, writer) -> Path:
     return path
 
 # %% ../nbs/03_report.ipynb #b3f2dd89
+@constrained(
+    df=DataFrame,
+    name=_STEM,
+    fig_dir=PathLike,
+    caption=Text,
+    source=Text,
+    real=Instance(bool, np.bool_, type(None), label="True, False or None"),
+    count_columns=_NAMES,
+    twin_only=Flag,
+    index=Flag,
+    floatfmt=Text,
+)
 def save_table(
     df: pd.DataFrame,
     name: str,
@@ -107,20 +132,14 @@ def save_table(
     floatfmt: str = ".3f",
     **suppression,  # groups, total_rows, row_total, flow, rate_columns, derived_columns, margins_known
 ) -> pd.DataFrame | None:
-    """Write `df` to `<fig_dir>/<name>.csv` and `.md` atomically (small cells suppressed when real); return what was
-    written."""
+    """Write `df` to `<fig_dir>/<name>.csv` and `.md` atomically (small cells suppressed and rates rounded to 0.001
+    when real); return what was written."""
     func = "save_table"
     _check_table(df, func)
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        raise FairlibInputError("name", f"must be a plain file stem, got {name!r}", func)
-    if not isinstance(source, str):
-        raise FairlibInputError("source", f"must be a string, got {type(source).__name__}", func)
     if real is None:
         real = is_real_source(source)
         if real and count_columns is None and not suppression:
             log.info("save_table(%s): source %r does not say 'synthetic': treated as real data", name, source[:60])
-    elif not isinstance(real, (bool, np.bool_)):
-        raise FairlibInputError("real", f"must be True, False or None, got {real!r}", func)
     if twin_only and real:
         msg = f"save_table: {name} not written: it only makes sense for the synthetic twin and the source is real"
         log.warning(msg)
@@ -131,9 +150,14 @@ def save_table(
     sup = None
     if real:
         protected = list(count_columns if count_columns is not None else infer_count_columns(df))
-        protected += list(suppression.get("rate_columns") or ()) + list(suppression.get("flow") or ())
+        rates = suppression.get("rate_columns")
+        rates = infer_rate_columns(df, protected) if rates is None else rates
+        protected += list(rates) + list(suppression.get("flow") or ())
         df = suppress_small_cells(df, count_columns=count_columns, **suppression)
         sup = df.attrs.pop("suppression")
+        for r, spec in rates.items():  # a full-precision rate is a fraction whose denominator can be read off
+            if pd.api.types.is_float_dtype(df[r]):
+                df[r] = df[r].round(1 if isinstance(spec, (tuple, list)) else 3)
         if not protected and not df["suppressed"].astype(bool).any():  # nothing to protect: no marker column
             df = df.drop(columns="suppressed")
         for c in df.columns:
@@ -150,6 +174,7 @@ def save_table(
 ID_COLUMNS = ("subject_id", "stay_id", "hadm_id", "THCIC_ID", "thcic_id", "note_id", "pat_id", "record_id")
 
 # %% ../nbs/03_report.ipynb #2d76ab0d
+@constrained(df=DataFrame, count_columns=_NAMES, threshold=_THRESHOLD)
 def check_aggregate(df: pd.DataFrame, count_columns=None, *, threshold: int = SMALL_CELL_THRESHOLD) -> pd.DataFrame:
     """Raise unless `df` is safe to draw from real data: no identifier column and no count of 1..threshold-1; return
     `df`."""
@@ -171,6 +196,15 @@ def check_aggregate(df: pd.DataFrame, count_columns=None, *, threshold: int = SM
     return df
 
 # %% ../nbs/03_report.ipynb #5dc4cd1d
+@constrained(
+    fig=Predicate(lambda f: hasattr(f, "savefig"), "a matplotlib Figure"),
+    name=_STEM,
+    fig_dir=PathLike,
+    dpi=PositiveInt,
+    real=Flag,
+    data=AnyOf(None, DataFrame),
+    count_columns=_NAMES,
+)
 def save_figure(
     fig,
     name: str,
@@ -183,11 +217,6 @@ def save_figure(
 ) -> Path:
     """Save a matplotlib figure atomically as `<fig_dir>/<name>.png` (after `check_aggregate(data)` when real) and
     return the path."""
-    func = "save_figure"
-    if not hasattr(fig, "savefig"):
-        raise FairlibInputError("fig", f"must be a matplotlib Figure, got {type(fig).__name__}", func)
-    if not isinstance(name, str) or not name or "/" in name:
-        raise FairlibInputError("name", f"must be a plain file stem, got {name!r}", func)
     if real:
         if data is None:
             log.info("save_figure(%s): real data; the notebook is responsible for drawing aggregates only", name)
@@ -198,6 +227,7 @@ def save_figure(
     return _write(fig_dir / f"{name}.png", lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"))
 
 # %% ../nbs/03_report.ipynb #3f91df25
+@constrained(source=Text)
 def source_banner(source: str) -> str:
     "A one-line Markdown banner for the top of a notebook section naming the data in use."
     synthetic = not is_real_source(source)
@@ -249,16 +279,60 @@ def _num(s: pd.Series) -> pd.Series:
     return pd.to_numeric(s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce")
 
 # %% ../nbs/03_report.ipynb #3656bc23
+def _float_counts(s: pd.Series, name) -> bool:
+    "A column of non-negative integral numbers written as floats ('4.0': a count that had a missing value)."
+    text = s.astype(str).str.strip()
+    shown = ~text.str.match(_HIDDEN_TEXT.pattern, case=False)
+    v = _num(s)[shown]
+    return (
+        not _NOT_COUNT.search(str(name))
+        and bool(shown.any())
+        and bool(v.notna().all())
+        and bool((v >= 0).all() and (v == v.round()).all())
+        and bool(text[shown].str.contains(".", regex=False).any())
+    )
+
+
+def _decimals(x: str) -> int:
+    x = str(x).strip().lower()
+    return 17 if "e" in x else (len(x.split(".")[1]) if "." in x else 0)
+
+
+def _rate_counts(df: pd.DataFrame, counts: list) -> dict:
+    """{'rate x support': (numerator where the printed precision pins it down, else NaN; lowest and highest numerator
+    the printed rate allows)} for rate columns beside a support column."""
+    out = {}
+    for r in [c for c in df.columns if c not in counts and _RATE_NAME.search(str(c))]:
+        den = _rate_support(r, counts)
+        rv, nv = _num(df[r]), _num(df[den]) if den is not None else None
+        if den is None or rv.isna().all() or (rv < 0).any():
+            continue
+        scale = 100.0 if (rv > 1).any() else 1.0
+        h = pd.Series([0.5 * 10.0 ** -_decimals(x) for x in df[r]], index=df.index)
+        k, lo, hi = rv / scale * nv, np.ceil((rv - h) / scale * nv - 1e-9), np.floor((rv + h) / scale * nv + 1e-9)
+        out[f"{r} x {den}"] = (k.round().where(lo == hi), lo, hi)
+    return out
+
+
 def _frame_findings(df, where, count_columns, ids, threshold):
     out = []
     df = df.loc[:, ~pd.Index(df.columns).duplicated()]
+    people = any(_SUPPORT_NAME.search(str(c)) for c in df.columns)  # a table of records (n, records, ...)
     names = [
-        c for c in df.columns if c in (count_columns or ()) or (count_columns is None and _COUNT_NAME.search(str(c)))
+        c
+        for c in df.columns
+        if c in (count_columns or ())
+        or (count_columns is None and (_COUNT_NAME.search(str(c)) or (people and _float_counts(df[c], c))))
     ]
     for c in names:
         v = _num(df[c])
         for val in v[(v > 0) & (v < threshold) & (v == v.round())]:
             out.append(dict(file=where, kind="small count", column=str(c), value=int(val)))
+    for c, (_, lo, hi) in _rate_counts(df, names).items():  # rate x support is a count, and so is the rest
+        n = _num(df[c.split(" x ")[1]])
+        for a, b in ((lo, hi), (n - hi, n - lo)):  # every numerator the printed rate allows is small
+            for val in ((a + b) // 2)[(a >= 1) & (b < threshold)]:
+                out.append(dict(file=where, kind="small count (rate x support)", column=c, value=int(val)))
     # long tables ("quantity" | "value"): a row whose label counts people makes its numbers counts
     text_cols = [c for c in df.columns if _num(df[c]).isna().all()]
     num_cols = [c for c in df.columns if c not in text_cols and c not in names]
@@ -295,7 +369,9 @@ _HIDDEN_TEXT = re.compile(r"^\s*(|nan|<NA>|<\d+|suppressed)\s*$", re.I)
 
 # %% ../nbs/03_report.ipynb #a987ecfe
 def _recoverable(df: pd.DataFrame, where: str, threshold: int) -> list:
-    "Hidden counts that one subtraction gives back: exclusion flows, and attribute blocks of a Table 3."
+    """Hidden counts that one subtraction gives back: exclusion flows, and the blocks of a Table 3 (every block sums to
+    the cohort: a complete block minus the shown cells of another, or two block totals that differ); and a gap column
+    (max - min rate of a block) wider than the shown rates, which gives back a hidden group's rate."""
     out, cols = [], {str(c).lower(): c for c in df.columns}
     hid = lambda s: s.astype(str).str.match(_HIDDEN_TEXT.pattern, case=False)
 
@@ -314,17 +390,34 @@ def _recoverable(df: pd.DataFrame, where: str, threshold: int) -> list:
                     continue
                 v = {"excluded": rv[a] - rv[i], "remaining": rv[a] - ev[i], "previous": ev[i] + rv[i]}[h[0]]
                 leak("recoverable by subtraction (flow)", f"{h[0]} @ row {i}", v)
-    for g in ("attribute", "variable", "characteristic"):
-        n = next((cols[k] for k in ("n", "count", "records") if k in cols), None)
-        if g in cols and n is not None:
-            hn, nv = hid(df[n]), _num(df[n])
-            sums = [nv[ix].sum() for _, ix in df.groupby(cols[g], sort=False).groups.items() if not hn[ix].any()]
-            if not sums:
-                continue
-            total = max(sums)  # a complete block gives the cohort size
-            for key, ix in df.groupby(cols[g], sort=False).groups.items():
-                if hn[ix].sum() == 1:
-                    leak("recoverable by subtraction (block total)", f"{n} @ {key}", total - nv[ix].sum())
+    for g in (cols[k] for k in ("attribute", "variable", "characteristic", "grouping") if k in cols):
+        blocks = list(df.groupby(g, sort=False).indices.values())
+        counts = [cols[k] for k in ("n", "n_cohort", "count", "records") if k in cols]
+        for n, nv in [*((n, _num(df[n])) for n in counts), *((k, v[0]) for k, v in _rate_counts(df, counts).items())]:
+            gone = nv.isna().to_numpy()
+            sums = [nv.iloc[b].sum() for b in blocks if not gone[b].any()]
+            for s1, s2 in zip(sorted(sums)[:-1], sorted(sums)[1:]):
+                leak("recoverable by subtraction (block totals differ)", f"{n} by {g}", s2 - s1)
+            for b in blocks if sums else []:  # a complete block gives the total
+                if gone[b].any():
+                    leak(
+                        "recoverable by subtraction (block total)",
+                        f"{n} @ {df[g].iloc[b[0]]}",
+                        max(sums) - nv.iloc[b].sum(),
+                    )
+        for gap in [c for c in df.columns if re.search(r"(^|_)(brg|gap)(_|$)", str(c), re.I)]:
+            for r in [c for c in df.columns if _RATE_NAME.search(str(c)) and c != gap]:
+                for b in blocks:
+                    gv, rv = _num(df[gap].iloc[b]).dropna(), _num(df[r].iloc[b])
+                    if not len(gv) or rv.notna().all() or rv.notna().sum() < 1:
+                        continue
+                    tol = max(10.0 ** -_decimals(x) for x in df[r].iloc[b][rv.notna()]) + 0.5 * 10.0 ** -_decimals(
+                        df[gap].iloc[b[0]]
+                    )
+                    if gv.max() - (rv.max() - rv.min()) > tol:
+                        out.append(
+                            dict(file=where, kind="gap wider than the shown rates", column=f"{gap} / {r}", value=None)
+                        )
     return out
 
 # %% ../nbs/03_report.ipynb #c1584b8b
@@ -334,6 +427,12 @@ _ROW_NOT_COUNT = re.compile(r"%|\b(share|rate|mean|median|average|percent|per|ra
 _TEXT_SMALL = re.compile(r"\bn\s*=\s*([1-9]|10)\b(?![\d.,])")
 
 # %% ../nbs/03_report.ipynb #87f1a778
+@constrained(
+    folder=PathLike,
+    count_columns=_NAMES,
+    identifiers=Unchecked("any iterable of identifier values, compared as text"),
+    threshold=_THRESHOLD,
+)
 def scan_for_small_cells(
     folder,
     *,

@@ -9,23 +9,67 @@ import re
 import numpy as np
 import pandas as pd
 from .core import FairlibInputError, SMALL_CELL_THRESHOLD
+from .constraints import DataFrame, Flag, Instance, Interval, Predicate, Text, Unchecked, constrained
 
 log = logging.getLogger("fairlib.report")  # one logger for everything fairlib.report writes
 
+_NAMES = Instance(str, list, tuple, pd.Index, type(None), label="None, a column name or a list of column names")
+_THRESHOLD = Interval(1, integer=True, label="a positive integer (counts 1..threshold-1 are small)")
+_MAPPING = Instance(dict, type(None), label="None or a dict {column: count column}")
+_SUPPRESSION = dict(  # the arguments of suppress_small_cells and suppression_masks (columns are checked against df)
+    df=DataFrame,
+    count_columns=_NAMES,
+    groups=_NAMES,
+    total_rows=Unchecked("index labels or a boolean mask, matched against the table's index"),
+    row_total=Predicate(lambda v: v is None or v is True or isinstance(v, str), "a column name, True or None"),
+    flow=Predicate(
+        lambda v: v is None or (isinstance(v, (list, tuple)) and len(v) == 2),
+        "None or a pair (excluded, remaining) of column names",
+    ),
+    rate_columns=_MAPPING,
+    derived_columns=_MAPPING,
+    margins_known=Flag,
+    threshold=_THRESHOLD,
+)
+
 # %% auto #0
-__all__ = ['log', 'infer_count_columns', 'suppression_masks', 'suppress_small_cells', 'mask_text_counts']
+__all__ = ['log', 'infer_count_columns', 'infer_rate_columns', 'suppression_masks', 'suppress_small_cells', 'mask_text_counts']
 
 # %% ../nbs/03_suppression.ipynb #29d44884
 _COUNT_NAME = re.compile(
     r"(^|_)(n|count|counts|excluded|remaining|records|cases|patients|stays|admissions|"
-    r"subjects|flips|comparisons|size|sites|yes|no|tp|fp|tn|fn)(_|$)",
+    r"subjects|flips|comparisons|size|sites|yes|no|tp|fp|tn|fn|positives|negatives|events|deaths|support)(_|$)",
     re.I,
 )
+_NOT_COUNT = re.compile(  # integral values under these names are labels, settings or scores, not counts
+    r"(^|_)(id|code|fold|seed|rank|order|year|step|k|index|level|round|digits|bins?|depth|epoch|iteration|dpi|"
+    r"rate|pct|percent|share|ratio|proportion|fraction|prevalence|mean|median|auroc|auc|gap|brg|kappa|score|"
+    r"prob|probability|threshold|weight|value_published|published)(_|$)",
+    re.I,
+)
+# a rate over the records of its row (a share or % of the table's total is not: its numerator is the row's n)
+_RATE_NAME = re.compile(r"(^|_)(rate|prevalence|proportion|fraction)(_|$)", re.I)
+_SUPPORT_NAME = re.compile(
+    r"^(n|n_cohort|size|support|count|records|cases|patients|stays|admissions|subjects|people|n_records)$", re.I
+)
+
+
+def _rate_support(rate, counts: list):
+    """The support column of a rate column among the count columns: the one with the same suffix ('pos_rate_cohort'
+    -> 'n_cohort'), else the table's one support-named column (n, records, ...), else its only count column."""
+    m = _RATE_NAME.search(str(rate))
+    suffix = str(rate)[m.end() - (1 if m.group(3) else 0) :] if m else ""
+    if suffix:
+        same = [c for c in counts if str(c).endswith(suffix) and c != rate]
+        return same[0] if len(same) == 1 else None
+    sup = [c for c in counts if _SUPPORT_NAME.search(str(c))]
+    return sup[0] if len(sup) == 1 else (counts[0] if len(counts) == 1 else None)
 
 # %% ../nbs/03_suppression.ipynb #506e47aa
+@constrained(df=DataFrame)
 def infer_count_columns(df: pd.DataFrame) -> list[str]:
-    """Columns that hold counts: integer dtype (not bool), or integral values under a count-like name (n, count,
-    excluded, ...)."""
+    """Columns that hold counts: integer dtype (not bool), or non-negative integral numbers (a count stored as float
+    because of a missing value) under any name that is not a label, setting or score (`_NOT_COUNT`)."""
     out = []
     for c in df.columns:
         s = df[c]
@@ -36,13 +80,35 @@ def infer_count_columns(df: pd.DataFrame) -> list[str]:
             continue
         v = s.dropna().to_numpy(dtype=float)
         if (
-            _COUNT_NAME.search(str(c))
+            (_COUNT_NAME.search(str(c)) or not _NOT_COUNT.search(str(c)))
             and v.size
             and np.all(np.isfinite(v))
             and np.all(v == np.round(v))
             and np.all(v >= 0)
         ):
             out.append(c)
+    return out
+
+
+@constrained(df=DataFrame, count_columns=Instance(list, tuple, pd.Index, label="a list of column names"))
+def infer_rate_columns(df: pd.DataFrame, count_columns) -> dict:
+    """{rate column: support column (or (column, 100) for a percentage)} for columns named like rates over their
+    row's records (rate, prevalence, proportion, fraction) with values in [0, 1] (or [0, 100]), paired with a count
+    column by `_rate_support`. Rate x support gives a count back."""
+    cc = [c for c in count_columns if c in df.columns]
+    out = {}
+    for c in df.columns:
+        den = _rate_support(c, cc)
+        if den is None or c in cc or not _RATE_NAME.search(str(c)) or not pd.api.types.is_numeric_dtype(df[c]):
+            continue
+        if pd.api.types.is_bool_dtype(df[c]):
+            continue
+        v = df[c].dropna().to_numpy(dtype=float)
+        if not v.size or not np.all(np.isfinite(v)) or v.min() < 0:
+            continue
+        pct = v.max() > 1  # a rate given in %
+        if v.max() <= (100 if pct else 1):
+            out[c] = (den, 100) if pct else den
     return out
 
 # %% ../nbs/03_suppression.ipynb #48f459c3
@@ -72,7 +138,8 @@ def _check_table(df, func):
 
 # %% ../nbs/03_suppression.ipynb #1a3b6dab
 def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margins_known):
-    "Lists of cells (row position, column) whose sum is known to the reader."
+    """Lists of cells (row position, column) whose sum is known to the reader; and the same facts as (parts, total cell
+    or None when the total is known but not in the table), with every span of an exclusion flow."""
     n = len(df)
     is_total = np.zeros(n, bool)
     if total_rows is not None:
@@ -97,25 +164,53 @@ def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margi
         partitions = [part(c) for c in labels] or [[np.arange(n)]]  # (the whole table is the sum of any partition)
     blocks = partitions[0]
     flow_cols = set(flow or ())
-    rels = []
+    rels, sums = [], []
     for cols in ([c for c in cc if c not in flow_cols], rate_cells):
         for c in cols:
             for b in (b for p in partitions for b in p):
                 parts, tots = [i for i in b if not is_total[i]], [i for i in b if is_total[i]]
                 if tots:
                     rels += [[(i, c) for i in parts] + [(t, c)] for t in tots]
+                    sums += [([(i, c) for i in parts], (t, c)) for t in tots]
                 elif margins_known and len(parts) > 1:
                     rels.append([(i, c) for i in parts])
+                    sums.append(([(i, c) for i in parts], None))
     if row_total is not None:
         others = [c for c in cc if c != row_total and c not in flow_cols]
         rels += [[(i, c) for c in others] + ([(i, row_total)] if isinstance(row_total, str) else []) for i in range(n)]
+        sums += [([(i, c) for c in others], (i, row_total) if isinstance(row_total, str) else None) for i in range(n)]
     if flow:
         exc, rem = flow
         for b in blocks:
             rels += [[(b[j - 1], rem), (b[j], exc), (b[j], rem)] for j in range(1, len(b))]
-    return [r for r in rels if len(r) > 1]
+            # remaining[a] - remaining[e] = excluded[a+1] + ... + excluded[e], over every span a < e
+            sums += [
+                ([(b[j], exc) for j in range(a + 1, e + 1)] + [(b[e], rem)], (b[a], rem))
+                for a in range(len(b))
+                for e in range(a + 1, len(b))
+            ]
+    return [r for r in rels if len(r) > 1], sums
+
+# %% ../nbs/03_suppression.ipynb #056d0113
+def _hide_small_sum(H, col, val, defined, sums, threshold) -> bool:
+    """Hide the smallest shown cell of the first relation whose hidden cells (two or more) have a known sum of
+    1..threshold-1 (the reader learns that they hold fewer than `threshold` records together); True if one was hidden."""
+    for parts, tot in sums:
+        if tot is not None and H[tot[0], col[tot[1]]]:
+            continue  # the total is hidden: the hidden cells' sum is not known
+        hp = [(i, c) for i, c in parts if H[i, col[c]]]
+        if len(hp) < 2 or not 0 < sum(val[c][i] for i, c in hp) < threshold:
+            continue
+        cells = [*parts, *([tot] if tot is not None else [])]
+        shown = [(val[c][i], i, c) for i, c in cells if not H[i, col[c]] and defined[c][i] and val[c][i] > 0]
+        if shown:
+            _, i, c = min(shown, key=lambda t: (t[0], t[1]))
+            H[i, col[c]] = True
+            return True
+    return False
 
 # %% ../nbs/03_suppression.ipynb #59cd756c
+@constrained(**_SUPPRESSION)
 def suppression_masks(
     df: pd.DataFrame,
     *,
@@ -132,22 +227,18 @@ def suppression_masks(
     "(primary, complementary) boolean frames marking the cells `suppress_small_cells` hides (arguments as there)."
     func = "suppress_small_cells"
     _check_table(df, func)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) or threshold < 1:
-        raise FairlibInputError("threshold", f"must be a positive integer, got {threshold!r}", func)
     cc = _cols(infer_count_columns(df) if count_columns is None else count_columns, df, "count_columns", func)
     groups = _cols(groups, df, "groups", func, kind="any")
     if flow is not None:
-        if isinstance(flow, str) or len(flow) != 2:
-            raise FairlibInputError("flow", f"must be a pair (excluded, remaining), got {flow!r}", func)
         _cols(list(flow), df, "flow", func)
         cc += [c for c in flow if c not in cc]
     if isinstance(row_total, str):
         _cols(row_total, df, "row_total", func)
         cc += [row_total] if row_total not in cc else []
-    elif row_total not in (None, True):
-        raise FairlibInputError("row_total", f"must be a column name, True or None, got {row_total!r}", func)
     rates = {}
-    for r, spec in (rate_columns or {}).items():
+    if rate_columns is None:  # a rate beside its support gives its numerator back
+        rate_columns = infer_rate_columns(df, cc)
+    for r, spec in rate_columns.items():
         den, scale = (spec, 1.0) if isinstance(spec, str) else tuple(spec)
         _cols(r, df, "rate_columns", func, kind="any")
         _cols(den, df, "rate_columns", func)
@@ -172,7 +263,7 @@ def suppression_masks(
         hidden[r] = small(np.nan_to_num(k)) | small(np.nan_to_num(n_ - k))
     primary = hidden.copy()
     defined = {c: ~np.isnan(pd.to_numeric(df[c], errors="coerce").to_numpy(float)) for c in [*cc, *rates]}
-    rels = _relations(
+    rels, sums = _relations(
         df,
         cc,
         groups=groups,
@@ -211,11 +302,14 @@ def suppression_masks(
             H[i, col[c]] = True
             changed = True
             break  # propagate to derived cells before choosing the next complement (avoids over-suppression)
+        if not changed:  # several hidden cells whose known sum is itself small: hide one more shown cell
+            changed = _hide_small_sum(H, col, val, defined, sums, threshold)
     hidden = pd.DataFrame(H, index=df.index, columns=df.columns)
     primary.index = missing.index = df.index
     return primary, hidden & ~primary & ~missing
 
 # %% ../nbs/03_suppression.ipynb #9e4715ca
+@constrained(**_SUPPRESSION)
 def suppress_small_cells(
     df: pd.DataFrame,
     *,
@@ -224,7 +318,7 @@ def suppress_small_cells(
     total_rows=None,  # index labels or boolean mask of margin rows (totals of their block)
     row_total=None,  # count column that sums the row's other counts, or True (known, not shown)
     flow=None,  # (excluded, remaining) columns of an exclusion flow
-    rate_columns=None,  # {rate column: denominator count column, or (column, 100) for %}
+    rate_columns=None,  # {rate: its support count column, or (column, 100) for %} (default: inferred; {}: none)
     derived_columns=None,  # {column: count column it is computed from}
     margins_known: bool = True,  # blocks sum to a known total even without a total row
     threshold: int = SMALL_CELL_THRESHOLD,  # counts 1..threshold-1 are hidden
@@ -269,6 +363,7 @@ _TEXT_COUNT = re.compile(
 )
 
 # %% ../nbs/03_suppression.ipynb #3260fd4a
+@constrained(text=Text, threshold=_THRESHOLD)
 def mask_text_counts(text: str, *, threshold: int = SMALL_CELL_THRESHOLD) -> str:
     "Replace `n=5` and `5 records` (and the like) in free text by `n=<11` / `<11 records`."
 

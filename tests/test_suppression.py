@@ -259,3 +259,120 @@ def test_save_figure_is_atomic_and_checks_real_data(tmp_path):
     p = save_figure(fig, "bars", fig_dir=tmp_path)
     assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and [x.name for x in tmp_path.iterdir()] == ["bars.png"]
     plt.close(fig)
+
+
+# --- issue 24: counts and numerators that neither a count dtype nor a count name gives away -------------------
+
+
+def _hidden_positives(path, n_col="n", rate_col=None, k_col=None):
+    """The positives count per row that a reader gets back from the written CSV (independent oracle)."""
+    csv = pd.read_csv(path)
+    if k_col is not None:
+        return csv[k_col]
+    return (csv[rate_col] * csv[n_col]).round()
+
+
+def test_save_table_hides_a_float_count_column_with_a_plain_name(tmp_path):
+    df = pd.DataFrame({"group": ["a", "b", "c"], "n": [40, 400, 560], "positives": [4.0, 120.0, 200.0]})
+    save_table(df, "t", fig_dir=tmp_path, source="REAL site extract")
+    k = _hidden_positives(tmp_path / "t.csv", k_col="positives")
+    assert not any(0 < v < 11 for v in k.dropna()), k.tolist()  # the 4 positives of group a are not published
+    assert k.isna().sum() >= 2  # ... nor recoverable from the column total (sum of the groups)
+    assert scan_for_small_cells(tmp_path).empty
+
+
+def test_save_table_hides_a_rate_that_gives_back_a_small_numerator(tmp_path):
+    df = pd.DataFrame({"group": ["a", "b", "c"], "n": [40, 400, 560], "pos_rate": [0.1, 0.3, 0.35]})
+    save_table(df, "t", fig_dir=tmp_path, source="REAL site extract")
+    k = _hidden_positives(tmp_path / "t.csv", rate_col="pos_rate")
+    assert not any(0 < v < 11 for v in k.dropna()), k.tolist()  # rate x support = 4 is not published
+    assert pd.read_csv(tmp_path / "t.csv")["n"].tolist() == [40, 400, 560]  # the supports themselves are fine
+
+
+def test_scanner_checks_float_count_columns_and_rate_times_support(tmp_path):
+    pd.DataFrame({"group": ["a", "b"], "n": [40, 400], "positives": [4.0, 120.0]}).to_csv(
+        tmp_path / "k.csv", index=False
+    )
+    pd.DataFrame({"group": ["a", "b"], "n": [40, 400], "pos_rate": [0.1, 0.3]}).to_csv(tmp_path / "r.csv", index=False)
+    f = scan_for_small_cells(tmp_path)
+    assert set(f["file"]) == {"k.csv", "r.csv"}, f
+    assert 4 in f.loc[f.file == "k.csv", "value"].tolist() and 4 in f.loc[f.file == "r.csv", "value"].tolist(), f
+
+
+def test_scanner_checks_differences_of_block_totals(tmp_path):
+    # two groupings of the same cohort whose totals differ by 6: six records lack the second attribute
+    pd.DataFrame(
+        {"attribute": ["sex", "sex", "race", "race"], "group": ["F", "M", "A", "B"], "n": [600, 400, 500, 494]}
+    ).to_csv(tmp_path / "t.csv", index=False)
+    f = scan_for_small_cells(tmp_path)
+    assert 6 in f["value"].tolist(), f
+
+
+def test_interactive_results_show_the_users_own_counts_and_files_do_not(tmp_path):
+    """One rule (issue 24 §4): an object in the user's session shows their counts everywhere (its table and its
+    'excluded' line agree); what fairlib writes from real data masks them."""
+    import fairlib as fl
+    from fairlib.inputs import excluded_text
+
+    rng = np.random.default_rng(0)
+    r = fl.audit(rng.integers(0, 2, 45), rng.integers(0, 2, 45), sensitive_features=["a"] * 40 + ["b"] * 5)
+    support = int(r.by_group.loc["b", "support"])
+    assert support == 5 and excluded_text(r.excluded) == "b (n=5)"
+    assert "b (n=5)" in r.summary() and "<11" not in r.summary()  # the same count in the table and in the notes
+    save_table(r.to_frame(), "audit", fig_dir=tmp_path, source="REAL site extract", count_columns=[])
+    written = (tmp_path / "audit.csv").read_text() + (tmp_path / "audit.md").read_text()
+    assert "n=5" not in written and "b (n=<11)" in written
+    assert scan_for_small_cells(tmp_path).empty
+
+
+def _flow_span_leaks(out):
+    """Spans of a written flow whose hidden exclusions have a known total of 1..10 (independent oracle)."""
+    leaks = []
+    for _, b in out.groupby("task", sort=False):
+        e, r = b["excluded"].to_numpy(float), b["remaining"].to_numpy(float)
+        for a in range(len(b)):
+            for z in range(a + 1, len(b)):
+                if np.isnan(r[a]) or np.isnan(r[z]) or not np.isnan(e[a + 1 : z + 1]).any():
+                    continue
+                hidden = r[a] - r[z] - np.nansum(e[a + 1 : z + 1])
+                if 0 < hidden < 11:
+                    leaks.append((a, z, hidden))
+    return leaks
+
+
+def test_flow_spans_do_not_give_away_a_small_total_of_hidden_exclusions():
+    """The mFARM construction flow on the fake real files: two hidden steps removed 7 stays together, and
+    307 - 300 = 7 said so (issue 24, 'differences of margins')."""
+    flow = pd.DataFrame(
+        {
+            "task": ["ED"] * 8,
+            "step": list("sabcdefg"),
+            "excluded": [0, 31, 8, 12, 3, 4, 42, 234],
+            "remaining": [358, 327, 319, 307, 304, 300, 258, 24],
+        }
+    )
+    out = suppress_small_cells(flow, count_columns=["excluded", "remaining"], flow=("excluded", "remaining"))
+    assert out["excluded"].isna().sum() >= 3
+    assert not _flow_span_leaks(out), (_flow_span_leaks(out), out)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 40), min_size=2, max_size=7), st.integers(300, 2000))
+def test_flow_spans_property(excluded, start):
+    rem = start - np.cumsum([0, *excluded])
+    flow = pd.DataFrame({"task": "t", "excluded": [0, *excluded], "remaining": rem})
+    out = suppress_small_cells(flow, count_columns=["excluded", "remaining"], flow=("excluded", "remaining"))
+    assert not _flow_span_leaks(out), out
+
+
+def test_save_table_rounds_published_rates_on_real_data(tmp_path):
+    """A full-precision rate is a fraction whose denominator can be read off (41/115 from 0.35652...): rounded."""
+    from fractions import Fraction
+
+    df = pd.DataFrame({"group": ["a", "b", "c"], "n": [115, 400, 385], "pos_rate": [41 / 115, 0.3, 0.5]})
+    save_table(df, "t", fig_dir=tmp_path, source="REAL site extract")
+    r = pd.read_csv(tmp_path / "t.csv")["pos_rate"]
+    assert Fraction(float(r.iloc[0])).limit_denominator(1000) != Fraction(41, 115), r.tolist()
+    assert abs(r.iloc[0] - 41 / 115) < 5e-4
+    save_table(df, "t", fig_dir=tmp_path, source="SYNTHETIC twin")
+    assert pd.read_csv(tmp_path / "t.csv")["pos_rate"].iloc[0] == pytest.approx(41 / 115, abs=1e-12)

@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 from pathlib import Path
 from ..config import get_setting
-from ..core import FairlibInputError, check_int, check_rng
+from ..core import FairlibInputError, check_rng
+from ..suppression import suppression_masks
+from ..constraints import AnyOf, DataFrame, Frame, Instance, Interval, NonNegativeInt, PositiveInt, Predicate
+from ..constraints import Seed, constrained
 from fairlib.vfr.texas import (
     ADMISSION_LEAN_FEATURES,
     FULL_FEATURES,
@@ -25,19 +28,23 @@ from fairlib.vfr.texas import (
 )
 from .twin import synthetic_texas100x
 
+_SIZE = AnyOf(None, Interval(1, integer=True, label="a positive integer"))
+_SITES = Frame(("THCIC_ID",), min_rows=0, label="a DataFrame with column THCIC_ID")
+
 # %% auto #0
 __all__ = ['load_cohort', 'cohort_table', 'paper_table3', 'hospital_volume', 'drop_pooled_hospital', 'twin_auroc_check',
            'twin_calibration']
 
 # %% ../../nbs/vfr/03_cohort.ipynb #79d62cb2
+@constrained(
+    source=Predicate(lambda s: isinstance(s, (str, Path)), "'auto', 'synthetic', 'real' or a CSV path"),
+    n=_SIZE,
+    seed=Seed,
+)
 def load_cohort(source: str = "auto", *, n: int | None = None, seed=0) -> tuple[pd.DataFrame, str]:
     """The prepared cohort and its source label: 'auto' (real file if configured, else twin), 'synthetic', 'real', or a
     CSV path."""
     func = "load_cohort"
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
-        raise FairlibInputError("n", f"must be None or a positive integer, got {n!r}", func)
-    if not isinstance(source, (str, Path)):
-        raise FairlibInputError("source", f"must be 'auto', 'synthetic', 'real' or a CSV path, got {source!r}", func)
     src = str(source)
     if src in ("auto", "real"):
         path = get_setting("texas100x_csv")
@@ -63,17 +70,20 @@ def load_cohort(source: str = "auto", *, n: int | None = None, seed=0) -> tuple[
     return prepare_cohort(raw), f"REAL Texas-100X ({Path(src).name}{sub})"
 
 # %% ../../nbs/vfr/03_cohort.ipynb #9875f287
+@constrained(
+    cohort=DataFrame,
+    attributes=Instance(str, list, tuple, label="an attribute name or a list of names"),
+    suppress_below=AnyOf(None, PositiveInt),
+)
 def cohort_table(
     cohort: pd.DataFrame, *, attributes=PROTECTED_ATTRIBUTES, suppress_below: int | None = None
 ) -> pd.DataFrame:
-    "Table 3 of a prepared cohort: n, % and LOS>3 rate per group, and each attribute's base-rate gap (BRG)."
+    """Table 3 of a prepared cohort: n, % and LOS>3 rate per group, and each attribute's base-rate gap (BRG). With
+    `suppress_below` (real data) small cells and every cell that gives one back are hidden and published values
+    rounded."""
     func = "cohort_table"
-    if not isinstance(cohort, pd.DataFrame):
-        raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", func)
     if isinstance(attributes, str):
         attributes = [attributes]
-    if suppress_below is not None:
-        suppress_below = check_int(suppress_below, "suppress_below", func)
     miss = [c for c in (*attributes, TARGET) if c not in cohort.columns]
     if miss:
         raise FairlibInputError(
@@ -86,25 +96,54 @@ def cohort_table(
             order = list(codebook()["age_buckets_paper"])
         g = cohort.groupby(a, observed=True)[TARGET].agg(["size", "mean"])
         order = [k for k in (order or sorted(g.index)) if k in g.index] + [k for k in g.index if k not in (order or [])]
-        g = g.loc[order]
-        shown = (
-            g if suppress_below is None else g[g["size"] >= suppress_below]
-        )  # a suppressed group must not leak via the BRG
-        brg = shown["mean"].max() - shown["mean"].min() if len(shown) else np.nan
-        for k, r in g.iterrows():
-            small = suppress_below is not None and r["size"] < suppress_below
+        for k, r in g.loc[order].iterrows():
             rows.append(
-                dict(
-                    attribute=a,
-                    group=k,
-                    n=np.nan if small else int(r["size"]),
-                    pct=np.nan if small else 100 * r["size"] / len(cohort),
-                    pos_rate=np.nan if small else r["mean"],
-                    brg=brg,
-                    note=f"suppressed: n < {suppress_below}" if small else "",
-                )
+                dict(attribute=a, group=k, n=int(r["size"]), pct=100 * r["size"] / len(cohort), pos_rate=r["mean"])
             )
-    return pd.DataFrame(rows)
+    t = pd.DataFrame(rows, columns=["attribute", "group", "n", "pct", "pos_rate"])
+    t["n"] = t["n"].astype(float)
+    if suppress_below is None:
+        t["brg"] = t.groupby("attribute", sort=False)["pos_rate"].transform(lambda s: s.max() - s.min())
+        t["note"] = ""
+        return t
+    return _suppress_table3(t, suppress_below)
+
+# %% ../../nbs/vfr/03_cohort.ipynb #7ed9a39e
+def _suppress_table3(t: pd.DataFrame, threshold: int) -> pd.DataFrame:
+    """Hide small groups, rates with fewer than `threshold` records with or without the outcome, and the complementary
+    cells that would give either back (per attribute, whose blocks all sum to the cohort); round what is shown (% to
+    0.1, rates to 0.001); the BRG spans the shown rates only, so it cannot give back a hidden rate."""
+    primary, comp = suppression_masks(
+        t, count_columns=["n"], groups=["attribute"], rate_columns={"pos_rate": "n"}, derived_columns={"pct": "n"},
+        threshold=threshold,
+    )  # fmt: skip
+    hide = primary | comp
+    out = t.copy()
+    out["pct"] = out["pct"].round(1)
+    out["pos_rate"] = out["pos_rate"].round(3)
+    for c in ("n", "pct", "pos_rate"):
+        out[c] = out[c].mask(hide[c])
+    shown = out.groupby("attribute", sort=False)["pos_rate"]
+    span = shown.transform(lambda s: s.max() - s.min() if s.notna().sum() >= 2 else np.nan).round(3)
+    partial = shown.transform(lambda s: s.isna().any())
+    out["brg"] = span
+    why = []
+    for i in out.index:
+        w = [
+            f"n < {threshold}" if primary.at[i, "n"] else "",
+            "rate: fewer than {} records with or without LOS>3".format(threshold) if primary.at[i, "pos_rate"] else "",
+            "hidden so that a small cell cannot be recovered"
+            if comp.at[i, "n"] or (comp.at[i, "pos_rate"] and not hide.at[i, "n"])
+            else "",
+        ]
+        w = [x for x in w if x]
+        note = f"suppressed: {'; '.join(w)}" if w else ""
+        if partial[i]:
+            b = "BRG over the shown groups only" if span[i] == span[i] else "BRG undefined: fewer than two rates shown"
+            note = f"{note}; {b}" if note else b
+        why.append(note)
+    out["note"] = why
+    return out
 
 # %% ../../nbs/vfr/03_cohort.ipynb #6660529b
 def paper_table3() -> pd.DataFrame:
@@ -115,13 +154,10 @@ def paper_table3() -> pd.DataFrame:
     return t[["attribute", "label_printed", "label_corrected", "n", "pct", "pos_rate", "brg"]]
 
 # %% ../../nbs/vfr/03_cohort.ipynb #4282028b
+@constrained(cohort=_SITES)
 def hospital_volume(cohort: pd.DataFrame) -> dict:
     """Site-volume summary: number of sites, records and share held by the top 10/50/100/200, quartiles, pooled-code
     records."""
-    if not isinstance(cohort, pd.DataFrame):
-        raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", "hospital_volume")
-    if "THCIC_ID" not in cohort.columns:
-        raise FairlibInputError("cohort", "lacks column THCIC_ID", "hospital_volume")
     vc = np.sort(cohort["THCIC_ID"].value_counts().to_numpy())[::-1]
     out = {"n_sites": len(vc), "n_records": int(vc.sum())}
     for k in (10, 50, 100, 200):
@@ -136,12 +172,9 @@ def hospital_volume(cohort: pd.DataFrame) -> dict:
     return out
 
 # %% ../../nbs/vfr/03_cohort.ipynb #bec5c9e4
+@constrained(cohort=_SITES)
 def drop_pooled_hospital(cohort: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     "The cohort without the pooled THCIC_ID 999999 records, and how many records were removed."
-    if not isinstance(cohort, pd.DataFrame):
-        raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", "drop_pooled_hospital")
-    if "THCIC_ID" not in cohort.columns:
-        raise FairlibInputError("cohort", "lacks column THCIC_ID", "drop_pooled_hospital")
     pooled = (cohort["THCIC_ID"] == POOLED_HOSPITAL_ID).to_numpy()
     return cohort.loc[~pooled], int(pooled.sum())
 
@@ -155,6 +188,13 @@ def _target_encode(train_col: pd.Series, y: np.ndarray, apply_to: pd.Series, m: 
     return apply_to.map(enc).fillna(mu).to_numpy(dtype="float64")
 
 # %% ../../nbs/vfr/03_cohort.ipynb #9d9ffea9
+@constrained(
+    cohort=DataFrame,
+    n=_SIZE,
+    seed=NonNegativeInt,
+    n_estimators=PositiveInt,
+    n_jobs=Instance(int, np.integer, type(None), label="None or an int (joblib's n_jobs)"),
+)
 def twin_auroc_check(
     cohort: pd.DataFrame, *, n: int | None = 300_000, seed: int = 0, n_estimators: int = 300, n_jobs: int | None = None
 ) -> dict:
@@ -196,6 +236,7 @@ def twin_auroc_check(
     return out
 
 # %% ../../nbs/vfr/03_cohort.ipynb #c53666b9
+@constrained(cohort=DataFrame, auroc=Instance(dict, type(None), label="None or the dict of twin_auroc_check"))
 def twin_calibration(cohort: pd.DataFrame, *, auroc: dict | None = None) -> pd.DataFrame:
     "Achieved vs published value, tolerance and verdict for every calibration target of the Texas-100X twin."
     cb, N = codebook(), len(cohort)
