@@ -12,7 +12,6 @@ from fairlib.core import (
     FairlibInputError,
     check_rng,
     deprecated_alias,
-    mask_count,
     percentile_interval,
     renamed_arguments,
 )
@@ -166,7 +165,7 @@ def summarise_resamples(
             notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={resample_size:,}")
     if excluded:
         notes.append(
-            "excluded for small support: " + ", ".join(f"{g} (n={mask_count(s)})" for g, s in excluded.items())
+            "excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items())
         )
     if point_undefined or n_def == 0:
         vfr, dom = np.nan, "Undefined"
