@@ -141,8 +141,9 @@ def test_full_point_is_degenerate_and_never_qualifies(data):
     full = r.curve.iloc[-1]
     assert full["size"] == data.n and full.degenerate and full.sd == 0 and not full.qualifies
     assert r.curve["size"].tolist() == [1000, 3000, data.n]
-    # N* is the first qualifying size, by brute force over the curve
-    q = r.curve[(~r.curve.degenerate) & (r.curve.cv < 0.05) & (r.curve.n_undefined <= 1)]
+    # N* is the first qualifying size, by brute force over the curve (SD < width for a near-zero cell, else CV)
+    small = r.curve.sd < r.sd_width if r.near_zero_mean else r.curve.cv < 0.05
+    q = r.curve[(~r.curve.degenerate) & small & (r.curve.n_undefined <= 1)]
     assert (r.n_star == q["size"].iloc[0]) if len(q) else np.isnan(r.n_star)
 
 

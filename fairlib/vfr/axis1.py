@@ -11,14 +11,13 @@ from ..tables import audit_table
 from fairlib.core import (
     FairlibInputError,
     cell_seed,
-    check_choice,
-    check_float,
-    check_int,
     check_rng,
     renamed_arguments,
     root_entropy,
 )
-from ..counts import AUDIT_METRICS, audit_metric
+from ..constraints import Flag, Frame, Interval, NonNegativeInt, Options, PositiveInt, Predicate, Seed, Unchecked
+from ..constraints import constrained
+from ..counts import _CALIBRATION, AUDIT_METRICS, audit_metric
 from ..reliability import METHODS, TAU_VFR, _point, _values, summarise_resamples
 from ..published import published_value
 from ..records import _model_audit_datas, _panel_records, _resample_size
@@ -28,6 +27,22 @@ __all__ = ['ATTRIBUTES', 'PREDICTION_COLUMNS', 'PAPER_AXIS1', 'PAPER_CANONICAL_B
 
 # %% ../../nbs/vfr/05_axis1.ipynb #002cdadc
 ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # the four audited attributes
+
+# %% ../../nbs/vfr/05_axis1.ipynb #axis1grid
+_GRID = dict(  # declared constraints of the panel-wide grids (Axes 1-3)
+    predictions=Unchecked("a long frame with a 'model' column or a dict model -> frame, checked by _by_model"),
+    attributes=Unchecked("column name(s) of the predictions, checked against their columns"),
+    metrics=Unchecked("None, a metric name or a list of them, checked by counts.audit_metric"),
+    n_jobs=None
+    | Predicate(
+        lambda j: isinstance(j, (numbers.Integral, np.integer)) and not isinstance(j, bool) and j != 0, "a non-zero int"
+    ),
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+    return_curves=Flag,
+    progress=Flag,
+)
 
 # %% ../../nbs/vfr/05_axis1.ipynb #554bd9a9
 PREDICTION_COLUMNS = ("model", "y_true", "y_pred")
@@ -88,6 +103,7 @@ def _metric_names(metrics, func) -> list:
     return [audit_metric(m).name for m in metrics]
 
 # %% ../../nbs/vfr/05_axis1.ipynb #8c5f0e89
+@constrained(**{k: _GRID[k] for k in ("predictions", "attributes", "metrics", "min_support", "n_bins", "calibration")})
 def audit_grid(
     predictions,
     *,
@@ -181,6 +197,15 @@ def _run_pairs(fn, jobs, n_jobs, progress, desc):
 
 # %% ../../nbs/vfr/05_axis1.ipynb #0d719f3d
 @renamed_arguments(K="n_resamples", N="resample_size", rng="seed")
+@constrained(
+    **{k: v for k, v in _GRID.items() if k != "return_curves"},
+    n_resamples=PositiveInt,
+    resample_size=None | PositiveInt,
+    seed=Seed,
+    method=Options(*METHODS),
+    keep_values=Flag,
+    confidence_level=Interval(0, 1, closed="neither", label="a confidence level in (0, 1)"),
+)
 def vfr_grid(
     predictions,
     *,
@@ -207,14 +232,7 @@ def vfr_grid(
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     frames = _by_model(predictions, attributes, func)
     names = _metric_names(metrics, func)
-    K = check_int(n_resamples, "n_resamples", func)
-    min_support = check_int(min_support, "min_support", func, lo=0)
-    check_choice(method, "method", METHODS, func)
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
-    if n_jobs is not None and (
-        isinstance(n_jobs, bool) or not isinstance(n_jobs, (numbers.Integral, np.integer)) or n_jobs == 0
-    ):
-        raise FairlibInputError("n_jobs", f"must be None or a non-zero int, got {n_jobs!r}", func)
+    K = int(n_resamples)
     root = root_entropy(seed)
     for mo, f in frames.items():
         _resample_size(resample_size, len(f), func)  # validate N and warn once per model
@@ -242,16 +260,17 @@ def vfr_grid(
     return pd.DataFrame([r for rows in out for r in rows])
 
 # %% ../../nbs/vfr/05_axis1.ipynb #e46323e7
+@constrained(
+    grid=Frame(["vfr", "n_pass", "verdict"], min_rows=0, label="a vfr_grid() frame"),
+    tau_vfr=Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]"),
+)
 def axis1_summary(grid: pd.DataFrame, *, tau_vfr: float = TAU_VFR) -> dict:
     """Cells flipping at least once, cells with VFR > τ_VFR, mean and max VFR over the defined cells of a `vfr_grid`
     frame."""
     func = "axis1_summary"
-    if not isinstance(grid, pd.DataFrame):
-        raise FairlibInputError("grid", f"must be a vfr_grid() DataFrame, got {type(grid).__name__}", func)
     need = {"vfr", "n_pass", "verdict"}
     if not need <= set(grid.columns) or not ({"n_defined"} <= set(grid.columns) or {"K"} <= set(grid.columns)):
         raise FairlibInputError("grid", "must be a vfr_grid() frame (columns vfr, n_pass, n_defined, verdict)", func)
-    tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
     n_def = grid["n_defined"] if "n_defined" in grid else grid["K"]
     defined = grid.vfr.notna()
     auditable = grid["auditable"].astype(bool) if "auditable" in grid else defined

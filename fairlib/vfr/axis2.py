@@ -8,32 +8,20 @@ import math
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field
-from fairlib.core import (
-    FairlibInputError,
-    cell_seed,
-    check_choice,
-    check_float,
-    check_int,
-    check_rng,
-    renamed_arguments,
-    root_entropy,
-)
+from ..core import FairlibInputError, as_1d, cell_seed, check_rng, renamed_arguments, root_entropy
+from ..constraints import Array, Interval, NonNegativeInt, Options, PositiveInt, Seed, Share, Text, constrained
+from ..counts import _CALIBRATION, _GROUPS, _LABELS, _NUMBER, _PROBS
 from ..counts import AUDIT_METRICS, audit_metric, metric_from_counts, metrics_from_counts
 from ..reliability import MAX_UNDEFINED_SHARE, METHODS, _point
-from fairlib.resample import (
-    _sizes,
-    draw_subsample_bins,
-    draw_subsample_bins_shared,
-    draw_subsample_counts,
-    index_subsample_values,
-)
+from ..resample import _sizes, draw_subsample_bins, draw_subsample_bins_shared, draw_subsample_counts
+from ..resample import index_subsample_values
 from ..records import AuditData, _model_audit_datas, _panel_records, audit_data
 from ..results import Result
-from .axis1 import ATTRIBUTES, _by_model, _metric_names, _run_pairs
+from .axis1 import _GRID, ATTRIBUTES, _by_model, _metric_names, _run_pairs
 
 # %% auto #0
-__all__ = ['N_FIELD', 'CV_CUTOFF', 'NEAR_ZERO', 'AuditSizeResult', 'summarise_audit_sizes', 'audit_size_sensitivity',
-           'audit_size_grid']
+__all__ = ['N_FIELD', 'CV_CUTOFF', 'NEAR_ZERO', 'NEAR_ZERO_RULES', 'AuditSizeResult', 'summarise_audit_sizes',
+           'audit_size_sensitivity', 'audit_size_grid']
 
 # %% ../../nbs/vfr/06_axis2.ipynb #f9ad3ea0
 N_FIELD = 50_000  # N_field: the field-realistic single-site audit size
@@ -43,6 +31,27 @@ CV_CUTOFF = 0.05  # η: N* = smallest N with CV < η
 
 # %% ../../nbs/vfr/06_axis2.ipynb #da427d2d
 NEAR_ZERO = 0.01  # |value| below this on the full partition: CV is not informative
+
+# %% ../../nbs/vfr/06_axis2.ipynb #nzrule01
+NEAR_ZERO_RULES = ("sd", "paper")  # how N* is read for a near-zero cell: from the SD (default) or the paper's CV
+
+# %% ../../nbs/vfr/06_axis2.ipynb #axis2cons
+_AXIS2 = dict(  # the declared constraints the Axis-2 entry points share
+    cv_cutoff=Interval(0, closed="neither", label="a CV cutoff > 0"),
+    n_field=PositiveInt,
+    near_zero=Interval(0, label="a number >= 0"),
+    near_zero_rule=Options(*NEAR_ZERO_RULES),
+    method=Options(*METHODS),
+)
+_DRAWS = dict(
+    sizes=None | Array(lo=1, label="audit sizes: a non-empty 1-d array of ints >= 1"),
+    n_resamples=Interval(2, integer=True, label="an int >= 2"),
+    seed=Seed,
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+)
+_CELL = dict(y_true=_LABELS, y_pred=_LABELS, sensitive_features=_GROUPS, metric=Text, y_prob=None | _PROBS)
 
 # %% ../../nbs/vfr/06_axis2.ipynb #b82c751e
 @dataclass(frozen=True, repr=False)
@@ -63,6 +72,8 @@ class AuditSizeResult(Result):
     reason: str | None = None
     curve: pd.DataFrame = field(default=None, compare=False)  # size, mean, sd, cv, n_undefined, degenerate, qualifies
     values: np.ndarray = field(default=None, compare=False)  # (sizes, R) metric values
+    near_zero_rule: str = "sd"
+    sd_width: float = np.nan  # near-zero cell under the "sd" rule: a size qualifies when SD < sd_width (else NaN)
     _title = "Audit-size sensitivity (Axis 2)"
 
     def to_frame(self) -> pd.DataFrame:
@@ -71,9 +82,10 @@ class AuditSizeResult(Result):
         ]
 
 # %% ../../nbs/vfr/06_axis2.ipynb #2899ea0e
-def _size_stats(v, uses_abs: bool, cv_cutoff: float, max_undefined: float) -> dict:
+def _size_stats(v, uses_abs: bool, cv_cutoff: float, max_undefined: float, sd_width=None) -> dict:
     """Mean, SD, CV, undefined count and qualification per (cell, size) of values `(cells, S, R)`; n_star = index of the
-    first qualifying size (NaN if none). `uses_abs`: one flag, or one per cell."""
+    first qualifying size (NaN if none). `uses_abs`: one flag, or one per cell. `sd_width`: one width, or one per
+    cell; where finite, a size qualifies when SD < width (the near-zero rule), elsewhere when CV < cv_cutoff."""
     ua = np.asarray(uses_abs, bool)
     x = (
         np.where(ua.reshape(ua.shape + (1,) * (v.ndim - ua.ndim)), np.abs(v), v)
@@ -92,13 +104,68 @@ def _size_stats(v, uses_abs: bool, cv_cutoff: float, max_undefined: float) -> di
         )  # all defined values equal: SD is exactly 0
         sd = np.where((k >= 2) & const, 0.0, sd)
         cv = np.where((k >= 2) & (mean != 0), sd / np.abs(mean), np.nan)
+        small = np.isfinite(cv) & (cv < cv_cutoff)
+        if sd_width is not None:
+            w = np.asarray(sd_width, np.float64)
+            w = w.reshape(w.shape + (1,) * (sd.ndim - w.ndim))
+            small = np.where(np.isfinite(w), np.isfinite(sd) & (sd < w), small)
     degenerate = np.zeros(v.shape[:-1], bool)
     degenerate[..., -1] = True
-    qualifies = ~degenerate & np.isfinite(cv) & (cv < cv_cutoff) & ((R - k) <= max_undefined * R)
+    qualifies = ~degenerate & small & ((R - k) <= max_undefined * R)
     first = np.where(qualifies.any(-1), qualifies.argmax(-1).astype(float), np.nan)
     return dict(mean=mean, sd=sd, cv=cv, n_undefined=R - k, degenerate=degenerate, qualifies=qualifies, n_star=first)
 
+# %% ../../nbs/vfr/06_axis2.ipynb #nzrule02
+def _near_zero_note(metric: str, point: float, near_zero: float, cv_cutoff: float, rule: str):
+    """The near-zero flag of a cell, its SD width (NaN: the CV rule) and the note that says which rule decided N*."""
+    if not (math.isfinite(point) and abs(point) < near_zero):
+        return False, math.nan, None
+    head = f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD"
+    if rule == "paper":
+        return True, math.nan, head + " (paper rule: N* still from the CV)"
+    tau = AUDIT_METRICS[metric].threshold
+    w = cv_cutoff * tau
+    return True, w, head + f"; N* from SD < {w:.3g} (= {cv_cutoff:g} x the threshold {tau:g})"
+
+
+def _curve_input(values, sizes, func: str):
+    "Subsample values `(S, R)` as floats and the S sizes: increasing positive ints, at least one below the last."
+    s = as_1d(sizes, "sizes", func, allow_empty=True)
+    if (
+        len(s) < 2
+        or not all(isinstance(x, (int, np.integer)) and x >= 1 for x in s.tolist())
+        or (np.diff(s) <= 0).any()
+    ):
+        raise FairlibInputError(
+            "sizes", f"must be >= 2 increasing positive ints (the last the full partition), got {s.tolist()}", func
+        )
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise FairlibInputError("values", "must be numbers (NaN where a subsample is undefined)", func) from None
+    if v.ndim != 2 or v.shape[0] != len(s) or v.shape[1] < 2:
+        raise FairlibInputError("values", f"must have shape (len(sizes)={len(s)}, R >= 2), got {v.shape}", func)
+    return v, s.astype(np.int64)
+
+
+def _checked_sizes(sizes, n: int, func: str) -> np.ndarray:
+    "`_sizes`, refusing a grid with no audit size below the cohort (N* could then never be reached)."
+    sz = _sizes(sizes, n, func)
+    if len(sz) < 2:
+        raise FairlibInputError(
+            "sizes", f"has no size below the cohort ({n:,} records), got {list(sizes)!r}; N* could not be reached", func
+        )
+    return sz
+
 # %% ../../nbs/vfr/06_axis2.ipynb #4ef804f3
+@constrained(
+    values=Array(ndim=2, allow_nan=True, finite=False, min_size=0, label="subsample values (S, R), NaN = undefined"),
+    sizes=Array(min_size=0, label="the S audit sizes"),
+    metric=Text,
+    value=_NUMBER,
+    max_undefined=Share,
+    **_AXIS2,
+)
 def summarise_audit_sizes(
     values,
     sizes,
@@ -108,15 +175,19 @@ def summarise_audit_sizes(
     cv_cutoff: float = CV_CUTOFF,
     n_field: int = N_FIELD,
     near_zero: float = NEAR_ZERO,
+    near_zero_rule: str = "sd",
     method: str = "fast",
     max_undefined: float = MAX_UNDEFINED_SHARE,
 ) -> AuditSizeResult:
     """Mean, SD, CV per size and N* from subsample values `(sizes, R)` (Algorithm 2, lines 3-5); the last size is the
-    full partition."""
+    full partition. N* is the smallest qualifying size: CV < cv_cutoff, or for a near-zero cell (|value| < near_zero)
+    under `near_zero_rule="sd"` SD < cv_cutoff x the metric's threshold; "paper" uses the CV everywhere."""
+    func = "summarise_audit_sizes"
     spec = audit_metric(metric)
-    v = np.asarray(values, dtype=np.float64)
-    sizes = np.asarray(sizes, np.int64)
-    st = _size_stats(v[None], spec.uses_abs, cv_cutoff, max_undefined)
+    v, sizes = _curve_input(values, sizes, func)
+    point = float(value)
+    nz, width, nz_note = _near_zero_note(spec.name, point, near_zero, cv_cutoff, near_zero_rule)
+    st = _size_stats(v[None], spec.uses_abs, cv_cutoff, max_undefined, sd_width=width)
     R = v.shape[1]
     curve = pd.DataFrame(
         dict(size=sizes, **{k: st[k][0] for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")})
@@ -126,31 +197,16 @@ def summarise_audit_sizes(
     reached = bool(np.isfinite(n_star))  # an index: the first size (0) qualifies too
     n_star = float(sizes[int(n_star)]) if reached else np.nan
     if not reached:
-        notes.append("CV < {:g} not reached below the full partition ({:,} records)".format(cv_cutoff, int(sizes[-1])))
+        what = f"SD < {width:.3g}" if np.isfinite(width) else f"CV < {cv_cutoff:g}"
+        notes.append(f"{what} not reached below the full partition ({int(sizes[-1]):,} records)")
     if curve.n_undefined.any():
         notes.append(f"undefined subsamples at {int((curve.n_undefined > 0).sum())} size(s)")
-    point = float(value)
-    nz = bool(np.isfinite(point) and abs(point) < near_zero)
-    if nz:
-        notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
+    if nz_note:
+        notes.append(nz_note)
     if np.isnan(point):
         notes.append("the metric is undefined on the full partition")
-    return AuditSizeResult(
-        spec.name,
-        n_star,
-        reached,
-        (not reached) or n_star > n_field,
-        nz,
-        point,
-        int(sizes[-1]),
-        R,
-        cv_cutoff,
-        n_field,
-        method,
-        "; ".join(notes) or None,
-        curve,
-        v,
-    )
+    head = (spec.name, n_star, reached, (not reached) or n_star > n_field, nz, point, int(sizes[-1]), R, cv_cutoff)
+    return AuditSizeResult(*head, n_field, method, "; ".join(notes) or None, curve, v, near_zero_rule, width)
 
 # %% ../../nbs/vfr/06_axis2.ipynb #219242cd
 def _axis2_count_draws(data: AuditData, sizes, R: int, root, key) -> np.ndarray:
@@ -195,6 +251,7 @@ def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibrati
 
 # %% ../../nbs/vfr/06_axis2.ipynb #9d58ea25
 @renamed_arguments(rng="seed")
+@constrained(**_CELL, **_DRAWS, **_AXIS2)
 def audit_size_sensitivity(
     y_true,
     y_pred,
@@ -212,27 +269,24 @@ def audit_size_sensitivity(
     cv_cutoff: float = CV_CUTOFF,
     n_field: int = N_FIELD,
     near_zero: float = NEAR_ZERO,
+    near_zero_rule: str = "sd",
 ) -> AuditSizeResult:
     """Axis 2 of one cell (Algorithm 2): CV of the metric over R subsamples without replacement per audit size, and N*.
 
     sizes: the audit-size grid (default 1e3 .. 1e5; sizes >= the cohort are skipped, the full partition is
     appended and never qualifies). n_resamples: R, subsamples per size (the paper's 30). cv_cutoff: η.
-    n_field: N_field, the single-site audit size N* is compared with. The groups audited are fixed on the
-    cohort (min_support), as in Axis 1."""
+    n_field: N_field, the single-site audit size N* is compared with. near_zero / near_zero_rule: how N* is read
+    when |value| < near_zero (see `summarise_audit_sizes`). The groups audited are fixed on the cohort (min_support),
+    as in Axis 1."""
     func = "audit_size_sensitivity"
     spec = audit_metric(metric)
-    R = check_int(n_resamples, "n_resamples", func, lo=2)
-    check_choice(method, "method", METHODS, func)
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
-    cv_cutoff = check_float(cv_cutoff, "cv_cutoff", func, lo=0, lo_open=True)
-    n_field = check_int(n_field, "n_field", func)
-    near_zero = check_float(near_zero, "near_zero", func, lo=0)
+    R = int(n_resamples)
     if spec.needs_prob and y_prob is None:
         raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
     data = audit_data(
         y_true, y_pred, sensitive_features, y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func
     )
-    sz = _sizes(sizes, data.n, func)
+    sz = _checked_sizes(sizes, data.n, func)
     root = root_entropy(seed)
     vals = _axis2_values(data, [spec.name], sz, R, root, (), method, calibration)[spec.name]
     return summarise_audit_sizes(
@@ -243,6 +297,7 @@ def audit_size_sensitivity(
         cv_cutoff=cv_cutoff,
         n_field=n_field,
         near_zero=near_zero,
+        near_zero_rule=near_zero_rule,
         method=method,
     )
 
@@ -321,33 +376,41 @@ def _axis2_count_metrics(preps: list) -> None:
         p["draws"] = {}
 
 # %% ../../nbs/vfr/06_axis2.ipynb #10eabf6d
-def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=True):
+def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=True, near_zero_rule="sd"):
     """Axis 2, last step for one model: the statistics of all its cells in one call, one row per cell, and (`curves`)
-    its CV curves as one frame."""
+    its CV curves as one frame. `sd` is the SD at N* (at the largest size below the full partition when not
+    reached), at `sd_size`: the spread the reader of a near-zero cell is sent to."""
     model, names, datas, sz, vals, points = p["model"], p["names"], p["datas"], p["sizes"], p["vals"], p["points"]
     keys = [(a, m) for a in datas for m in names if (a, m) in vals]
     if not keys:
         return [], []
+    pts = [points[a, m] if (a, m) in points else _point(datas[a], m, calibration) for a, m in keys]  # Python floats
+    nzs = [_near_zero_note(m, pt, near_zero, cv_cutoff, near_zero_rule) for (_, m), pt in zip(keys, pts)]
     st = _size_stats(
-        np.stack([vals[k] for k in keys]), [AUDIT_METRICS[m].uses_abs for _, m in keys], cv_cutoff, MAX_UNDEFINED_SHARE
+        np.stack([vals[k] for k in keys]),
+        [AUDIT_METRICS[m].uses_abs for _, m in keys],
+        cv_cutoff,
+        MAX_UNDEFINED_SHARE,
+        sd_width=[w for _, w, _ in nzs],
     )
     first = st["n_star"]
     reached = np.isfinite(first)  # the cells' statistics as Python lists, at once
-    n_stars = np.where(reached, sz[np.where(reached, first, 0).astype(np.int64)], np.nan).tolist()
+    at = np.where(reached, first, len(sz) - 2).astype(np.int64)
+    n_stars = np.where(reached, sz[at], np.nan).tolist()
+    sds, sd_sizes = st["sd"][np.arange(len(keys)), at].tolist(), sz[at].tolist()
     undefined_at = (st["n_undefined"] > 0).sum(-1).tolist()
     cv0 = st["cv"][:, 0].tolist()
     smallest, cohort = int(sz[0]), int(sz[-1])
-    not_reached = f"CV < {cv_cutoff:g} not reached below the full partition ({cohort:,} records)"
     cells = []
     for j, (a, m) in enumerate(keys):
-        r, n_star = bool(reached[j]), n_stars[j]
-        point = points[a, m] if (a, m) in points else _point(datas[a], m, calibration)  # a Python float
-        nz = math.isfinite(point) and abs(point) < near_zero
-        notes = [] if r else [not_reached]
+        r, n_star, point = bool(reached[j]), n_stars[j], pts[j]
+        nz, width, nz_note = nzs[j]
+        what = f"SD < {width:.3g}" if math.isfinite(width) else f"CV < {cv_cutoff:g}"
+        notes = [] if r else [f"{what} not reached below the full partition ({cohort:,} records)"]
         if undefined_at[j]:
             notes.append(f"undefined subsamples at {undefined_at[j]} size(s)")
-        if nz:
-            notes.append(f"|value| = {abs(point):.3g} < {near_zero:g}: CV is not informative near 0, read SD")
+        if nz_note:
+            notes.append(nz_note)
         if math.isnan(point):
             notes.append("the metric is undefined on the full partition")
         cells.append(
@@ -359,7 +422,10 @@ def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=Tru
                 reached=r,
                 exceeds_field=(not r) or n_star > n_field,
                 near_zero_mean=nz,
+                n_star_rule="sd" if math.isfinite(width) else "cv",
                 value=point,
+                sd=sds[j],
+                sd_size=sd_sizes[j],
                 cv_smallest=cv0[j],
                 smallest_size=smallest,
                 cohort_size=cohort,
@@ -382,6 +448,7 @@ def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=Tru
 
 # %% ../../nbs/vfr/06_axis2.ipynb #dbca2aa1
 @renamed_arguments(rng="seed")
+@constrained(**{**_GRID, **_DRAWS, **_AXIS2})
 def audit_size_grid(
     predictions,
     *,
@@ -397,23 +464,22 @@ def audit_size_grid(
     cv_cutoff: float = CV_CUTOFF,
     n_field: int = N_FIELD,
     near_zero: float = NEAR_ZERO,
+    near_zero_rule: str = "sd",
     n_jobs: int | None = None,
     return_curves: bool = False,
     progress: bool = False,
 ):
-    "Axis 2 over models × metrics × attributes: N* per cell (and the CV curves with `return_curves=True`)."
+    """Axis 2 over models × metrics × attributes: N* per cell (and the CV curves with `return_curves=True`).
+
+    Each cell row has N*, the rule that decided it (`n_star_rule`: "cv", or "sd" for a near-zero cell, see
+    `summarise_audit_sizes`) and the SD at N* (`sd`, at `sd_size`)."""
     func = "audit_size_grid"
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     frames = _by_model(predictions, attributes, func)
     names = _metric_names(metrics, func)
-    R = check_int(n_resamples, "n_resamples", func, lo=2)
-    check_choice(method, "method", METHODS, func)
-    cv_cutoff = check_float(cv_cutoff, "cv_cutoff", func, lo=0, lo_open=True)
-    n_field = check_int(n_field, "n_field", func)
-    near_zero = check_float(near_zero, "near_zero", func, lo=0)
-    min_support = check_int(min_support, "min_support", func, lo=0)
+    R = int(n_resamples)
     for f in frames.values():
-        _sizes(sizes, len(f), func)
+        _checked_sizes(sizes, len(f), func)
     root = root_entropy(seed)
     records = _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
     jobs = [
@@ -422,7 +488,7 @@ def audit_size_grid(
     ]
     preps = _run_pairs(_axis2_prepare, jobs, n_jobs, progress, "Axis 2")  # data, draws, calibration (per model)
     _axis2_count_metrics(preps)  # count metrics, across models at once
-    out = [_axis2_cells(p, calibration, cv_cutoff, n_field, near_zero, return_curves) for p in preps]
+    out = [_axis2_cells(p, calibration, cv_cutoff, n_field, near_zero, return_curves, near_zero_rule) for p in preps]
     cells = pd.DataFrame([c for cs, _ in out for c in cs])
     if not return_curves:
         return cells

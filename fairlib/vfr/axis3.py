@@ -4,14 +4,17 @@
 
 # %% ../../nbs/vfr/07_axis3.ipynb #51a196ab
 from __future__ import annotations
+import numbers
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass
-from ..core import FairlibInputError, as_1d, check_choice, check_int
-from ..counts import AUDIT_METRICS, audit_metric, metric_from_counts
+from ..core import FairlibInputError, as_1d
+from ..constraints import Array, Frame, Interval, NonNegativeInt, PositiveInt, Predicate, Text
+from ..constraints import Unchecked, constrained
+from ..counts import _CALIBRATION, AUDIT_METRICS, audit_metric, metric_from_counts
 from ..records import AuditData, audit_data
 from ..results import Result
-from .axis1 import ATTRIBUTES, _by_model, _metric_names, _run_pairs
+from .axis1 import _GRID, ATTRIBUTES, _by_model, _metric_names, _run_pairs
 
 # %% auto #0
 __all__ = ['LANDIS_KOCH', 'POOLED_HOSPITAL', 'landis_koch', 'KappaResult', 'fleiss_kappa', 'CrossHospitalResult',
@@ -28,8 +31,13 @@ LANDIS_KOCH = (
 )  # upper bounds: < 0 poor, 0-0.20 slight, ..., 0.81-1 almost perfect
 
 # %% ../../nbs/vfr/07_axis3.ipynb #359e7c58
+def _is_number(x) -> bool:
+    return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+@constrained(kappa=Predicate(lambda k: _is_number(k) and (np.isnan(k) or -1 <= k <= 1), "a kappa in [-1, 1] (or NaN)"))
 def landis_koch(kappa) -> str:
-    "The Landis-Koch (1977) band of a kappa value ('undefined' for NaN)."
+    "The Landis-Koch (1977) band of a kappa value in [-1, 1] ('undefined' for NaN)."
     k = float(kappa)
     if np.isnan(k):
         return "undefined"
@@ -56,6 +64,10 @@ class KappaResult(Result):
     _title = "Fleiss' kappa"
 
 # %% ../../nbs/vfr/07_axis3.ipynb #96726760
+@constrained(
+    table=Array(ndim=2, lo=0, label="an items x categories table of non-negative integer counts"),
+    categories=None | Unchecked("labels of the categories, used in the reason only"),
+)
 def fleiss_kappa(table, *, categories=None) -> KappaResult:
     """Fleiss' kappa of `table` (items × categories counts of ratings); unequal ratings per item allowed; degenerate
     when P_e = 1."""
@@ -91,7 +103,9 @@ def fleiss_kappa(table, *, categories=None) -> KappaResult:
             f"degenerate: every rating is {name} (zero expected disagreement); agreement is total but kappa is 0/0",
         )
     k = (P_bar - P_e) / (1 - P_e)
-    return KappaResult(float(k), landis_koch(k), P_bar, P_e, int(len(t)), int(t.sum()), False, None)
+    return KappaResult(
+        float(k), landis_koch(min(max(k, -1.0), 1.0)), P_bar, P_e, int(len(t)), int(t.sum()), False, None
+    )
 
 # %% ../../nbs/vfr/07_axis3.ipynb #be984cf1
 POOLED_HOSPITAL = 999999
@@ -126,15 +140,34 @@ class CrossHospitalResult(Result):
         )
 
 # %% ../../nbs/vfr/07_axis3.ipynb #d88dedd4
+def _is_code(h: np.ndarray, code) -> np.ndarray:
+    """Records whose hospital id is `code`: numbers compare as numbers, so the text "999999" (or " 999999 ",
+    999999.0) matches the number 999999 whichever side is text; a code that is not a number compares as trimmed
+    text."""
+    c = pd.to_numeric(pd.Series([str(code).strip()]), errors="coerce").iloc[0]
+    if np.issubdtype(h.dtype, np.number) and not isinstance(code, (bool, np.bool_)):
+        return h == c if pd.notna(c) else np.zeros(len(h), bool)
+    txt = pd.Series(h, dtype=object).astype(str).str.strip()
+    if pd.notna(c):
+        return (pd.to_numeric(txt, errors="coerce") == c).to_numpy()
+    return (txt == str(code).strip()).to_numpy()
+
+
+@constrained(
+    hospital=Array(dtype="any", label="one hospital id per record"),
+    n_folds=Interval(2, integer=True, label="an int >= 2"),
+    pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+    func=Text,
+)
 def hospital_folds(hospital, *, n_folds: int = 20, pooled_code=POOLED_HOSPITAL, func: str = "hospital_folds"):
-    "Fold index per record (-1 for the pooled code) from GroupKFold by hospital; and the number of pooled records."
+    """Fold index per record (-1 for the pooled code) from GroupKFold by hospital; and the number of pooled records.
+    The pooled code matches as a number whether it or the ids are given as text ("999999" is 999999)."""
     from sklearn.model_selection import GroupKFold
 
     h = as_1d(hospital, "hospital", func)
     if pd.isna(h).any():
         raise FairlibInputError("hospital", f"has {int(pd.isna(h).sum())} missing hospital id(s)", func)
-    n_folds = check_int(n_folds, "n_folds", func, lo=2)
-    pooled = h == pooled_code if pooled_code is not None else np.zeros(len(h), bool)
+    pooled = _is_code(h, pooled_code) if pooled_code is not None else np.zeros(len(h), bool)
     keep = np.flatnonzero(~pooled)
     n_h = len(pd.unique(h[keep]))
     if n_h < n_folds:
@@ -170,6 +203,17 @@ def _fold_tables(data: AuditData, fold, F):
     return counts, bins
 
 # %% ../../nbs/vfr/07_axis3.ipynb #1ac46b44
+@constrained(
+    predictions=Frame(label="one model's DataFrame"),
+    hospital=Text,
+    attributes=_GRID["attributes"],
+    metrics=_GRID["metrics"],
+    n_folds=Interval(2, integer=True, label="an int >= 2"),
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+    pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+)
 def cross_hospital_agreement(
     predictions,
     *,
@@ -190,8 +234,6 @@ def cross_hospital_agreement(
     are those with >= min_support records in the whole partition; a fold where one of them falls below it
     gives no verdict for that attribute."""
     func = "cross_hospital_agreement"
-    if not isinstance(predictions, pd.DataFrame):
-        raise FairlibInputError("predictions", f"must be one model's DataFrame, got {type(predictions).__name__}", func)
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     missing = [c for c in ("y_true", "y_pred", hospital, *attributes) if c not in predictions.columns]
     if missing:
@@ -201,8 +243,6 @@ def cross_hospital_agreement(
             "predictions", "holds several models; pass one model's rows (or use cross_hospital_grid)", func
         )
     names = _metric_names(metrics, func)
-    min_support = check_int(min_support, "min_support", func, lo=0)
-    check_choice(calibration, "calibration", ("ece_gap", "worst_group_mce"), func)
     fold, n_pooled, n_h = hospital_folds(
         predictions[hospital].to_numpy(), n_folds=n_folds, pooled_code=pooled_code, func=func
     )
@@ -279,6 +319,19 @@ def _axis3_model(model, f, kw):
     return model, cross_hospital_agreement(f.drop(columns="model", errors="ignore"), **kw)
 
 # %% ../../nbs/vfr/07_axis3.ipynb #a42aab30
+@constrained(
+    predictions=_GRID["predictions"],
+    hospital=Text,
+    attributes=_GRID["attributes"],
+    metrics=_GRID["metrics"],
+    n_folds=Interval(2, integer=True, label="an int >= 2"),
+    min_support=NonNegativeInt,
+    n_bins=PositiveInt,
+    calibration=_CALIBRATION,
+    pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+    n_jobs=_GRID["n_jobs"],
+    progress=_GRID["progress"],
+)
 def cross_hospital_grid(
     predictions,
     *,

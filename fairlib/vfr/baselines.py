@@ -9,7 +9,9 @@ import re
 import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import clone
-from ..core import FairlibInputError, check_choice, check_float
+from ..constraints import Array, Frame, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed, Text
+from ..constraints import Unchecked, constrained
+from ..core import FairlibInputError, check_choice
 from ..mitigation.refinement import GreedyRefinement
 from fairlib.mitigation.reweighing import (
     CELL_ATTRIBUTES,
@@ -23,10 +25,22 @@ from ..published import published_table, published_value, published_values
 from ..results import Result
 from .axis1 import axis1_summary
 from .panel import fit_model
-from .features import FeaturePipeline, train_subsample
+from .features import FEATURE_SETS, FeaturePipeline, Split, train_subsample
 from .texas import TARGET
 from .selection import TunedOnAuditWarning, fit_on_selection, fit_weighted, with_selection as with_selection
 from ..reliability import TAU_VFR
+
+_SHARE_OPEN = Interval(0, 1, closed="right", label="a number in (0, 1]")
+_TRAIN = dict(  # declared constraints shared by run_baselines and reweighing_sweep
+    cohort=Frame(label="a prepared cohort DataFrame (vfr.cohort.load_cohort)"),
+    split=Instance(Split, label="a vfr.features.Split"),
+    model=Text,
+    feature_set=Options(*FEATURE_SETS),
+    train_n=None | PositiveInt,
+    attributes=Unchecked("column names of the cohort, checked against its columns"),
+    seed=Seed,
+    n_jobs=None | Interval(integer=True, label="an int (or None)"),
+)
 
 # %% auto #0
 __all__ = ['BINDING_CELLS', 'PAPER_VFR_MOVEMENT', 'BASELINES', 'BASELINE_LABELS', 'PAPER_TABLE5', 'PAPER_TABLE6', 'PAPER_TABLE7',
@@ -34,20 +48,24 @@ __all__ = ['BINDING_CELLS', 'PAPER_VFR_MOVEMENT', 'BASELINES', 'BASELINE_LABELS'
            'run_baselines', 'reweighing_sweep']
 
 # %% ../../nbs/vfr/09_baselines.ipynb #beddc521
+@constrained(
+    accuracy_reference=Interval(0, 1, label="an accuracy in [0, 1]"),
+    accuracy=Interval(0, 1) | Array(lo=0, hi=1, label="accuracies in [0, 1] without NaN"),
+)
 def accuracy_cost(accuracy_reference, accuracy):
     "ΔAcc = 100 (Acc_B1 − Acc_b), in percentage points."
-    func = "accuracy_cost"
-    ref = check_float(accuracy_reference, "accuracy_reference", func, lo=0, hi=1)
-    try:
-        a = np.asarray(accuracy, dtype=float)
-    except (TypeError, ValueError):
-        raise FairlibInputError("accuracy", f"must be numbers in [0, 1], got {accuracy!r}", func) from None
-    if a.size == 0 or np.isnan(a).any() or (a < 0).any() or (a > 1).any():
-        raise FairlibInputError("accuracy", f"must be accuracies in [0, 1], got {accuracy!r}", func)
-    out = 100 * (ref - a)
+    out = 100 * (float(accuracy_reference) - np.asarray(accuracy, dtype=float))
     return float(out) if out.ndim == 0 else out
 
 # %% ../../nbs/vfr/09_baselines.ipynb #5352bfd8
+@constrained(
+    predictions=Frame(["model", "y_true", "y_pred", "y_prob"]),
+    grid=Frame(["model", "metric", "attribute", "value", "vfr", "n_pass"]),
+    reference=Text,
+    attributes=Unchecked("DI attribute names, read from the grid"),
+    di_target=_SHARE_OPEN,
+    tau_vfr=Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]"),
+)
 def baseline_summary(
     predictions: pd.DataFrame,  # long frame: model, y_true, y_prob, y_pred and the attributes
     grid: pd.DataFrame,  # fairlib.vfr.vfr_grid of the same predictions
@@ -62,16 +80,6 @@ def baseline_summary(
     from sklearn.metrics import accuracy_score, roc_auc_score
 
     func = "baseline_summary"
-    for name, df, cols in (
-        ("predictions", predictions, ("model", "y_true", "y_pred", "y_prob")),
-        ("grid", grid, ("model", "metric", "attribute", "value", "vfr", "n_pass")),
-    ):
-        if not isinstance(df, pd.DataFrame):
-            raise FairlibInputError(name, f"must be a DataFrame, got {type(df).__name__}", func)
-        miss = [c for c in cols if c not in df.columns]
-        if miss:
-            raise FairlibInputError(name, f"lacks column(s) {miss}", func)
-    di_target = check_float(di_target, "di_target", func, lo=0, hi=1, lo_open=True)
     models = list(dict.fromkeys(predictions["model"].astype(str)))
     if str(reference) not in models:
         raise FairlibInputError("reference", f"{reference!r} is not among the models {models}", func)
@@ -119,47 +127,116 @@ PAPER_VFR_MOVEMENT = (  # §4.2.2: VFR of the binding cells under B3 and B4 (ids
 # %% ../../nbs/vfr/09_baselines.ipynb #b20a58f4
 @dataclass(frozen=True, repr=False)
 class VFRMovement(Result):
-    "Per-cell VFR before and after an intervention (e.g. B3 -> B4), with the change and its direction."
+    """Per-cell VFR before and after an intervention (e.g. B3 -> B4) over one or more seeds: the mean VFRs and
+    change, and the spread of the change over seeds (share of seeds per sign, min / max, direction)."""
 
     before: str
     after: str
     table: pd.DataFrame = field(compare=False)
+    n_seeds: int = 1
     _title = "VFR movement per cell"
 
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
     def _notes(self):
-        return [f"{self.before} -> {self.after}; change = after - before; undefined VFR stays NaN"]
+        out = [f"{self.before} -> {self.after}; change = after - before; undefined VFR stays NaN"]
+        if self.n_seeds == 1:
+            out.append("one seed only: the sign of a change can flip with the seed; pass several seeds' grids")
+        else:
+            out.append(f"{self.n_seeds} seeds; direction is 'down' or 'up' only when every seed agrees, else 'mixed'")
+        return out
 
 # %% ../../nbs/vfr/09_baselines.ipynb #fd8cfa00
-def vfr_movement(grid: pd.DataFrame, *, before: str = "B3", after: str = "B4", cells=BINDING_CELLS) -> VFRMovement:
-    "VFR of each (metric, attribute) cell in `cells` under baseline `before` and `after`, from one vfr_grid frame."
+def _seed_grids(grid, func: str) -> dict:
+    "{seed: vfr_grid frame} from one frame, a frame with a `seed` column, or a dict / list of frames."
+    if isinstance(grid, pd.DataFrame) and "seed" in grid.columns:
+        grids = {s: g.drop(columns="seed") for s, g in grid.groupby("seed", sort=True)}
+    elif isinstance(grid, pd.DataFrame):
+        grids = {0: grid}
+    elif isinstance(grid, dict):
+        grids = dict(grid)
+    elif isinstance(grid, (list, tuple)):
+        grids = dict(enumerate(grid))
+    else:
+        grids = None
+    if not grids:
+        raise FairlibInputError(
+            "grid", "must be a vfr_grid() frame, a frame with a `seed` column, or a non-empty dict of frames", func
+        )
+    for s, g in grids.items():
+        if not isinstance(g, pd.DataFrame) or not {"model", "metric", "attribute", "vfr"} <= set(g.columns):
+            raise FairlibInputError(
+                "grid", f"seed {s!r}: must be a vfr_grid() frame (columns model, metric, attribute, vfr)", func
+            )
+    return grids
+
+
+@constrained(
+    grid=Unchecked("a vfr_grid() frame, one with a `seed` column, or a dict / list of them: checked in the body"),
+    before=Text,
+    after=Text,
+    cells=Instance(tuple, list, label="(metric, attribute) pairs"),
+)
+def vfr_movement(grid, *, before: str = "B3", after: str = "B4", cells=BINDING_CELLS) -> VFRMovement:
+    """VFR of each (metric, attribute) cell in `cells` under baseline `before` and `after`, over one or more seeds.
+
+    grid: one vfr_grid frame (one seed), a dict {seed: frame}, or one frame with a `seed` column. The sign of a
+    change can differ between seeds, so each cell reports its spread: `n_seeds` with a defined change, the share of
+    them where VFR went down / up / stayed, the min and max change, and `direction`, which is "down" or "up" (or
+    "none") only when every such seed agrees, "mixed" otherwise, and "undefined" when no seed has a defined change.
+    vfr_before, vfr_after and change are means over the seeds."""
     func = "vfr_movement"
-    if not isinstance(grid, pd.DataFrame) or not {"model", "metric", "attribute", "vfr"} <= set(grid.columns):
-        raise FairlibInputError("grid", "must be a vfr_grid() frame (columns model, metric, attribute, vfr)", func)
-    models = set(grid.model.astype(str))
-    for name, b in (("before", before), ("after", after)):
-        if str(b) not in models:
-            raise FairlibInputError(name, f"{b!r} is not among the grid's models {sorted(models)}", func)
-    key = grid.assign(model=grid.model.astype(str)).set_index(["model", "metric", "attribute"])["vfr"]
+    grids = _seed_grids(grid, func)
+    changes = {c: [] for c in cells}
+    for s, g in grids.items():
+        models = set(g.model.astype(str))
+        for name, b in (("before", before), ("after", after)):
+            if str(b) not in models:
+                raise FairlibInputError(
+                    name, f"{b!r} is not among the grid's models {sorted(models)} (seed {s!r})", func
+                )
+        key = g.assign(model=g.model.astype(str)).set_index(["model", "metric", "attribute"])["vfr"]
+        if key.index.duplicated().any():
+            raise FairlibInputError("grid", f"seed {s!r}: has duplicated (model, metric, attribute) rows", func)
+        for m, a in cells:
+            if (str(before), m, a) not in key.index or (str(after), m, a) not in key.index:
+                raise FairlibInputError("cells", f"({m!r}, {a!r}) is not in the grid (seed {s!r})", func)
+            changes[m, a].append((float(key[(str(before), m, a)]), float(key[(str(after), m, a)])))
     rows = []
-    for m, a in cells:
-        if (str(before), m, a) not in key.index or (str(after), m, a) not in key.index:
-            raise FairlibInputError("cells", f"({m!r}, {a!r}) is not in the grid", func)
-        b0, b1 = float(key[(str(before), m, a)]), float(key[(str(after), m, a)])
+    for (m, a), pairs in changes.items():
+        b0, b1 = np.array(pairs).T
         ch = b1 - b0
+        d = ch[~np.isnan(ch)]
+        share = lambda x: float(np.mean(x)) if len(d) else np.nan  # over the seeds with a defined change
+        direction = (
+            "undefined"
+            if not len(d)
+            else "down"
+            if (d < 0).all()
+            else "up"
+            if (d > 0).all()
+            else "none"
+            if (d == 0).all()
+            else "mixed"
+        )
         rows.append(
             dict(
                 metric=m,
                 attribute=a,
-                vfr_before=b0,
-                vfr_after=b1,
-                change=ch,
-                direction="undefined" if np.isnan(ch) else ("down" if ch < 0 else "up" if ch > 0 else "none"),
+                vfr_before=float(np.nanmean(b0)) if (~np.isnan(b0)).any() else np.nan,
+                vfr_after=float(np.nanmean(b1)) if (~np.isnan(b1)).any() else np.nan,
+                change=float(d.mean()) if len(d) else np.nan,
+                n_seeds=len(d),
+                share_down=share(d < 0),
+                share_up=share(d > 0),
+                share_none=share(d == 0),
+                change_min=float(d.min()) if len(d) else np.nan,
+                change_max=float(d.max()) if len(d) else np.nan,
+                direction=direction,
             )
         )
-    return VFRMovement(str(before), str(after), pd.DataFrame(rows))
+    return VFRMovement(str(before), str(after), pd.DataFrame(rows), len(grids))
 
 # %% ../../nbs/vfr/09_baselines.ipynb #f947b8fe
 BASELINES = ("B1", "B2", "B3", "B4")
@@ -197,6 +274,17 @@ def _features(cohort, split, feature_set, train_n, seed):
     return X, sub, fp.transform(cohort.iloc[score_rows]), score_rows
 
 # %% ../../nbs/vfr/09_baselines.ipynb #a2e066ae
+@constrained(
+    **_TRAIN,
+    baselines=Array(dtype="str", label="baseline names among B1, B2, B3, B4"),
+    lam=Interval(0, label="a λ >= 0"),
+    variant=Options(*REWEIGHING_VARIANTS),
+    threshold_shift=None | Instance(ThresholdShift),
+    greedy=None | Instance(GreedyRefinement),
+    di_target=_SHARE_OPEN,
+    partition=Options("selection", "audit"),
+    hospital=None | Text,
+)
 def run_baselines(
     cohort: pd.DataFrame,  # prepared cohort (fairlib.vfr.cohort.load_cohort)
     split,  # fairlib.vfr.features.Split with a selection partition
@@ -220,13 +308,7 @@ def run_baselines(
     import warnings
 
     func = "run_baselines"
-    if not isinstance(cohort, pd.DataFrame):
-        raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", func)
     bl = [check_choice(b, "baselines", BASELINES, func) for b in baselines]
-    if not bl:
-        raise FairlibInputError("baselines", "must name at least one baseline", func)
-    check_choice(partition, "partition", ("selection", "audit"), func)
-    di_target = check_float(di_target, "di_target", func, lo=0, hi=1, lo_open=True)
     cols = [c for c in (TARGET, *attributes, *CELL_ATTRIBUTES) if c not in cohort.columns]
     if cols:
         raise FairlibInputError("cohort", f"lacks column(s) {sorted(set(cols))}", func)
@@ -291,6 +373,13 @@ def run_baselines(
     )
 
 # %% ../../nbs/vfr/09_baselines.ipynb #27f98594
+@constrained(
+    **_TRAIN,
+    lams=Array(lo=0, label="λ values >= 0"),
+    variants=Array(dtype="str", label="reweighing variant names"),
+    clip=Instance(tuple, list, label="a (low, high) pair of weight bounds"),
+    min_support=NonNegativeInt,
+)
 def reweighing_sweep(
     cohort: pd.DataFrame,
     split,
@@ -308,11 +397,7 @@ def reweighing_sweep(
 ) -> pd.DataFrame:
     "One row per (variant, λ): audit-partition accuracy and DI per attribute of the model trained with B2 weights."
     func = "reweighing_sweep"
-    if not isinstance(cohort, pd.DataFrame):
-        raise FairlibInputError("cohort", f"must be a DataFrame, got {type(cohort).__name__}", func)
-    lams = [check_float(l, "lams", func, lo=0) for l in np.atleast_1d(np.asarray(lams, dtype=object))]
-    if not lams:
-        raise FairlibInputError("lams", "must hold at least one λ", func)
+    lams = [float(v) for v in np.atleast_1d(np.asarray(lams, dtype=float))]
     variants = [check_choice(v, "variants", REWEIGHING_VARIANTS, func) for v in variants]
     y = cohort[TARGET].to_numpy()
     X, sub, X_sc, score_rows = _features(cohort, split, feature_set, train_n, seed)

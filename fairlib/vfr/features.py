@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from dataclasses import dataclass
 from sklearn.base import BaseEstimator, TransformerMixin
+from ..constraints import Array, Flag, Instance, Interval, Options, Seed, Text, constrained
 from ..core import FairlibInputError
 from .texas import ADMISSION_LEAN_FEATURES, END_OF_ENCOUNTER, FULL_FEATURES, TARGET
 
@@ -32,12 +33,17 @@ PROTECTED_RAW = ("SEX_CODE", "RACE", "ETHNICITY")  # raw columns behind the audi
 
 # %% ../../nbs/vfr/04_features.ipynb #174f24f8
 FEATURE_SETS = ("full", "admission_lean")
+_FEATURES = dict(  # declared constraints of the feature choice
+    feature_set=Options(*FEATURE_SETS),
+    protected_as_features=Flag,
+    exclude=Instance(tuple, list, label="a list of feature column names to drop"),
+)
+_Y = Array(dtype="any", min_size=10, label="the cohort's labels: a 1-d array of at least 10")
 
 # %% ../../nbs/vfr/04_features.ipynb #8483bd46
+@constrained(**_FEATURES)
 def feature_columns(feature_set: str = "full", *, protected_as_features: bool = False, exclude=()) -> list[str]:
     "The raw columns used as features for `feature_set` ('full' or 'admission_lean')."
-    if feature_set not in FEATURE_SETS:
-        raise FairlibInputError("feature_set", f"must be one of {FEATURE_SETS}, got {feature_set!r}", "feature_columns")
     cols = list(FULL_FEATURES if feature_set == "full" else ADMISSION_LEAN_FEATURES)
     if feature_set == "admission_lean":
         cols = [c for c in cols if c not in END_OF_ENCOUNTER]
@@ -51,6 +57,7 @@ def feature_columns(feature_set: str = "full", *, protected_as_features: bool = 
     return [c for c in cols if c not in exclude]
 
 # %% ../../nbs/vfr/04_features.ipynb #d1d3756a
+@constrained(**_FEATURES, seed=Seed)
 class FeaturePipeline(TransformerMixin, BaseEstimator):
     """Texas-100X features: target-encoded high-cardinality codes, one-hot low-cardinality codes, numeric age and log
     charges."""
@@ -121,6 +128,13 @@ class FeaturePipeline(TransformerMixin, BaseEstimator):
         return np.asarray(self.feature_names_out_)
 
 # %% ../../nbs/vfr/04_features.ipynb #348e5045
+@constrained(
+    name=Text,
+    train=Array(min_size=0, label="row positions"),
+    selection=Array(min_size=0, label="row positions (may be empty)"),
+    audit=Array(min_size=0, label="row positions"),
+    seed=Seed,
+)
 @dataclass(frozen=True)
 class Split:
     "Disjoint positional index sets of one split protocol."
@@ -142,6 +156,7 @@ def _labels(y, func):
     return y
 
 # %% ../../nbs/vfr/04_features.ipynb #3892584a
+@constrained(y=_Y, seed=Seed)
 def paper_split(y, *, seed: int = 42) -> Split:
     "The paper's single split: 80% train / 20% audit, stratified on the target (seed 42)."
     from sklearn.model_selection import train_test_split
@@ -151,6 +166,7 @@ def paper_split(y, *, seed: int = 42) -> Split:
     return Split("80/20", np.sort(tr), np.array([], dtype=np.int64), np.sort(au), seed)
 
 # %% ../../nbs/vfr/04_features.ipynb #bf4fd9ce
+@constrained(y=_Y, seed=Seed)
 def clean_split(y, *, seed: int = 42) -> Split:
     "The clean protocol: 70% train / 15% selection (thresholds) / 15% audit, stratified, disjoint."
     from sklearn.model_selection import train_test_split
@@ -165,13 +181,18 @@ def clean_split(y, *, seed: int = 42) -> Split:
 SPLIT_PROTOCOLS = {"80_20": paper_split, "70_15_15": clean_split}
 
 # %% ../../nbs/vfr/04_features.ipynb #0896c48f
+@constrained(y=_Y, protocol=Options(*SPLIT_PROTOCOLS), seed=Seed)
 def make_split(y, protocol: str = "70_15_15", *, seed: int = 42) -> Split:
     "Split by protocol name: '70_15_15' (clean default) or '80_20' (the paper's Table 4 / Table 6 split)."
-    if protocol not in SPLIT_PROTOCOLS:
-        raise FairlibInputError("protocol", f"must be one of {list(SPLIT_PROTOCOLS)}, got {protocol!r}", "make_split")
     return SPLIT_PROTOCOLS[protocol](y, seed=seed)
 
 # %% ../../nbs/vfr/04_features.ipynb #0492534c
+@constrained(
+    split=Instance(Split, label="a Split"),
+    y=_Y,
+    n=None | Interval(10, integer=True, label="an int >= 10"),
+    seed=Seed,
+)
 def train_subsample(split: Split, y, n: int | None, *, seed: int = 42) -> np.ndarray:
     "A stratified subsample of `split.train` of size `n` (all of it when `n` is None or larger)."
     if n is None or n >= len(split.train):

@@ -7,13 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import textwrap
-from ..core import FairlibInputError, check_float
+from ..constraints import Frame, Instance, Interval, Text, Unchecked, constrained
+from ..core import FairlibInputError
 from ..counts import AUDIT_METRICS
 from ..plots import _figure, add_footer
 from ..reliability import TAU_VFR
 from .axis1 import ATTRIBUTES, _metric_names
 from .axis2 import CV_CUTOFF, N_FIELD
 from .tiers import KAPPA_MIN, RELIABILITY_TIERS
+
+_ROWS = Frame(label="a DataFrame with at least one row")
+_TITLE, _POS = None | Text, Interval(0, closed="neither", label="a number > 0")
+_TAU = Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]")
+_COLS = lambda *names: dict.fromkeys(names, Text)  # column-name arguments: strings, checked against the frame
 
 # %% auto #0
 __all__ = ['TIER_COLOURS', 'vfr_heatmap', 'quintuple_chart', 'threshold_sweep', 'protocol_comparison', 'plot_vfr_heatmap',
@@ -30,6 +36,14 @@ def _need_columns(df, cols, name, func):
         raise FairlibInputError(name, f"lacks column(s) {missing} (columns: {list(df.columns)[:12]})", func)
 
 # %% ../../nbs/vfr/11_figures.ipynb #1a60236f
+@constrained(
+    grid=_ROWS,
+    **_COLS("source", "row", "metric", "attribute", "value", "verdict"),
+    tau_vfr=_TAU,
+    vmax=_POS,
+    title=_TITLE,
+    row_labels=None | Instance(dict),
+)
 def vfr_heatmap(
     grid,
     *,
@@ -48,7 +62,6 @@ def vfr_heatmap(
     marks."""
     func = "vfr_heatmap"
     _need_columns(grid, [row, metric, attribute, value, verdict], "grid", func)
-    tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
     key = [row, attribute, metric]
     if grid.duplicated(key).any():
         raise FairlibInputError("grid", f"has more than one row per {key}", func)
@@ -139,6 +152,16 @@ def _tier_index(t, order):
     return order.index(s) if s in order else None
 
 # %% ../../nbs/vfr/11_figures.ipynb #baaeaf49
+@constrained(
+    cells=_ROWS,
+    **_COLS("source", "verdict", "vfr", "n_star", "kappa", "tier"),
+    cell=Text | Instance(tuple, list, label="column names"),
+    tau_vfr=_TAU,
+    n_field=_POS,
+    kappa_min=Interval(-1, 1, label="a kappa in [-1, 1]"),
+    tier_order=None | Instance(tuple, list, label="tier names, best first"),
+    title=_TITLE,
+)
 def quintuple_chart(
     cells,
     *,
@@ -162,9 +185,6 @@ def quintuple_chart(
     if tier_order is None:
         tier_order = RELIABILITY_TIERS
     _need_columns(cells, [*cell, verdict, vfr, n_star, kappa, tier], "cells", func)
-    tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
-    n_field = check_float(n_field, "n_field", func, lo=0, lo_open=True)
-    kappa_min = check_float(kappa_min, "kappa_min", func, lo=-1, hi=1)
     d = cells.reset_index(drop=True)
     labels = [
         ("✓ " if v == "Pass" else "✗ " if v == "Fail" else "? ") + " · ".join(map(str, r))
@@ -225,6 +245,14 @@ def quintuple_chart(
     return fig
 
 # %% ../../nbs/vfr/11_figures.ipynb #0ed36118
+@constrained(
+    sweep=_ROWS,
+    **_COLS("source", "x", "y", "xlabel", "ylabel"),
+    columns=Text | Instance(tuple, list, label="gap column names"),
+    level=_POS,
+    vmax=_POS,
+    title=_TITLE,
+)
 def threshold_sweep(
     sweep,
     *,
@@ -243,8 +271,6 @@ def threshold_sweep(
     func = "threshold_sweep"
     columns = [columns] if isinstance(columns, str) else list(columns)
     _need_columns(sweep, [x, y, *columns], "sweep", func)
-    level = check_float(level, "level", func, lo=0, lo_open=True)
-    vmax = check_float(vmax, "vmax", func, lo=0, lo_open=True)
     import matplotlib as mpl
 
     cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")  # grey: undefined (e.g. a group selects no one)
@@ -279,6 +305,13 @@ def threshold_sweep(
     return fig
 
 # %% ../../nbs/vfr/11_figures.ipynb #83881a35
+@constrained(
+    table=_ROWS,
+    **_COLS("source", "label"),
+    panels=Unchecked("(column, published column or None, title) triples, checked in the body"),
+    reference_lines=None | Instance(dict),
+    title=_TITLE,
+)
 def protocol_comparison(
     table,
     *,
@@ -320,6 +353,14 @@ def protocol_comparison(
     return fig
 
 # %% ../../nbs/vfr/11_figures.ipynb #533f703c
+@constrained(
+    grid=Frame(["model", "metric", "attribute", "vfr", "dominant_verdict"], min_rows=0, label="a vfr_grid() frame"),
+    labels=None | Instance(dict),
+    models=None | Instance(tuple, list, label="model names"),
+    tau_vfr=_TAU,
+    attributes=Instance(tuple, list, label="attribute names"),
+    **_COLS("title", "source"),
+)
 def plot_vfr_heatmap(
     grid: pd.DataFrame,
     *,
@@ -332,10 +373,6 @@ def plot_vfr_heatmap(
 ):
     """Figure 3: VFR per model × (attribute, metric) cell, in model / attribute / metric order, drawn by
     `fairlib.plots.vfr_heatmap`."""
-    if not isinstance(grid, pd.DataFrame) or not {"model", "metric", "attribute", "vfr", "dominant_verdict"} <= set(
-        grid.columns
-    ):
-        raise FairlibInputError("grid", "must be a vfr_grid() frame", "plot_vfr_heatmap")
     models = list(dict.fromkeys(grid.model)) if models is None else [m for m in models if m in set(grid.model)]
     attrs = [a for a in attributes if a in set(grid.attribute)]
     mets = [m for m in AUDIT_METRICS if m in set(grid.metric)]
@@ -351,18 +388,21 @@ def plot_vfr_heatmap(
     )
 
 # %% ../../nbs/vfr/11_figures.ipynb #5cfff28d
+@constrained(
+    curves=Frame(
+        ["model", "metric", "attribute", "size", "cv", "degenerate"], min_rows=0, label="audit_size_grid curves"
+    ),
+    model=Unchecked("a model of the curves (None: all)"),
+    cv_cutoff=_POS,
+    n_field=_POS,
+    title=Text,
+)
 def plot_cv_curves(
     curves: pd.DataFrame, *, model=None, cv_cutoff: float = CV_CUTOFF, n_field: int = N_FIELD, title: str = ""
 ):
     "Axis 2: CV against audit size per (metric, attribute) for one model, with the CV cutoff and N_field marked."
     import matplotlib.pyplot as plt
 
-    if not isinstance(curves, pd.DataFrame) or not {"model", "metric", "attribute", "size", "cv", "degenerate"} <= set(
-        curves.columns
-    ):
-        raise FairlibInputError(
-            "curves", "must be the curves frame of audit_size_grid(..., return_curves=True)", "plot_cv_curves"
-        )
     c = curves if model is None else curves[curves.model == model]
     full = c
     c = c[~c.degenerate]
@@ -400,14 +440,15 @@ def plot_cv_curves(
     return fig
 
 # %% ../../nbs/vfr/11_figures.ipynb #a2d15ac8
+@constrained(
+    folds=Frame(["metric", "attribute", "value"], min_rows=0, label="the folds frame of cross_hospital_agreement()"),
+    metrics=Unchecked("None or metric names, checked by counts.audit_metric"),
+    title=Text,
+)
 def plot_fold_distributions(folds: pd.DataFrame, *, metrics=None, title: str = ""):
     "Figure 4: per-hospital-fold metric values, one box per (metric, attribute), thresholds marked."
     import matplotlib.pyplot as plt
 
-    if not isinstance(folds, pd.DataFrame) or not {"metric", "attribute", "value"} <= set(folds.columns):
-        raise FairlibInputError(
-            "folds", "must be the folds frame of cross_hospital_agreement()", "plot_fold_distributions"
-        )
     metrics = (
         [m for m in AUDIT_METRICS if m in set(folds.metric)]
         if metrics is None

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 from types import MappingProxyType
 from ..config import get_setting
-from ..core import FairlibInputError, atomic_path, check_binary, check_float, content_hash
+from ..constraints import Array, Flag, Frame, Function, Instance, Interval, NonNegativeInt, PathLike
+from ..constraints import PositiveInt, Seed, Sha256, Text, Unchecked, constrained
+from ..core import FairlibInputError, atomic_path, check_binary, content_hash
 from ..published import published_table
 from .texas import TARGET
 from fairlib.vfr.features import (
@@ -31,12 +33,21 @@ from fairlib.vfr.features import (
     train_subsample as train_subsample,
 )
 
+_NJOBS = None | Interval(integer=True, label="an int (or None)")
+_MATRIX = Unchecked("a feature matrix (array or frame), passed to the estimator; its length is checked in the body")
+
 # %% auto #0
 __all__ = ['CATBOOST_THREADS', 'PANEL', 'CANONICAL_MODEL', 'PAPER_TABLE4', 'ModelSpec', 'model_spec', 'default_n_jobs',
            'FittedModel', 'fit_model', 'fit_panel', 'panel_predictions', 'panel_performance', 'prediction_cache_key',
            'save_cached_scores', 'load_cached_scores']
 
 # %% ../../nbs/vfr/04_panel.ipynb #e1cf8bd0
+@constrained(
+    key=Text,
+    label=Text,
+    params=Instance(dict, MappingProxyType, label="a mapping of hyperparameters"),
+    factory=Function,
+)
 @dataclass(frozen=True)
 class ModelSpec:
     "A frozen classifier configuration of the panel."
@@ -192,6 +203,7 @@ PANEL = {k: ModelSpec(k, label, MappingProxyType(params), f) for k, label, param
 CANONICAL_MODEL = "xgboost"
 
 # %% ../../nbs/vfr/04_panel.ipynb #be2f7808
+@constrained(key=Text)
 def model_spec(key: str) -> ModelSpec:
     "Look up a panel model by key, with a clear error for unknown keys."
     if key not in PANEL:
@@ -213,6 +225,14 @@ def _threads(n_jobs: int) -> int:
     return max(1, n + 1 + n_jobs) if n_jobs < 0 else max(1, n_jobs)
 
 # %% ../../nbs/vfr/04_panel.ipynb #52f4781f
+@constrained(
+    key=Text,
+    label=Text,
+    estimator=Unchecked("a fitted estimator with predict_proba"),
+    fit_seconds=Interval(0, label="seconds >= 0"),
+    n_train=NonNegativeInt,
+    n_threads=PositiveInt,
+)
 @dataclass
 class FittedModel:
     "A fitted panel model with its fit time."
@@ -240,6 +260,7 @@ class FittedModel:
             return np.asarray(est.predict_proba(X)[:, 1], dtype=np.float64)
 
 # %% ../../nbs/vfr/04_panel.ipynb #6209dc41
+@constrained(key=Text, X=_MATRIX, y=Unchecked("0/1 labels, checked by core.check_binary"), n_jobs=_NJOBS, seed=Seed)
 def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> FittedModel:
     "Fit one frozen panel configuration and record its wall-clock fit time."
     from threadpoolctl import threadpool_limits
@@ -261,6 +282,14 @@ def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> F
     return FittedModel(spec.key, spec.label, est, dt, len(y), _threads(n_jobs))
 
 # %% ../../nbs/vfr/04_panel.ipynb #f24e9728
+@constrained(
+    X=_MATRIX,
+    y=Unchecked("0/1 labels, checked by fit_model"),
+    models=None | Instance(list, tuple, label="a list of panel model keys"),
+    n_jobs=_NJOBS,
+    seed=Seed,
+    progress=Flag,
+)
 def fit_panel(X, y, *, models=None, n_jobs: int | None = None, seed: int = 42, progress: bool = True) -> dict:
     "Fit the panel (default: all twelve, in Table 4 order) on one feature matrix; returns {key: FittedModel}."
     from tqdm.auto import tqdm
@@ -273,6 +302,14 @@ def fit_panel(X, y, *, models=None, n_jobs: int | None = None, seed: int = 42, p
     return out
 
 # %% ../../nbs/vfr/04_panel.ipynb #e1bbfb66
+@constrained(
+    fitted=Instance(dict, label="a dict model -> FittedModel"),
+    X=_MATRIX,
+    frame=Frame(min_rows=0),
+    attributes=Unchecked("column names of frame, checked against its columns"),
+    threshold=Interval(0, 1, label="a threshold in [0, 1]"),
+    keep=Unchecked("a column name or names of frame to carry along, checked against its columns"),
+)
 def panel_predictions(
     fitted: dict,
     X,
@@ -285,11 +322,8 @@ def panel_predictions(
     """Long predictions frame (model, y_true, y_prob, y_pred, attributes, `keep` columns such as THCIC_ID) of fitted
     models on rows `X` of `frame`."""
     func = "panel_predictions"
-    threshold = check_float(threshold, "threshold", func, lo=0, hi=1)
     if not isinstance(fitted, dict) or not fitted:
         raise FairlibInputError("fitted", "must be a non-empty dict model -> fitted model", func)
-    if not isinstance(frame, pd.DataFrame):
-        raise FairlibInputError("frame", f"must be a DataFrame, got {type(frame).__name__}", func)
     if len(X) != len(frame):
         raise FairlibInputError("frame", f"has {len(frame)} rows but X has {len(X)}", func)
     keep = [keep] if isinstance(keep, str) else list(keep)
@@ -305,6 +339,7 @@ def panel_predictions(
     return out[["model", "y_true", "y_prob", "y_pred", *attributes, *keep]]
 
 # %% ../../nbs/vfr/04_panel.ipynb #8922bfe2
+@constrained(predictions=Frame(["model", "y_true", "y_pred", "y_prob"], min_rows=0))
 def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
     "Accuracy, AUROC and F1 per model of a long predictions frame (rows in the frame's model order)."
     from sklearn.metrics import accuracy_score, roc_auc_score, f1_score
@@ -323,6 +358,14 @@ def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 # %% ../../nbs/vfr/04_panel.ipynb #365d1743
+@constrained(
+    cohort_digest=Sha256,
+    split=Instance(Split, label="a Split"),
+    pipeline=Unchecked("a fitted FeaturePipeline (its parameters and feature names are hashed)"),
+    train_rows=Array(min_size=0, label="the training row positions"),
+    model=Text,
+    seed=Seed,
+)
 def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, model: str, seed: int) -> str:
     """Content hash of everything that determines a model's audit-partition scores (cohort digest =
     `content_hash(cohort)`)."""
@@ -353,6 +396,12 @@ def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, mod
     )[:32]
 
 # %% ../../nbs/vfr/04_panel.ipynb #d7f04cb4
+@constrained(
+    path=PathLike,
+    scores=Array(allow_nan=True, min_size=0, label="a 1-d array of scores"),
+    fit_seconds=Interval(0, label="seconds >= 0"),
+    key=Text,
+)
 def save_cached_scores(path, scores: np.ndarray, *, fit_seconds: float, key: str):
     "Write one model's cached scores atomically (temp file + rename)."
     from pathlib import Path
@@ -363,6 +412,7 @@ def save_cached_scores(path, scores: np.ndarray, *, fit_seconds: float, key: str
     return Path(path)
 
 # %% ../../nbs/vfr/04_panel.ipynb #88abb6e1
+@constrained(path=PathLike, key=None | Text)
 def load_cached_scores(path, *, key: str | None = None) -> tuple[np.ndarray, float]:
     "Read cached scores; a corrupt or mismatched file is an error naming it and the fix."
     from pathlib import Path

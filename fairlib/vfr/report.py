@@ -6,6 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
+from ..constraints import Frame, Instance, Interval, PositiveInt, Text, constrained
 from ..core import FairlibInputError
 from ..reliability import TAU_VFR
 from .axis2 import N_FIELD
@@ -24,6 +25,16 @@ _TIER_COLOUR = {
 }
 
 # %% ../../nbs/vfr/12_report.ipynb #236dbdf4
+@constrained(
+    table=Frame(QUINTUPLE_COLUMNS, label="a reliability_table() frame"),
+    model=Text,
+    label=None | Text,
+    source=Text,
+    settings=None | Instance(dict),
+    tau_vfr=Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]"),
+    n_field=PositiveInt,
+    kappa_min=Interval(-1, 1, label="a kappa in [-1, 1]"),
+)
 def audit_report_html(
     table: pd.DataFrame,
     *,
@@ -40,8 +51,6 @@ def audit_report_html(
     from html import escape
 
     func = "audit_report_html"
-    if not isinstance(table, pd.DataFrame) or not set(QUINTUPLE_COLUMNS) <= set(table.columns):
-        raise FairlibInputError("table", "must be a reliability_table() frame", func)
     t = table[table.model == model]
     if t.empty:
         raise FairlibInputError("model", f"{model!r} is not in the table; known: {sorted(set(table.model))}", func)
@@ -60,10 +69,12 @@ def audit_report_html(
             if isinstance(x, str) and x
         )
         ns = "not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}"
+        sd, at = r.get("sd", np.nan), r.get("sd_size", np.nan)
+        sd = f"{sd:.4f} at {int(at):,}" if pd.notna(sd) and pd.notna(at) else "—"
         rows.append(
             f"<tr style='background:{_TIER_COLOUR.get(r.tier, '#fff')}'><td>{escape(str(r.attribute))}</td>"
             f"<td>{escape(str(r.metric))}</td><td>{fmt(r.get('verdict', ''))}</td><td>{fmt(r.dominant_verdict)}</td>"
-            f"<td>{fmt(float(r.vfr))}</td><td>{ns}</td><td>{fmt(float(r.kappa))}</td>"
+            f"<td>{fmt(float(r.vfr))}</td><td>{ns}</td><td>{sd}</td><td>{fmt(float(r.kappa))}</td>"
             f"<td><b>{escape(str(r.tier))}</b></td>"
             f"<td><small>{escape(why)}</small></td></tr>"
         )
@@ -83,16 +94,17 @@ td,th{{border:1px solid #bbb;padding:4px 6px;font-size:13px;text-align:left}}th{
 <p>Each (metric, attribute) cell gets a <b>verdict</b> on the whole audit cohort and four reliability measures:
 the <b>dominant verdict</b> and <b>Verdict Flip Rate</b> (VFR, the share of bootstrap re-audits that disagree with it;
 stable when VFR &le; {tau_vfr:g}), the <b>minimum reliable audit size N*</b> (smallest audit whose metric varies by
-less than 5%; reliable at one site when N* &le; {n_field:,}), and <b>cross-hospital agreement &kappa;</b> (Fleiss'
-kappa of
-the verdicts over hospital groups; adequate when &kappa; &ge; {kappa_min:g}). The tier counts the conditions violated:
+less than 5%, or for a metric near 0, whose SD is below 5% of its pass/fail threshold; reliable at one site
+when N* &le; {n_field:,}; the <b>SD</b> column gives the metric's spread at N*, or at the largest audit size below
+the full partition when N* is not reached: read it where the metric is near 0), and <b>cross-hospital
+agreement &kappa;</b> (Fleiss' kappa of the verdicts over hospital groups; adequate when &kappa; &ge; {kappa_min:g}). The tier counts the conditions violated:
 0 Practical-Stability, 1 Caution-Required, 2 High-Variance (collect more data or pool sites, review before certifying),
 3 Catastrophic-Instability (do not certify). <i>Undefined</i> means a measure could not be computed; the reason is
 given.</p>
 <h2>Tiers</h2><ul>{summary}</ul>
 <h2>Per-cell quintuple</h2>
 <table><tr><th>attribute</th><th>metric</th><th>verdict (cohort)</th><th>dominant
-verdict</th><th>VFR</th><th>N*</th><th>&kappa;</th><th>tier</th><th>notes</th></tr>
+verdict</th><th>VFR</th><th>N*</th><th>SD of the metric (at size)</th><th>&kappa;</th><th>tier</th><th>notes</th></tr>
 {"".join(rows)}</table>
 <h2>Settings</h2><ul>{sett}</ul>
 <p><small>Aggregates only: no record-level data appears in this report. Produced by

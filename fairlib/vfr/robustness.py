@@ -4,7 +4,7 @@
 
 # %% ../../nbs/vfr/10_robustness.ipynb #75d68c5b
 from __future__ import annotations
-from ..core import check_choice
+from ..constraints import Interval, Options, Unchecked, constrained
 from .selection import with_selection
 from .features import make_split
 
@@ -20,9 +20,13 @@ ROBUSTNESS_PROTOCOLS = {
 }
 
 # %% ../../nbs/vfr/10_robustness.ipynb #5e809f97
+@constrained(
+    protocol=Options(*ROBUSTNESS_PROTOCOLS),
+    y=Unchecked("the cohort's 0/1 labels, checked by features.make_split"),
+    selection_fraction=Interval(0, 1, closed="neither", label="a share in (0, 1)"),
+)
 def protocol_split(protocol: str, y, *, selection_fraction: float = 0.1875):
     "The split of a Table 7 protocol, always with a selection partition (carved from training for 80/20)."
-    func = "protocol_split"
-    p = ROBUSTNESS_PROTOCOLS[check_choice(protocol, "protocol", tuple(ROBUSTNESS_PROTOCOLS), func)]
+    p = ROBUSTNESS_PROTOCOLS[protocol]
     sp = make_split(y, p["split"], seed=p["split_seed"])
     return with_selection(sp, y, fraction=selection_fraction, seed=p["split_seed"])

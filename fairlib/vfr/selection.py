@@ -5,16 +5,27 @@
 # %% ../../nbs/vfr/09_selection.ipynb #a9d48f23
 from __future__ import annotations
 import numpy as np
-import pandas as pd
 from sklearn.base import clone
-from ..core import FairlibInputError, check_choice, check_float
+from ..constraints import Array, Frame, Instance, Interval, Options, Predicate, Seed, Text, Unchecked
+from ..constraints import constrained
+from ..core import FairlibInputError
 from .panel import FittedModel, _threads, default_n_jobs, model_spec
 from .features import Split
+
+_SPLIT = Instance(Split, label="a fairlib.vfr.features.Split")
 
 # %% auto #0
 __all__ = ['fit_weighted', 'with_selection', 'TunedOnAuditWarning', 'fit_on_selection']
 
 # %% ../../nbs/vfr/09_selection.ipynb #8a42cbdf
+@constrained(
+    key=Text,
+    X=Unchecked("the training feature matrix, passed to the estimator as is"),
+    y=Array(dtype="any", label="training labels, one per row of X"),
+    sample_weight=Array(lo=0, label="finite non-negative weights, one per row"),
+    n_jobs=None | Interval(integer=True, label="an int (or None)"),
+    seed=Seed,
+)
 def fit_weighted(
     key: str,  # panel model key (fairlib.vfr.panel.PANEL)
     X,
@@ -51,15 +62,18 @@ def fit_weighted(
     return FittedModel(spec.key, spec.label, est, dt, len(y), _threads(n_jobs))
 
 # %% ../../nbs/vfr/09_selection.ipynb #28d5688e
+@constrained(
+    split=_SPLIT,
+    y=Array(dtype="any", label="the cohort's labels"),
+    fraction=Interval(0, 1, closed="neither", label="a share in (0, 1)"),
+    seed=Seed,
+)
 def with_selection(split, y, *, fraction: float = 0.1875, seed: int = 42):
     """A copy of `split` whose selection partition is a stratified `fraction` of its training partition (when it has
     none)."""
     from sklearn.model_selection import train_test_split
 
     func = "with_selection"
-    if not isinstance(split, Split):
-        raise FairlibInputError("split", f"must be a fairlib.vfr.features.Split, got {type(split).__name__}", func)
-    fraction = check_float(fraction, "fraction", func, lo=0, hi=1, lo_open=True, hi_open=True)
     if len(split.selection):
         return split
     y = np.asarray(y)
@@ -76,6 +90,14 @@ class TunedOnAuditWarning(UserWarning):
     tuning."""
 
 # %% ../../nbs/vfr/09_selection.ipynb #920a64db
+@constrained(
+    estimator=Predicate(lambda e: hasattr(e, "fit") and hasattr(e, "predict"), "an estimator with fit() and predict()"),
+    scores=Array(allow_nan=True, label="cohort-length scores (NaN outside the rows used)"),
+    y=Array(dtype="any", label="cohort-length labels"),
+    groups=Frame(min_rows=0, label="the cohort's group columns as a DataFrame"),
+    split=_SPLIT,
+    partition=Options("selection", "audit"),
+)
 def fit_on_selection(
     estimator,  # an unfitted ThresholdShift / GreedyRefinement (cloned, not modified)
     scores,
@@ -90,11 +112,6 @@ def fit_on_selection(
     import warnings
 
     func = "fit_on_selection"
-    if not isinstance(split, Split):
-        raise FairlibInputError("split", f"must be a fairlib.vfr.features.Split, got {type(split).__name__}", func)
-    check_choice(partition, "partition", ("selection", "audit"), func)
-    if not hasattr(estimator, "fit") or not hasattr(estimator, "predict"):
-        raise FairlibInputError("estimator", f"must have fit() and predict(), got {type(estimator).__name__}", func)
     if partition == "selection":
         if len(split.selection) == 0:
             raise FairlibInputError(
@@ -111,8 +128,6 @@ def fit_on_selection(
             stacklevel=2,
         )
         fit_rows = split.audit
-    if not isinstance(groups, pd.DataFrame):
-        raise FairlibInputError("groups", f"must be a DataFrame, got {type(groups).__name__}", func)
     s, yy = np.asarray(scores), np.asarray(y)
     for name, a in (("scores", s), ("y", yy)):
         if a.ndim != 1 or len(a) != len(groups):

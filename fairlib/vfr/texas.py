@@ -8,6 +8,7 @@ import functools
 import numpy as np
 import pandas as pd
 from pathlib import Path
+from ..constraints import Options, Text, Unchecked, constrained
 from ..core import FairlibInputError
 from ..published import published_value
 
@@ -171,6 +172,13 @@ def _check_column(s: pd.Series, col: str, rule: dict, line_offset) -> tuple[list
     return probs, num
 
 # %% ../../nbs/vfr/01_texas.ipynb #6f075ac2
+@constrained(
+    raw=Unchecked("a DataFrame in the Texas-100X schema; the body lists every problem, naming `argument`"),
+    argument=Text,
+    func=Text,
+    what=Text,
+    line_offset=None | Unchecked("an int added to row numbers in messages"),
+)
 def validate_texas100x(
     raw: pd.DataFrame,
     *,
@@ -214,6 +222,7 @@ def validate_texas100x(
     return out
 
 # %% ../../nbs/vfr/01_texas.ipynb #b4a736b4
+@constrained(path=Unchecked("a path to the CSV; the body says what is wrong with a missing, empty or unreadable one"))
 def load_texas100x(path) -> pd.DataFrame:
     "Read and validate a Texas-100X CSV written by the processing script; raise `FairlibInputError` on any mismatch."
     func = "load_texas100x"
@@ -249,11 +258,13 @@ def load_texas100x(path) -> pd.DataFrame:
     return out
 
 # %% ../../nbs/vfr/01_texas.ipynb #c8bb5a0d
+@constrained(
+    codes=Unchecked("PUDF age codes 0..21, checked in the body (type, NaN, whole numbers, range)"),
+    scheme=Options("corrected", "paper"),
+)
 def age_bucket_of(codes, *, scheme: str = "corrected") -> np.ndarray:
     "Age-bucket label for each PUDF age code (`scheme`: 'corrected' = fairlib's buckets, 'paper' = authors' grouping)."
     key = {"corrected": "age_buckets", "paper": "age_buckets_paper"}.get(scheme)
-    if key is None:
-        raise FairlibInputError("scheme", f"must be 'corrected' or 'paper', got {scheme!r}", "age_bucket_of")
     lut = np.empty(22, dtype=object)
     for name, spec in codebook()[key].items():
         lut[spec["codes"][0] : spec["codes"][1] + 1] = name
@@ -286,6 +297,7 @@ def _decode(codes: pd.Series, col: str) -> pd.Series:
     return pd.Series(lut[codes.to_numpy()], index=codes.index, dtype="str")
 
 # %% ../../nbs/vfr/01_texas.ipynb #c51ef74a
+@constrained(raw=Unchecked("a DataFrame in the Texas-100X schema, checked by validate_texas100x"))
 def prepare_cohort(raw: pd.DataFrame) -> pd.DataFrame:
     """The raw Texas-100X columns plus decoded `race`, `sex`, `ethnicity`, `age_bucket` (corrected labels) and the int
     target `los_gt3`."""

@@ -6,9 +6,14 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError, check_choice, check_float, check_int, check_same_length
+from ..constraints import Array, Frame, Interval, Options, PositiveInt, constrained
+from ..core import FairlibInputError, check_same_length
 from ..reliability import TAU_VFR
 from .axis2 import N_FIELD
+
+_TAU = Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]")
+_KAPPA = Interval(-1, 1, label="a kappa in [-1, 1]")
+_DEGENERATE = Options("undefined", "satisfied")
 
 # %% auto #0
 __all__ = ['RELIABILITY_TIERS', 'KAPPA_MIN', 'QUINTUPLE_COLUMNS', 'reliability_tier', 'reliability_table', 'tier_counts',
@@ -21,6 +26,30 @@ RELIABILITY_TIERS = ("Practical-Stability", "Caution-Required", "High-Variance",
 KAPPA_MIN = 0.40
 
 # %% ../../nbs/vfr/08_tiers.ipynb #9505d9dc
+def _flags(x, n: int, name: str, func: str) -> np.ndarray:
+    "One true/false flag per cell (bools, or 0/1 numbers); anything else (strings, other lengths) is refused."
+    a = np.atleast_1d(np.asarray(x.to_numpy() if isinstance(x, pd.Series) else x))
+    if a.ndim != 1 or len(a) != n:
+        raise FairlibInputError(name, f"must hold one flag per cell ({n}), got shape {a.shape}", func)
+    if a.dtype == bool:
+        return a
+    if a.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in a):
+        return a.astype(bool)
+    if np.issubdtype(a.dtype, np.number) and np.isin(a, (0, 1)).all():
+        return a.astype(bool)
+    raise FairlibInputError(name, f"must be True/False (or 0/1) per cell, got {pd.unique(a)[:3].tolist()}", func)
+
+
+@constrained(
+    vfr=Array(lo=0, hi=0.5, allow_nan=True, label="VFRs in [0, 0.5] (NaN where undefined)"),
+    n_star=Array(lo=1, allow_nan=True, label="N* values >= 1 (NaN where not reached)"),
+    kappa=Array(lo=-1, hi=1, allow_nan=True, label="kappas in [-1, 1] (NaN where undefined)"),
+    tau_vfr=_TAU,
+    n_field=PositiveInt,
+    kappa_min=_KAPPA,
+    kappa_degenerate=None | Array(dtype="any", label="one True/False flag per cell"),
+    degenerate_kappa=_DEGENERATE,
+)
 def reliability_tier(
     vfr,
     n_star,
@@ -35,13 +64,10 @@ def reliability_tier(
     """Tier per cell from VFR, N* (NaN = not reached below the full partition) and kappa; returns violations, tier,
     reason.
 
-    kappa_degenerate: per-cell flags (True where kappa is NaN because every fold agreed); with
+    vfr in [0, 0.5], kappa in [-1, 1] and N* a positive whole number (each NaN where undefined / not reached).
+    kappa_degenerate: one bool per cell (True where kappa is NaN because every fold agreed); with
     degenerate_kappa="satisfied" those cells meet the kappa condition, otherwise their tier is Undefined."""
     func = "reliability_tier"
-    tau_vfr = check_float(tau_vfr, "tau_vfr", func, lo=0, hi=0.5)
-    n_field = check_int(n_field, "n_field", func)
-    kappa_min = check_float(kappa_min, "kappa_min", func, lo=-1, hi=1)
-    check_choice(degenerate_kappa, "degenerate_kappa", ("undefined", "satisfied"), func)
     cols = {}
     for name, x in (("vfr", vfr), ("n_star", n_star), ("kappa", kappa)):
         a = np.atleast_1d(np.asarray(x, dtype=object))
@@ -51,9 +77,10 @@ def reliability_tier(
             raise FairlibInputError(name, "must be numbers (NaN where undefined)", func) from None
     n = check_same_length(func, vfr=cols["vfr"], n_star=cols["n_star"], kappa=cols["kappa"])
     v, ns, k = cols["vfr"], cols["n_star"], cols["kappa"]
-    if (np.isfinite(v) & ((v < 0) | (v > 0.5))).any():
-        raise FairlibInputError("vfr", "must lie in [0, 0.5] (or be NaN)", func)
-    degen = np.zeros(n, bool) if kappa_degenerate is None else np.atleast_1d(np.asarray(kappa_degenerate, bool))
+    frac = np.isfinite(ns) & (ns != np.round(ns))  # ranges, NaN and inf are declared above
+    if frac.any():
+        raise FairlibInputError("n_star", f"must be whole numbers of records, got {ns[frac][:3].tolist()}", func)
+    degen = np.zeros(n, bool) if kappa_degenerate is None else _flags(kappa_degenerate, n, "kappa_degenerate", func)
     viol_v = v > tau_vfr
     viol_n = ~(ns <= n_field)  # NaN (not reached) is a violation
     k_ok = k >= kappa_min
@@ -84,6 +111,25 @@ def reliability_tier(
 QUINTUPLE_COLUMNS = ("model", "attribute", "metric", "dominant_verdict", "vfr", "n_star", "kappa", "tier")
 
 # %% ../../nbs/vfr/08_tiers.ipynb #81634447
+def _unique_keys(df: pd.DataFrame, key: list, name: str, func: str) -> None:
+    "Refuse an input with more than one row per cell key (a join would multiply the cells)."
+    dup = df.duplicated(key, keep=False)
+    if dup.any():
+        ex = df.loc[dup, key].drop_duplicates().head(3).itertuples(index=False, name=None)
+        raise FairlibInputError(
+            name, f"has duplicated {tuple(key)} rows, e.g. {list(ex)}; each cell must appear once", func
+        )
+
+
+@constrained(
+    axis1=Frame(["model", "metric", "attribute", "vfr", "dominant_verdict"], min_rows=0),
+    axis2=Frame(["model", "metric", "attribute", "n_star"], min_rows=0),
+    axis3=Frame(["model", "metric", "kappa"], min_rows=0),
+    tau_vfr=_TAU,
+    n_field=PositiveInt,
+    kappa_min=_KAPPA,
+    degenerate_kappa=_DEGENERATE,
+)
 def reliability_table(
     axis1: pd.DataFrame,
     axis2: pd.DataFrame,
@@ -94,25 +140,22 @@ def reliability_table(
     kappa_min: float = KAPPA_MIN,
     degenerate_kappa: str = "undefined",
 ) -> pd.DataFrame:
-    "One row per cell: the quintuple (dominant verdict, VFR, N*, kappa, tier) plus the point verdict, band and reasons."
+    """One row per Axis-1 cell: the quintuple (dominant verdict, VFR, N*, kappa, tier) plus the point verdict, band,
+    the SD at N* (`sd`, at `sd_size`) and reasons. A cell without its Axis-2 (or Axis-3) row has tier Undefined with
+    that reason; an input with a duplicated cell key is refused."""
     func = "reliability_table"
-    for name, df, need in (
-        ("axis1", axis1, {"model", "metric", "attribute", "vfr", "dominant_verdict"}),
-        ("axis2", axis2, {"model", "metric", "attribute", "n_star"}),
-        ("axis3", axis3, {"model", "metric", "kappa"}),
-    ):
-        if not isinstance(df, pd.DataFrame) or not need <= set(df.columns):
-            raise FairlibInputError(name, f"must be a DataFrame with columns {sorted(need)}", func)
     key = ["model", "metric", "attribute"]
+    for name, df, k in (("axis1", axis1, key), ("axis2", axis2, key), ("axis3", axis3, ["model", "metric"])):
+        _unique_keys(df, k, name, func)
     a1 = axis1[[c for c in (*key, "value", "verdict", "dominant_verdict", "vfr", "auditable", "reason") if c in axis1]]
     a1 = a1.rename(columns={"reason": "vfr_reason"})
-    a2 = axis2[[c for c in (*key, "n_star", "near_zero_mean", "reason") if c in axis2]].rename(
-        columns={"reason": "n_star_reason"}
-    )
+    a2 = axis2[[c for c in (*key, "n_star", "near_zero_mean", "n_star_rule", "sd", "sd_size", "reason") if c in axis2]]
+    a2 = a2.rename(columns={"reason": "n_star_reason"}).assign(_a2=True)
     a3 = axis3[[c for c in ("model", "metric", "kappa", "band", "degenerate", "reason") if c in axis3]].rename(
         columns={"reason": "kappa_reason", "band": "kappa_band", "degenerate": "kappa_degenerate"}
     )
-    t = a1.merge(a2, on=key, how="left").merge(a3, on=["model", "metric"], how="left")
+    t = a1.merge(a2, on=key, how="left").merge(a3.assign(_a3=True), on=["model", "metric"], how="left")
+    no2, no3 = t.pop("_a2").isna().to_numpy(), t.pop("_a3").isna().to_numpy()
     tiers = reliability_tier(
         t.vfr,
         t.n_star,
@@ -123,18 +166,42 @@ def reliability_table(
         kappa_degenerate=t.get("kappa_degenerate", pd.Series(False, index=t.index)).fillna(False).astype(bool),
         degenerate_kappa=degenerate_kappa,
     )
+    if (no2 | no3).any():  # a missing row is not a measured "not reached" (nor an undefined kappa): say so
+        why = [
+            "; ".join(
+                s
+                for s, miss in (
+                    ("no Axis 2 row for this cell (N* missing; check model/metric/attribute)", a),
+                    ("no Axis 3 row for this model and metric (kappa missing)", b),
+                )
+                if miss
+            )
+            for a, b in zip(no2, no3)
+        ]
+        miss = no2 | no3
+        tiers["tier"] = np.where(miss, "Undefined", tiers.tier)
+        tiers["violations"] = np.where(miss, np.nan, tiers.violations)
+        tiers["n_star_violated"] = np.where(no2, np.nan, tiers.n_star_violated.astype(float))
+        tiers["tier_reason"] = np.where(miss, np.array(why, dtype=object), tiers.tier_reason)
+    tiers["input_missing"] = no2 | no3
     t = pd.concat([t.reset_index(drop=True), tiers.reset_index(drop=True)], axis=1)
     front = list(QUINTUPLE_COLUMNS)
     return t[front + [c for c in t.columns if c not in front]]
 
 # %% ../../nbs/vfr/08_tiers.ipynb #697b72d8
+@constrained(table=Frame(["tier"], min_rows=0, label="a reliability_table() frame"))
 def tier_counts(table: pd.DataFrame) -> pd.Series:
     "Cells per tier (Undefined counted apart), in tier order."
-    if not isinstance(table, pd.DataFrame) or "tier" not in table:
-        raise FairlibInputError("table", "must be a reliability_table() frame", "tier_counts")
     return table.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
 
 # %% ../../nbs/vfr/08_tiers.ipynb #302aef04
+@constrained(
+    table=Frame(["vfr", "n_star", "kappa"], min_rows=0, label="a reliability_table() frame"),
+    taus=Array(lo=0, hi=0.5, label="VFR cutoffs in [0, 0.5]"),
+    degenerate_kappa=_DEGENERATE,
+    n_field=PositiveInt,
+    kappa_min=_KAPPA,
+)
 def tier_sensitivity(
     table: pd.DataFrame,
     *,
@@ -144,8 +211,6 @@ def tier_sensitivity(
     kappa_min: float = KAPPA_MIN,
 ) -> pd.DataFrame:
     "Tier counts as τ_VFR varies (the paper's open question on the 0.10 cutoff): one row per τ."
-    if not isinstance(table, pd.DataFrame) or not {"vfr", "n_star", "kappa"} <= set(table.columns):
-        raise FairlibInputError("table", "must be a reliability_table() frame", "tier_sensitivity")
     rows = []
     for tau in taus:
         t = reliability_tier(
@@ -160,6 +225,8 @@ def tier_sensitivity(
             .astype(bool),
             degenerate_kappa=degenerate_kappa,
         )
+        if "input_missing" in table:  # a cell without its Axis-2 / Axis-3 row stays Undefined at every tau
+            t["tier"] = np.where(table.input_missing.fillna(False).to_numpy(bool), "Undefined", t.tier)
         rows.append(
             dict(
                 tau_vfr=float(tau),

@@ -7,8 +7,11 @@ from __future__ import annotations
 import functools
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError, check_int, check_rng
+from ..constraints import Instance, Interval, Seed, constrained
+from ..core import FairlibInputError, check_rng
 from .texas import COLUMNS, N_FULL, N_HOSPITALS, POOLED_HOSPITAL_ID, codebook
+
+_N = Interval(1, integer=True, label="a positive integer (records)")
 
 # %% auto #0
 __all__ = ['CATALOG_SEED', 'RACE_N', 'RACE_RATE', 'SEX_N', 'SEX_RATE', 'ETH_N', 'ETH_RATE', 'AGE_N', 'AGE_RATE',
@@ -201,9 +204,10 @@ def _catalog() -> dict:
     return dict(hosp=hosp, proc=proc, diag=diag)
 
 # %% ../../nbs/vfr/02_twin.ipynb #0f2514e9
+@constrained(n=_N)
 def hospital_volume_profile(n: int = N_FULL) -> np.ndarray:
     "Records per site (volume rank order) for a twin of `n` records: largest-remainder rounding of the fixed profile."
-    n = check_int(n, "n", "hospital_volume_profile")
+    n = int(n)
     s = np.maximum(np.exp(np.interp(np.arange(1, N_HOSPITALS + 1), _VOL_KNOTS, _VOL_LOGSIZE)), 1.0)
     x = s / s.sum() * n
     c = np.floor(x).astype(np.int64)
@@ -297,12 +301,11 @@ def _twin_rates(base_rates: dict | None, func: str) -> list:
     return out
 
 # %% ../../nbs/vfr/02_twin.ipynb #04f4fad0
+@constrained(n=_N, seed=Seed, base_rates=None | Instance(dict, label="a dict attribute -> {group: rate}"))
 def synthetic_texas100x(n: int = N_FULL, seed=0, *, base_rates: dict | None = None) -> pd.DataFrame:
     """A synthetic twin of Texas-100X: `n` records in the raw schema and codes, calibrated to the published cohort;
     bit-identical per `seed`."""
     func = "synthetic_texas100x"
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise FairlibInputError("n", f"must be a positive integer, got {n!r}", func)
     rates = _twin_rates(base_rates, func)  # known, injectable base-rate structure (default: Table 3)
     n = int(n)
     rng = check_rng(seed)
