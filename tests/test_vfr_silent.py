@@ -264,3 +264,13 @@ def test_landis_koch_refuses_what_is_not_a_kappa(kappa):
     with pytest.raises(FairlibInputError, match="`kappa`"):
         landis_koch(kappa)
     assert landis_koch(np.nan) == "undefined" and landis_koch(-1) == "poor" and landis_koch(1) == "almost perfect"
+
+
+@pytest.mark.parametrize("ids", [["999999", "12", "999999 "], [999999.0, 12.0, 999999.0]], ids=["text", "float"])
+def test_drop_pooled_hospital_matches_the_code_as_a_number(ids):
+    from fairlib.vfr.cohort import drop_pooled_hospital, hospital_volume
+
+    c = pd.DataFrame({"THCIC_ID": ids, "x": [1, 2, 3]})
+    kept, removed = drop_pooled_hospital(c)
+    assert removed == 2 and len(kept) == 1
+    assert hospital_volume(c)["pooled_999999_records"] == 2

@@ -27,6 +27,7 @@ from fairlib.vfr.texas import (
     prepare_cohort,
 )
 from .twin import synthetic_texas100x
+from .axis3 import _is_code  # the pooled code matches as a number whichever side is text
 
 _SIZE = AnyOf(None, Interval(1, integer=True, label="a positive integer"))
 _SITES = Frame(("THCIC_ID",), min_rows=0, label="a DataFrame with column THCIC_ID")
@@ -167,7 +168,7 @@ def hospital_volume(cohort: pd.DataFrame) -> dict:
         q1_records_per_site=float(np.quantile(vc, 0.25)),
         median_records_per_site=float(np.median(vc)),
         q3_records_per_site=float(np.quantile(vc, 0.75)),
-        pooled_999999_records=int((cohort["THCIC_ID"] == POOLED_HOSPITAL_ID).sum()),
+        pooled_999999_records=int(_is_code(cohort["THCIC_ID"].to_numpy(), POOLED_HOSPITAL_ID).sum()),
     )
     return out
 
@@ -175,7 +176,7 @@ def hospital_volume(cohort: pd.DataFrame) -> dict:
 @constrained(cohort=_SITES)
 def drop_pooled_hospital(cohort: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     "The cohort without the pooled THCIC_ID 999999 records, and how many records were removed."
-    pooled = (cohort["THCIC_ID"] == POOLED_HOSPITAL_ID).to_numpy()
+    pooled = np.asarray(_is_code(cohort["THCIC_ID"].to_numpy(), POOLED_HOSPITAL_ID))
     return cohort.loc[~pooled], int(pooled.sum())
 
 # %% ../../nbs/vfr/03_cohort.ipynb #d6f4a03a
