@@ -164,9 +164,7 @@ def summarise_resamples(
             auditable = False
             notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={resample_size:,}")
     if excluded:
-        notes.append(
-            "excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items())
-        )
+        notes.append("excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items()))
     if point_undefined or n_def == 0:
         vfr, dom = np.nan, "Undefined"
         if n_def == 0:
