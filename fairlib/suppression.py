@@ -194,7 +194,8 @@ def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margi
 # %% ../nbs/03_suppression.ipynb #056d0113
 def _hide_small_sum(H, col, val, defined, sums, threshold) -> bool:
     """Hide the smallest shown cell of the first relation whose hidden cells (two or more) have a known sum of
-    1..threshold-1 (the reader learns that they hold fewer than `threshold` records together); True if one was hidden."""
+    1..threshold-1 (the reader learns that they hold fewer than `threshold` records together); True if one was
+    hidden."""
     for parts, tot in sums:
         if tot is not None and H[tot[0], col[tot[1]]]:
             continue  # the total is hidden: the hidden cells' sum is not known

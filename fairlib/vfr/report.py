@@ -97,7 +97,8 @@ stable when VFR &le; {tau_vfr:g}), the <b>minimum reliable audit size N*</b> (sm
 less than 5%, or for a metric near 0, whose SD is below 5% of its pass/fail threshold; reliable at one site
 when N* &le; {n_field:,}; the <b>SD</b> column gives the metric's spread at N*, or at the largest audit size below
 the full partition when N* is not reached: read it where the metric is near 0), and <b>cross-hospital
-agreement &kappa;</b> (Fleiss' kappa of the verdicts over hospital groups; adequate when &kappa; &ge; {kappa_min:g}). The tier counts the conditions violated:
+agreement &kappa;</b> (Fleiss' kappa of the verdicts over hospital groups; adequate when
+&kappa; &ge; {kappa_min:g}). The tier counts the conditions violated:
 0 Practical-Stability, 1 Caution-Required, 2 High-Variance (collect more data or pool sites, review before certifying),
 3 Catastrophic-Instability (do not certify). <i>Undefined</i> means a measure could not be computed; the reason is
 given.</p>
