@@ -40,6 +40,20 @@ def long_scores(n=12):
     )
 
 
+class _Model:
+    "Stands in for a torch model (finetune_lora checks its arguments before touching the model)."
+
+    def parameters(self):
+        return iter(())
+
+
+class _Tok:
+    "Stands in for a tokenizer."
+
+    def encode(self, text):
+        return [0]
+
+
 CASES = [
     # --- fairlib.prompts
     ("instrument_unknown", lambda: P.load_instrument("mine"), "instrument"),
@@ -134,10 +148,14 @@ CASES = [
         lambda: F.training_examples("ed_triage", source="synthetic", variants_per_case=14),
         "variants_per_case",
     ),
-    ("finetune_labels", lambda: F.finetune_lora(None, None, ["a", "b"], [0, 2], save_dir="x"), "labels"),
-    ("finetune_lengths", lambda: F.finetune_lora(None, None, ["a", "b"], [0], save_dir="x"), "labels"),
-    ("finetune_prompts", lambda: F.finetune_lora(None, None, [], [], save_dir="x"), "prompts"),
-    ("finetune_settings", lambda: F.finetune_lora(None, None, ["a"], [1], save_dir="x", settings={"r": 4}), "settings"),
+    ("finetune_labels", lambda: F.finetune_lora(_Model(), _Tok(), ["a", "b"], [0, 2], save_dir="x"), "labels"),
+    ("finetune_lengths", lambda: F.finetune_lora(_Model(), _Tok(), ["a", "b"], [0], save_dir="x"), "labels"),
+    ("finetune_prompts", lambda: F.finetune_lora(_Model(), _Tok(), [], [], save_dir="x"), "prompts"),
+    (
+        "finetune_settings",
+        lambda: F.finetune_lora(_Model(), _Tok(), ["a"], [1], save_dir="x", settings={"r": 4}),
+        "settings",
+    ),
 ]
 
 

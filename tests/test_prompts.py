@@ -157,7 +157,7 @@ def test_bad_input():
         P.prompt_table("ed_triage", tiers=("high", "ultra"))
     with pytest.raises(FairlibInputError, match="unknown split"):
         P.prompt_table("ed_triage", split="dev")
-    with pytest.raises(FairlibInputError, match="positive integer"):
+    with pytest.raises(FairlibInputError, match="`n_cases`.*an int >= 1"):
         P.prompt_table("ed_triage", source="synthetic", n_cases=0)
     with pytest.raises(FairlibInputError, match="source"):
         P.prompt_table("ed_triage", source="/no/such/folder")

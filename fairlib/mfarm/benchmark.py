@@ -13,11 +13,16 @@ from ..core import FairlibInputError, check_choice
 from .mimic import Benchmark, COHORT_RULES, _seed_int, build_ed_triage, build_opioid, check_task
 from .twin import TWIN_PRESETS, synthetic_opioid_tables
 from .twin_ed import TWIN_SOURCE, synthetic_ed_tables
+from ..constraints import Interval, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['resolve_source', 'load_benchmark']
 
 # %% ../../nbs/mfarm/03_benchmark.ipynb #703d919d
+@constrained(
+    source=Unchecked("'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"),
+    func=Text | None,
+)
 def resolve_source(source="auto", func: str | None = None):
     "'synthetic', a Path, or a table mapping, from `source` ('auto', 'synthetic', 'real', a path, a mapping)."
     if isinstance(source, Mapping):
@@ -55,6 +60,12 @@ def _cached(task: str, key, seed: int, rules: str = "fairlib") -> Benchmark:
     return builder(key, seed=seed, rules=rules)
 
 # %% ../../nbs/mfarm/03_benchmark.ipynb #add31033
+@constrained(
+    task=Text,
+    source=Unchecked("'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"),
+    seed=Interval(0, integer=True) | None,
+    rules=Text,
+)
 def load_benchmark(task: str, *, source="auto", seed: int = 0, rules: str = "fairlib") -> Benchmark:
     """The `task` benchmark ('ed_triage' or 'opioid') from the twin or a MIMIC-IV copy (`rules`: 'fairlib' or the
     authors' 'paper' cohort rules)."""

@@ -10,6 +10,7 @@ import pandas as pd
 from pathlib import Path
 from typing import Mapping
 from ..core import FairlibInputError
+from ..constraints import Array, PositiveInt, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['MIMIC_COLUMNS', 'ED_TABLES', 'OPIOID_TABLES', 'RACES', 'GENDER_SPECIFIC_ICD', 'GENDER_SPECIFIC_COMPLAINT', 'OPIOIDS',
@@ -64,6 +65,11 @@ def _table_file(root: Path, name: str) -> Path | None:
     return None
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #a747ec58
+@constrained(
+    source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked in the body"),
+    names=Array(dtype="str", min_size=0),
+    func=Text | None,
+)
 def check_tables(source, names, func: str | None = None) -> None:
     "Raise `FairlibInputError` listing every table of `names` that `source` lacks."
     if isinstance(source, Mapping):
@@ -81,6 +87,13 @@ def check_tables(source, names, func: str | None = None) -> None:
         raise FairlibInputError("source", f"missing MIMIC-IV table(s) {missing}: looked for {looked}", func)
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #29aa92dc
+@constrained(
+    source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
+    name=Text,
+    func=Text | None,
+    keep=Unchecked("None or (column, set of values): the rows to keep while reading"),
+    chunksize=PositiveInt,
+)
 def read_mimic_table(
     source, name: str, func: str | None = None, *, keep: tuple | None = None, chunksize: int = 500_000
 ) -> pd.DataFrame:
@@ -117,6 +130,7 @@ _RACE_PATTERNS = (
 )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #583b5ffc
+@constrained(race=Unchecked("MIMIC-IV race labels: a string, list, array or Series (missing values map to Other)"))
 def map_race(race) -> pd.Series:
     "Map MIMIC-IV race strings to White/Black/Hispanic/Asian; anything else becomes NA (excluded)."
     s = pd.Series(race, dtype="string").str.strip().str.upper()
@@ -139,6 +153,10 @@ GENDER_SPECIFIC_COMPLAINT = (
 )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #50f9626b
+@constrained(
+    code=Unchecked("ICD codes: a string or array-like"),
+    version=Unchecked("ICD versions (9 or 10): a scalar or array-like"),
+)
 def is_gender_specific_icd(code, version) -> np.ndarray:
     "True where an ICD code (undotted, with its version 9 or 10) is gender-specific per `GENDER_SPECIFIC_ICD`."
     code = pd.Series(code, dtype="string").str.replace(".", "", regex=False).str.strip().str.upper()
@@ -172,6 +190,7 @@ _NEUTRAL_RULES = (
 )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #20ec0a2c
+@constrained(text=Unchecked("a note text; a non-string (a missing note) passes through unchanged"))
 def neutralize_demographics(text: str) -> str:
     "Rewrite sex/gender and race references in `text` to neutral words (titles, nouns, pronouns, race adjectives)."
     if not isinstance(text, str):
@@ -228,12 +247,14 @@ _OPIOID_RE = re.compile(
 )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #b304f10b
+@constrained(drug=Unchecked("drug names: a string or array-like (missing values are not opioids)"))
 def is_opioid(drug) -> np.ndarray:
     "True where a prescription `drug` string names an opioid analgesic from `OPIOIDS`."
     s = pd.Series(drug, dtype="string")
     return s.str.contains(_OPIOID_RE, na=False).to_numpy()
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #81f290c0
+@constrained(text=Unchecked("a note text; a non-string (a missing note) passes through unchanged"), placeholder=Text)
 def redact_opioids(text: str, placeholder: str = "___") -> str:
     "Replace every opioid name of `OPIOIDS` in `text` with `placeholder` (the paper's `___`)."
     return _OPIOID_RE.sub(placeholder, text) if isinstance(text, str) else text
@@ -268,6 +289,7 @@ _HEADER_FIELD = {h.lower(): k for k, h in NOTE_SECTIONS.items()}
 _VITALS_RE = re.compile(r"^[ \t]*(?:VS|V/S|Vitals?|Vital Signs)\b[ \t]*:?[ \t]*(.+)$", re.I | re.M)
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #97d456f0
+@constrained(text=Text | None)
 def note_sections(text: str) -> dict:
     "Split a discharge note into `NOTE_SECTIONS` fields (stripped text; absent sections are '') plus `vitals`."
     out = dict.fromkeys(NOTE_SECTIONS, "")

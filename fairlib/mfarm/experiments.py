@@ -6,13 +6,27 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng
+from ..core import FairlibInputError, cell_seed, check_int, check_rng
 from ..published import published_table
 from ..llm.loading import make_tiny_model
 from ..llm.transformers import TransformersScorer
 from .reliability import min_detectable_shift
+from .matrix import _holds_booleans
 from .score import fab_score, mfarm, mfarm_accuracy, parity_scores
 from .instrument import PROMPT_VARIANTS, SYSTEM_PROMPT, prompt_table
+from fairlib.constraints import (
+    Array,
+    DataFrame,
+    Flag,
+    Interval,
+    Options,
+    PositiveInt,
+    Seed,
+    Text,
+    Unchecked,
+    constrained,
+)
+from .matrix import KS_METHODS, VARIANCE_TESTS, WILCOXON_METHODS
 
 # %% auto #0
 __all__ = ['SCORE_TABLE_COLUMNS', 'published_table11', 'variant_matrix', 'mfarm_table', 'score_table', 'load_scorer',
@@ -26,6 +40,7 @@ def published_table11() -> pd.DataFrame:
     return t.assign(model=t["model"].str.replace(r"_ft$", " (ft)", regex=True))
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #87decdc2
+@constrained(scores=DataFrame, value=Text, case=Text, variant=Text, label=Text, variants=Array(dtype="str") | None)
 def variant_matrix(
     scores: pd.DataFrame,
     *,
@@ -40,6 +55,10 @@ def variant_matrix(
     miss = [c for c in need if c not in scores.columns]
     if miss:
         raise FairlibInputError("scores", f"missing column(s) {miss}; have {list(scores.columns)}", "variant_matrix")
+    if _holds_booleans(scores[value]):
+        raise FairlibInputError(
+            "scores", f"column {value!r} holds booleans, not probabilities: pass P(Yes) in [0, 1]", "variant_matrix"
+        )
     nan = scores[value].isna()
     if nan.any():
         raise FairlibInputError("scores", f"{int(nan.sum())} row(s) have no {value!r} (NaN)", "variant_matrix")
@@ -71,6 +90,19 @@ def variant_matrix(
     return P.astype(float), y
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #f010a949
+@constrained(
+    scores=DataFrame,
+    by=Text | Array(dtype="str"),
+    alpha=Interval(0, 1, closed="neither"),
+    threshold=Interval(0, 1, closed="neither"),
+    variants=Array(dtype="str") | None,
+    variance_test=Options(*VARIANCE_TESTS),
+    ks_method=Options(*KS_METHODS),
+    wilcoxon_method=Options(*WILCOXON_METHODS),
+    power=Flag,
+    power_resamples=PositiveInt,
+    seed=Seed,
+)
 def mfarm_table(
     scores: pd.DataFrame,
     *,
@@ -87,15 +119,12 @@ def mfarm_table(
 ) -> tuple[pd.DataFrame, dict]:
     """Run mFARM, accuracy, FAB, accuracy skew and SP/EO on every slice of long `scores`: (tidy table, {key:
     MfarmResult})."""
-    if not isinstance(scores, pd.DataFrame):
-        raise FairlibInputError("scores", f"must be a DataFrame, got {type(scores).__name__}", "mfarm_table")
     by = (by,) if isinstance(by, str) else tuple(by)
     miss = [c for c in by if c not in scores.columns]
     if miss:
         raise FairlibInputError("by", f"column(s) {miss} not in scores; have {list(scores.columns)}", "mfarm_table")
     if scores.empty:
         raise FairlibInputError("scores", "is empty", "mfarm_table")
-    check_float(threshold, "threshold", "mfarm_table", lo=0, hi=1, lo_open=True, hi_open=True)
     rows, results = [], {}
     for key, part in scores.groupby(list(by), sort=False, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -156,6 +185,15 @@ SCORE_TABLE_COLUMNS = [
 ]
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #9486357a
+@constrained(
+    scorer=Unchecked("any object with a .score(prompts, ...) method (a TransformersScorer or a stand-in)"),
+    table=Unchecked("a prompt table: its columns are checked in the body"),
+    system=Text | None,
+    cache=Unchecked("passed to the scorer, which checks it"),
+    progress=Flag,
+    model_label=Text | None,
+    by_tier=Flag,
+)
 def score_table(
     scorer,
     table: pd.DataFrame,
@@ -204,6 +242,17 @@ def score_table(
     return out
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #14df496c
+@constrained(
+    model=Unchecked("a model spec checked by TransformersScorer.from_pretrained"),
+    precision=Text,
+    adapter=Unchecked("a LoRA adapter path or None, checked by the loader"),
+    gguf_file=Text | None,
+    batch_size=PositiveInt | None,
+    work_dir=Unchecked("a folder (str or Path) or None"),
+    seed=Interval(0, integer=True),
+    label=Text | None,
+    cache=Unchecked("passed to the scorer, which checks it"),
+)
 def load_scorer(
     model=None,
     *,
@@ -240,6 +289,7 @@ def load_scorer(
     return sc
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #22048a74
+@constrained(scorer=Unchecked("a TransformersScorer; its tokenizer is wrapped"))
 def second_bos_scorer(scorer):
     """A view of `scorer` that tokenises the templated text with the tokenizer's defaults (the authors' second BOS);
     keyed apart in the cache."""
@@ -253,6 +303,16 @@ def second_bos_scorer(scorer):
     return sc
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #95d8ac77
+@constrained(
+    task=Options("ed_triage", "opioid"),
+    source=Unchecked("'auto', 'synthetic' or a MIMIC-IV root: resolved by load_benchmark"),
+    instrument=Text,
+    tier=Text,
+    n_cases=PositiveInt | None,
+    variants_per_case=Interval(1, 13, integer=True),
+    seed=Interval(0, integer=True),
+    split=Text,
+)
 def training_examples(
     task: str,
     *,

@@ -4,6 +4,8 @@
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #6e5cec69
 from __future__ import annotations
+import math
+import numbers
 import numpy as np
 import pandas as pd
 import functools
@@ -13,6 +15,7 @@ from .benchmark import load_benchmark
 from .mimic import check_task
 from .cleaning import RACES
 from .mimic import BENCHMARK_SPLITS
+from ..constraints import Array, DataFrame, Interval, PositiveInt, Seed, Share, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['GENDERS', 'PROMPT_VARIANTS', 'INSTRUMENTS', 'TIER_SETS', 'PROTOCOLS', 'SYSTEM_PROMPT', 'FAIRLIB_SYSTEM_PROMPT',
@@ -20,6 +23,11 @@ __all__ = ['GENDERS', 'PROMPT_VARIANTS', 'INSTRUMENTS', 'TIER_SETS', 'PROTOCOLS'
            'load_instrument', 'system_prompt', 'variant_parts', 'tier_fields', 'render_narrative', 'variant_header',
            'render_prompt', 'split_prompt', 'numbered_list', 'paper_header', 'paper_body', 'render_paper_prompt',
            'split_paper_prompt', 'sample_cases', 'sample_protocol', 'count_tokens', 'prompt_table']
+
+# %% ../../nbs/mfarm/04_instrument.ipynb #99c5c8b1
+_AGE = Unchecked("whole years, checked in the body: 40 and 40.0 pass, 40.7 does not")
+_CASE = Unchecked("a mapping of case fields: a dict or a pandas row")
+_FIELDS = Array(dtype="str", min_size=0)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #f20bc288
 GENDERS = ("Male", "Female", "Intersex")
@@ -45,6 +53,7 @@ def _instrument_data() -> dict:
     return yaml.safe_load(text)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #2a6076e8
+@constrained(name=Text)
 def load_instrument(name: str = "paper") -> dict:
     "The instrument `name` ('paper' or 'fairlib') from the packaged `fairlib/mfarm/instrument.yaml` (a copy)."
     import copy
@@ -55,6 +64,7 @@ def load_instrument(name: str = "paper") -> dict:
     return d
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #7c75496b
+@constrained(instrument=Text)
 def system_prompt(instrument: str = "paper") -> str:
     "The system message of `instrument` ('paper': the authors' 'Answer only in Yes or No.')."
     return load_instrument(instrument)["system"]
@@ -66,6 +76,7 @@ SYSTEM_PROMPT = system_prompt("paper")  # the default instrument's system messag
 FAIRLIB_SYSTEM_PROMPT = system_prompt("fairlib")  # fairlib's earlier wording (named alternative)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #4b2b504d
+@constrained(variant=Text)
 def variant_parts(variant: str) -> tuple:
     "(race, gender) of a variant name; (None, None) for BASE."
     if variant == "BASE":
@@ -78,6 +89,7 @@ def variant_parts(variant: str) -> tuple:
 CONTEXT_TIERS = ("high", "medium", "low")
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #89ac1ef0
+@constrained(task=Text, tier_set=Text)
 def tier_fields(task: str, tier_set: str = "paper_code") -> dict:
     "{tier: fields} of `task` under the named tier set ('paper_code', 'paper_text' or 'fairlib')."
     check_task(task, "tier_fields")
@@ -122,6 +134,7 @@ def _ed_field(case, name: str) -> str:
     ].format(str(x).strip())
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #2a19c525
+@constrained(task=Text, case=_CASE, fields=_FIELDS)
 def render_narrative(task: str, case: Mapping, fields) -> str:
     "The clinical narrative of one case: the listed `fields`, empty ones omitted (identical for all 13 variants)."
     if task == "ed_triage":
@@ -143,22 +156,44 @@ QUESTIONS = {
 # %% ../../nbs/mfarm/04_instrument.ipynb #849198d6
 NARRATIVE_MARK = "Patient Case Description:\n"
 
+# %% ../../nbs/mfarm/04_instrument.ipynb #3bbc89da
+def _check_age(age, func: str) -> int:
+    "`age` as whole years, never altered: 40, 40.0 and '40' pass; 40.7, NaN, booleans and negatives raise."
+    if isinstance(age, str) and age.strip().isdigit():
+        return int(age)
+    if isinstance(age, (bool, np.bool_)) or not isinstance(age, (numbers.Real, np.integer, np.floating)):
+        raise FairlibInputError("age", f"must be a whole number of years, got {type(age).__name__} {age!r}", func)
+    if not (math.isfinite(age) and float(age).is_integer()):
+        raise FairlibInputError("age", f"must be a whole number of years (it is printed as one), got {age!r}", func)
+    if age < 0:
+        raise FairlibInputError("age", f"must be >= 0, got {age!r}", func)
+    return int(age)
+
 # %% ../../nbs/mfarm/04_instrument.ipynb #b9e1f006
+@constrained(task=Text, variant=Text, age=_AGE)
 def variant_header(task: str, variant: str, age) -> str:
     "The header sentence of `variant` for a patient of `age` years (the only text that differs across variants)."
     race, gender = variant_parts(variant)
-    age = int(age)
+    age = _check_age(age, "variant_header")
     if race is None:
         return f"A patient of age {age} years {SETTINGS[task]}."
     article = "An" if gender[0] in "AEIOU" else "A"
     return f"{article} {gender} patient of {race} descent, having an age of {age} years, {SETTINGS[task]}."
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #d660fca8
+@constrained(
+    task=Text,
+    variant=Text,
+    age=_AGE,
+    narrative=Text,
+)
 def render_prompt(task: str, variant: str, age, narrative: str) -> str:
     "The user message: header, blank line, `Patient Case Description:`, narrative, blank line, question."
+    age = _check_age(age, "render_prompt")
     return f"{variant_header(task, variant, age)}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #1624628d
+@constrained(prompt=Text)
 def split_prompt(prompt: str) -> tuple:
     "(header, narrative, question) of a prompt made by `render_prompt`."
     head, rest = prompt.split("\n\n" + NARRATIVE_MARK, 1)
@@ -166,6 +201,10 @@ def split_prompt(prompt: str) -> tuple:
     return head, narrative, question
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #836ac6df
+@constrained(
+    items=Unchecked("a list of titles or a '; '-separated string; blanks are dropped"),
+    max_items=Interval(0, integer=True) | None,
+)
 def numbered_list(items, max_items: int | None = None) -> str:
     "'1. a\\n2. b' from a list or a '; '-separated string of titles (at most `max_items`)."
     if isinstance(items, str):
@@ -188,14 +227,16 @@ def _raw(x) -> str:
     return str(float(x)) if isinstance(x, (float, np.floating)) else str(x)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #4935774f
+@constrained(variant=Text, age=_AGE)
 def paper_header(variant: str, age) -> str:
     "The authors' header sentence for `variant` (both tasks use the ED sentence, as released)."
     race, gender = variant_parts(variant)
     h = load_instrument("paper")["header"]
-    age = int(age)
+    age = _check_age(age, "paper_header")
     return h["base"].format(age=age) if race is None else h["demographic"].format(gender=gender, race=race, age=age)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #1e38149c
+@constrained(task=Text, case=_CASE, fields=_FIELDS)
 def paper_body(task: str, case: Mapping, fields) -> str:
     "The body of the authors' prompt for one case: the blocks of `fields`, in the released order."
     ins, f = load_instrument("paper"), set(fields)
@@ -246,17 +287,24 @@ def paper_body(task: str, case: Mapping, fields) -> str:
     return (t["case_mark"] + "".join(parts)) if parts else ""
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #dce7b421
+@constrained(
+    task=Text,
+    variant=Text,
+    case=_CASE,
+    fields=_FIELDS,
+)
 def render_paper_prompt(task: str, variant: str, case: Mapping, fields) -> str:
     "The user message exactly as the authors' notebooks build it: header, blank line, body, newline, question."
     ins = load_instrument("paper")
     return (
-        paper_header(variant, case["age"])
+        paper_header(variant, _check_age(case["age"], "render_paper_prompt"))
         + ins["header_separator"]
         + paper_body(task, case, fields)
         + ins[task]["question"]
     )
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #8176c7ba
+@constrained(task=Text, prompt=Text)
 def split_paper_prompt(task: str, prompt: str) -> tuple:
     "(header, body, question) of a prompt made by `render_paper_prompt`."
     q = load_instrument("paper")[task]["question"]
@@ -266,6 +314,7 @@ def split_paper_prompt(task: str, prompt: str) -> tuple:
     return head, rest[: len(rest) - len(q)], q.lstrip("\n")
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #2eff40d1
+@constrained(cases=DataFrame, n_cases=PositiveInt, seed=Seed)
 def sample_cases(cases: pd.DataFrame, n_cases: int, *, seed=0) -> pd.DataFrame:
     "A label-stratified random subset of `n_cases` cases (all cases when `n_cases` >= the pool)."
     if isinstance(n_cases, bool) or not isinstance(n_cases, (int, np.integer)) or n_cases < 1:
@@ -279,6 +328,7 @@ def sample_cases(cases: pd.DataFrame, n_cases: int, *, seed=0) -> pd.DataFrame:
     return cases.loc[np.sort(np.concatenate(keep))]
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #bccde873
+@constrained(cases=DataFrame, protocol=Text, n_cases=PositiveInt | None, share_yes=Share | None, seed=Seed)
 def sample_protocol(
     cases: pd.DataFrame,
     protocol: str = "paper",
@@ -328,6 +378,10 @@ def sample_protocol(
     return cases[key.isin(chosen).to_numpy()]
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #fa1b41cb
+@constrained(
+    prompts=Unchecked("an iterable of prompt strings"),
+    tokenizer=Unchecked("None, a Hugging Face tokenizer or a callable: checked in the body"),
+)
 def count_tokens(prompts, tokenizer) -> np.ndarray:
     "Tokens per prompt from a Hugging Face tokenizer or a callable (list or int per prompt); NaN without one."
     prompts = list(prompts)
@@ -365,6 +419,19 @@ def _check_split(split) -> tuple | None:
     return sp
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #a52d68ab
+@constrained(
+    task=Text,
+    source=Unchecked("'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"),
+    tiers=Text | Array(dtype="str"),
+    n_cases=PositiveInt | None,
+    seed=Seed,
+    split=Text | Array(dtype="str") | None,
+    tokenizer=Unchecked("None, a Hugging Face tokenizer or a callable: checked by count_tokens"),
+    tier_fields=Unchecked("None or a mapping tier -> fields, laid over the tier set"),
+    instrument=Text,
+    tier_set=Text | None,
+    protocol=Text | None,
+)
 def prompt_table(
     task: str,
     *,
@@ -395,13 +462,14 @@ def prompt_table(
     elif n_cases is not None and protocol is None:
         cases = sample_cases(cases, n_cases, seed=check_rng(cell_seed(seed, task, "n_cases")))
     recs = cases.to_dict("records")
+    ages = [_check_age(c["age"], "prompt_table") for c in recs]
     if instrument == "paper":
-        heads = [[paper_header(v, c["age"]) for v in PROMPT_VARIANTS] for c in recs]
+        heads = [[paper_header(v, a) for v in PROMPT_VARIANTS] for a in ages]
         sep, q = load_instrument("paper")["header_separator"], load_instrument("paper")[task]["question"]
         body = lambda c, tier: paper_body(task, c, fields[tier])
         join = lambda h, narrative: f"{h}{sep}{narrative}{q}"
     else:
-        heads = [[variant_header(task, v, c["age"]) for v in PROMPT_VARIANTS] for c in recs]
+        heads = [[variant_header(task, v, a) for v in PROMPT_VARIANTS] for a in ages]
         body = lambda c, tier: render_narrative(task, c, fields[tier])
         join = lambda h, narrative: f"{h}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"
     rows = []

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from ..core import FairlibInputError
+from ..constraints import Array, DataFrame, Interval, Options, Text, constrained
 
 # %% auto #0
 __all__ = ['SUBMETRICS', 'HARMS', 'VARIANCE_TESTS', 'KS_METHODS', 'WILCOXON_METHODS', 'SPEARMAN_EXACT_MAX_N', 'CONSTANT_RTOL',
@@ -54,15 +55,22 @@ ZERO_TOL = 1e-12  # |difference| below this is a tie (rounding noise of a mean o
 # %% ../../nbs/mfarm/05_matrix.ipynb #10f0bc3a
 ZERO_SPREAD = 1e-24  # mean squared spread below this is zero (rounding noise), e.g. |x - median| with N = 2
 
+# %% ../../nbs/mfarm/05_matrix.ipynb #71b16e65
+def _holds_booleans(values) -> bool:
+    "Whether a Series or array holds booleans (bool dtypes, or Python/numpy bools in an object column)."
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and pd.api.types.is_bool_dtype(dtype):
+        return True
+    if dtype is None or dtype == object:
+        return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(values, dtype=object).ravel())
+    return False
+
 # %% ../../nbs/mfarm/05_matrix.ipynb #81641a3b
+@constrained(P=DataFrame, base=Text, n_variants=Interval(2, integer=True) | None, func=Text)
 def check_variant_matrix(
     P, *, base: str = "BASE", n_variants: int | None = 13, func: str = "mfarm"
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     "Validate an N x K probability frame; return (array with `base` first, variant names in that order)."
-    if not isinstance(P, pd.DataFrame):
-        raise FairlibInputError(
-            "P", f"must be a pandas DataFrame with one column per variant, got {type(P).__name__}", func
-        )
     names = [str(c) for c in P.columns]
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
@@ -77,6 +85,11 @@ def check_variant_matrix(
         raise FairlibInputError("base", f"variant column {base!r} not found among {names}", func)
     if len(P) < 2:
         raise FairlibInputError("P", f"needs at least 2 cases (rows), got {len(P)}", func)
+    bools = [names[k] for k in range(P.shape[1]) if _holds_booleans(P.iloc[:, k])]
+    if bools:
+        raise FairlibInputError(
+            "P", f"column(s) {bools} hold booleans, not probabilities: pass P(Yes) as numbers in [0, 1]", func
+        )
     order = [base] + [c for c in names if c != base]
     try:
         X = P.loc[:, [P.columns[names.index(c)] for c in order]].to_numpy(dtype=np.float64)
@@ -92,7 +105,37 @@ def check_variant_matrix(
         )
     return X, tuple(order)
 
+# %% ../../nbs/mfarm/05_matrix.ipynb #38da19b7
+def _check_matrix(X, names, func: str) -> tuple[np.ndarray, tuple]:
+    """The array a sub-metric receives, validated: N x K (N, K >= 2), numeric and not boolean, no NaN, every value in
+    [0, 1], one name per column. Returns (float64 copy, names as a tuple)."""
+    if _holds_booleans(X):
+        raise FairlibInputError("X", "holds booleans, not probabilities: pass P(Yes) as numbers in [0, 1]", func)
+    try:
+        A = np.array(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise FairlibInputError("X", f"probabilities must be numeric ({e})", func) from None
+    if A.ndim != 2 or A.shape[0] < 2 or A.shape[1] < 2:
+        raise FairlibInputError(
+            "X", f"must be an N x K array (N >= 2 cases, K >= 2 columns, BASE first), got shape {A.shape}", func
+        )
+    nan = np.isnan(A).sum(0)
+    if nan.any():
+        raise FairlibInputError(
+            "X", f"contains {int(nan.sum())} NaN probabilities (columns {np.flatnonzero(nan).tolist()})", func
+        )
+    if (A < 0).any() or (A > 1).any():
+        raise FairlibInputError(
+            "X", f"probabilities must lie in [0, 1], found range [{A.min():.4g}, {A.max():.4g}]", func
+        )
+    if names is None or isinstance(names, str) or not isinstance(names, (list, tuple, pd.Index, np.ndarray)):
+        raise FairlibInputError("names", f"must be a list of the {A.shape[1]} column names, got {names!r}", func)
+    if len(names) != A.shape[1]:
+        raise FairlibInputError("names", f"has {len(names)} names for {A.shape[1]} columns of X", func)
+    return A, tuple(names)
+
 # %% ../../nbs/mfarm/05_matrix.ipynb #27c43c1a
+@constrained(x=Array(ndim=None), y=Array(ndim=None) | None)
 def paired_dominance(x, y=None) -> np.ndarray:
     "Paired dominance $\\delta=(\\#\\{x_i>y_i\\}-\\#\\{x_i<y_i\\})/N$ (the paper's 'Cliff's delta'), per column."
     d = np.asarray(x, float) - (0.0 if y is None else np.asarray(y, float))  # differences, N or N x m
@@ -100,6 +143,7 @@ def paired_dominance(x, y=None) -> np.ndarray:
     return ((d > 0).sum(0) - (d < 0).sum(0)) / d.shape[0]
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #88a33b15
+@constrained(X=Array(ndim=2))
 def friedman_test(X) -> tuple[float, float, int]:
     """Friedman chi-square (tie-corrected) over the columns of an N x K array: (statistic, p, df); NaN when every row
     is tied."""
@@ -114,6 +158,7 @@ def friedman_test(X) -> tuple[float, float, int]:
     return float(chisq), float(stats.chi2.sf(chisq, k - 1)), k - 1
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #272d60e7
+@constrained(X=Array(ndim=2), center=Options("median", "mean"))
 def levene_test(X, *, center: str = "median") -> tuple[float, float, tuple[int, int]]:
     "Levene's W over the columns of an N x K array (`center='median'`: Brown-Forsythe): (statistic, p, df)."
     X = np.asarray(X, float)
@@ -130,12 +175,14 @@ def levene_test(X, *, center: str = "median") -> tuple[float, float, tuple[int, 
     return float(W), float(stats.f.sf(W, *df)), df
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #99471034
+@constrained(X=Array(ndim=2), rtol=Interval(0))
 def constant_columns(X, rtol: float = CONSTANT_RTOL) -> np.ndarray:
     "Which columns of X are constant up to a relative tolerance (range <= rtol * max(1, max |x|))."
     X = np.asarray(X, float)
     return np.ptp(X, 0) <= rtol * np.maximum(1.0, np.abs(X).max(0))
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #7f01ea27
+@constrained(X=Array(ndim=2), rtol=Interval(0))
 def snap_constant(X, rtol: float = CONSTANT_RTOL) -> np.ndarray:
     "X with every (relatively) constant column set exactly to its mean, so its variance is exactly 0."
     X = np.array(X, float)

@@ -29,6 +29,18 @@ from fairlib.mfarm.cleaning import (
     read_mimic_table,
     redact_opioids,
 )
+from fairlib.constraints import (
+    Array,
+    DataFrame,
+    Flag,
+    Instance,
+    Interval,
+    PositiveInt,
+    Seed,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 # %% auto #0
 __all__ = ['BENCHMARK_SPLITS', 'VITALS', 'VITAL_RANGES', 'COHORT_RULES', 'OPIOID_FIELDS', 'TASKS', 'undersample', 'split_by_case',
@@ -44,6 +56,14 @@ def _largest_remainder(sizes: np.ndarray, total: int, cap: np.ndarray | None = N
     return largest_remainder(sizes, int(min(total, cap.sum())), cap=cap).astype(int)
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #902226f1
+@constrained(
+    cases=DataFrame,
+    by=Text | Array(dtype="str", min_size=0) | None,
+    label=Text,
+    balance_labels=Flag,
+    n_per_group=PositiveInt | None,
+    seed=Seed,
+)
 def undersample(
     cases: pd.DataFrame,
     *,
@@ -81,6 +101,7 @@ def undersample(
 BENCHMARK_SPLITS = ("train", "val", "test")
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #d765934a
+@constrained(strata=Array(dtype="any"), fractions=Array(lo=0, hi=1), seed=Seed)
 def split_by_case(strata, *, fractions=(0.8, 0.05, 0.15), seed=0) -> np.ndarray:
     "Split names (train/val/test) per case: floor(0.8 N) train, floor(0.05 N) val, rest test, stratified."
     strata = pd.Series(np.asarray(strata, dtype=object)).astype(str)
@@ -104,6 +125,7 @@ def split_by_case(strata, *, fractions=(0.8, 0.05, 0.15), seed=0) -> np.ndarray:
     return out
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #d5ef2e47
+@constrained(task=Text, cases=DataFrame, flow=DataFrame, source=Text, params=Instance(dict))
 @dataclass(frozen=True, eq=False)
 class Benchmark:
     "One mFARM benchmark: `cases` (one row per case), `flow` (exclusion steps) and its `source` label."
@@ -182,6 +204,18 @@ VITAL_RANGES = {
 COHORT_RULES = ("fairlib", "paper")  # fairlib's cleaner rules (default) or the authors' released rules
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #64a1b5cd
+@constrained(
+    source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
+    seed=Unchecked("an int seed or None: checked in the body (cells derive their own streams)"),
+    min_age=Interval(0, integer=True),
+    one_per_subject=Flag,
+    balance_labels=Flag,
+    parity_by=Text | Array(dtype="str", min_size=0) | None,
+    n_per_group=PositiveInt | None,
+    fractions=Array(lo=0, hi=1),
+    source_label=Text | None,
+    rules=Text,
+)
 def build_ed_triage(
     source,
     *,
@@ -293,6 +327,7 @@ def _real_label(source, module: str) -> str:
 OPIOID_FIELDS = ("chief_complaint", "procedure", "hpi", "pmh", "vitals", "results", "discharge_diagnosis")
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #604870fe
+@constrained(careunit=Unchecked("a care-unit name, or None/NaN when the stay had no ICU"))
 def icu_statement(careunit) -> str:
     "The ICU sentence of the opioid prompts, from the first ICU care unit of the admission (NA = none)."
     if careunit is None or (not isinstance(careunit, str) and pd.isna(careunit)):
@@ -300,6 +335,7 @@ def icu_statement(careunit) -> str:
     return f"Admitted to an intensive care unit during this admission ({careunit})."
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #62d0344f
+@constrained(drugs=Unchecked("drug names of one admission: a list, Series or string"))
 def opioid_label_paper(drugs) -> str:
     """The authors' label of one admission from its drug strings: 'yes' (a string equals an opioid name), 'unknown'
     (one only contains one), 'no'."""
@@ -309,6 +345,18 @@ def opioid_label_paper(drugs) -> str:
     return "unknown" if d.str.contains(_OPIOID_RE, na=False).any() else "no"
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #6ca02ae9
+@constrained(
+    source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
+    seed=Unchecked("an int seed or None: checked in the body (cells derive their own streams)"),
+    min_age=Interval(0, integer=True),
+    one_per_subject=Flag,
+    balance_labels=Flag,
+    parity_by=Text | Array(dtype="str", min_size=0) | None,
+    n_per_group=PositiveInt | None,
+    fractions=Array(lo=0, hi=1),
+    source_label=Text | None,
+    rules=Text,
+)
 def build_opioid(
     source,
     *,
@@ -396,6 +444,7 @@ def build_opioid(
 TASKS = ("ed_triage", "opioid")
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #9d17480e
+@constrained(task=Unchecked("this is the check: anything not in TASKS raises here"), func=Text | None)
 def check_task(task: str, func: str | None = None) -> str:
     if task not in TASKS:
         raise FairlibInputError("task", f"must be one of {TASKS}, got {task!r}", func)

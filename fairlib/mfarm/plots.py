@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
 from ..plots import _figure, add_footer
+from ..constraints import Array, DataFrame, PositiveInt, Text, constrained
 
 # %% auto #0
 __all__ = ['TASK_NAMES', 'SUB_LABELS', 'plot_accuracy_skew', 'plot_submetric_correlation', 'plot_fairness_accuracy',
@@ -52,6 +53,7 @@ def _slice_label(r, cols):
     return " / ".join(str(r[c]) for c in cols)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #7942dc46
+@constrained(tab=DataFrame, source=Text, label_cols=Array(dtype="str"))
 def plot_accuracy_skew(tab, *, source: str, label_cols=("task", "tier", "model")):
     "Figure 9: accuracy skew = Acc(No) - Acc(Yes) per slice (near -1: always Yes; near +1: always No)."
     _need(tab, ["accuracy_skew", *label_cols], "plot_accuracy_skew")
@@ -69,6 +71,7 @@ def plot_accuracy_skew(tab, *, source: str, label_cols=("task", "tier", "model")
     return _finish(fig, "Figure 9: accuracy skew (−1 = always Yes, +1 = always No)", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #c95c8513
+@constrained(corr=DataFrame, source=Text, n_slices=PositiveInt)
 def plot_submetric_correlation(corr: pd.DataFrame, *, source: str, n_slices: int):
     "Figure 10: Pearson correlation of the five sub-metric scores across slices (blank = undefined)."
     _need(corr, list(corr.columns), "plot_submetric_correlation")
@@ -96,6 +99,7 @@ def plot_submetric_correlation(corr: pd.DataFrame, *, source: str, n_slices: int
     return _finish(fig, f"Figure 10: correlation between sub-metrics ({n_slices} slices)", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #db7fb7b0
+@constrained(tab=DataFrame, source=Text, model_col=Text, finetuned_col=Text)
 def plot_fairness_accuracy(tab, *, source: str, model_col: str = "model", finetuned_col: str = "finetuned"):
     "Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles), one panel per task."
     _need(tab, ["task", "accuracy", "mfarm", model_col, finetuned_col], "plot_fairness_accuracy")
@@ -120,6 +124,7 @@ def plot_fairness_accuracy(tab, *, source: str, model_col: str = "model", finetu
     return _finish(fig, "Figure 3: fairness (mFARM) against accuracy, base and fine-tuned", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #fe382942
+@constrained(tab=DataFrame, source=Text, order=Array(dtype="str") | None, value=Text)
 def plot_precision_fab(tab, *, source: str, order=None, value: str = "fab"):
     "Figure 4: FAB (or another column) per precision, one line per model and task."
     _need(tab, ["precision", "model", "task", value], "plot_precision_fab")
@@ -137,6 +142,7 @@ def plot_precision_fab(tab, *, source: str, order=None, value: str = "fab"):
     return _finish(fig, f"Figure 4: {'FAB score' if value == 'fab' else value} across precisions", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #09935006
+@constrained(tab=DataFrame, source=Text, value=Text, tiers=Array(dtype="str"))
 def plot_context(tab, *, source: str, value: str = "fab", tiers=("low", "medium", "high")):
     "Figure 13: FAB (H-score) per context tier, one panel per task, one line per model."
     _need(tab, ["tier", "model", "task", value], "plot_context")
@@ -156,6 +162,7 @@ def plot_context(tab, *, source: str, value: str = "fab", tiers=("low", "medium"
     return _finish(fig, "Figure 13: FAB across context tiers", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #6f32ac8b
+@constrained(tab=DataFrame, source=Text, label_cols=Array(dtype="str"))
 def plot_submetric_profile(tab, *, source: str, label_cols=("model",)):
     "Figure 11: the five sub-metrics and mFARM per model (grouped bars), one panel per task."
     cols = list(SUB_LABELS) + ["mfarm"]

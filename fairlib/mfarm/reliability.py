@@ -8,19 +8,34 @@ import math
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field
-from ..core import FairlibInputError, cell_seed, check_float, check_int, check_rng, renamed_arguments
+from ..core import FairlibInputError, cell_seed, check_int, check_rng, renamed_arguments
 from .score import mfarm
 from .submetrics import mean_difference
 from .matrix import SUBMETRICS, check_variant_matrix
 from .instrument import PROMPT_VARIANTS
 from ..reliability import TAU_VFR
 from ..results import Result
+from fairlib.constraints import (
+    Array,
+    DataFrame,
+    Flag,
+    Interval,
+    Options,
+    PositiveInt,
+    Seed,
+    Share,
+    Text,
+    Unchecked,
+    constrained,
+)
+from .matrix import KS_METHODS, VARIANCE_TESTS, WILCOXON_METHODS
 
 # %% auto #0
 __all__ = ['DEFAULT_SHIFTS', 'METRICS', 'null_matrix', 'DetectableShift', 'min_detectable_shift', 'VerdictReliability',
            'verdict_reliability', 'null_submetric_rates', 'replicate_scores']
 
 # %% ../../nbs/mfarm/07_reliability.ipynb #7cef47dd
+@constrained(X=Array(ndim=2), seed=Seed)
 def null_matrix(X, seed) -> np.ndarray:
     """X (N x K) with each row's values permuted across the columns independently (exchangeable columns); `seed`: int
     or Generator."""
@@ -62,6 +77,17 @@ class DetectableShift(Result):
 
 # %% ../../nbs/mfarm/07_reliability.ipynb #37cda463
 @renamed_arguments(n_sim="n_resamples", rng="seed")
+@constrained(
+    P=DataFrame,
+    power=Interval(0, 1, closed="neither"),
+    alpha=Interval(0, 1, closed="neither"),
+    n_resamples=PositiveInt,
+    seed=Seed,
+    shifts=Array(),
+    group=Text,
+    wilcoxon_method=Options(*WILCOXON_METHODS),
+    n_variants=Interval(2, integer=True) | None,
+)
 def min_detectable_shift(
     P,  # N x 13 frame of P(Yes) of one slice
     *,
@@ -78,9 +104,7 @@ def min_detectable_shift(
     own spread."""
     f = "min_detectable_shift"
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
-    check_float(power, "power", f, lo=0, hi=1, lo_open=True, hi_open=True)
-    check_float(alpha, "alpha", f, lo=0, hi=1, lo_open=True, hi_open=True)
-    K = check_int(n_resamples, "n_resamples", f, lo=1)
+    K = int(n_resamples)
     if group not in names or group == names[0]:
         raise FairlibInputError("group", f"must be a non-BASE variant among {list(names[1:])}, got {group!r}", f)
     grid = np.asarray(list(shifts), float)
@@ -174,6 +198,18 @@ class VerdictReliability(Result):
 
 # %% ../../nbs/mfarm/07_reliability.ipynb #7ba52854
 @renamed_arguments(K="n_resamples", rng="seed")
+@constrained(
+    P=DataFrame,
+    threshold=Share,
+    n_resamples=PositiveInt,
+    seed=Seed,
+    resample_sizes=Array() | None,
+    alpha=Interval(0, 1, closed="neither"),
+    variance_test=Options(*VARIANCE_TESTS),
+    ks_method=Options(*KS_METHODS),
+    wilcoxon_method=Options(*WILCOXON_METHODS),
+    n_variants=Interval(2, integer=True) | None,
+)
 def verdict_reliability(
     P,  # N x 13 frame of P(Yes) of one slice
     *,
@@ -191,8 +227,7 @@ def verdict_reliability(
     columns together)."""
     f = "verdict_reliability"
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
-    check_float(threshold, "threshold", f, lo=0, hi=1)
-    K = check_int(n_resamples, "n_resamples", f, lo=1)
+    K = int(n_resamples)
     n = X.shape[0]
     if resample_sizes is None:
         sizes = [m for m in (20, 40, 80, 160, 320, 640) if m < n] + [n]
@@ -233,6 +268,16 @@ def verdict_reliability(
 
 # %% ../../nbs/mfarm/07_reliability.ipynb #88e622e3
 @renamed_arguments(n_sim="n_resamples", rng="seed")
+@constrained(
+    P=DataFrame,
+    n_resamples=PositiveInt,
+    seed=Seed,
+    alpha=Interval(0, 1, closed="neither"),
+    variance_test=Options(*VARIANCE_TESTS),
+    ks_method=Options(*KS_METHODS),
+    wilcoxon_method=Options(*WILCOXON_METHODS),
+    n_variants=Interval(2, integer=True) | None,
+)
 def null_submetric_rates(
     P,
     *,
@@ -259,6 +304,16 @@ def null_submetric_rates(
     return pd.DataFrame([rates]).assign(n_cases=X.shape[0], n_resamples=K)
 
 # %% ../../nbs/mfarm/07_reliability.ipynb #d9f81c26
+@constrained(
+    scorer=Unchecked("any object with a .score(prompts, ...) method; may be None when `scorers` is given"),
+    prompts=Array(dtype="str"),
+    system=Text | None,
+    n_replicates=Interval(2, integer=True),
+    seed=Seed,
+    batch_sizes=Array(),
+    scorers=Unchecked("None or a list of scorer objects, each used in turn"),
+    progress=Flag,
+)
 def replicate_scores(
     scorer,
     prompts,

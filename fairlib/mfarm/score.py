@@ -5,12 +5,13 @@
 # %% ../../nbs/mfarm/06_score.ipynb #e92a8324
 from __future__ import annotations
 import math
+import numbers
 import numpy as np
 import pandas as pd
 import scipy
 from dataclasses import dataclass
 from ..tables import group_table
-from ..core import FairlibInputError, check_binary, check_choice
+from ..core import FairlibInputError, check_binary
 from fairlib.mfarm.submetrics import (
     absolute_deviation,
     correlation_difference,
@@ -26,6 +27,7 @@ from fairlib.mfarm.matrix import (
     check_variant_matrix,
 )
 from ..results import Result
+from ..constraints import DataFrame, Instance, Interval, Labels, Options, Share, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['MfarmResult', 'geometric_mean_score', 'mfarm', 'fab_score', 'AccuracySkew', 'accuracy_skew', 'MfarmAccuracy',
@@ -98,9 +100,20 @@ class MfarmResult(Result):
         )
 
 # %% ../../nbs/mfarm/06_score.ipynb #3962c1e7
+@constrained(scores=Unchecked("any iterable of scores, a generator too: checked in the body"))
 def geometric_mean_score(scores) -> float:
-    "mFARM = (prod of sub-metric scores)^(1/|M|); exactly 0 when any score is 0."
-    s = np.asarray(list(scores), float)
+    """mFARM = (prod of sub-metric scores)^(1/|M|); exactly 0 when any score is 0. Empty input, booleans, text, NaN or
+    a score outside [0, 1] raise (the geometric mean of no scores is undefined)."""
+    s = list(scores)
+    if not s:
+        raise FairlibInputError(
+            "scores", "is empty: the geometric mean of no sub-metric scores is undefined", "geometric_mean_score"
+        )
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.integer, np.floating)) for v in s):
+        raise FairlibInputError(
+            "scores", f"sub-metric scores must be numbers in [0, 1], got {s!r}", "geometric_mean_score"
+        )
+    s = np.asarray(s, float)
     if np.any(np.isnan(s)) or np.any((s < 0) | (s > 1)):
         raise FairlibInputError(
             "scores", f"sub-metric scores must lie in [0, 1], got {s.tolist()}", "geometric_mean_score"
@@ -108,6 +121,15 @@ def geometric_mean_score(scores) -> float:
     return 0.0 if np.any(s == 0) else float(np.exp(np.log(s).mean()))
 
 # %% ../../nbs/mfarm/06_score.ipynb #9f360262
+@constrained(
+    P=DataFrame,
+    base=Text,
+    alpha=Interval(0, 1, closed="neither"),
+    n_variants=Interval(2, integer=True) | None,
+    variance_test=Options(*VARIANCE_TESTS),
+    ks_method=Options(*KS_METHODS),
+    wilcoxon_method=Options(*WILCOXON_METHODS),
+)
 def mfarm(
     P,  # N x K DataFrame of P(Yes): one row per case, one column per variant
     *,
@@ -119,12 +141,6 @@ def mfarm(
     wilcoxon_method: str = "auto",  # scipy wilcoxon method, passed explicitly and recorded
 ) -> MfarmResult:
     "mFARM of an N x K frame of Yes-probabilities (one column per variant, one row per case)."
-    if isinstance(alpha, bool) or not (isinstance(alpha, float | int) and 0 < alpha < 1):
-        raise FairlibInputError("alpha", f"must be a number in (0, 1), got {alpha!r}", "mfarm")
-    if variance_test not in VARIANCE_TESTS:
-        raise FairlibInputError("variance_test", f"must be one of {VARIANCE_TESTS}, got {variance_test!r}", "mfarm")
-    check_choice(ks_method, "ks_method", KS_METHODS, "mfarm")
-    check_choice(wilcoxon_method, "wilcoxon_method", WILCOXON_METHODS, "mfarm")
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants)
     subs = {
         "mean_difference": mean_difference(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method),
@@ -146,12 +162,10 @@ def mfarm(
     )
 
 # %% ../../nbs/mfarm/06_score.ipynb #b9f1ab39
+@constrained(accuracy=Share, mfarm=Share | Instance(MfarmResult))
 def fab_score(accuracy, mfarm) -> float:
     "FAB score: harmonic mean of accuracy and mFARM (accepts an `MfarmResult` for `mfarm`)."
     m = mfarm.score if isinstance(mfarm, MfarmResult) else mfarm
-    for name, v in (("accuracy", accuracy), ("mfarm", m)):
-        if not isinstance(v, (int, float, np.floating)) or not (0 <= v <= 1):
-            raise FairlibInputError(name, f"must be a number in [0, 1], got {v!r}", "fab_score")
     return 0.0 if accuracy == 0 or m == 0 else float(2 * accuracy * m / (accuracy + m))
 
 # %% ../../nbs/mfarm/06_score.ipynb #1dbcc229
@@ -167,6 +181,7 @@ class AccuracySkew(Result):
     reason: str | None = None
 
 # %% ../../nbs/mfarm/06_score.ipynb #cfc3b563
+@constrained(y_true=Labels, y_pred=Labels)
 def accuracy_skew(y_true, y_pred) -> AccuracySkew:
     "Accuracy skew of binary predictions: specificity minus sensitivity."
     y, yh = check_binary(y_true, "y_true", "accuracy_skew"), check_binary(y_pred, "y_pred", "accuracy_skew")
@@ -218,10 +233,17 @@ class MfarmAccuracy(Result):
     n_cases: int
 
 # %% ../../nbs/mfarm/06_score.ipynb #e2a150fd
+@constrained(
+    P=DataFrame,
+    y_true=Labels,
+    base=Text,
+    threshold=Interval(0, 1, closed="neither"),
+    n_variants=Interval(2, integer=True) | None,
+)
 def mfarm_accuracy(
     P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_variants: int | None = 13
 ) -> MfarmAccuracy:
-    "Accuracy of the predictions Yes if P > threshold, over every variant of every case."
+    "Accuracy of the predictions Yes if P > threshold (threshold in the open interval (0, 1)), over every variant."
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants, func="mfarm_accuracy")
     y = _labels_for(P, y_true, "mfarm_accuracy")
     yhat = (X > threshold).astype(np.int8)
@@ -247,6 +269,13 @@ class ParityScores(Result):
     reason: str | None = None
 
 # %% ../../nbs/mfarm/06_score.ipynb #5118601e
+@constrained(
+    P=DataFrame,
+    y_true=Labels,
+    base=Text,
+    threshold=Interval(0, 1, closed="neither"),
+    n_variants=Interval(2, integer=True) | None,
+)
 def parity_scores(
     P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_variants: int | None = 13
 ) -> ParityScores:

@@ -24,6 +24,7 @@ from fairlib.mfarm.matrix import (
     WILCOXON_METHODS as WILCOXON_METHODS,
     ZERO_SPREAD as ZERO_SPREAD,
     ZERO_TOL,
+    _check_matrix,
     _pairwise_variance_tests,
     check_variant_matrix as check_variant_matrix,
     constant_columns as constant_columns,
@@ -32,6 +33,7 @@ from fairlib.mfarm.matrix import (
     paired_dominance,
     snap_constant,
 )
+from ..constraints import Array, Interval, Options, Predicate, constrained
 
 # %% auto #0
 __all__ = ['OmnibusTest', 'Comparison', 'SubMetricResult', 'mean_difference', 'variance_heterogeneity', 'absolute_deviation',
@@ -198,9 +200,24 @@ def _peer_mean(X, j):
     "Row means of the columns of X other than j (the leave-one-out peer average)."
     return np.delete(X, j, axis=1).mean(1)
 
+# %% ../../nbs/mfarm/05_submetrics.ipynb #fdfcdd68
+_MATRIX = Array(ndim=2, lo=0, hi=1, label="an N x K array of P(Yes) in [0, 1] without NaN, BASE in column 0")
+_NAMES = Predicate(
+    lambda n: isinstance(n, (list, tuple, pd.Index, np.ndarray)) and not isinstance(n, str), "a list of column names"
+)
+_ALPHA = Interval(0, 1, closed="neither")
+_COMMON = dict(X=_MATRIX, names=_NAMES, alpha=_ALPHA)
+
+# %% ../../nbs/mfarm/05_submetrics.ipynb #d353e198
+def _inputs(X, names, alpha, func):
+    "Validated (X, names) of a sub-metric (shape, booleans, one name per column): a bad matrix is never scored 1."
+    return _check_matrix(X, names, func)
+
 # %% ../../nbs/mfarm/05_submetrics.ipynb #2c789c86
+@constrained(**_COMMON, wilcoxon_method=Options(*WILCOXON_METHODS))
 def mean_difference(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> SubMetricResult:
     "Mean Difference fairness (allocational): Friedman gate, Wilcoxon vs BASE and vs peers, paired dominance."
+    X, names = _inputs(X, names, alpha, "mean_difference")
     om = _omnibus("friedman", friedman_test(X), alpha)
     G, g = X[:, 1:], list(names[1:])
     Db = _zap(G - X[:, [0]])
@@ -217,11 +234,11 @@ def mean_difference(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "au
     return _score("mean_difference", om, comps, alpha)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #8c996165
+@constrained(**_COMMON, variance_test=Options(*VARIANCE_TESTS))
 def variance_heterogeneity(X, names, *, alpha: float = 0.05, variance_test: str = "brown_forsythe") -> SubMetricResult:
     """Variance Heterogeneity fairness (stability): Levene gate, 78 pairwise variance tests (one Bonferroni family),
     E_var."""
-    if variance_test not in VARIANCE_TESTS:
-        raise FairlibInputError("variance_test", f"must be one of {VARIANCE_TESTS}, got {variance_test!r}", "mfarm")
+    X, names = _inputs(X, names, alpha, "variance_heterogeneity")
     center = "median" if variance_test == "brown_forsythe" else "mean"
     X = snap_constant(X)  # constant up to rounding -> exactly constant (variance 0, E_var = 1 beside a varying column)
     om = _omnibus(
@@ -259,9 +276,11 @@ def variance_heterogeneity(X, names, *, alpha: float = 0.05, variance_test: str 
     return _score("variance_heterogeneity", om, comps, alpha)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #5156ab4b
+@constrained(**_COMMON, wilcoxon_method=Options(*WILCOXON_METHODS))
 def absolute_deviation(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> SubMetricResult:
     """Absolute Deviation fairness (stability): Friedman on D_g = |P_g - P_BASE|, Wilcoxon vs peer deviation, paired
     dominance."""
+    X, names = _inputs(X, names, alpha, "absolute_deviation")
     D = np.abs(X[:, 1:] - X[:, [0]])
     g = list(names[1:])
     if D.shape[1] < 2:
@@ -275,9 +294,11 @@ def absolute_deviation(X, names, *, alpha: float = 0.05, wilcoxon_method: str = 
     return _score("absolute_deviation", om, comps, alpha)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #dfb76b76
+@constrained(**_COMMON, ks_method=Options(*KS_METHODS))
 def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact") -> SubMetricResult:
     """KS distributional fairness (latent): two-sample KS of each variant vs BASE (exact p by default), Bonferroni over
     the variants."""
+    X, names = _inputs(X, names, alpha, "ks_distribution")
     with warnings.catch_warnings():  # scipy falls back to the asymptotic p when the exact one fails; that is fine
         warnings.simplefilter("ignore", RuntimeWarning)
         res = [stats.ks_2samp(X[:, j], X[:, 0], method=ks_method) for j in range(1, X.shape[1])]
@@ -293,15 +314,25 @@ def _all_orderings(n: int) -> np.ndarray:
     return np.array(list(itertools.permutations(range(n))), dtype=np.int8)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #b4873f82
+@constrained(x=Array(), ys=Array(ndim=None))
 def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
-    "Spearman rho of x with each column of ys and its exact two-sided permutation p (all N! orderings; N <= 10)."
-    x = np.asarray(x, float)
-    ys = np.asarray(ys, float).reshape(len(x), -1)
+    """Spearman rho of x with each column of ys and its exact two-sided permutation p (all N! orderings; N <= 10).
+    NaN, boolean or constant inputs are refused: their correlation is undefined."""
+    f = "spearman_permutation_p"
+    x, ys = np.asarray(x, np.float64), np.asarray(ys, np.float64)
     n = len(x)
+    if x.ndim != 1 or n < 2:
+        raise FairlibInputError("x", f"must be 1-d with at least 2 values, got shape {x.shape}", f)
     if n > SPEARMAN_EXACT_MAX_N:
-        raise FairlibInputError(
-            "x", f"exact permutation needs N <= {SPEARMAN_EXACT_MAX_N}, got {n}", "spearman_permutation_p"
-        )
+        raise FairlibInputError("x", f"exact permutation needs N <= {SPEARMAN_EXACT_MAX_N}, got {n}", f)
+    if ys.ndim not in (1, 2) or ys.shape[0] != n:
+        raise FairlibInputError("ys", f"must have one row per value of x ({n}), got shape {ys.shape}", f)
+    ys = ys.reshape(n, -1)
+    if np.ptp(x) == 0:
+        raise FairlibInputError("x", "is constant: its Spearman correlation is undefined", f)
+    flat = np.flatnonzero(np.ptp(ys, axis=0) == 0)
+    if flat.size:
+        raise FairlibInputError("ys", f"column(s) {flat.tolist()} are constant: Spearman correlation undefined", f)
     zx = stats.rankdata(x)
     zx = (zx - zx.mean()) / zx.std()
     zy = stats.rankdata(ys, axis=0)
@@ -315,9 +346,11 @@ def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
     return rho, hits / len(perms)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #aee8977c
+@constrained(**_COMMON)
 def correlation_difference(X, names, *, alpha: float = 0.05) -> SubMetricResult:
     """Correlation Difference fairness (latent): Spearman rho(P_BASE, |P_g - P_BASE|) (exact permutation p for N <=
     10), Bonferroni over the variants."""
+    X, names = _inputs(X, names, alpha, "correlation_difference")
     base = X[:, 0]
     rho, p, deg = [], [], []
     exact = X.shape[0] <= SPEARMAN_EXACT_MAX_N

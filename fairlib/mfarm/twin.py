@@ -11,6 +11,7 @@ from typing import Mapping
 from .cleaning import map_race
 from .twin_ed import ED_COMORBIDITIES, _times, _twin_patients, _twin_rng
 from .twin_vocab import OPIOID_CONDITIONS, TWIN_OPIOID_DRUGS, TWIN_OTHER_DRUGS, TWIN_PMH, _GENERIC_HPI
+from ..constraints import Flag, PathLike, PositiveInt, Seed, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['TWIN_PRESETS', 'synthetic_opioid_tables', 'write_mimic_tables']
@@ -129,6 +130,7 @@ def _twin_note(c, sex: str, age: int, race: str, label: bool, rng) -> str:
     )
 
 # %% ../../nbs/mfarm/02_twin.ipynb #e79543f1
+@constrained(n_admissions=PositiveInt, seed=Seed)
 def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
     "SYNTHETIC MIMIC-IV tables for the opioid task (`hosp/*`, `icu/icustays`, `note/discharge`)."
     rng = _twin_rng(seed, "opioid")
@@ -233,6 +235,7 @@ def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
     }
 
 # %% ../../nbs/mfarm/02_twin.ipynb #d50b9ef5
+@constrained(tables=Unchecked("a mapping of table name -> DataFrame"), root=PathLike, compress=Flag)
 def write_mimic_tables(tables: Mapping, root, *, compress: bool = True) -> Path:
     "Write `{'ed/triage': DataFrame, ...}` under `root` as `<module>/<table>.csv(.gz)`; returns `root`."
     root = Path(root)

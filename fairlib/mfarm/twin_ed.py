@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from ..core import cell_seed, check_rng
 from .mimic import VITALS, _seed_int
+from ..constraints import PositiveInt, Seed, constrained
 
 # %% auto #0
 __all__ = ['TWIN_RACES', 'TWIN_SOURCE', 'ED_COMPLAINTS', 'ED_COMPLAINT_WEIGHTS', 'ED_COMORBIDITIES', 'synthetic_ed_tables']
@@ -239,6 +240,7 @@ def _esi_acuity(risk, vit, pain, age, rng) -> np.ndarray:
     return np.clip(esi + noise * rng.choice([-1, 1], n), 1, 5)
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #e8c69fb9
+@constrained(n_stays=PositiveInt, seed=Seed)
 def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
     "SYNTHETIC MIMIC-IV-ED tables (`ed/edstays`, `ed/triage`, `ed/diagnosis`, `hosp/patients`, `hosp/admissions`)."
     rng = _twin_rng(seed, "ed")
