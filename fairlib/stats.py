@@ -10,17 +10,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
-from fairlib.core import (
-    check_float,
-    FairlibInputError,
-    as_1d,
-    check_rng,
-    renamed_arguments,
-    deprecated_alias,
-    percentile_interval,
-    check_binary,
-)
+from .core import FairlibInputError, as_1d, check_binary, check_rng, deprecated_alias, percentile_interval
+from .core import renamed_arguments
 from .results import Result
+from .constraints import AnyOf, Array, Flag, Function, Interval, Labels, Options, PositiveInt, Predicate
+from .constraints import Seed, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['WILD_WEIGHTS', 'SYMMETRIC_STATISTICS', 'MIN_CLUSTERS', 'CONFIRMATORY_MIN_DISCORDANT', 'weight_matrix',
@@ -35,6 +29,16 @@ WILD_WEIGHTS = {
 }
 SYMMETRIC_STATISTICS = frozenset({"cfr", "masd", "wcfr", "jaccard_disparity", "floor"})  # refused by name
 MIN_CLUSTERS = 3
+_WEIGHTS = Options(*WILD_WEIGHTS)
+_LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
+_WHOLE = Predicate(
+    lambda v: not isinstance(v, (bool, np.bool_)) and float(v).is_integer() and v >= 0, "a whole number >= 0"
+)
+_IDS = Array(dtype="any", label="a 1-d array of cluster ids")
+_FINITE = Array(label="a 1-d numeric array of finite values (no NaN or inf)")
+_PVALUES = Array(min_size=0, allow_nan=True, lo=0, hi=1, label="p-values in [0, 1] (NaN: left out of the family)")
+_RS = dict(n_resamples=PositiveInt, seed=Seed)  # every resampling function
+_WCB = dict(weights=_WEIGHTS, confidence_level=_LEVEL, enumerate_limit=PositiveInt, **_RS)
 
 
 def _weights(name: str, func: str) -> np.ndarray:
@@ -44,6 +48,7 @@ def _weights(name: str, func: str) -> np.ndarray:
 
 # %% ../nbs/04_stats.ipynb #1e747606
 @renamed_arguments(n_boot="n_resamples", rng="seed")
+@constrained(n_clusters=PositiveInt, weights=_WEIGHTS, enumerate_limit=PositiveInt, **_RS)
 def weight_matrix(
     n_clusters: int, *, weights: str = "webb", n_resamples: int = 9999, enumerate_limit: int = 50_000, seed=None
 ) -> tuple[np.ndarray, bool]:
@@ -129,6 +134,7 @@ def _invert(W, ysum, n, beta_hat, se, alpha, side) -> float:
 
 # %% ../nbs/04_stats.ipynb #c1290242
 @renamed_arguments(n_boot="n_resamples", rng="seed")
+@constrained(y=_FINITE, clusters=_IDS, signed=Flag, statistic=Text, null=Interval(), with_ci=Flag, **_WCB)
 def wild_cluster_bootstrap(
     y,
     clusters,
@@ -159,14 +165,10 @@ def wild_cluster_bootstrap(
             "cannot be recovered from values and symmetric statistics are refused",
             func,
         )
-    y = as_1d(y, "y", func).astype(float)
-    if np.isnan(y).any():
-        raise FairlibInputError("y", "contains NaN", func)
+    y = as_1d(y, "y", func).astype(float)  # finite by declaration: an inf used to give p = 1.0
     clusters = as_1d(clusters, "clusters", func)
     if len(clusters) != len(y):
         raise FairlibInputError("clusters", f"length {len(clusters)} != len(y) {len(y)}", func)
-    if not 0 < confidence_level < 1:
-        raise FairlibInputError("confidence_level", "must lie in (0, 1)", func)
     ysum, n = _cluster_sums(y, clusters)
     G, N = len(n), int(n.sum())
     if G < MIN_CLUSTERS:
@@ -214,15 +216,12 @@ def wild_cluster_bootstrap(
     )
 
 # %% ../nbs/04_stats.ipynb #8f1e480c
+@constrained(n_clusters=PositiveInt, weights=_WEIGHTS, convention=Options("share", "plus_one"))
 def smallest_attainable_p(n_clusters: int, *, weights: str = "webb", convention: str = "share") -> float:
     "Smallest two-sided wild-bootstrap p attainable at G clusters with all weight vectors enumerated."
     vals = _weights(weights, "smallest_attainable_p")
     B, k = len(vals) ** n_clusters, len(vals)  # k constant vectors tie with the observed statistic
-    if convention == "share":
-        return k / B
-    if convention == "plus_one":
-        return (1 + k) / (B + 1)
-    raise FairlibInputError("convention", f"must be 'share' or 'plus_one', got {convention!r}", "smallest_attainable_p")
+    return k / B if convention == "share" else (1 + k) / (B + 1)
 
 # %% ../nbs/04_stats.ipynb #7a76c627
 @dataclass(frozen=True, repr=False)
@@ -241,25 +240,30 @@ class ClusterBootstrapResult(Result):
     n_boot = deprecated_alias("n_resamples")
 
 
+@constrained(sample=Unchecked("the (..., G, 2) resampled rows cluster_bootstrap builds; a vectorised hot path"))
 def ratio_of_sums(sample: np.ndarray) -> np.ndarray:
     "Column-0 total over column-1 total of (..., G, 2) per-cluster rows (e.g. flips / comparisons)."
     return sample[..., 0].sum(-1) / sample[..., 1].sum(-1)
 
 # %% ../nbs/04_stats.ipynb #0713ab21
 @renamed_arguments(n_boot="n_resamples", rng="seed")
+@constrained(
+    per_cluster=Array(ndim=None, label="finite numbers, one row per cluster"),
+    statistic=Function,
+    confidence_level=_LEVEL,
+    **_RS,
+)
 def cluster_bootstrap(
     per_cluster, statistic=ratio_of_sums, *, n_resamples: int = 2000, confidence_level: float = 0.95, seed=None
 ) -> ClusterBootstrapResult:
     "Percentile cluster bootstrap of a vectorised `statistic` over rows of `per_cluster` (one row per cluster)."
     func = "cluster_bootstrap"
-    X = np.asarray(per_cluster, dtype=float)
+    X = np.asarray(per_cluster, dtype=float)  # finite by declaration: an inf row made every resample inf or NaN
     if X.ndim == 1:
         X = X[:, None]
     G = X.shape[0]
     if G < 2:
         raise FairlibInputError("per_cluster", f"needs at least 2 clusters, got {G}", func)
-    if not 0 < confidence_level < 1:
-        raise FairlibInputError("confidence_level", "must lie in (0, 1)", func)
     idx = check_rng(seed).integers(0, G, size=(n_resamples, G))
     with np.errstate(divide="ignore", invalid="ignore"):
         dist = np.asarray(statistic(X[idx]), dtype=float)
@@ -293,11 +297,9 @@ class McNemarResult(Result):
         return iter((self.b - self.c, self.p_value))
 
 
+@constrained(b=_WHOLE, c=_WHOLE, min_discordant=PositiveInt)
 def mcnemar_exact(b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISCORDANT) -> McNemarResult:
     "Exact McNemar test from discordant counts b, c."
-    for name, v in (("b", b), ("c", c)):
-        if not float(v).is_integer() or v < 0:
-            raise FairlibInputError(name, f"must be a non-negative integer, got {v}", "mcnemar_exact")
     b, c = int(b), int(c)
     n = b + c
     if n == 0:
@@ -311,6 +313,7 @@ def mcnemar_exact(b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISC
     )
 
 # %% ../nbs/04_stats.ipynb #3464e658
+@constrained(reference=Labels, comparison=Labels)
 def mcnemar_pairs(reference, comparison, **kw) -> McNemarResult:
     "Exact McNemar from paired 0/1 outcomes (one pair per vignette)."
     r = check_binary(reference, "reference", "mcnemar_pairs")
@@ -320,17 +323,13 @@ def mcnemar_pairs(reference, comparison, **kw) -> McNemarResult:
     return mcnemar_exact(int(((r == 1) & (c == 0)).sum()), int(((r == 0) & (c == 1)).sum()), **kw)
 
 # %% ../nbs/04_stats.ipynb #02358fb6
+# a level outside (0, 1) would reject every hypothesis (alpha=5) or none (alpha=-1) without a word
+@constrained(p_values=_PVALUES, method=Options("by", "bh"), alpha=Interval(0, 1, closed="neither"))
 def fdr_adjust(p_values, *, method: str = "by", alpha: float = 0.05) -> pd.DataFrame:
     "Adjusted p-values and rejections by Benjamini-Yekutieli (`by`) or Benjamini-Hochberg (`bh`); NaN stays NaN."
     func = "fdr_adjust"
-    if method not in ("by", "bh"):
-        raise FairlibInputError("method", f"must be 'by' or 'bh', got {method!r}", func)
-    # a level outside (0, 1) would reject every hypothesis (alpha=5) or none (alpha=-1) without a word
-    alpha = check_float(alpha, "alpha", func, lo=0, hi=1, lo_open=True, hi_open=True)
     p = as_1d(p_values, "p_values", func, allow_empty=True).astype(float)
     ok = ~np.isnan(p)
-    if ((p[ok] < 0) | (p[ok] > 1)).any():
-        raise FairlibInputError("p_values", "must lie in [0, 1]", func)
     m = int(ok.sum())
     adj = np.full(len(p), np.nan)
     if m:
@@ -370,6 +369,8 @@ class RankCorrelationResult(Result):
         return iter((self.rho, self.p_value))
 
 
+# finite by declaration: rank ties of NaN gave rho = NaN with p = 0 and exact = True
+@constrained(x=_FINITE, y=_FINITE, max_exact_n=PositiveInt, **_RS)
 def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, seed=None) -> RankCorrelationResult:
     "Spearman's rho of `x` and `y` with an exact (n <= max_exact_n) or Monte Carlo permutation p-value."
     func = "spearman_exact"
@@ -378,9 +379,6 @@ def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, se
     if len(x) != len(y):
         raise FairlibInputError("y", f"length {len(y)} != len(x) {len(x)}", func)
     n = len(x)
-    for name, v in (("x", x), ("y", y)):  # rank ties of NaN would give rho = NaN with p = 0 and exact = True
-        if not np.isfinite(v).all():
-            raise FairlibInputError(name, "contains NaN or inf: rho and its p-value are undefined", func)
     if n < 3:
         raise FairlibInputError("x", f"needs at least 3 paired values, got {n}", func)
     rx, ry = _st.rankdata(x), _st.rankdata(y)
@@ -420,6 +418,9 @@ class PermutationResult(Result):
 
 
 @renamed_arguments(n_boot="n_resamples", n_sim="n_resamples", rng="seed")
+@constrained(
+    differences=_FINITE, clusters=AnyOf(None, _IDS), signed=Flag, statistic=Text, enumerate_limit=PositiveInt, **_RS
+)
 def paired_permutation_test(
     differences,
     clusters=None,
@@ -441,12 +442,7 @@ def paired_permutation_test(
         )
     if signed is not True:
         raise FairlibInputError("signed", "the caller must declare the statistic signed (signed=True)", func)
-    d = as_1d(differences, "differences", func)
-    if not np.issubdtype(d.dtype, np.number):
-        raise FairlibInputError("differences", f"must be numeric, got dtype {d.dtype}", func)
-    d = d.astype(float)
-    if np.isnan(d).any():
-        raise FairlibInputError("differences", f"contains {int(np.isnan(d).sum())} NaN value(s)", func)
+    d = as_1d(differences, "differences", func).astype(float)  # numeric and finite by declaration
     if clusters is not None:
         cl = as_1d(clusters, "clusters", func)
         if len(cl) != len(d):
@@ -454,8 +450,6 @@ def paired_permutation_test(
         if pd.isna(pd.Series(cl)).any():
             raise FairlibInputError("clusters", "contains missing cluster ids", func)
         d = pd.Series(d).groupby(pd.Series(cl).to_numpy()).mean().to_numpy()
-    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
-        raise FairlibInputError("n_resamples", f"must be a positive int, got {n_resamples!r}", func)
     G, nz = len(d), int((d != 0).sum())
     est = float(d.mean())
     if nz == 0:

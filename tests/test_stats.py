@@ -300,3 +300,47 @@ def test_spearman_exact_refuses_nan(bad):
     kw[bad] = [np.nan] + kw[bad][1:]
     with pytest.raises(FairlibInputError, match=f"`{bad}`|{bad}"):
         spearman_exact(kw["x"], kw["y"])
+
+
+# ---- non-finite inputs (issue 24, item 1) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_wild_cluster_bootstrap_refuses_non_finite_outcome(bad):
+    "An infinite outcome used to give p = 1.0 (the bootstrap t of every draw was NaN or inf) without a word."
+    y, g = _data(G=6, m=4, seed=1)
+    y = y.copy()
+    y[3] = bad
+    with pytest.raises(FairlibInputError, match=r"`y`.*wild_cluster_bootstrap.*(inf|NaN)"):
+        wild_cluster_bootstrap(y, g, signed=True, n_resamples=99, seed=0, with_ci=False)
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan, "0"])
+def test_wild_cluster_bootstrap_refuses_non_finite_null(bad):
+    y, g = _data(G=6, m=4, seed=1)
+    with pytest.raises(FairlibInputError, match="`null`"):
+        wild_cluster_bootstrap(y, g, signed=True, null=bad, n_resamples=99, seed=0, with_ci=False)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+def test_cluster_bootstrap_refuses_non_finite_rows(bad):
+    "An inf in one cluster's row made every resample containing it inf or NaN and the interval meaningless."
+    X = np.tile([[1.0, 4.0]], (6, 1))
+    X[2, 0] = bad
+    with pytest.raises(FairlibInputError, match=r"`per_cluster`.*cluster_bootstrap"):
+        cluster_bootstrap(X, n_resamples=50, seed=0)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_paired_permutation_test_refuses_infinite_differences(bad):
+    from fairlib.stats import paired_permutation_test
+
+    d = np.array([0.1, -0.2, 0.3, 0.05, bad, 0.2])
+    with pytest.raises(FairlibInputError, match=r"`differences`.*paired_permutation_test"):
+        paired_permutation_test(d, signed=True)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_fdr_adjust_refuses_infinite_p_values(bad):
+    with pytest.raises(FairlibInputError, match="`p_values`"):
+        fdr_adjust([0.01, bad, 0.5])
