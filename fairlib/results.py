@@ -5,15 +5,16 @@ trip."""
 
 # %% ../nbs/01a_results.ipynb #f017775d
 from __future__ import annotations
-import dataclasses, json, math, numbers
+import dataclasses, json, math, numbers, re, zipfile
 from html import escape
 import numpy as np
 import pandas as pd
 from pathlib import Path
-from .core import FairlibInputError, atomic_write
+from .core import FairlibInputError, atomic_path, atomic_write
+from .constraints import DataFrame, PathLike, PositiveInt, constrained
 
 # %% auto #0
-__all__ = ['round_frame', 'Result']
+__all__ = ['FRAME_FORMAT', 'round_frame', 'Result', 'save_frame', 'load_frame']
 
 # %% ../nbs/01a_results.ipynb #f74d65b8
 def _jsonable(x):
@@ -77,6 +78,7 @@ def _round_sig(x, digits):
     return float(f"{v:.{digits}g}") if abs(v) < 10**digits else round(v)
 
 
+@constrained(df=DataFrame, digits=PositiveInt)
 def round_frame(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     "A copy of `df` with every float cell rounded to `digits` significant figures (for display only)."
     out = df.copy()
@@ -86,6 +88,114 @@ def round_frame(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         elif out[c].dtype == object:
             out[c] = out[c].map(lambda v: _round_sig(v, digits) if isinstance(v, (float, np.floating)) else v)
     return out
+
+# %% ../nbs/01a_results.ipynb #7776be99
+_BOOL_COLUMNS = frozenset({"included", "auditable", "stable", "flipped", "reached", "significant", "defined", "exact"})
+_COUNT_COLUMNS = frozenset({"support", "n", "positives", "predicted_positives", "n_pass", "n_defined", "n_undefined"})
+_RATE_COLUMNS = frozenset(
+    {"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE", "vfr"}
+)
+_NUMBER_COLUMNS = (
+    _COUNT_COLUMNS | _RATE_COLUMNS | {"value", "threshold", "vfr_ci_low", "vfr_ci_high", "vfr_n_undefined"}
+)
+_RULE = re.compile(r"(\|x\||x) (>=|<=) (\S+)")
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _loaded_verdict(value, rule: str, threshold=None) -> str | None:
+    """The verdict an audit rule ('x >= 0.8', '|x| <= 0.1') gives `value`, at `threshold` when given (the rule prints
+    it to 6 significant figures); None for a rule this check cannot read."""
+    m = _RULE.fullmatch(rule) if isinstance(rule, str) else None
+    if m is None:
+        return None
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "Undefined"
+    x, t = (abs(value) if m[1] == "|x|" else value), float(m[3] if threshold is None else threshold)
+    return "Pass" if (x >= t if m[2] == ">=" else x <= t) else "Fail"
+
+
+def _check_frame(name: str, v: dict, bad) -> None:
+    fr = v.get("__frame__")
+    if not (isinstance(fr, dict) and all(isinstance(fr.get(k), list) for k in ("columns", "index", "data"))):
+        bad(f"field `{name}` is not a stored table (columns, index, data)")
+    cols, rows = fr["columns"], fr["data"]
+    if len(fr["index"]) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in rows):
+        bad(f"field `{name}`: rows and columns of the stored table do not line up")
+    for j, c in enumerate(cols):
+        for i, r in enumerate(rows):
+            x, where = r[j], f"field `{name}`, column `{c}`, row {i}"
+            if x is None:
+                continue
+            if c in _BOOL_COLUMNS and not isinstance(x, bool):
+                bad(f"{where}: must be true or false, got {x!r}")
+            if c in _NUMBER_COLUMNS and not _is_num(x):
+                bad(f"{where}: must be a number (or null), got {x!r}")
+            if c in _COUNT_COLUMNS and x < 0:
+                bad(f"{where}: a count must be >= 0, got {x!r}")
+            if c in _RATE_COLUMNS and not 0 <= x <= 1:
+                bad(f"{where}: a rate must lie in [0, 1], got {x!r}")
+    if {"value", "rule", "verdict"} <= set(cols):
+        k = {c: cols.index(c) for c in ("value", "rule", "verdict", "threshold") if c in cols}
+        for i, r in enumerate(rows):
+            want = _loaded_verdict(r[k["value"]], r[k["rule"]], r[k["threshold"]] if "threshold" in k else None)
+            if want is None:
+                bad(f"field `{name}`, column `rule`, row {i}: cannot read the rule {r[k['rule']]!r}")
+            if (
+                "threshold" in k
+                and r[k["threshold"]] is not None
+                and f"{r[k['threshold']]:g}" != r[k["rule"]].split()[-1]
+            ):
+                bad(f"field `{name}`, row {i}: threshold {r[k['threshold']]!r} is not the one in rule {r[k['rule']]!r}")
+            if r[k["verdict"]] != want:
+                bad(
+                    f"field `{name}`, column `verdict`, row {i}: {r[k['verdict']]!r} does not follow from value "
+                    f"{r[k['value']]!r} and rule {r[k['rule']]!r} (it gives {want!r})"
+                )
+
+
+_KINDS = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    "float": lambda v: v is None or _is_num(v),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "None": lambda v: v is None,
+    "dict": lambda v: isinstance(v, dict) and "__frame__" not in v,
+    "pd.Series": lambda v: isinstance(v, dict) and "__frame__" not in v,
+    "list": lambda v: isinstance(v, list),
+    "tuple": lambda v: isinstance(v, list),
+    "np.ndarray": lambda v: isinstance(v, list),
+    "pd.DataFrame": lambda v: isinstance(v, dict) and "__frame__" in v,
+}
+_KIND_TEXT = {"int": "a non-negative int", "float": "a number or null", "bool": "true or false", "None": "null"}
+
+
+def _check_loaded(cls, d: dict, func: str) -> None:
+    "Refuse JSON whose fields have the wrong kind or range, or whose verdicts do not follow from value and rule."
+
+    def bad(msg):
+        raise FairlibInputError("s", msg, func)
+
+    for f in dataclasses.fields(cls):
+        if f.name not in d:
+            if (
+                f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING
+                and not f.name.startswith("_")
+            ):
+                bad(f"field `{f.name}` is missing")
+            continue
+        kinds = [k.strip() for k in str(f.type).split("|")]
+        if not set(kinds) <= set(_KINDS):  # a field of another declared kind (object, a result class): not checked here
+            continue
+        v = d[f.name]
+        if not any(_KINDS[k](v) for k in kinds):
+            want = " or ".join(_KIND_TEXT.get(k, k) for k in kinds)
+            bad(f"field `{f.name}` must be {want}, got {v!r}"[:300])
+        if isinstance(v, dict) and "__frame__" in v:
+            _check_frame(f.name, v, bad)
 
 # %% ../nbs/01a_results.ipynb #851e571c
 class Result:
@@ -147,7 +257,8 @@ class Result:
 
     @classmethod
     def from_json(cls, s):
-        "Rebuild a result from `to_json()` text (or a path to such a file)."
+        """Rebuild a result from `to_json()` text (or a path to such a file). Every field is checked first: its kind,
+        counts >= 0, rates in [0, 1], booleans as JSON booleans, and each verdict against its value and rule."""
         if isinstance(s, Path) or (isinstance(s, str) and not s.lstrip().startswith("{")):
             s = Path(s).read_text()
         try:
@@ -158,6 +269,129 @@ class Result:
             raise FairlibInputError(
                 "s", f"holds a {d['__result__']}, not a {cls.__name__}", f"{cls.__name__}.from_json"
             )
+        if not isinstance(d, dict):
+            raise FairlibInputError(
+                "s", f"must hold a JSON object, got {type(d).__name__}", f"{cls.__name__}.from_json"
+            )
+        _check_loaded(cls, d, f"{cls.__name__}.from_json")  # kinds, ranges, and verdicts against value and rule
         names = {f.name for f in dataclasses.fields(cls)}
         vals = {k: _restore(cls, k, _from_jsonable(v)) for k, v in d.items() if k in names}
         return cls(**vals)
+
+# %% ../nbs/01a_results.ipynb #55d5a12b
+FRAME_FORMAT = "fairlib-frame-1"  # written into every frame file; load_frame reads no other
+
+
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v))
+
+
+def _encode(label: str, s: pd.Series, func: str) -> tuple[dict, dict]:
+    "A JSON description and the typed arrays of one column (or the index); refuses what needs a pickle."
+    dt = s.dtype
+    if isinstance(dt, pd.CategoricalDtype):
+        cats = dt.categories
+        if not (pd.api.types.is_string_dtype(cats) or pd.api.types.is_numeric_dtype(cats)):
+            raise FairlibInputError(
+                "df", f"{label} is categorical with {cats.dtype} categories (str or numbers only)", func
+            )
+        c = cats.to_numpy(dtype=str) if pd.api.types.is_string_dtype(cats) else cats.to_numpy()
+        return {"kind": "category", "ordered": bool(dt.ordered)}, {"codes": s.cat.codes.to_numpy(), "categories": c}
+    if isinstance(dt, np.dtype) and dt.kind in "biufcmM":
+        return {"kind": "numpy", "dtype": str(dt)}, {"values": s.to_numpy()}
+    if getattr(dt, "numpy_dtype", None) is not None and str(dt)[0] in "IUFb":  # nullable Int64, Float64, boolean
+        mask = s.isna().to_numpy()
+        return {"kind": "masked", "dtype": str(dt)}, {"values": s.to_numpy(dt.numpy_dtype, na_value=0), "mask": mask}
+    if pd.api.types.is_string_dtype(dt) or dt == object:
+        vals = s.to_numpy(dtype=object)
+        mask = np.array([_missing(v) for v in vals], dtype=bool)
+        bad = [v for v, m in zip(vals, mask) if not m and not isinstance(v, str)]
+        if bad:
+            raise FairlibInputError(
+                "df",
+                f"{label} holds {type(bad[0]).__name__} values such as {bad[0]!r}: an object column is stored only "
+                "when every value is a str (or missing); convert it (e.g. to JSON text) or drop it",
+                func,
+            )
+        text = np.array(["" if m else v for v, m in zip(vals, mask)], dtype=str)
+        return {"kind": "str", "dtype": str(dt)}, {"values": text, "mask": mask}
+    raise FairlibInputError("df", f"{label} has dtype {dt}, which the frame store does not keep", func)
+
+
+def _decode(meta: dict, arr: dict) -> pd.Series:
+    kind = meta["kind"]
+    if kind == "category":
+        cats = arr["categories"]
+        return pd.Series(pd.Categorical.from_codes(arr["codes"], categories=cats, ordered=meta["ordered"]))
+    if kind == "numpy":
+        return pd.Series(arr["values"].astype(meta["dtype"], copy=False))
+    out = pd.array(arr["values"].astype(object) if kind == "str" else arr["values"], dtype=meta["dtype"])
+    mask = arr["mask"].astype(bool)
+    if mask.any():
+        out[mask] = None
+    return pd.Series(out)
+
+
+@constrained(path=PathLike, df=DataFrame)
+def save_frame(path, df: pd.DataFrame) -> Path:
+    """Write `df` to `path` without pickle: an .npz of one typed array per column (str columns as unicode arrays with
+    a missing-value mask, categoricals as codes + categories) and a JSON note of names, dtypes and index; atomic."""
+    func = "save_frame"
+    if not isinstance(df, pd.DataFrame):
+        raise FairlibInputError("df", f"must be a pandas DataFrame, got {type(df).__name__}", func)
+    names = list(df.columns)
+    if not all(isinstance(c, str) for c in names) or len(set(names)) != len(names):
+        raise FairlibInputError("df", f"column names must be distinct str, got {names[:10]!r}", func)
+    arrays, cols = {}, []
+    for i, c in enumerate(names):
+        m, a = _encode(f"column `{c}`", df.iloc[:, i], func)
+        cols.append({"name": c, **m})
+        arrays |= {f"c{i}.{k}": v for k, v in a.items()}
+    ix = df.index
+    if isinstance(ix, pd.MultiIndex) or not (ix.name is None or isinstance(ix.name, str)):
+        raise FairlibInputError("df", "the index must be a single level named by a str (or unnamed)", func)
+    if isinstance(ix, pd.RangeIndex):
+        index = {"kind": "range", "start": ix.start, "stop": ix.stop, "step": ix.step}
+    else:
+        m, a = _encode("the index", pd.Series(ix), func)
+        index = m
+        arrays |= {f"index.{k}": v for k, v in a.items()}
+    meta = {"format": FRAME_FORMAT, "columns": cols, "index": {**index, "name": ix.name}}
+    meta["columns_name"] = df.columns.name if isinstance(df.columns.name, str) else None
+    arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    return Path(path)
+
+
+@constrained(path=PathLike)
+def load_frame(path) -> pd.DataFrame:
+    "Read a frame written by `save_frame`; never unpickles (a pickle, or an npz holding pickled objects, is refused)."
+    func = "load_frame"
+    p = Path(path)
+    if not p.is_file():
+        raise FairlibInputError("path", f"no such file: {p}", func)
+    try:
+        z = np.load(p, allow_pickle=False)
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError("a single array, not a frame")
+        with z:
+            arr = {k: z[k] for k in z.files}
+        meta = json.loads(arr.pop("__meta__").tobytes().decode())
+        if meta.get("format") != FRAME_FORMAT:
+            raise ValueError(f"format {meta.get('format')!r}, not {FRAME_FORMAT!r}")
+        data = {}
+        for i, c in enumerate(meta["columns"]):
+            data[c["name"]] = _decode(c, {k.split(".", 1)[1]: v for k, v in arr.items() if k.startswith(f"c{i}.")})
+        ix = meta["index"]
+        if ix["kind"] == "range":
+            index = pd.RangeIndex(ix["start"], ix["stop"], ix["step"], name=ix["name"])
+        else:
+            index = pd.Index(_decode(ix, {k[6:]: v for k, v in arr.items() if k.startswith("index.")}), name=ix["name"])
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as e:
+        raise FairlibInputError(
+            "path", f"{p} is not a frame file written by save_frame (nothing in it was unpickled): {e}", func
+        ) from None
+    df = pd.DataFrame({k: v.set_axis(index) for k, v in data.items()}, index=index)
+    df.columns.name = meta.get("columns_name")
+    return df
