@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from .core import FairlibInputError
+from .constraints import AnyOf, Instance, constrained
 from .runs import NotebookFailed, RunInterrupted, reproduce
 
 # the runner's public names of fairlib 0.1, when they lived here
@@ -22,6 +23,7 @@ from .runs import job_keys as job_keys, plan_run as plan_run, run_notebook as ru
 __all__ = ['main']
 
 # %% ../nbs/09d_cli.ipynb #8863baf7
+@constrained(argv=AnyOf(None, Instance(list, tuple, label="a list of command-line words")))
 def main(argv=None):
     "Command-line entry point: `fairlib reproduce [--profile P] [--paper K] [--no-write-back]`."
     ap = argparse.ArgumentParser(prog="fairlib", description="fairlib reproduction runner")

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['SMALL_CELL_THRESHOLD', 'FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary', 'check_probability',
-           'check_same_length', 'check_int', 'check_rng', 'root_entropy', 'cell_seed', 'check_float', 'check_choice',
-           'renamed_arguments', 'deprecated_alias', 'largest_remainder', 'percentile_interval', 'majority_vote',
-           'content_hash', 'file_digest', 'atomic_path', 'atomic_write', 'is_small_count', 'mask_count']
+__all__ = ['LOCK_FILE', 'SMALL_CELL_THRESHOLD', 'FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary',
+           'check_probability', 'check_same_length', 'check_int', 'check_rng', 'root_entropy', 'cell_seed',
+           'check_float', 'check_choice', 'renamed_arguments', 'deprecated_alias', 'largest_remainder',
+           'percentile_interval', 'majority_vote', 'content_hash', 'file_digest', 'atomic_path', 'atomic_write',
+           'folder_lock', 'is_small_count', 'mask_count']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
 class FairlibInputError(ValueError):
@@ -122,9 +123,21 @@ def root_entropy(seed) -> int:
     return int(seed)
 
 
+def _key_bytes(part) -> bytes:
+    "One key part of `cell_seed` as type tag + length + text, so 1 and '1' (or 'a', 'bc' and 'ab', 'c') differ."
+    if isinstance(part, str):
+        tag, text = b"s", part
+    elif isinstance(part, (numbers.Integral, np.integer)) and not isinstance(part, (bool, np.bool_)):
+        tag, text = b"i", str(int(part))
+    else:
+        raise FairlibInputError("key", f"parts must be str or int, got {type(part).__name__} {part!r}", "cell_seed")
+    b = text.encode()
+    return tag + len(b).to_bytes(8, "little") + b
+
+
 def cell_seed(root, *key) -> np.random.SeedSequence:
-    "A SeedSequence for the cell named by `key` (strings/ints), derived from `root` independently of order."
-    h = hashlib.sha256("\x1f".join(map(str, key)).encode()).digest()
+    "A SeedSequence for the cell named by `key` (str or int parts, type-tagged), derived from `root` independently of order."
+    h = hashlib.sha256(b"".join(map(_key_bytes, key))).digest()
     words = [int.from_bytes(h[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.SeedSequence([root_entropy(root), *words])
 
@@ -253,42 +266,55 @@ def majority_vote(values) -> float:
     return 1.0 if s > v.size else (0.0 if s < v.size else np.nan)
 
 # %% ../nbs/01_core.ipynb #7741a74d
+def _put(h, tag: str, *payloads: bytes) -> None:
+    "Feed a type tag and each payload with its length first, so no two different inputs give one byte stream."
+    h.update(tag.encode() + b":" + len(payloads).to_bytes(8, "little"))
+    for p in payloads:
+        h.update(len(p).to_bytes(8, "little") + p)
+
+
 def _hash_update(h, x):
     if isinstance(x, (pd.DataFrame, pd.Series)):
-        h.update(b"pd")
-        h.update(pd.util.hash_pandas_object(x, index=True).to_numpy().tobytes())
-        h.update(repr(list(x.columns) if isinstance(x, pd.DataFrame) else x.name).encode())
-        h.update(repr([str(t) for t in (x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype])]).encode())
+        cols = list(x.columns) if isinstance(x, pd.DataFrame) else x.name
+        dtypes = [str(t) for t in (x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype])]
+        values = pd.util.hash_pandas_object(x, index=True).to_numpy().tobytes()
+        _put(h, type(x).__name__, values, repr(cols).encode(), repr(dtypes).encode())
     elif isinstance(x, np.ndarray):
         a = np.ascontiguousarray(x)
-        h.update(b"np")
-        h.update(str(a.dtype).encode())
-        h.update(repr(a.shape).encode())
-        h.update(a.tobytes() if a.dtype != object else repr(a.tolist()).encode())
+        data = a.tobytes() if a.dtype != object else repr(a.tolist()).encode()
+        _put(h, "ndarray", str(a.dtype).encode(), repr(a.shape).encode(), data)
     elif isinstance(x, Path):
-        h.update(b"file")
-        h.update(file_digest(x).encode())
+        _put(h, "file", file_digest(x).encode())
     elif isinstance(x, (bytes, bytearray)):
-        h.update(b"b")
-        h.update(bytes(x))
+        _put(h, "bytes", bytes(x))
+    elif isinstance(x, str):
+        _put(h, "str", x.encode())
+    elif isinstance(x, (bool, np.bool_)):
+        _put(h, "bool", b"1" if x else b"0")
+    elif isinstance(x, (numbers.Integral, np.integer)):
+        _put(h, "int", str(int(x)).encode())
+    elif isinstance(x, (float, np.floating)):
+        _put(h, "float", repr(float(x)).encode())
+    elif x is None:
+        _put(h, "None")
     elif isinstance(x, dict):
-        h.update(b"{")
+        _put(h, "dict", str(len(x)).encode())
         for k in sorted(x, key=repr):
             _hash_update(h, k)
             _hash_update(h, x[k])
-        h.update(b"}")
-    elif isinstance(x, (list, tuple)):
-        h.update(b"[")
+    elif isinstance(x, (list, tuple)):  # one kind: a tuple read back from JSON as a list is the same content
+        _put(h, "sequence", str(len(x)).encode())
         for v in x:
             _hash_update(h, v)
-        h.update(b"]")
     else:
-        h.update(f"{type(x).__name__}:{x!r}".encode())
+        _put(h, type(x).__name__, repr(x).encode())
 
 
 def content_hash(*parts) -> str:
-    "sha256 hex digest of `parts` (DataFrames, arrays, Paths = file contents, dicts, lists, scalars)."
+    """sha256 hex digest of `parts` (DataFrames, arrays, Paths = file contents, dicts, lists, scalars); every part
+    is type-tagged and length-prefixed, so `content_hash(b'a', b'bc') != content_hash(b'abbc')` and 1 != '1'."""
     h = hashlib.sha256()
+    _put(h, "parts", str(len(parts)).encode())
     for p in parts:
         _hash_update(h, p)
     return h.hexdigest()
@@ -329,6 +355,49 @@ def atomic_write(path, data) -> Path:
     with atomic_path(path) as tmp:
         (tmp.write_bytes if isinstance(data, (bytes, bytearray)) else tmp.write_text)(data)
     return Path(path)
+
+
+LOCK_FILE = ".fairlib.lock"
+
+
+@contextmanager
+def folder_lock(folder, what: str = "a fairlib run", func: str | None = None):
+    """Hold an exclusive lock on `folder` (`fcntl.flock` on its `.fairlib.lock`, which notes the holder's pid, host
+    and start time) while the block runs; released on exit, error or death of the process. A folder another holder
+    has locked is refused with a FairlibInputError naming the folder and that holder."""
+    import fcntl, json, socket, time
+
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    f = open(d / LOCK_FILE, "a+")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        try:
+            h = json.loads(f.read())
+            holder = f"{h['what']} (pid {h['pid']} on host {h['host']}, started {h['started']})"
+        except (ValueError, KeyError, TypeError):
+            holder = "another process (its note in the lock file is not written yet)"
+        f.close()
+        raise FairlibInputError(
+            "runs_dir", f"folder {d} is in use by {holder}; wait for it to finish or use another folder", func
+        ) from None
+    try:
+        note = dict(
+            what=what, pid=os.getpid(), host=socket.gethostname(), started=time.strftime("%Y-%m-%d %H:%M:%S %Z")
+        )
+        f.seek(0)
+        f.truncate()
+        f.write(json.dumps(note))
+        f.flush()
+        yield d / LOCK_FILE
+    finally:
+        f.seek(0)
+        f.truncate()  # no stale holder once released
+        f.flush()
+        fcntl.flock(f, fcntl.LOCK_UN)
+        f.close()
 
 # %% ../nbs/01_core.ipynb #f8549bcf
 SMALL_CELL_THRESHOLD = 11  # counts 1..SMALL_CELL_THRESHOLD-1 are never shown

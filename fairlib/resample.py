@@ -8,12 +8,19 @@ import numpy as np
 from .core import FairlibInputError, check_int, check_rng
 from .counts import count_table, metric_from_counts
 from .records import AuditData, ResampleSizeWarning as ResampleSizeWarning, audit_data as audit_data
+from .constraints import AnyOf, Array, Instance, Options, PositiveInt, Seed, Text, constrained
+
+_DATA = Instance(AuditData, label="an AuditData (fairlib.records.audit_data)")
+_DRAW = dict(n_resamples=PositiveInt, seed=Seed)
+_METRIC = dict(metric=Text, calibration=Options("ece_gap", "worst_group_mce"))
+_SIZES = AnyOf(None, Array(lo=1, label="a list of audit sizes (ints >= 1)"))
 
 # %% auto #0
 __all__ = ['AUDIT_SIZES', 'draw_counts', 'draw_counts_bins', 'metric_at', 'index_resample_values', 'draw_subsample_counts',
            'draw_subsample_bins_shared', 'draw_subsample_bins', 'index_subsample_values']
 
 # %% ../nbs/04a_resample.ipynb #bdf9adac
+@constrained(data=_DATA, **_DRAW)
 def draw_counts(data: AuditData, n_resamples: int, seed) -> np.ndarray:
     """`n_resamples` resampled count tables `(K, G, 2, 2)`: per stratum, predicted positives ~ Binomial(m_gy,
     c_gy1/n_gy)."""
@@ -59,6 +66,7 @@ def _blocks(data: AuditData):
     return data._blocks
 
 # %% ../nbs/04a_resample.ipynb #c00d14bd
+@constrained(data=_DATA, **_DRAW)
 def draw_counts_bins(data: AuditData, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
     """Resampled count tables `(K, G, 2, 2)` and calibration bins `(K, G, n_bins, 3)`, exactly as index resampling
     draws them."""
@@ -95,6 +103,7 @@ def _strata_index(data: AuditData):
     return [order[bounds[s] : bounds[s + 1]] for s in range(data.m.size)]
 
 # %% ../nbs/04a_resample.ipynb #5280c662
+@constrained(data=_DATA, idx=Array(dtype="any", ndim=None, min_size=0, label="record indices"), **_METRIC)
 def metric_at(data: AuditData, idx, metric: str, *, calibration: str = "ece_gap") -> float:
     """The metric on the records `idx` of the audit data, over the cohort's fixed group set (the reference path of Axes
     1 and 2)."""
@@ -116,6 +125,7 @@ def metric_at(data: AuditData, idx, metric: str, *, calibration: str = "ece_gap"
     return metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
 
 # %% ../nbs/04a_resample.ipynb #ae8f02c0
+@constrained(data=_DATA, **_METRIC, **_DRAW)
 def index_resample_values(
     data: AuditData, metric: str, n_resamples: int, seed, *, calibration: str = "ece_gap"
 ) -> np.ndarray:
@@ -142,6 +152,7 @@ def _sizes(sizes, n: int, func: str) -> np.ndarray:
     return np.array(sorted({v for v in s if v < n}) + [n], dtype=np.int64)
 
 # %% ../nbs/04a_resample.ipynb #e91e8da8
+@constrained(data=_DATA, size=PositiveInt, **_DRAW)
 def draw_subsample_counts(data: AuditData, size: int, n_resamples: int, seed) -> np.ndarray:
     "Count tables `(R, G, 2, 2)` of R subsamples of `size` records without replacement: multivariate hypergeometric."
     rng = check_rng(seed)
@@ -226,6 +237,7 @@ def _same_records(datas) -> bool:
     )
 
 # %% ../nbs/04a_resample.ipynb #0b747bb0
+@constrained(datas=Instance(list, tuple, label="a list of AuditData"), sizes=_SIZES, **_DRAW)
 def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
     """Like `draw_subsample_bins` for several attributes of the same records: one ordered sample per repetition, shared
     (Algorithm 2 subsamples records, then audits each attribute).
@@ -275,12 +287,14 @@ def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
     return out
 
 # %% ../nbs/04a_resample.ipynb #5d24cd79
+@constrained(data=_DATA, sizes=_SIZES, **_DRAW)
 def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
     """Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement
     (prefixes of one random ordered sample per repetition)."""
     return draw_subsample_bins_shared([data], sizes, n_resamples, seed)[0]
 
 # %% ../nbs/04a_resample.ipynb #6a13c46e
+@constrained(data=_DATA, size=PositiveInt, **_METRIC, **_DRAW)
 def index_subsample_values(
     data: AuditData, metric: str, size: int, n_resamples: int, seed, *, calibration: str = "ece_gap"
 ) -> np.ndarray:

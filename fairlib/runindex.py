@@ -11,6 +11,7 @@ from pathlib import Path
 from .core import FairlibInputError, atomic_write
 from .report import is_real_source
 from .registry import load_paper_meta
+from .constraints import AnyOf, Instance, PathLike, constrained
 
 # %% auto #0
 __all__ = ['build_index']
@@ -121,6 +122,12 @@ def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> list[str]:
     return parts
 
 # %% ../nbs/09b_runindex.ipynb #55c3cd53
+@constrained(
+    done=Instance(list, label="a list of job dicts"),
+    out=PathLike,
+    registry=AnyOf(None, PathLike),
+    notes=AnyOf(None, Instance(dict, label="a dict {paper: note}")),
+)
 def build_index(done: list[dict], out: Path, *, registry=None, notes: dict | None = None) -> Path:
     "Write `out` (HTML): per paper a data banner, headline tables, all tables inline, figures and executed notebooks."
     out = Path(out)

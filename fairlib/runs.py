@@ -14,15 +14,21 @@ import tempfile
 import time
 from pathlib import Path
 from .config import SETTINGS_KEYS, get_setting, repo_root
-from .core import FairlibInputError, atomic_write, content_hash
+from .core import FairlibInputError, atomic_write, content_hash, folder_lock
+from .constraints import AnyOf, Flag, Instance, PathLike, Text, constrained
 from .registry import _shown, load_profile, load_registry
 from .runindex import build_index
 from .writeback import _RUNNER_TAGS, _write_back_paper
+
+_DIR = AnyOf(None, PathLike)
+_REGISTRY = AnyOf(None, PathLike)
+_WHERE = dict(profile=Text, paper=AnyOf(None, Text), registry=_REGISTRY, params_dir=_DIR, runs_dir=_DIR)
 
 # %% auto #0
 __all__ = ['plan_run', 'NotebookFailed', 'run_notebook', 'job_keys', 'RunInterrupted', 'reproduce']
 
 # %% ../nbs/09a_runs.ipynb #7832cc91
+@constrained(**_WHERE)
 def plan_run(
     profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None, runs_dir=None
 ) -> list[dict]:
@@ -137,6 +143,7 @@ def _die_with_parent() -> None:
         pass
 
 # %% ../nbs/09a_runs.ipynb #c413216c
+@constrained(job=Instance(dict, label="a job dict from plan_run"), progress=Flag)
 def run_notebook(job: dict, *, progress: bool = True) -> float:
     "Execute one planned notebook in a child process; return seconds taken or raise `NotebookFailed`."
     job["output"].parent.mkdir(parents=True, exist_ok=True)
@@ -304,6 +311,7 @@ def _notebook_inputs(path) -> str:
     return json.dumps(nb, sort_keys=True)
 
 # %% ../nbs/09a_runs.ipynb #d5bf7432
+@constrained(jobs=Instance(list, label="a list of job dicts from plan_run"))
 def job_keys(jobs: list[dict]) -> list[str]:
     "A content hash per planned job: notebook cells, parameters, code, settings, and the paper's earlier jobs."
     sett, prev, keys = _settings_digest(), {}, []
@@ -356,6 +364,7 @@ def _finish_paper(paper_jobs: list[dict]) -> None:
         j["output"] = Path(j["final_output"])
 
 # %% ../nbs/09a_runs.ipynb #046a60bd
+@constrained(**_WHERE, progress=Flag, resume=Flag, write_back=Flag)
 def reproduce(
     profile: str = "quick",
     paper: str | None = None,
@@ -375,96 +384,102 @@ def reproduce(
         return []
     base = jobs[0]["base"]
     base.mkdir(parents=True, exist_ok=True)
-    state_path = base / "run_state.json"
-    keys = job_keys(jobs)
-    state = _read_json(state_path, None) if resume else {}
-    if resume and state_path.exists() and not (isinstance(state, dict) and isinstance(state.get("done"), dict)):
-        print(
-            f"fairlib reproduce: {state_path} is unreadable (a run killed while writing it?); starting afresh",
-            flush=True,
-        )
-    state = state if isinstance(state, dict) and isinstance(state.get("done"), dict) else {"done": {}}
-    if not resume or state.get("selection") != [profile, paper]:
-        state = {"done": {}}
-    state["selection"] = [profile, paper]
-    save_state = lambda: atomic_write(state_path, json.dumps(state, indent=1))
-    papers = list(dict.fromkeys(j["paper"] for j in jobs))
-    write_back = write_back and profile != "smoke"  # the test suite's profile never writes into nbs/
-    done, t_all, notes, current = [], time.time(), {}, None
-    try:
-        for paper_key in papers:
-            pj = [(i, j) for i, j in enumerate(jobs, 1) if j["paper"] == paper_key]
-            rec = state["done"]
-            if all(
-                rec.get(f"{j['paper']}/{j['stem']}", {}).get("key") == keys[i - 1]
-                and rec[f"{j['paper']}/{j['stem']}"].get("swapped")
-                for i, j in pj
-            ):
-                for i, j in pj:
-                    j["output"], j["seconds"] = Path(j["final_output"]), rec[f"{j['paper']}/{j['stem']}"]["seconds"]
-                    print(
-                        f"[{i}/{len(jobs)}] {j['paper']}/{j['stem']}: finished before the interruption, kept (resume)",
-                        flush=True,
-                    )
-                if write_back:
-                    _write_back_paper([j for _, j in pj])  # idempotent; an interruption may have hit it
-                done += [j for _, j in pj]
-                continue
-            kept_any = False
-            for i, job in pj:
-                jid = current = f"{job['paper']}/{job['stem']}"
-                r = rec.get(jid, {})
-                if (
-                    r.get("key") == keys[i - 1]
-                    and Path(job["output"]).exists()
-                    and Path(job["params"]["fig_dir"]).exists()
+    # one run per runs folder: a second one would overwrite staging, state and figures under the first
+    with folder_lock(
+        base, f"fairlib reproduce --profile {profile}" + (f" --paper {paper}" if paper else ""), "reproduce"
+    ):
+        state_path = base / "run_state.json"
+        keys = job_keys(jobs)
+        state = _read_json(state_path, None) if resume else {}
+        if resume and state_path.exists() and not (isinstance(state, dict) and isinstance(state.get("done"), dict)):
+            print(
+                f"fairlib reproduce: {state_path} is unreadable (a run killed while writing it?); starting afresh",
+                flush=True,
+            )
+        state = state if isinstance(state, dict) and isinstance(state.get("done"), dict) else {"done": {}}
+        if not resume or state.get("selection") != [profile, paper]:
+            state = {"done": {}}
+        state["selection"] = [profile, paper]
+        save_state = lambda: atomic_write(state_path, json.dumps(state, indent=1))
+        papers = list(dict.fromkeys(j["paper"] for j in jobs))
+        write_back = write_back and profile != "smoke"  # the test suite's profile never writes into nbs/
+        done, t_all, notes, current = [], time.time(), {}, None
+        try:
+            for paper_key in papers:
+                pj = [(i, j) for i, j in enumerate(jobs, 1) if j["paper"] == paper_key]
+                rec = state["done"]
+                if all(
+                    rec.get(f"{j['paper']}/{j['stem']}", {}).get("key") == keys[i - 1]
+                    and rec[f"{j['paper']}/{j['stem']}"].get("swapped")
+                    for i, j in pj
                 ):
-                    kept_any = True
-                    job["seconds"], job["finished"] = r["seconds"], r.get("finished", "")
-                    print(f"[{i}/{len(jobs)}] {jid}: unchanged since the interrupted run, kept (resume)", flush=True)
+                    for i, j in pj:
+                        j["output"], j["seconds"] = Path(j["final_output"]), rec[f"{j['paper']}/{j['stem']}"]["seconds"]
+                        print(
+                            f"[{i}/{len(jobs)}] {j['paper']}/{j['stem']}: finished before the interruption, kept (resume)",
+                            flush=True,
+                        )
+                    if write_back:
+                        _write_back_paper([j for _, j in pj])  # idempotent; an interruption may have hit it
+                    done += [j for _, j in pj]
                     continue
-                rec.pop(jid, None)
-                if not kept_any:  # nothing of an earlier attempt is reused: start from an empty staging folder
-                    shutil.rmtree(Path(job["params"]["fig_dir"]).parent, ignore_errors=True)
-                    kept_any = True
-                print(f"[{i}/{len(jobs)}] {jid} (profile {profile}) ...", flush=True)
-                job["seconds"] = run_notebook(job, progress=progress)
-                job["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
-                rec[jid] = dict(key=keys[i - 1], seconds=round(job["seconds"], 2), finished=job["finished"])
+                kept_any = False
+                for i, job in pj:
+                    jid = current = f"{job['paper']}/{job['stem']}"
+                    r = rec.get(jid, {})
+                    if (
+                        r.get("key") == keys[i - 1]
+                        and Path(job["output"]).exists()
+                        and Path(job["params"]["fig_dir"]).exists()
+                    ):
+                        kept_any = True
+                        job["seconds"], job["finished"] = r["seconds"], r.get("finished", "")
+                        print(
+                            f"[{i}/{len(jobs)}] {jid}: unchanged since the interrupted run, kept (resume)", flush=True
+                        )
+                        continue
+                    rec.pop(jid, None)
+                    if not kept_any:  # nothing of an earlier attempt is reused: start from an empty staging folder
+                        shutil.rmtree(Path(job["params"]["fig_dir"]).parent, ignore_errors=True)
+                        kept_any = True
+                    print(f"[{i}/{len(jobs)}] {jid} (profile {profile}) ...", flush=True)
+                    job["seconds"] = run_notebook(job, progress=progress)
+                    job["finished"] = time.strftime("%Y-%m-%d %H:%M:%S")
+                    rec[jid] = dict(key=keys[i - 1], seconds=round(job["seconds"], 2), finished=job["finished"])
+                    save_state()
+                    print(f"[{i}/{len(jobs)}] {jid} done in {job['seconds']:.1f} s", flush=True)
+                current = None
+                _finish_paper([j for _, j in pj])
+                for _, j in pj:
+                    rec[f"{j['paper']}/{j['stem']}"]["swapped"] = True
                 save_state()
-                print(f"[{i}/{len(jobs)}] {jid} done in {job['seconds']:.1f} s", flush=True)
-            current = None
-            _finish_paper([j for _, j in pj])
-            for _, j in pj:
-                rec[f"{j['paper']}/{j['stem']}"]["swapped"] = True
+                if write_back:
+                    _write_back_paper([j for _, j in pj])
+                done += [j for _, j in pj]
+                build_index(
+                    _merge_manifest([j for _, j in pj], base / "manifest.json", registry),
+                    base / "index.html",
+                    registry=registry,
+                )
+        except (KeyboardInterrupt, NotebookFailed) as e:
             save_state()
-            if write_back:
-                _write_back_paper([j for _, j in pj])
-            done += [j for _, j in pj]
-            build_index(
-                _merge_manifest([j for _, j in pj], base / "manifest.json", registry),
-                base / "index.html",
-                registry=registry,
-            )
-    except (KeyboardInterrupt, NotebookFailed) as e:
-        save_state()
-        failed = current.split("/")[0] if current else None
-        if failed:
-            what = "interrupted" if _interrupted(e) else "failed"
-            notes[failed] = (
-                f"The last run {what} in {current} ({time.strftime('%Y-%m-%d %H:%M:%S')}): the tables, figures and "
-                "notebooks below are from the previous complete run of this paper."
-            )
-        all_jobs = _merge_manifest([], base / "manifest.json", registry)
-        if all_jobs:
-            build_index(all_jobs, base / "index.html", registry=registry, notes=notes)
-        if _interrupted(e):
-            n = sum(1 for j in jobs if f"{j['paper']}/{j['stem']}" in state["done"])
-            raise RunInterrupted(
-                f"interrupted during {current or 'the index'}; {n} of {len(jobs)} notebook(s) finished and kept, "
-                f"previous figures untouched; run the same command again to resume"
-            ) from None
-        raise
-    state_path.unlink(missing_ok=True)
-    print(f"{len(jobs)} notebook(s) in {time.time() - t_all:.0f} s; index: {base / 'index.html'}", flush=True)
-    return done
+            failed = current.split("/")[0] if current else None
+            if failed:
+                what = "interrupted" if _interrupted(e) else "failed"
+                notes[failed] = (
+                    f"The last run {what} in {current} ({time.strftime('%Y-%m-%d %H:%M:%S')}): the tables, figures and "
+                    "notebooks below are from the previous complete run of this paper."
+                )
+            all_jobs = _merge_manifest([], base / "manifest.json", registry)
+            if all_jobs:
+                build_index(all_jobs, base / "index.html", registry=registry, notes=notes)
+            if _interrupted(e):
+                n = sum(1 for j in jobs if f"{j['paper']}/{j['stem']}" in state["done"])
+                raise RunInterrupted(
+                    f"interrupted during {current or 'the index'}; {n} of {len(jobs)} notebook(s) finished and kept, "
+                    f"previous figures untouched; run the same command again to resume"
+                ) from None
+            raise
+        state_path.unlink(missing_ok=True)
+        print(f"{len(jobs)} notebook(s) in {time.time() - t_all:.0f} s; index: {base / 'index.html'}", flush=True)
+        return done
