@@ -7,13 +7,28 @@ from __future__ import annotations
 import functools, inspect, numbers, os
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError
 
 # %% auto #0
 __all__ = ['Share', 'Probabilities', 'Labels', 'PositiveInt', 'NonNegativeInt', 'Flag', 'Text', 'Seed', 'PathLike', 'Function',
            'DataFrame', 'Sha256', 'Module', 'Tokenizer', 'NAMED', 'as_constraint', 'declared', 'undeclared',
-           'Constraint', 'IsNone', 'Interval', 'Options', 'Instance', 'AnyOf', 'Unchecked', 'Predicate', 'Array',
-           'Frame', 'constrained']
+           'FairlibInputError', 'UnknownMetricError', 'Constraint', 'IsNone', 'Interval', 'Options', 'Instance',
+           'AnyOf', 'Unchecked', 'Predicate', 'Array', 'Frame', 'constrained']
+
+# %% ../nbs/01b_constraints.ipynb #72eea5119410473aa328ad9291626812
+class FairlibInputError(ValueError):
+    "Bad input to a fairlib function; `argument` names the offending parameter."
+
+    def __init__(self, argument: str, problem: str, func: str | None = None):
+        self.argument, self.problem, self.func = argument, problem, func
+        where = f" in {func}()" if func else ""
+        super().__init__(f"argument `{argument}`{where}: {problem}")
+
+
+class UnknownMetricError(FairlibInputError, KeyError):
+    "A metric name that no registry knows."
+
+    def __str__(self):
+        return ValueError.__str__(self)
 
 # %% ../nbs/01b_constraints.ipynb #d5b2861b
 def _show(x, width: int = 60) -> str:

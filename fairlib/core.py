@@ -11,29 +11,23 @@ import numpy as np
 import pandas as pd
 
 # %% auto #0
-__all__ = ['LOCK_FILE', 'SMALL_CELL_THRESHOLD', 'FairlibInputError', 'UnknownMetricError', 'as_1d', 'check_binary',
-           'check_probability', 'check_same_length', 'check_int', 'check_rng', 'root_entropy', 'cell_seed',
-           'check_float', 'check_choice', 'renamed_arguments', 'deprecated_alias', 'largest_remainder',
-           'percentile_interval', 'majority_vote', 'content_hash', 'file_digest', 'atomic_path', 'atomic_write',
-           'folder_lock', 'is_small_count', 'mask_count']
+__all__ = ['LOCK_FILE', 'SMALL_CELL_THRESHOLD', 'as_1d', 'check_binary', 'check_probability', 'check_same_length', 'check_int',
+           'check_rng', 'root_entropy', 'cell_seed', 'check_float', 'check_choice', 'renamed_arguments',
+           'deprecated_alias', 'largest_remainder', 'percentile_interval', 'majority_vote', 'content_hash',
+           'file_digest', 'atomic_path', 'atomic_write', 'folder_lock', 'is_small_count', 'mask_count',
+           'FairlibInputError', 'UnknownMetricError']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
-class FairlibInputError(ValueError):
-    "Bad input to a fairlib function; `argument` names the offending parameter."
+from .constraints import FairlibInputError, UnknownMetricError  # noqa: F401 -- re-exported: defined with the mechanism
+from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, PathLike, PositiveInt, Text
+from .constraints import Unchecked, constrained
 
-    def __init__(self, argument: str, problem: str, func: str | None = None):
-        self.argument, self.problem, self.func = argument, problem, func
-        where = f" in {func}()" if func else ""
-        super().__init__(f"argument `{argument}`{where}: {problem}")
-
-
-class UnknownMetricError(FairlibInputError, KeyError):
-    "A metric name that no registry knows."
-
-    def __str__(self):
-        return ValueError.__str__(self)
+_all_ = ["FairlibInputError", "UnknownMetricError"]
 
 # %% ../nbs/01_core.ipynb #45886bff
+@constrained(
+    x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None, allow_empty=Flag
+)
 def as_1d(x, name: str, func: str | None = None, *, allow_empty: bool = False) -> np.ndarray:
     "Coerce a list, array or Series `x` to a 1-d numpy array, or raise naming `name`."
     if x is None:
@@ -48,6 +42,7 @@ def as_1d(x, name: str, func: str | None = None, *, allow_empty: bool = False) -
     return a
 
 # %% ../nbs/01_core.ipynb #86ea93d9
+@constrained(x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None)
 def check_binary(x, name: str, func: str | None = None) -> np.ndarray:
     "Return `x` as an int8 array of 0/1 labels; booleans and {0,1} floats are accepted."
     a = as_1d(x, name, func)
@@ -64,6 +59,7 @@ def check_binary(x, name: str, func: str | None = None) -> np.ndarray:
     return a.astype(np.int8)
 
 # %% ../nbs/01_core.ipynb #5d6903f1
+@constrained(x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None)
 def check_probability(x, name: str, func: str | None = None) -> np.ndarray:
     "Return `x` as float64 probabilities in [0, 1]; NaN or out-of-range values raise."
     a = as_1d(x, name, func)
@@ -79,6 +75,7 @@ def check_probability(x, name: str, func: str | None = None) -> np.ndarray:
     return a
 
 # %% ../nbs/01_core.ipynb #8d665ce0
+@constrained(func=Text | None)
 def check_same_length(func: str | None = None, **arrays) -> int:
     "Raise if the named arrays differ in length; return the common length."
     lens = {k: len(v) for k, v in arrays.items() if v is not None}
@@ -90,6 +87,12 @@ def check_same_length(func: str | None = None, **arrays) -> int:
     return next(iter(lens.values()))
 
 # %% ../nbs/01_core.ipynb #9eb03456
+@constrained(
+    x=Unchecked("the value under check: this function is the check"),
+    name=Text,
+    func=Text | None,
+    lo=Interval(integer=True),
+)
 def check_int(x, name: str, func: str | None = None, *, lo: int = 1) -> int:
     "Return `x` as an int, raising unless it is an integer (not a bool) >= `lo`."
     if isinstance(x, bool) or not isinstance(x, (numbers.Integral, np.integer)) or x < lo:
@@ -97,6 +100,7 @@ def check_int(x, name: str, func: str | None = None, *, lo: int = 1) -> int:
     return int(x)
 
 # %% ../nbs/01_core.ipynb #a1674e6d
+@constrained(seed=Unchecked("checked here: None, an int >= 0, a SeedSequence or a Generator"))
 def check_rng(seed) -> np.random.Generator:
     "A `numpy.random.Generator` from None, an int, a SeedSequence or a Generator."
     if isinstance(seed, np.random.Generator):
@@ -110,6 +114,7 @@ def check_rng(seed) -> np.random.Generator:
     raise FairlibInputError("seed", f"must be None, an int or a numpy Generator, got {type(seed).__name__}")
 
 # %% ../nbs/01_core.ipynb #ac1736ba
+@constrained(seed=Unchecked("checked here: an int >= 0, a SeedSequence or a Generator"))
 def root_entropy(seed) -> int:
     "One non-negative int from an int, a SeedSequence or a Generator (drawn from it), for deriving cell seeds."
     if isinstance(seed, np.random.Generator):
@@ -135,6 +140,7 @@ def _key_bytes(part) -> bytes:
     return tag + len(b).to_bytes(8, "little") + b
 
 
+@constrained(root=Unchecked("any seed root_entropy accepts; checked there"))
 def cell_seed(root, *key) -> np.random.SeedSequence:
     "A SeedSequence for the cell named by `key` (str or int parts, type-tagged), derived from `root` independently of order."
     h = hashlib.sha256(b"".join(map(_key_bytes, key))).digest()
@@ -142,6 +148,15 @@ def cell_seed(root, *key) -> np.random.SeedSequence:
     return np.random.SeedSequence([root_entropy(root), *words])
 
 # %% ../nbs/01_core.ipynb #f75a10b8
+@constrained(
+    x=Unchecked("the value under check: this function is the check"),
+    name=Text,
+    func=Text | None,
+    lo=Interval(finite=False) | None,
+    hi=Interval(finite=False) | None,
+    lo_open=Flag,
+    hi_open=Flag,
+)
 def check_float(
     x,
     name: str,
@@ -167,6 +182,12 @@ def check_float(
     return v
 
 
+@constrained(
+    x=Unchecked("the value under check: this function is the check"),
+    name=Text,
+    func=Text | None,
+    choices=Unchecked("any collection of allowed values"),
+)
 def check_choice(x, name: str, choices, func: str | None = None):
     "Return `x` if it is one of `choices`, else raise listing them."
     choices = tuple(choices)
@@ -204,6 +225,7 @@ def renamed_arguments(**old_to_new):
     return deco
 
 
+@constrained(new=Text)
 def deprecated_alias(new: str):
     "A read-only property that returns attribute `new`, with a DeprecationWarning (for renamed result fields)."
 
@@ -214,6 +236,11 @@ def deprecated_alias(new: str):
     return property(get, doc=f"Deprecated alias of `{new}`.")
 
 # %% ../nbs/01_core.ipynb #eb1b4375
+@constrained(
+    sizes=Unchecked("checked here with its own message: a non-empty 1-d array, non-negative, positive total"),
+    total=NonNegativeInt,
+    cap=Array(lo=0) | None,
+)
 def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
     "Split the int `total` over `sizes` in proportion (Hamilton / largest-remainder), optionally capped per entry."
     s = np.asarray(sizes, dtype=float)
@@ -243,6 +270,11 @@ def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
     return out
 
 
+@constrained(
+    values=Array(ndim=None, min_size=0, allow_nan=True),
+    confidence_level=Interval(0, 1, closed="neither"),
+    axis=Interval(integer=True),
+)
 def percentile_interval(values, *, confidence_level: float = 0.95, axis: int = 0):
     "Percentile interval (low, high) of resampled `values`, ignoring NaN; NaN where no value is defined."
     level = check_float(
@@ -256,6 +288,7 @@ def percentile_interval(values, *, confidence_level: float = 0.95, axis: int = 0
     return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
 
+@constrained(values=Array(ndim=None, min_size=0, allow_nan=True, binary=True))
 def majority_vote(values) -> float:
     "Majority of 0/1 `values` ignoring NaN: 1.0, 0.0, or NaN on a tie or when nothing is defined."
     v = np.asarray(values, dtype=float)
@@ -320,6 +353,7 @@ def content_hash(*parts) -> str:
     return h.hexdigest()
 
 
+@constrained(path=PathLike, chunk=PositiveInt)
 def file_digest(path, chunk: int = 1 << 20) -> str:
     "sha256 hex digest of a file's bytes."
     p = Path(path)
@@ -332,6 +366,7 @@ def file_digest(path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+@constrained(path=PathLike)
 @contextmanager
 def atomic_path(path):
     "Yield a temporary path beside `path`; on success it is renamed onto `path`, on error removed."
@@ -350,6 +385,7 @@ def atomic_path(path):
             os.remove(tmp)
 
 
+@constrained(path=PathLike, data=Instance(str, bytes, bytearray, label="str or bytes"))
 def atomic_write(path, data) -> Path:
     "Write `data` (str or bytes) to `path` atomically (temp file + rename)."
     with atomic_path(path) as tmp:
@@ -360,6 +396,7 @@ def atomic_write(path, data) -> Path:
 LOCK_FILE = ".fairlib.lock"
 
 
+@constrained(folder=PathLike, what=Text, func=Text | None)
 @contextmanager
 def folder_lock(folder, what: str = "a fairlib run", func: str | None = None):
     """Hold an exclusive lock on `folder` (`fcntl.flock` on its `.fairlib.lock`, which notes the holder's pid, host
@@ -403,6 +440,7 @@ def folder_lock(folder, what: str = "a fairlib run", func: str | None = None):
 SMALL_CELL_THRESHOLD = 11  # counts 1..SMALL_CELL_THRESHOLD-1 are never shown
 
 
+@constrained(n=Unchecked("any value: only a finite number from 1 to 10 is a small count"))
 def is_small_count(n) -> bool:
     "True for a count that must not be published (1 <= n < SMALL_CELL_THRESHOLD)."
     try:
@@ -412,6 +450,7 @@ def is_small_count(n) -> bool:
     return bool(np.isfinite(v) and 0 < v < SMALL_CELL_THRESHOLD)
 
 
+@constrained(n=Unchecked("a count (or NaN) shown as text"))
 def mask_count(n) -> str:
     "A count as text for messages: the number, or '<11' when it is a small cell."
     return f"<{SMALL_CELL_THRESHOLD}" if is_small_count(n) else (str(int(n)) if float(n).is_integer() else str(n))
