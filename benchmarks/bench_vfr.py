@@ -7,7 +7,7 @@ fairlib and the bound alternating (round by round, so both see the same machine 
 of each is kept; the spread of the round-by-round ratios is printed beside the ratio of the bests.
 
     python benchmarks/bench_vfr.py                 # the paper's audit partition size, 185,026 records
-    python benchmarks/bench_vfr.py --predictions runs/work/vfr/predictions.pkl   # a trained panel
+    python benchmarks/bench_vfr.py --predictions runs/work/vfr/predictions.npz   # a trained panel
 
 The audit partition is the twin cohort's 80/20 audit partition (185,026 records, the paper's size);
 without --predictions the twelve "models" are synthetic score vectors (noisy functions of the label
@@ -24,6 +24,7 @@ import pandas as pd
 
 from fairlib.core import check_rng, cell_seed, root_entropy
 from fairlib.counts import AUDIT_METRICS
+from fairlib.results import load_frame
 from fairlib.vfr.axis1 import ATTRIBUTES, vfr_grid
 from fairlib.resample import (
     AUDIT_SIZES,
@@ -164,7 +165,7 @@ def main(argv=None):
     ap.add_argument("--R", type=int, default=30, help="Axis 2 subsamples per size")
     ap.add_argument("--n-audit", type=int, default=185_026)
     ap.add_argument("--models", type=int, default=12)
-    ap.add_argument("--predictions", help="long predictions pickle from nbs/papers/vfr/02_panel (work_dir)")
+    ap.add_argument("--predictions", help="predictions table (npz, save_frame) from nbs/papers/vfr/02_panel")
     ap.add_argument("--naive-K", type=int, default=20, help="resamples per timed cell for plain index resampling")
     ap.add_argument("--naive-R", type=int, default=3, help="subsamples per timed (cell, size) for index subsampling")
     ap.add_argument("--fairlearn", action="store_true", help="also time fairlearn MetricFrame (slow)")
@@ -181,7 +182,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     if a.predictions:
-        pred = pd.read_pickle(a.predictions)
+        pred = load_frame(a.predictions)  # never a pickle: allow_pickle=False
         source = a.predictions
     else:
         pred, source = audit_partition(a.n_audit, a.models)
