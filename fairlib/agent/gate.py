@@ -90,9 +90,9 @@ def policy_gate(
         inb = [bmap[(v, a)].contains(x)[()] for v, x in zip(g.vignette, vals) if (v, a) in bmap]
         cap = float(np.mean(inb)) if inb else np.nan
         gate = anti_gaming_gate(
-            capability=cap if inb else 1.0,
+            capability=cap,  # NaN without bands: unmeasured, so the entry is withheld (never passed)
             entropy=ent,
-            n_straddling=n_strad if inb else min_straddling,
+            n_straddling=n_strad,
             min_capability=min_capability,
             min_entropy=min_entropy,
             min_straddling=min_straddling,
