@@ -351,6 +351,16 @@ class FourFifthsVerdict(Result):
     reason: str | None = None
     _title = "Four-fifths rule"
 
+    def _check_consistent(self, func: str) -> None:
+        r = float(self.ratio)
+        expect = None if np.isnan(r) else bool(r >= float(self.threshold))
+        if self.passed != expect:
+            raise FairlibInputError(
+                "passed",
+                f"is {self.passed!r} but ratio {r!r} against threshold {self.threshold!r} gives {expect!r}",
+                func,
+            )
+
     def __post_init__(self):
         if not isinstance(self.selection_rates, pd.Series):  # back from JSON
             object.__setattr__(

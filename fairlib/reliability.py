@@ -87,6 +87,24 @@ class VFRResult(Result):
     reason: str | None = None  # why something is undefined / degenerate / not auditable
     metric_values: np.ndarray = field(default=None, compare=False)  # the K resampled values M
     _title = "Verdict Flip Rate (Axis 1)"
+
+    def _check_consistent(self, func: str) -> None:
+        n_def = int(self.n_resamples) - int(self.n_undefined)
+        if not 0 <= int(self.n_pass) <= max(n_def, 0):
+            raise FairlibInputError("n_pass", f"{self.n_pass} is not within 0..{n_def} defined resamples", func)
+        if self.dominant_verdict == "Undefined":
+            if not np.isnan(float(self.vfr)):
+                raise FairlibInputError("vfr", f"is {self.vfr!r} for an Undefined dominant verdict (must be NaN)", func)
+            return
+        dom = "Pass" if self.n_pass > n_def / 2 else "Fail"
+        vfr = min(self.n_pass, n_def - self.n_pass) / n_def if n_def else np.nan
+        if self.dominant_verdict != dom:
+            raise FairlibInputError(
+                "dominant_verdict", f"is {self.dominant_verdict!r} but {self.n_pass} of {n_def} resamples pass", func
+            )
+        if not abs(float(self.vfr) - vfr) <= 1e-12:
+            raise FairlibInputError("vfr", f"is {self.vfr!r} but {self.n_pass} of {n_def} passing gives {vfr!r}", func)
+
     K = deprecated_alias("n_resamples")
     N = deprecated_alias("resample_size")
     ci95 = deprecated_alias("ci")

@@ -276,7 +276,12 @@ class Result:
         _check_loaded(cls, d, f"{cls.__name__}.from_json")  # kinds, ranges, and verdicts against value and rule
         names = {f.name for f in dataclasses.fields(cls)}
         vals = {k: _restore(cls, k, _from_jsonable(v)) for k, v in d.items() if k in names}
-        return cls(**vals)
+        out = cls(**vals)
+        out._check_consistent(f"{cls.__name__}.from_json")  # a class's own verdict fields against their numbers
+        return out
+
+    def _check_consistent(self, func: str) -> None:
+        "Raise a FairlibInputError when a loaded verdict field disagrees with the numbers it is computed from."
 
 # %% ../nbs/01a_results.ipynb #55d5a12b
 FRAME_FORMAT = "fairlib-frame-1"  # written into every frame file; load_frame reads no other

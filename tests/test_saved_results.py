@@ -276,3 +276,31 @@ def test_a_threshold_beyond_the_rules_six_figures_is_not_refused():
     r = fl.audit(y, yh, sensitive_features=g, thresholds={"DI": di + 1e-9})
     assert r.verdicts["DI"] == "Fail"
     assert fl.AuditResult.from_json(r.to_json()).verdicts["DI"] == "Fail"
+
+
+def test_single_verdict_fields_are_recomputed_on_load():
+    "FourFifthsVerdict.passed and VFRResult.dominant_verdict / vfr must agree with the numbers they come from."
+    import json
+
+    import numpy as np
+
+    import fairlib as fl
+
+    rng = np.random.default_rng(5)
+    y, yp, g = rng.integers(0, 2, 400), rng.integers(0, 2, 400), rng.choice(["a", "b"], 400)
+    v = fl.four_fifths_rule(y, yp, sensitive_features=g)
+    assert type(v).from_json(v.to_json()).passed == v.passed
+    d = json.loads(v.to_json())
+    d["passed"] = not d["passed"]
+    with pytest.raises(FairlibInputError, match="`passed`"):
+        type(v).from_json(json.dumps(d))
+    r = fl.verdict_flip_rate(y, yp, sensitive_features=g, metric="SPD", n_resamples=40, seed=0)
+    assert type(r).from_json(r.to_json()).vfr == r.vfr
+    d = json.loads(r.to_json())
+    d["dominant_verdict"] = "Fail" if d["dominant_verdict"] == "Pass" else "Pass"
+    with pytest.raises(FairlibInputError, match="`dominant_verdict`"):
+        type(r).from_json(json.dumps(d))
+    d = json.loads(r.to_json())
+    d["vfr"] = 0.0 if r.vfr > 0 else 0.25
+    with pytest.raises(FairlibInputError, match="`vfr`"):
+        type(r).from_json(json.dumps(d))
