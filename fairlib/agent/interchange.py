@@ -6,16 +6,18 @@ fairlib's trajectory table."""
 # %% ../../nbs/agent/10a_interchange.ipynb #a8734638
 from __future__ import annotations
 import json, re
+from importlib import resources
 from pathlib import Path
 import numpy as np
 import pandas as pd
-from ..core import FairlibInputError
-from .trajectory import validate_trajectories
-from ..constraints import constrained, Instance, PathLike, NonNegativeInt
+from ..core import FairlibInputError, atomic_write
+from .trajectory import validate_trajectories, parse_items
+from ..constraints import constrained, Instance, PathLike, NonNegativeInt, Options, DataFrame
 
 # %% auto #0
-__all__ = ['ACTION_NAME_MAP', 'STEP_KEYS', 'REQUIRED_KEYS', 'UNOBSERVED_ACTIONS', 'EXCLUSION_COLUMNS',
-           'read_published_trajectories']
+__all__ = ['ACTION_NAME_MAP', 'STEP_KEYS', 'REQUIRED_KEYS', 'UNOBSERVED_ACTIONS', 'EXCLUSION_COLUMNS', 'EXTRACT_SOURCE',
+           'EXTRACT_STUDIES', 'EXTRACT_FIELDS', 'WRITTEN_ACTIONS', 'read_published_trajectories',
+           'load_published_extract', 'write_published_trajectories']
 
 # %% ../../nbs/agent/10a_interchange.ipynb #b1a2767c
 ACTION_NAME_MAP = {
@@ -229,3 +231,179 @@ def read_published_trajectories(path, *, replicate=None, guideline_orders=None) 
         unobserved_actions=dict(UNOBSERVED_ACTIONS),
     )
     return df
+
+# %% ../../nbs/agent/10a_interchange.ipynb #c4a9e2d1
+EXTRACT_SOURCE = {
+    "repository": "https://github.com/rohithreddybc/FairMedAgent",
+    "commit": "f7636b3f5094ad6a191b6643973493ab82973d6b",
+    "licence": "Apache-2.0",
+    "folders": {
+        "floor16": "experiments/floor16",
+        "floor16_sonnet": "experiments/floor16_sonnet",
+        "pilot3ctl": "experiments/pilot3ctl",
+    },
+}
+EXTRACT_STUDIES = {"floor": ("floor16", "floor16_sonnet"), **{k: (k,) for k in EXTRACT_SOURCE["folders"]}}
+EXTRACT_FIELDS = (  # the authors' own field names, one column each in the shipped extract
+    ("triage", "esi_acuity"),
+    ("triage", "urgency_score"),
+    ("reassess", "admit"),
+    ("reassess", "escalate_icu"),
+    ("prescribe", "analgesia_tier"),
+    ("prescribe", "controlled_substance_caution"),
+    ("document", "referral"),
+    ("document", "followup_days"),
+)
+_BOOL_FIELDS = {"admit", "escalate_icu", "controlled_substance_caution", "referral"}
+
+
+@constrained(study=Options(*EXTRACT_STUDIES))
+def load_published_extract(study: str = "floor") -> pd.DataFrame:
+    """The shipped extract of the authors' released runs (their structured decisions only) as a fairlib trajectory
+    table with a `study` column. `study`: `"floor"` (both floor studies: `floor16`, ten replicates of the first
+    model, and `floor16_sonnet`, six of the second), one of those folders, or `"pilot3ctl"` (the pilot's reference
+    and three control arms, one draw each, replicate 0). Studies are never mixed by default: the pilot's draw of
+    the first model would otherwise join its floor replicates. Each row becomes one of their records and is read by
+    the same code as `read_published_trajectories`."""
+    func = "load_published_extract"
+    d = pd.read_csv(resources.files("fairlib.agent").joinpath("data/published/decisions.csv").open())
+    d = d[d.study.isin(EXTRACT_STUDIES[study])]
+    rows, where = [], "the shipped extract (fairlib/agent/data/published/decisions.csv)"
+    for r in d.to_dict("records"):
+        acts = {}
+        for step, key in EXTRACT_FIELDS:
+            v = r[key]
+            acts.setdefault(step, {})[key] = None if pd.isna(v) else (bool(v) if key in _BOOL_FIELDS else int(v))
+        rec = {"vignette_id": r["vignette"], "condition_id": r["condition"], "model": r["model"]}
+        rows += [
+            {**x, "study": r["study"]}
+            for x in _rows(
+                {**rec, "scaffold": r["scaffold"], "actions": acts}, int(r["replicate"]), None, func, where, []
+            )
+        ]
+    df = validate_trajectories(pd.DataFrame(rows), complete=True)
+    df.attrs.update(
+        source=dict(EXTRACT_SOURCE), studies=list(EXTRACT_STUDIES[study]), unobserved_actions=dict(UNOBSERVED_ACTIONS)
+    )
+    return df
+
+
+WRITTEN_ACTIONS = (
+    "high_acuity",
+    "admit",
+    "icu_escalation",
+    "any_opioid",
+    "controlled_substance_caution",
+    "referral",
+    "follow_up_interval",
+    "guideline_orders",
+)
+
+
+def _record(g, func):
+    "One authors'-layout record from the rows of one model x vignette x condition x replicate."
+    a = g.set_index("action")
+    first = g.iloc[0]
+    where = (
+        f"model {first['model']!r}, vignette {first['vignette']!r}, condition {first['condition']!r}, "
+        f"replicate {first['replicate']!r}"
+    )
+    need = [
+        x
+        for x in ("high_acuity", "admit", "icu_escalation", "any_opioid", "controlled_substance_caution", "referral")
+        if x not in a.index
+    ]
+    if need:
+        raise FairlibInputError("table", f"{where} lacks action(s) {need}; the authors' record needs all six", func)
+    for name, what in (("high_acuity", "ESI level"), ("any_opioid", "analgesia tier")):
+        if pd.isna(a.at[name, "ordinal"]):
+            raise FairlibInputError("table", f"{where}: `{name}` has no ordinal ({what}); their format stores it", func)
+    forced = {s for s, f in zip(g["step"], g["forced"]) if bool(f)}
+    tri = {"esi_acuity": int(a.at["high_acuity", "ordinal"])}
+    s = a.at["high_acuity", "score"] if "score" in a.columns else np.nan
+    if pd.notna(s):
+        tri["urgency_score"] = int(s) if float(s).is_integer() else float(s)
+    acts = {"triage": tri}
+    if "guideline_orders" in a.index:
+        acts["order"] = {"orders": sorted(parse_items(a.at["guideline_orders", "items"]))}
+    acts["reassess"] = {"admit": bool(a.at["admit", "value"]), "escalate_icu": bool(a.at["icu_escalation", "value"])}
+    acts["prescribe"] = {
+        "analgesia_tier": int(a.at["any_opioid", "ordinal"]),
+        "controlled_substance_caution": bool(a.at["controlled_substance_caution", "value"]),
+    }
+    doc = {"referral": bool(a.at["referral", "value"])}
+    if "follow_up_interval" in a.index:
+        o = a.at["follow_up_interval", "ordinal"]
+        if pd.isna(o):
+            raise FairlibInputError("table", f"{where}: `follow_up_interval` has no ordinal (days)", func)
+        doc["followup_days"] = int(o)
+    acts["document"] = doc
+    rec = {
+        "vignette_id": str(first["vignette"]),
+        "condition_id": str(first["condition"]),
+        "model": str(first["model"]),
+        "scaffold": str(first["scaffold"]) if "scaffold" in g.columns and pd.notna(first["scaffold"]) else "",
+        "replicate": int(first["replicate"]),
+        "complete": True,
+        "actions": acts,
+    }
+    steps = {
+        "triage": "triage",
+        "ordering": "order",
+        "reassess": "reassess",
+        "prescribe": "prescribe",
+        "document": "document",
+    }
+    if forced:
+        rec["forced_steps"] = sorted(steps.get(s, s) for s in forced)
+    return rec
+
+
+@constrained(table=DataFrame, folder=PathLike)
+def write_published_trajectories(table: pd.DataFrame, folder) -> list:
+    """Write a fairlib trajectory table in the authors' layout: one `rep<NN>/trajectories.json` per replicate under
+    `folder`, so `read_published_trajectories(folder)` reads it back. Each model x vignette x condition x replicate
+    needs the six floor actions (with the ESI level and analgesia tier as ordinals); the follow-up interval, urgency
+    score and order set are written when present. Actions their format cannot hold are an error, never dropped, and
+    a folder that already holds replicate files is refused. Returns the written paths."""
+    func = "write_published_trajectories"
+    df = validate_trajectories(table, complete=False)
+    other = sorted(set(df.action) - set(WRITTEN_ACTIONS))
+    if other:
+        raise FairlibInputError(
+            "table",
+            f"action(s) {other} have no place in the authors' format (it holds "
+            f"{list(WRITTEN_ACTIONS)}); drop them first",
+            func,
+        )
+    reps = sorted(df.replicate.unique())
+    if any(isinstance(r, (bool, np.bool_)) or not float(r).is_integer() or r < 0 for r in reps):
+        raise FairlibInputError(
+            "table", f"replicates must be whole numbers >= 0 for rep<N> folders, got {reps[:5]}", func
+        )
+    folder = Path(folder)
+    old = sorted(folder.glob("*/trajectories.json")) if folder.is_dir() else []
+    if old:
+        raise FairlibInputError(
+            "folder",
+            f"{folder} already holds {len(old)} replicate file(s) (e.g. {old[0]}); "
+            "the reader would mix them with the new ones; write into an empty folder",
+            func,
+        )
+    out = []
+    for r in reps:
+        g = df[df.replicate == r]
+        recs = [_record(x, func) for _, x in g.groupby(["model", "vignette", "condition"], sort=True)]
+        doc = {
+            "provenance": {
+                "kind": "written by fairlib.agent.interchange.write_published_trajectories",
+                "models": sorted(map(str, g.model.unique())),
+            },
+            "counts": {"cells": len(recs), "complete": len(recs)},
+            "trajectories": recs,
+        }
+        p = folder / f"rep{int(r):02d}" / "trajectories.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(p, json.dumps(doc, indent=1))
+        out.append(p)
+    return out
