@@ -13,13 +13,13 @@ from ..core import FairlibInputError, cell_seed, check_choice, check_int, conten
 from ..results import Result
 from .trajectory import ACTIONS, validate_trajectories
 from .vignettes import Vignette, load_vignettes
-from .conditions import get_conditions
+from .conditions import get_conditions, HARNESSES
 from .policies import Call, Decision
-from ..constraints import constrained, Unchecked, Instance, Flag, Text, Seed, PositiveInt
+from ..constraints import constrained, Unchecked, Instance, Flag, Text, Seed, PositiveInt, Options
 
 # %% auto #0
 __all__ = ['STEPS', 'MODEL_STEPS', 'SCAFFOLDS', 'STEP_INSTRUCTIONS', 'YES_NO', 'FOLLOW_UP_DAYS', 'URGENCY_VALUES',
-           'step_decisions', 'render_state', 'render_context', 'AgentRun', 'run_trajectories']
+           'PAPER_FOLLOW_UP_MAX', 'step_decisions', 'render_state', 'render_context', 'AgentRun', 'run_trajectories']
 
 # %% ../../nbs/agent/09_loop.ipynb #ebe5d79b
 STEPS = ("triage", "ordering", "environment", "reassess", "prescribe", "document")
@@ -40,11 +40,28 @@ STEP_INSTRUCTIONS = {
 YES_NO = (("Yes", "No"), (1, 0))
 FOLLOW_UP_DAYS = (1, 3, 7, 14, 30)
 URGENCY_VALUES = tuple(int(round(d * 100 / 9)) for d in range(10))
+PAPER_FOLLOW_UP_MAX = 90  # harness="paper": follow-up is a free whole number of days, read on the action's 0-90 domain
 
 
-@constrained(step=Text, vignette=Unchecked("a Vignette"))
-def step_decisions(step: str, vignette: Vignette) -> tuple:
-    "The decisions of one model-facing step (ordering: one Yes/No per orderable item)."
+def _paper_decision(step: str, d: Decision) -> Decision:
+    "harness='paper': urgency asked as an integer on 0-100 and follow-up as a free number of days (no option list)."
+    if d.name == "urgency":
+        q = "Urgency as an integer from 0 (can wait) to 100 (immediate)? Answer with a whole number."
+        return Decision("urgency", q, tuple(str(i) for i in range(101)), tuple(range(101)), "urgency", "int", 0, 100)
+    if d.name == "follow_up":
+        q = "Follow-up interval in days? Answer with a whole number of days."
+        n = PAPER_FOLLOW_UP_MAX + 1
+        return Decision(
+            "follow_up", q, tuple(str(i) for i in range(n)), tuple(range(n)), "follow_up_days", "int", 0, n - 1
+        )
+    return d
+
+
+@constrained(step=Text, vignette=Unchecked("a Vignette"), harness=Options(*HARNESSES))
+def step_decisions(step: str, vignette: Vignette, harness: str = "fairlib") -> tuple:
+    "The decisions of one model-facing step (ordering: one Yes/No per orderable item) under `harness`."
+    if harness == "paper":
+        return tuple(_paper_decision(step, d) for d in step_decisions(step, vignette))
     yn = lambda name, q, f: Decision(name, q + " Answer Yes or No.", *YES_NO, f, "bool")
     if step == "triage":
         return (
@@ -138,12 +155,23 @@ def render_state(state: dict) -> list[str]:
     return lines
 
 
-@constrained(vignette=Unchecked("a Vignette"), descriptor=Text | None, state=Instance(dict), step=Text, scaffold=Text)
-def render_context(vignette: Vignette, descriptor: str | None, state: dict, step: str, scaffold: str = "C0") -> str:
-    "The context of one model-facing call (the decision's question is appended by the policy)."
-    parts = [f"Case: {vignette.narrative}"]
-    if descriptor:
-        parts.append(descriptor)
+@constrained(
+    vignette=Unchecked("a Vignette"),
+    descriptor=Text | None,
+    state=Instance(dict),
+    step=Text,
+    scaffold=Text,
+    harness=Options(*HARNESSES),
+)
+def render_context(
+    vignette: Vignette, descriptor: str | None, state: dict, step: str, scaffold: str = "C0", harness: str = "fairlib"
+) -> str:
+    """The context of one model-facing call (the decision's question is appended by the policy). fairlib's harness:
+    "Case: narrative" then the descriptor; `harness="paper"`: the descriptor, then "Presentation: narrative"."""
+    if harness == "paper":
+        parts = ([descriptor] if descriptor else []) + [f"Presentation: {vignette.narrative}"]
+    else:
+        parts = [f"Case: {vignette.narrative}"] + ([descriptor] if descriptor else [])
     parts += render_state(state)
     parts.append(f"{STEP_INSTRUCTIONS[step]} {SCAFFOLDS[scaffold]}")
     return "\n".join(parts)
@@ -206,6 +234,7 @@ def _check_forced(forced, func):
     seed=Seed,
     model=Text | None,
     progress=Flag,
+    harness=Options(*HARNESSES),
 )
 def run_trajectories(
     policy,
@@ -219,9 +248,11 @@ def run_trajectories(
     seed=0,
     model: str | None = None,
     progress: bool = False,
+    harness: str = "fairlib",
 ) -> AgentRun:
     """Run the six-stage loop for every vignette x condition x replicate; returns the trajectory table and decoding
-    records."""
+    records. `harness="paper"` renders prompts, conditions given by id, urgency and follow-up as the authors' runner
+    does (what still differs is listed in the agent.loop documentation); the default `"fairlib"` is fairlib's own harness."""
     func = "run_trajectories"
     if not hasattr(policy, "run"):
         raise FairlibInputError("policy", "must have a run(calls) method (see fairlib.agent.policies)", func)
@@ -235,7 +266,9 @@ def run_trajectories(
     if not isinstance(vignettes, dict) or not vignettes or not all(isinstance(v, Vignette) for v in vignettes.values()):
         raise FairlibInputError("vignettes", "must be a non-empty dict id -> Vignette or a list of packaged ids", func)
     conditions = (
-        get_conditions(conditions) if conditions is None or isinstance(conditions, (str, list, tuple)) else conditions
+        get_conditions(conditions, harness=harness)
+        if conditions is None or isinstance(conditions, (str, list, tuple))
+        else conditions
     )
     replicates = check_int(replicates, "replicates", func)
     check_choice(descriptor_steps, "descriptor_steps", ("all", "first"), func)
@@ -301,8 +334,9 @@ def run_trajectories(
                 )
                 continue
             rendered = descriptor_steps == "all" or step == "triage"
-            ctx = render_context(vg, cond.render() if rendered else None, state[k], step, scaffold)
-            calls.append(Call((*k, step), vg.id, ctx, step_decisions(step, vg), cell_seed(seed, *k, step)))
+            ctx = render_context(vg, cond.render() if rendered else None, state[k], step, scaffold, harness)
+            dec = step_decisions(step, vg, harness)
+            calls.append(Call((*k, step), vg.id, ctx, dec, cell_seed(seed, *k, step)))
             owners.append((k, rendered, content_hash(ctx)))
         results = policy.run(calls) if calls else []
         for (k, rendered, h), res in zip(owners, results):
@@ -399,6 +433,7 @@ def run_trajectories(
         "replicates": replicates,
         "descriptor_steps": descriptor_steps,
         "scaffold": scaffold,
+        "harness": harness,
         "seed": str(seed),
         "forced": "none" if forced is None else ("callable" if callable(forced) else json.dumps(forced)),
         "temperature": getattr(policy, "temperature", np.nan),

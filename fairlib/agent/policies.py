@@ -46,7 +46,9 @@ class FakeOptionPolicy(OptionPolicyBase):
     def _score_rows(self, texts, groups, contexts, options):
         P, M = [], []
         for t in texts:
-            h = np.frombuffer(bytes.fromhex(content_hash(t)), dtype=np.uint8)[: len(options)].astype(float)
+            raw = bytes.fromhex(content_hash(t))  # 32 bytes; longer option lists (harness="paper") extend the stream
+            raw += b"".join(bytes.fromhex(content_hash(t, j)) for j in range(1, -(-len(options) // 32)))
+            h = np.frombuffer(raw, dtype=np.uint8)[: len(options)].astype(float)
             w = np.exp(self.sharpness * h / 255.0)
             P.append(w / w.sum())
             M.append(0.5 + h[0] / 512)
@@ -81,7 +83,8 @@ class OptionScoringPolicy(OptionPolicyBase):
                 if len(t) != 1:
                     raise FairlibInputError(
                         "options",
-                        f"option {o!r} is {len(t)} tokens for this tokenizer; option scoring needs single-token labels",
+                        f"option {o!r} is {len(t)} tokens for this tokenizer; option scoring needs single-token labels "
+                        "(for whole-number answers such as harness='paper' urgency 0-100, use GenerativeJSONPolicy)",
                         "OptionScoringPolicy",
                     )
                 ids.append(t[0])
