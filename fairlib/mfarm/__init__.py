@@ -30,8 +30,10 @@ from . import experiments
 from .experiments import *  # noqa: F403
 from . import plots
 from .plots import *  # noqa: F403
+from . import claims
+from .claims import *  # noqa: F403
 
-__all__ = sorted({n for m in (cleaning, mimic, twin_ed, twin_vocab, twin, benchmark, instrument, matrix, submetrics, score, reliability, experiments, plots) for n in m.__all__})
+__all__ = sorted({n for m in (cleaning, mimic, twin_ed, twin_vocab, twin, benchmark, instrument, matrix, submetrics, score, reliability, experiments, plots, claims) for n in m.__all__})
 
 
 def __getattr__(name):

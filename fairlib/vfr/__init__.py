@@ -34,8 +34,10 @@ from . import figures
 from .figures import *  # noqa: F403
 from . import report
 from .report import *  # noqa: F403
+from . import claims
+from .claims import *  # noqa: F403
 
-__all__ = sorted({n for m in (texas, twin, cohort, features, panel, axis1, axis2, axis3, tiers, selection, baselines, robustness, figures, report) for n in m.__all__} | {'AUDIT_SIZES', 'AuditData', 'MAX_UNDEFINED_SHARE', 'METHODS', 'ResampleSizeWarning', 'TAU_VFR', 'VFRResult', 'audit_data', 'draw_counts', 'draw_counts_bins', 'draw_subsample_bins', 'draw_subsample_bins_shared', 'draw_subsample_counts', 'index_resample_values', 'index_subsample_values', 'metric_at', 'summarise_resamples', 'verdict_flip_rate'})
+__all__ = sorted({n for m in (texas, twin, cohort, features, panel, axis1, axis2, axis3, tiers, selection, baselines, robustness, figures, report, claims) for n in m.__all__} | {'AUDIT_SIZES', 'AuditData', 'MAX_UNDEFINED_SHARE', 'METHODS', 'ResampleSizeWarning', 'TAU_VFR', 'VFRResult', 'audit_data', 'draw_counts', 'draw_counts_bins', 'draw_subsample_bins', 'draw_subsample_bins_shared', 'draw_subsample_counts', 'index_resample_values', 'index_subsample_values', 'metric_at', 'summarise_resamples', 'verdict_flip_rate'})
 
 
 def __getattr__(name):
