@@ -318,7 +318,9 @@ def test_helpers_against_hand_oracles():
 def test_paper_opioid_labels_exact_names_and_drop_unknown(op_twin):
     """Oracle from the raw prescriptions: Yes iff a lower-cased, stripped drug string equals a listed opioid name;
     'unknown' (a string only contains one) is dropped; the last admission per subject is kept."""
-    b = M.build_opioid(op_twin, seed=0, rules="paper", **RAW)
+    dx = op_twin["hosp/diagnoses_icd"][["icd_code", "icd_version"]].drop_duplicates()
+    titled = {**op_twin, "hosp/d_icd_diagnoses": dx.assign(long_title="title of " + dx["icd_code"].astype(str))}
+    b = M.build_opioid(titled, seed=0, rules="paper", **RAW)  # the paper rules also read the ICD titles
     rx = op_twin["hosp/prescriptions"]
     names = set(M.OPIOIDS)
     by = rx.assign(d=rx["drug"].astype(str).str.lower().str.strip()).groupby("hadm_id")["d"].apply(list).to_dict()

@@ -139,7 +139,11 @@ def test_real_root_through_auto(monkeypatch):
     monkeypatch.setenv("FAIRLIB_MIMIC_ROOT", str(FIX / "good"))
     df = P.prompt_table("opioid", source="auto")
     assert "real credentialed copy" in df.attrs["source"] and "SYNTHETIC" not in df.attrs["source"]
-    assert set(df["case_id"]) <= {"op-3001", "op-3002", "op-3003", "op-3004"} and len(df) % 39 == 0
+    # the paper instrument on real data uses the authors' rules: the last admission of subject 201 (3010)
+    assert df.attrs["rules"] == "paper" and len(df) % 39 == 0
+    assert set(df["case_id"]) <= {"op-3010", "op-3002", "op-3003", "op-3004"}
+    fair = P.prompt_table("opioid", source="auto", rules="fairlib")
+    assert set(fair["case_id"]) <= {"op-3001", "op-3002", "op-3003", "op-3004"} and len(fair) % 39 == 0
     monkeypatch.setenv("FAIRLIB_MIMIC_ROOT", "")
     with pytest.raises(FairlibInputError, match="mimic_root"):
         P.prompt_table("opioid", source="real")

@@ -13,9 +13,10 @@ from ..core import FairlibInputError
 from ..constraints import Array, PositiveInt, Text, Unchecked, constrained
 
 # %% auto #0
-__all__ = ['MIMIC_COLUMNS', 'ED_TABLES', 'OPIOID_TABLES', 'RACES', 'GENDER_SPECIFIC_ICD', 'GENDER_SPECIFIC_COMPLAINT', 'OPIOIDS',
-           'NOTE_SECTIONS', 'check_tables', 'read_mimic_table', 'map_race', 'is_gender_specific_icd',
-           'neutralize_demographics', 'is_opioid', 'redact_opioids', 'note_sections']
+__all__ = ['MIMIC_COLUMNS', 'ED_TABLES', 'OPIOID_TABLES', 'PAPER_OPIOID_TABLES', 'RACES', 'GENDER_SPECIFIC_ICD',
+           'GENDER_SPECIFIC_COMPLAINT', 'OPIOIDS', 'NOTE_SECTIONS', 'check_tables', 'read_mimic_table', 'map_race',
+           'is_gender_specific_icd', 'neutralize_demographics', 'is_opioid', 'redact_opioids', 'note_sections',
+           'note_allergies']
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #8733e62d
 MIMIC_COLUMNS = {  # table -> columns the builders read (extra columns are tolerated)
@@ -38,7 +39,8 @@ MIMIC_COLUMNS = {  # table -> columns the builders read (extra columns are toler
     "hosp/admissions": ("subject_id", "hadm_id", "admittime", "race"),
     "hosp/prescriptions": ("hadm_id", "drug"),
     "hosp/diagnoses_icd": ("hadm_id", "seq_num", "icd_code", "icd_version"),
-    "icu/icustays": ("hadm_id", "stay_id", "first_careunit", "intime"),
+    "hosp/d_icd_diagnoses": ("icd_code", "icd_version", "long_title"),
+    "icu/icustays": ("hadm_id", "stay_id", "first_careunit", "intime", "los"),
     "note/discharge": ("note_id", "subject_id", "hadm_id", "charttime", "text"),
 }
 
@@ -54,6 +56,7 @@ OPIOID_TABLES = (
     "icu/icustays",
     "note/discharge",
 )
+PAPER_OPIOID_TABLES = OPIOID_TABLES + ("hosp/d_icd_diagnoses",)  # the authors' rules print ICD long titles
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #4417e164
 def _table_file(root: Path, name: str) -> Path | None:
@@ -87,6 +90,11 @@ def check_tables(source, names, func: str | None = None) -> None:
         raise FairlibInputError("source", f"missing MIMIC-IV table(s) {missing}: looked for {looked}", func)
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #29aa92dc
+def _dtypes(cols) -> dict:
+    "ICD codes are read as text: a numeric reading would drop the leading zeros of ICD-9 codes."
+    return {c: str for c in cols if c == "icd_code"}
+
+
 @constrained(
     source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
     name=Text,
@@ -112,7 +120,7 @@ def read_mimic_table(
     if isinstance(source, Mapping):
         out = df[cols].copy()
     else:
-        parts = [c for c in pd.read_csv(path, usecols=cols, chunksize=chunksize, low_memory=False)]
+        parts = [c for c in pd.read_csv(path, usecols=cols, chunksize=chunksize, low_memory=False, dtype=_dtypes(cols))]
         out = pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
     if keep is not None:
         out = out[out[keep[0]].isin(keep[1])]
@@ -301,3 +309,14 @@ def note_sections(text: str) -> dict:
     v = _VITALS_RE.search(out["physical_exam"])
     out["vitals"] = v.group(1).strip() if v else ""
     return out
+
+# %% ../../nbs/mfarm/01_cleaning.ipynb #a11e7a9e
+_ALLERGIES_RE = re.compile(r"^[ \t]*Allergies[ \t]*:(.*?)(?=\n[ \t]*\n[A-Z][^\n]*?:|\Z)", re.M | re.S)
+
+
+@constrained(text=Unchecked("a note text; a non-string (a missing note) gives ''"))
+def note_allergies(text) -> str:
+    """The `Allergies:` block of a discharge note (stripped; '' when absent): it ends at the next blank line followed
+    by a capitalised line holding a colon, as in the mFARM authors' section reader."""
+    m = _ALLERGIES_RE.search(text) if isinstance(text, str) else None
+    return m.group(1).strip() if m else ""

@@ -11,10 +11,10 @@ import pandas as pd
 import functools
 from typing import Mapping
 from ..core import FairlibInputError, cell_seed, check_choice, check_rng, largest_remainder
-from .benchmark import load_benchmark
+from .benchmark import load_benchmark, resolve_source
 from .mimic import check_task
 from .cleaning import RACES
-from .mimic import BENCHMARK_SPLITS
+from .mimic import BENCHMARK_SPLITS, COHORT_RULES
 from ..constraints import Array, DataFrame, Interval, PositiveInt, Seed, Share, Text, Unchecked, constrained
 
 # %% auto #0
@@ -113,6 +113,8 @@ OPIOID_LABELS = {
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #6bd3fab2
 def _blank(x) -> bool:
+    if isinstance(x, (list, tuple, np.ndarray)):  # a list of titles
+        return len(x) == 0
     return x is None or (not isinstance(x, str) and pd.isna(x)) or (isinstance(x, str) and not x.strip())
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #39db63c1
@@ -351,21 +353,9 @@ def sample_protocol(
     share = spec["share_yes"] if share_yes is None else share_yes
     n_yes = int(n * share)
     n_no = n - n_yes
-    idcol = next(
-        (
-            c
-            for c in ("stay_id", "hadm_id")
-            if c in cases.columns and pd.to_numeric(cases[c], errors="coerce").notna().all()
-        ),
-        None,
-    )
-    key = (
-        pd.to_numeric(cases[idcol]).astype("int64")
-        if idcol
-        else cases["case_id"]
-        if "case_id" in cases.columns
-        else pd.Series(cases.index, index=cases.index)
-    )
+    ids = [c for c in ("stay_id", "hadm_id") if c in cases and pd.to_numeric(cases[c], errors="coerce").notna().all()]
+    key = cases["case_id"] if "case_id" in cases.columns else pd.Series(cases.index, index=cases.index)
+    key = pd.to_numeric(cases[ids[0]]).astype("int64") if ids else key
     pools = [np.sort(key[cases["label"].astype(int) == v].unique()) for v in (1, 0)]
     for v, pool, k in zip(("Yes", "No"), pools, (n_yes, n_no)):
         if len(pool) < k:
@@ -431,6 +421,7 @@ def _check_split(split) -> tuple | None:
     instrument=Text,
     tier_set=Text | None,
     protocol=Text | None,
+    rules=Text | None,
 )
 def prompt_table(
     task: str,
@@ -445,17 +436,23 @@ def prompt_table(
     instrument: str = "paper",
     tier_set: str | None = None,
     protocol: str | None = None,
+    rules: str | None = None,
 ) -> pd.DataFrame:
-    "One row per (case, variant, tier) of the mFARM `task` benchmark: prompt text, label, split, length."
+    """One row per (case, variant, tier) of the mFARM `task` benchmark: prompt text, label, split, length. `rules`
+    (cohort rules) defaults to the authors' ('paper') for the paper instrument on real data, else 'fairlib'."""
     check_task(task, "prompt_table")
     check_choice(instrument, "instrument", INSTRUMENTS, "prompt_table")
+    if rules is None:  # the twin keeps fairlib's rules: it has no ICD-title table
+        real = not isinstance(resolve_source(source, "prompt_table"), str)
+        rules = "paper" if instrument == "paper" and real else "fairlib"
+    check_choice(rules, "rules", COHORT_RULES, "prompt_table")
     tier_set = tier_set or ("paper_code" if instrument == "paper" else "fairlib")
     check_choice(tier_set, "tier_set", TIER_SETS, "prompt_table")
     if protocol is not None:
         check_choice(protocol, "protocol", PROTOCOLS, "prompt_table")
     fields = dict(globals()["tier_fields"](task, tier_set), **(tier_fields or {}))
     tiers, splits = _check_tiers(tiers, fields), _check_split(split)
-    bench = load_benchmark(task, source=source, seed=seed)
+    bench = load_benchmark(task, source=source, seed=seed, rules=rules)
     cases = bench.cases if splits is None else bench.cases[bench.cases["split"].isin(splits)]
     if protocol == "paper":
         cases = sample_protocol(cases, "paper", n_cases=n_cases)
@@ -490,6 +487,7 @@ def prompt_table(
     df.attrs["tier_fields"] = {t: tuple(fields[t]) for t in tiers}
     df.attrs.update(
         instrument=instrument,
+        rules=rules,
         tier_set=tier_set,
         system=system_prompt(instrument),
         protocol=protocol or ("all" if n_cases is None else f"subset of {n_cases} (label-stratified)"),

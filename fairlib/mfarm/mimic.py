@@ -18,6 +18,7 @@ from fairlib.mfarm.cleaning import (
     NOTE_SECTIONS as NOTE_SECTIONS,
     OPIOIDS,
     OPIOID_TABLES,
+    PAPER_OPIOID_TABLES,
     RACES as RACES,
     _OPIOID_RE,
     check_tables,
@@ -25,6 +26,7 @@ from fairlib.mfarm.cleaning import (
     is_opioid,
     map_race,
     neutralize_demographics,
+    note_allergies,
     note_sections,
     read_mimic_table,
     redact_opioids,
@@ -344,6 +346,18 @@ def opioid_label_paper(drugs) -> str:
         return "yes"
     return "unknown" if d.str.contains(_OPIOID_RE, na=False).any() else "no"
 
+# %% ../../nbs/mfarm/01_mimic.ipynb #1cd7a11e
+def _icd_titles(df, dxi, names, flow):
+    "The authors' `icd_titles`: long titles of the admission's codes in `seq_num` order; < 15 titled codes kept."
+    key = lambda t: t.assign(
+        icd_code=t["icd_code"].astype(str).str.strip(), icd_version=pd.to_numeric(t["icd_version"])
+    )
+    titled = key(dxi).merge(key(names), on=["icd_code", "icd_version"], how="inner")
+    titles = titled.sort_values(["hadm_id", "seq_num"]).groupby("hadm_id")["long_title"].agg(tuple)
+    df = df.assign(icd_titles=df["hadm_id"].map(titles))
+    df = flow("no ICD code with a title", df[df["icd_titles"].notna()])
+    return flow("15 or more ICD codes", df[df["icd_titles"].map(len) < 15])
+
 # %% ../../nbs/mfarm/01_mimic.ipynb #6ca02ae9
 @constrained(
     source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
@@ -370,26 +384,32 @@ def build_opioid(
     source_label: str | None = None,
     rules: str = "fairlib",
 ) -> Benchmark:
-    "The Opioid benchmark (label YES iff any opioid prescription) from a MIMIC-IV root or table mapping."
+    """The Opioid benchmark (label YES iff any opioid prescription) from a MIMIC-IV root or table mapping;
+    `rules="paper"` adds the authors' fields (allergies, icd_titles, icu_los_days) and uses `anchor_age`."""
     f, seed = "build_opioid", _seed_int(seed)
     check_choice(rules, "rules", COHORT_RULES, f)
-    check_tables(source, OPIOID_TABLES, f)
+    paper = rules == "paper"
+    check_tables(source, PAPER_OPIOID_TABLES if paper else OPIOID_TABLES, f)
     adm, pats = read_mimic_table(source, "hosp/admissions", f), read_mimic_table(source, "hosp/patients", f)
     df = adm.dropna(subset=["hadm_id"]).drop_duplicates("hadm_id")
     flow = _Flow(len(df))
     df["race"] = map_race(df["race"])
     df = flow("race not White/Black/Hispanic/Asian", df[df["race"].notna()])
     df = df.merge(pats, on="subject_id", how="left")
-    df["age"] = _age_at(df["admittime"], df["anchor_age"], df["anchor_year"])
+    age = _age_at(df["admittime"], df["anchor_age"], df["anchor_year"])
+    df["age"] = pd.to_numeric(df["anchor_age"], errors="coerce") if paper else age  # the authors print anchor_age
     df = flow(f"age missing or < {min_age}", df[df["age"].ge(min_age)])
     dxi = read_mimic_table(source, "hosp/diagnoses_icd", f, keep=("hadm_id", set(df["hadm_id"])))
     gdx = set(dxi.loc[is_gender_specific_icd(dxi["icd_code"], dxi["icd_version"]), "hadm_id"])
     df = flow("gender-specific diagnosis", df[~df["hadm_id"].isin(gdx)])
+    if paper:
+        df = _icd_titles(df, dxi, read_mimic_table(source, "hosp/d_icd_diagnoses", f), flow)
     notes = read_mimic_table(source, "note/discharge", f, keep=("hadm_id", set(df["hadm_id"])))
     notes = notes.sort_values(["hadm_id", "charttime", "note_id"]).drop_duplicates("hadm_id", keep="last")
     df = flow("no discharge note", df.merge(notes[["hadm_id", "note_id", "text"]], on="hadm_id", how="inner"))
     secs = pd.DataFrame([note_sections(t) for t in df["text"].fillna("")], index=df.index)
     df = df.join(secs[list(OPIOID_FIELDS)])
+    df["allergies"] = [neutralize_demographics(redact_opioids(note_allergies(t))) for t in df["text"]]
     ok = (df["chief_complaint"].str.len() > 0) & (df["hpi"].str.len() > 0)
     df = flow("inconsistent fields (no chief complaint or HPI)", df[ok])
     if one_per_subject:  # fairlib: the first admission per subject; the authors: the last
@@ -411,11 +431,16 @@ def build_opioid(
     icu = read_mimic_table(source, "icu/icustays", f, keep=("hadm_id", set(df["hadm_id"])))
     first_icu = icu.sort_values(["hadm_id", "intime"]).drop_duplicates("hadm_id").set_index("hadm_id")["first_careunit"]
     df["icu"] = [icu_statement(u) for u in df["hadm_id"].map(first_icu)]
+    if paper:  # total ICU length of stay in days, 0 without an ICU stay
+        los = pd.to_numeric(icu["los"], errors="coerce")
+        df = flow("ICU stay of unknown length", df[~df["hadm_id"].isin(icu.loc[los.isna(), "hadm_id"])])
+        df["icu_los_days"] = df["hadm_id"].map(los.groupby(icu["hadm_id"]).sum()).fillna(0.0).astype(float)
     for c in OPIOID_FIELDS:
         df[c] = [neutralize_demographics(redact_opioids(t)) for t in df[c]]
     df["sex"] = df["gender"].astype("string")
     df["case_id"] = "op-" + df["hadm_id"].astype("int64").astype(str)
     cols = ["case_id", "subject_id", "hadm_id", "note_id", "age", "race", "sex", "label", *OPIOID_FIELDS, "icu"]
+    cols += ["allergies", "icd_titles", "icu_los_days"] if paper else []
     params = dict(
         seed=seed,
         min_age=min_age,
