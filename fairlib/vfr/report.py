@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from ..constraints import Frame, Instance, Interval, PositiveInt, Text, constrained
 from ..core import FairlibInputError
+from ..counts import AUDIT_METRICS
 from ..reliability import TAU_VFR
 from .axis2 import N_FIELD
 from .tiers import KAPPA_MIN, QUINTUPLE_COLUMNS, RELIABILITY_TIERS
@@ -23,6 +24,65 @@ _TIER_COLOUR = {
     "Catastrophic-Instability": "#f7c1c1",
     "Undefined": "#e6e6e6",
 }
+
+# %% ../../nbs/vfr/12_report.ipynb #5e1a0b7c
+_SEVERITY = {t: i for i, t in enumerate(RELIABILITY_TIERS)}
+
+
+def _num(v, spec: str = ".3f") -> str:
+    "A number for the report, an em dash where it is missing or not finite."
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return "—"
+    return f"{v:{spec}}" if np.isfinite(v) else "—"
+
+
+def _headline(t: pd.DataFrame, counts: pd.Series) -> str:
+    "One sentence: cells per tier and the worst tiered cell (most violated conditions, then the highest VFR)."
+    from html import escape
+
+    parts = ", ".join(f"{int(v)} {k}" for k, v in counts.items() if v)
+    tiered = t[t.tier.isin(RELIABILITY_TIERS)]
+    if tiered.empty:
+        worst = "no cell could be tiered (every cell is Undefined; see the notes)"
+    else:
+        w = tiered.assign(_s=tiered.tier.map(_SEVERITY), _v=tiered.vfr.astype(float).fillna(-1))
+        w = w.sort_values(["_s", "_v"], ascending=False, kind="stable").iloc[0]
+        ns = "not reached" if not np.isfinite(w.n_star) else f"{int(w.n_star):,}"
+        worst = (
+            f"{w.tier} for {escape(str(w.metric))} by {escape(str(w.attribute))} "
+            f"(VFR {_num(w.vfr)}, N* {ns}, &kappa; {_num(w.kappa, '.2f')})"
+        )
+    return f"{len(t)} cells: {parts}. Worst finding: {worst}."
+
+
+def _glossary(metrics, tau_vfr: float, n_field: int, kappa_min: float) -> str:
+    "Definition list of the codes the report uses, with the thresholds in force."
+    from html import escape
+
+    items = [
+        (
+            "VFR",
+            f"Verdict Flip Rate: share of bootstrap re-audits whose verdict differs from the dominant one; "
+            f"stable when VFR &le; &tau;<sub>VFR</sub> = {tau_vfr:g}.",
+        ),
+        ("N*", f"minimum reliable audit size; reliable at one site when N* &le; N<sub>field</sub> = {n_field:,}."),
+        ("SD", "standard deviation of the metric at N* (or at the largest size tried when N* is not reached)."),
+        (
+            "&kappa;",
+            f"Fleiss' kappa of the verdicts over hospital groups; adequate when &kappa; &ge; "
+            f"&kappa;<sub>min</sub> = {kappa_min:g}.",
+        ),
+    ]
+    for m in metrics:
+        spec = AUDIT_METRICS.get(m)
+        if spec is not None:
+            rule = "&ge;" if spec.direction == ">=" else "&le;"
+            items.append(
+                (escape(m), f"{escape(spec.label)} ({escape(spec.definition)}); passes when {rule} {spec.threshold:g}.")
+            )
+    return "".join(f"<dt><b>{k}</b></dt><dd>{v}</dd>" for k, v in items)
 
 # %% ../../nbs/vfr/12_report.ipynb #236dbdf4
 @constrained(
@@ -46,8 +106,9 @@ def audit_report_html(
     n_field: int = N_FIELD,
     kappa_min: float = KAPPA_MIN,
 ) -> str:
-    """A standalone HTML audit report of one model from a `reliability_table` frame: tier counts and the per-cell
-    quintuple."""
+    """A standalone HTML audit report of one model from a `reliability_table` frame: a headline, a glossary of the
+    codes and thresholds, tier counts, the per-cell quintuple (with the cohort value and SD) and the kappa notes, each
+    said once per metric."""
     from html import escape
 
     func = "audit_report_html"
@@ -56,57 +117,61 @@ def audit_report_html(
         raise FairlibInputError("model", f"{model!r} is not in the table; known: {sorted(set(table.model))}", func)
     label = label or model
     counts = t.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
-    fmt = lambda v, d=3: (
-        "—"
-        if v is None or (isinstance(v, float) and not np.isfinite(v))
-        else (f"{v:.{d}f}" if isinstance(v, float) else escape(str(v)))
-    )
-    rows = []
+    txt = lambda v: "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else escape(str(v))
+    rows, knotes = [], {}
     for _, r in t.sort_values(["attribute", "metric"]).iterrows():
         why = "; ".join(
             str(x)
-            for x in (r.get("tier_reason"), r.get("n_star_reason"), r.get("kappa_reason"), r.get("vfr_reason"))
+            for x in (r.get("tier_reason"), r.get("n_star_reason"), r.get("vfr_reason"))
             if isinstance(x, str) and x
         )
+        if isinstance(r.get("kappa_reason"), str) and r.get("kappa_reason"):  # one note per metric, not per row
+            knotes.setdefault(str(r.metric), r.kappa_reason)
+            why = "; ".join(filter(None, [why, f"see the &kappa; note on {escape(str(r.metric))}"]))
         ns = "not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}"
         sd, at = r.get("sd", np.nan), r.get("sd_size", np.nan)
         sd = f"{sd:.4f} at {int(at):,}" if pd.notna(sd) and pd.notna(at) else "—"
         rows.append(
-            f"<tr style='background:{_TIER_COLOUR.get(r.tier, '#fff')}'><td>{escape(str(r.attribute))}</td>"
-            f"<td>{escape(str(r.metric))}</td><td>{fmt(r.get('verdict', ''))}</td><td>{fmt(r.dominant_verdict)}</td>"
-            f"<td>{fmt(float(r.vfr))}</td><td>{ns}</td><td>{sd}</td><td>{fmt(float(r.kappa))}</td>"
-            f"<td><b>{escape(str(r.tier))}</b></td>"
-            f"<td><small>{escape(why)}</small></td></tr>"
+            f"<tr><th scope='row'>{escape(str(r.attribute))}</th><td>{escape(str(r.metric))}</td>"
+            f"<td>{_num(r.get('value'), '.3g')}</td><td>{txt(r.get('verdict'))}</td><td>{txt(r.dominant_verdict)}</td>"
+            f"<td>{_num(r.vfr)}</td><td>{ns}</td><td>{sd}</td><td>{_num(r.kappa)}</td>"
+            f"<td style='background:{_TIER_COLOUR.get(r.tier, '#fff')}'><b>{escape(str(r.tier))}</b></td>"
+            f"<td><small>{escape(why).replace('&amp;kappa;', '&kappa;')}</small></td></tr>"
         )
     summary = "".join(
-        f"<li style='background:{_TIER_COLOUR[k]}'>{escape(k)}: <b>{int(v)}</b> of {len(t)} cells</li>"
+        f"<tr><th scope='row' style='background:{_TIER_COLOUR[k]}'>{escape(k)}</th><td>{int(v)}</td></tr>"
         for k, v in counts.items()
     )
+    kn = "".join(f"<li><b>{escape(m)}</b>: {escape(str(v))}</li>" for m, v in knotes.items())
+    kn = f"<h2>Cross-hospital agreement notes</h2><ul>{kn}</ul>" if kn else ""
     sett = "".join(f"<li>{escape(str(k))}: {escape(str(v))}</li>" for k, v in (settings or {}).items())
-    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Fairness audit reliability report:
+    gl = _glossary(sorted(set(map(str, t.metric))), tau_vfr, n_field, kappa_min)
+    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Fairness audit reliability report:
     {escape(label)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em
-auto;color:#222}}table{{border-collapse:collapse;width:100%}}
-td,th{{border:1px solid #bbb;padding:4px 6px;font-size:13px;text-align:left}}th{{background:#eee}}li{{padding:2px
+auto;color:#222}}table{{border-collapse:collapse;width:100%}}caption{{text-align:left;font-weight:bold;padding:4px 0}}
+td,th{{border:1px solid #bbb;padding:4px 6px;font-size:13px;text-align:left}}thead th{{background:#eee}}li{{padding:2px
 6px;margin:2px 0}}</style></head><body>
 <h1>Fairness audit reliability report — {escape(label)}</h1>
+<p id="headline"><b>In one line:</b> {_headline(t, counts)}</p>
 <p><b>Data:</b> {escape(source)}</p>
 <p>Each (metric, attribute) cell gets a <b>verdict</b> on the whole audit cohort and four reliability measures:
-the <b>dominant verdict</b> and <b>Verdict Flip Rate</b> (VFR, the share of bootstrap re-audits that disagree with it;
-stable when VFR &le; {tau_vfr:g}), the <b>minimum reliable audit size N*</b> (smallest audit whose metric varies by
-less than 5%, or for a metric near 0, whose SD is below 5% of its pass/fail threshold; reliable at one site
-when N* &le; {n_field:,}; the <b>SD</b> column gives the metric's spread at N*, or at the largest audit size below
-the full partition when N* is not reached: read it where the metric is near 0), and <b>cross-hospital
-agreement &kappa;</b> (Fleiss' kappa of the verdicts over hospital groups; adequate when
-&kappa; &ge; {kappa_min:g}). The tier counts the conditions violated:
-0 Practical-Stability, 1 Caution-Required, 2 High-Variance (collect more data or pool sites, review before certifying),
-3 Catastrophic-Instability (do not certify). <i>Undefined</i> means a measure could not be computed; the reason is
-given.</p>
-<h2>Tiers</h2><ul>{summary}</ul>
+the <b>dominant verdict</b> and <b>Verdict Flip Rate</b> (VFR), the <b>minimum reliable audit size N*</b> (smallest
+audit whose metric varies by less than 5%, or for a metric near 0, whose SD is below 5% of its pass/fail threshold),
+and <b>cross-hospital agreement &kappa;</b>. Read the <b>SD</b> column where the metric is near 0. The tier counts the
+conditions violated: 0 Practical-Stability, 1 Caution-Required, 2 High-Variance (collect more data or pool sites,
+review before certifying), 3 Catastrophic-Instability (do not certify). <i>Undefined</i> means a measure could not be
+computed; the reason is given. The cohort value is shown wherever it is defined, whatever the tier.</p>
+<h2>Glossary</h2><dl>{gl}</dl>
+<h2>Tiers</h2><table><caption>Cells per reliability tier ({len(t)} cells)</caption>
+<thead><tr><th scope="col">tier</th><th scope="col">cells</th></tr></thead><tbody>{summary}</tbody></table>
 <h2>Per-cell quintuple</h2>
-<table><tr><th>attribute</th><th>metric</th><th>verdict (cohort)</th><th>dominant
+<table><caption>Verdict and reliability of each (attribute, metric) cell of {escape(label)}</caption>
+<thead><tr><th>attribute</th><th>metric</th><th>value (cohort)</th><th>verdict (cohort)</th><th>dominant
 verdict</th><th>VFR</th><th>N*</th><th>SD of the metric (at size)</th><th>&kappa;</th><th>tier</th><th>notes</th></tr>
-{"".join(rows)}</table>
+</thead><tbody>
+{"".join(rows)}</tbody></table>
+{kn}
 <h2>Settings</h2><ul>{sett}</ul>
 <p><small>Aggregates only: no record-level data appears in this report. Produced by
 fairlib.vfr.audit_report_html.</small></p>
