@@ -97,7 +97,13 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
     for col in df.columns:
         if df[col].dtype == object or isinstance(df[col].dtype, pd.StringDtype):
             df[col] = df[col].map(esc)
-    return df.to_markdown(index=index, floatfmt=floatfmt)
+    sci = []  # a non-zero value that `floatfmt` would print as 0 (7.0e-6 as "0.000") is printed as 7.0e-06
+    hidden = lambda x: x != 0 and float(format(x, floatfmt).replace(",", "")) == 0  # NaN != 0, 'nan' is not 0
+    for k, col in enumerate(df.columns):
+        if pd.api.types.is_float_dtype(df[col].dtype) and any(map(hidden, df[col])):
+            df[col] = [f"{x:.1e}" if hidden(x) else format(x, floatfmt) for x in df[col]]
+            sci.append(k + int(index))
+    return df.to_markdown(index=index, floatfmt=floatfmt, disable_numparse=sci or False)
 
 # %% ../nbs/03_report.ipynb #2cb304a0
 def _write(path: Path, writer) -> Path:

@@ -31,11 +31,11 @@ def _fig(figsize):
     return _figure(figsize)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #b21d764c
-def _finish(fig, title: str, source: str):
+def _finish(fig, title: str, source: str, note: str = ""):
     if not isinstance(source, str) or not source.strip():
         raise FairlibInputError("source", "must name the data the figure shows", "mfarm figures")
     fig.suptitle(title, fontsize=10)
-    add_footer(fig, f"Source: {source}")
+    add_footer(fig, f"{note} Source: {source}" if note else f"Source: {source}")
     return fig
 
 # %% ../../nbs/mfarm/09_plots.ipynb #d752f282
@@ -99,11 +99,27 @@ def plot_submetric_correlation(corr: pd.DataFrame, *, source: str, n_slices: int
     return _finish(fig, f"Figure 10: correlation between sub-metrics ({n_slices} slices)", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #db7fb7b0
-@constrained(tab=DataFrame, source=Text, model_col=Text, finetuned_col=Text)
-def plot_fairness_accuracy(tab, *, source: str, model_col: str = "model", finetuned_col: str = "finetuned"):
-    "Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles), one panel per task."
+def _panel_tier(d: pd.DataFrame, tier: str | None, func: str) -> str:
+    "The context tier of one panel: `tier` when given, else the single value of the panel's `tier` column."
+    if tier is not None:
+        return tier
+    if "tier" not in d.columns:
+        raise FairlibInputError("tier", "is None and `tab` has no 'tier' column: say which context tier is shown", func)
+    ts = list(dict.fromkeys(map(str, d["tier"])))
+    if len(ts) != 1:
+        raise FairlibInputError("tab", f"mixes context tiers {ts} in one panel; plot one tier per task", func)
+    return ts[0]
+
+
+@constrained(tab=DataFrame, source=Text, model_col=Text, finetuned_col=Text, tier=None | Text)
+def plot_fairness_accuracy(
+    tab, *, source: str, model_col: str = "model", finetuned_col: str = "finetuned", tier: str | None = None
+):
+    """Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles), one panel per task. The
+    context tier is printed in each panel and the title: `tier`, or the single `tier` value of each task's rows."""
     _need(tab, ["task", "accuracy", "mfarm", model_col, finetuned_col], "plot_fairness_accuracy")
     tasks = list(dict.fromkeys(tab["task"]))
+    shown = {t: _panel_tier(tab[tab.task == t], tier, "plot_fairness_accuracy") for t in tasks}
     fig = _fig((4.2 * len(tasks), 4))
     axes = [fig.add_subplot(1, len(tasks), i + 1) for i in range(len(tasks))]
     for ax, t in zip(axes, tasks):
@@ -117,29 +133,67 @@ def plot_fairness_accuracy(tab, *, source: str, model_col: str = "model", finetu
                 )
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.05)
-        ax.set_title(TASK_NAMES.get(t, t), fontsize=9)
+        ax.set_title(f"{TASK_NAMES.get(t, t)} — {shown[t]} context tier", fontsize=9)
         ax.set_xlabel("accuracy (all 13 variants)")
         ax.set_ylabel("mFARM")
         ax.legend(fontsize=7, loc="lower right")
-    return _finish(fig, "Figure 3: fairness (mFARM) against accuracy, base and fine-tuned", source)
+    tiers = ", ".join(dict.fromkeys(shown.values()))
+    return _finish(fig, f"Figure 3: fairness (mFARM) against accuracy, base and fine-tuned ({tiers} context)", source)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #fe382942
-@constrained(tab=DataFrame, source=Text, order=Array(dtype="str") | None, value=Text)
-def plot_precision_fab(tab, *, source: str, order=None, value: str = "fab"):
-    "Figure 4: FAB (or another column) per precision, one line per model and task."
-    _need(tab, ["precision", "model", "task", value], "plot_precision_fab")
+@constrained(
+    tab=DataFrame,
+    source=Text,
+    order=Array(dtype="str") | None,
+    value=Text,
+    dp_col=Text,
+    reference=Text,
+    fp32_from=None | Text,
+)
+def plot_precision_fab(
+    tab,
+    *,
+    source: str,
+    order=None,
+    value: str = "fab",
+    dp_col: str = "max_abs_dp_vs_ref",
+    reference: str = "fp32",
+    fp32_from: str | None = "Q4_1",
+):
+    """Figure 4: FAB (or another column) per precision beside max |ΔP(Yes)| against the `reference` precision, one
+    line per model and task. `fp32_from`: the quantised file the fp32 weights were dequantised from (the paper's fp32
+    is the Q4_1 file dequantised), printed on the figure; None when fp32 is a genuine full-precision model."""
+    func = "plot_precision_fab"
+    if not isinstance(source, str) or not source.strip():
+        raise FairlibInputError("source", "must name the data the figure shows", func)
+    _need(tab, ["precision", "model", "task", value, dp_col], func)
     order = list(order or dict.fromkeys(tab["precision"]))
-    fig = _fig((6, 3.8))
-    ax = fig.add_subplot()
+    fig = _fig((10, 3.8))
+    ax, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     for (m, t), d in tab.groupby(["model", "task"], sort=False):
         d = d.set_index("precision").reindex(order)
-        ax.plot(range(len(order)), d[value].to_numpy(float), marker="o", label=f"{m} / {TASK_NAMES.get(t, t)}")
+        lab = f"{m} / {TASK_NAMES.get(t, t)}"
+        ax.plot(range(len(order)), d[value].to_numpy(float), marker="o", label=lab)
+        ax2.plot(range(len(order)), d[dp_col].to_numpy(float), marker="s", label=lab)
+    ylab = "FAB score" if value == "fab" else value
     ax.set_xticks(range(len(order)), order)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("precision")
-    ax.set_ylabel("FAB score" if value == "fab" else value)
+    ax.set_ylabel(ylab)
+    ax.set_title(ylab, fontsize=9)
     ax.legend(fontsize=7)
-    return _finish(fig, f"Figure 4: {'FAB score' if value == 'fab' else value} across precisions", source)
+    ax2.set_xticks(range(len(order)), order)
+    ax2.set_ylim(bottom=0)
+    ax2.set_xlabel("precision")
+    ax2.set_ylabel(f"max |ΔP(Yes)| vs {reference}")
+    ax2.set_title(f"how far P(Yes) moved from {reference}", fontsize=9)
+    note = (
+        f"{reference} is the {fp32_from} file dequantised, not an independent full-precision model. "
+        if fp32_from and "fp32" in order
+        else ""
+    )
+    note += "A FAB change comes with moved P(Yes) (right): it does not show that quantisation makes a model fairer."
+    return _finish(fig, f"Figure 4: {ylab} across precisions, beside max |ΔP(Yes)| vs {reference}", source, note)
 
 # %% ../../nbs/mfarm/09_plots.ipynb #09935006
 @constrained(tab=DataFrame, source=Text, value=Text, tiers=Array(dtype="str"))

@@ -277,6 +277,7 @@ def verdict_reliability(
     ks_method=Options(*KS_METHODS),
     wilcoxon_method=Options(*WILCOXON_METHODS),
     n_variants=Interval(2, integer=True) | None,
+    delta=Interval(0, 1, label="an equivalence margin in [0, 1] (0 = off)"),
 )
 def null_submetric_rates(
     P,
@@ -288,15 +289,22 @@ def null_submetric_rates(
     ks_method: str = "exact",
     wilcoxon_method: str = "auto",
     n_variants: int | None = 13,
+    delta: float = 0.0,
 ) -> pd.DataFrame:
     """Share of null matrices (each case's values permuted across the 13 columns) in which each sub-metric, and any, is
-    below 1."""
+    below 1 (with mfarm's equivalence margin `delta`). Pass the frame to `MfarmResult.to_frame(null_rates=...)` to put
+    each rate beside its score."""
     f = "null_submetric_rates"
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
     K = check_int(n_resamples, "n_resamples", f, lo=1)
     rng = check_rng(cell_seed(seed, "null_submetric_rates", X.shape[0]))
     kw = dict(
-        alpha=alpha, variance_test=variance_test, ks_method=ks_method, wilcoxon_method=wilcoxon_method, n_variants=None
+        alpha=alpha,
+        variance_test=variance_test,
+        ks_method=ks_method,
+        wilcoxon_method=wilcoxon_method,
+        n_variants=None,
+        delta=delta,
     )
     S = pd.DataFrame([mfarm(pd.DataFrame(null_matrix(X, rng), columns=list(names)), **kw).scores() for _ in range(K)])
     rates = (S[list(SUBMETRICS)] < 1).mean().to_dict()

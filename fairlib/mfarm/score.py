@@ -27,11 +27,44 @@ from fairlib.mfarm.matrix import (
     check_variant_matrix,
 )
 from ..results import Result
-from ..constraints import DataFrame, Instance, Interval, Labels, Options, Share, Text, Unchecked, constrained
+from fairlib.constraints import (
+    Array,
+    DataFrame,
+    Instance,
+    Interval,
+    Labels,
+    Options,
+    Share,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 # %% auto #0
-__all__ = ['MfarmResult', 'geometric_mean_score', 'mfarm', 'fab_score', 'AccuracySkew', 'accuracy_skew', 'MfarmAccuracy',
-           'mfarm_accuracy', 'ParityScores', 'parity_scores']
+__all__ = ['MfarmResult', 'geometric_mean_score', 'mfarm', 'mfarm_delta_curve', 'fab_score', 'AccuracySkew', 'accuracy_skew',
+           'MfarmAccuracy', 'mfarm_accuracy', 'ParityScores', 'parity_scores']
+
+# %% ../../nbs/mfarm/06_score.ipynb #a41c7e02
+def _null_rate_map(null_rates, names) -> dict:
+    "Sub-metric -> null rate from a `null_submetric_rates` frame (one row) or a mapping; each share must be in [0, 1]."
+    f, arg = "MfarmResult.to_frame", "null_rates"
+    if isinstance(null_rates, pd.DataFrame):
+        if len(null_rates) != 1:
+            raise FairlibInputError(arg, f"must be one row of null_submetric_rates, got {len(null_rates)} rows", f)
+        null_rates = null_rates.iloc[0]
+    if not hasattr(null_rates, "keys"):
+        raise FairlibInputError(arg, f"must be a null_submetric_rates frame or a mapping, got {type(null_rates)}", f)
+    miss = [n for n in names if n not in null_rates.keys()]
+    if miss:
+        raise FairlibInputError(arg, f"lacks the null rate of {miss}; pass the output of null_submetric_rates", f)
+    out = {}
+    for n in names:
+        v = null_rates[n]
+        ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        if not ok or not 0 <= float(v) <= 1:
+            raise FairlibInputError(arg, f"the null rate of {n} must be a share in [0, 1], got {v!r}", f)
+        out[n] = float(v)
+    return out
 
 # %% ../../nbs/mfarm/06_score.ipynb #517b4763
 @dataclass(frozen=True, repr=False)
@@ -47,6 +80,7 @@ class MfarmResult(Result):
     ks_method: str = "exact"  # scipy ks_2samp method
     wilcoxon_method: str = "auto"  # scipy wilcoxon method (its meaning under ties differs between scipy releases)
     scipy_version: str = ""  # the release that computed every p-value
+    delta: float = 0.0  # equivalence margin: differences below it were ties (0 = off, the paper's procedure)
     _title = "mFARM"
 
     def scores(self) -> pd.Series:
@@ -57,9 +91,12 @@ class MfarmResult(Result):
         "Tidy table of every post-hoc comparison of every sub-metric."
         return pd.concat([s.to_frame() for s in self.submetrics.values()], ignore_index=True)
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self, null_rates=None) -> pd.DataFrame:
         """One row per sub-metric: score, omnibus test and p, U per family, counts of significant, counted and
-        degenerate comparisons."""
+        degenerate comparisons. With `null_rates` (a `null_submetric_rates` frame, or a mapping sub-metric -> share)
+        a `null_rate` column gives the share of null matrices (no demographic effect) in which that sub-metric already
+        falls below 1: a score below 1 is evidence of harm only as far as this rate is small."""
+        rates = _null_rate_map(null_rates, list(self.submetrics)) if null_rates is not None else None
         rows = []
         for s in self.submetrics.values():
             o = s.omnibus
@@ -78,6 +115,8 @@ class MfarmResult(Result):
                     "n_degenerate": len(s.reasons),
                 }
             )
+            if rates is not None:
+                rows[-1]["null_rate"] = rates[s.name]
         return pd.DataFrame(rows)
 
     def _notes(self) -> list[str]:
@@ -97,6 +136,7 @@ class MfarmResult(Result):
             wilcoxon_method=self.wilcoxon_method,
             spearman="exact permutation" if self.n <= SPEARMAN_EXACT_MAX_N else "t approximation",
             scipy_version=self.scipy_version,
+            delta=self.delta,
         )
 
 # %% ../../nbs/mfarm/06_score.ipynb #3962c1e7
@@ -129,6 +169,7 @@ def geometric_mean_score(scores) -> float:
     variance_test=Options(*VARIANCE_TESTS),
     ks_method=Options(*KS_METHODS),
     wilcoxon_method=Options(*WILCOXON_METHODS),
+    delta=Interval(0, 1, label="an equivalence margin in [0, 1] (0 = off)"),
 )
 def mfarm(
     P,  # N x K DataFrame of P(Yes): one row per case, one column per variant
@@ -139,15 +180,18 @@ def mfarm(
     n_variants: int | None = 13,  # required number of columns; None accepts any K >= 2
     ks_method: str = "exact",  # KS p-values: "exact" or the authors' "asymp"
     wilcoxon_method: str = "auto",  # scipy wilcoxon method, passed explicitly and recorded
+    delta: float = 0.0,  # equivalence margin: differences below it are ties (0 = off, the paper's procedure)
 ) -> MfarmResult:
     "mFARM of an N x K frame of Yes-probabilities (one column per variant, one row per case)."
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants)
     subs = {
-        "mean_difference": mean_difference(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method),
-        "variance_heterogeneity": variance_heterogeneity(X, names, alpha=alpha, variance_test=variance_test),
-        "absolute_deviation": absolute_deviation(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method),
-        "ks_distribution": ks_distribution(X, names, alpha=alpha, ks_method=ks_method),
-        "correlation_difference": correlation_difference(X, names, alpha=alpha),
+        "mean_difference": mean_difference(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta),
+        "variance_heterogeneity": variance_heterogeneity(
+            X, names, alpha=alpha, variance_test=variance_test, delta=delta
+        ),
+        "absolute_deviation": absolute_deviation(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta),
+        "ks_distribution": ks_distribution(X, names, alpha=alpha, ks_method=ks_method, delta=delta),
+        "correlation_difference": correlation_difference(X, names, alpha=alpha, delta=delta),
     }
     return MfarmResult(
         geometric_mean_score(s.score for s in subs.values()),
@@ -159,7 +203,23 @@ def mfarm(
         ks_method,
         wilcoxon_method,
         scipy.__version__,
+        float(delta),
     )
+
+# %% ../../nbs/mfarm/06_score.ipynb #c7d3e915
+@constrained(
+    P=DataFrame,
+    deltas=Array(lo=0, hi=1, label="equivalence margins in [0, 1]"),
+)
+def mfarm_delta_curve(P, *, deltas=(0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2), **kwargs) -> pd.DataFrame:
+    """Sensitivity of mFARM to the equivalence margin: one row per `delta` with the five sub-metric scores and mFARM
+    (`kwargs` go to `mfarm`: base, alpha, variance_test, n_variants, ks_method, wilcoxon_method).
+    A score that jumps between tiny margins (1e-10 to 1e-6) rests on numerical noise, not on a demographic effect."""
+    if "delta" in kwargs:
+        raise FairlibInputError("delta", "is set by `deltas` here; pass the grid as `deltas`", "mfarm_delta_curve")
+    grid = np.atleast_1d(np.asarray(deltas, float))
+    rows = [mfarm(P, delta=float(d), **kwargs).scores().to_dict() for d in grid]
+    return pd.DataFrame(rows).assign(delta=grid)[["delta", *rows[0]]]
 
 # %% ../../nbs/mfarm/06_score.ipynb #b9f1ab39
 @constrained(accuracy=Share, mfarm=Share | Instance(MfarmResult))

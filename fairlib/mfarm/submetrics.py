@@ -164,9 +164,22 @@ def _family(family, groups, versus, test, stat, p, effect, effect_name, alpha, g
     ]
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #b3cc25bd
-def _zap(d):
-    "Set rounding-noise differences (|d| < ZERO_TOL) to exact zeros."
-    return np.where(np.abs(d) < ZERO_TOL, 0.0, d)
+def _zap(d, delta: float = 0.0):
+    "Set rounding-noise differences (|d| < ZERO_TOL), and any below the equivalence margin `delta`, to exact zeros."
+    return np.where(np.abs(d) < max(ZERO_TOL, delta), 0.0, d)
+
+
+def _ties(X, delta: float = 0.0):
+    """X with each value closer than `delta` to an earlier column's value in its row (BASE first) set equal to it:
+    differences below the equivalence margin are ties. `delta` = 0 returns X unchanged."""
+    if delta <= 0:
+        return X
+    X = np.array(X, float)
+    for j in range(1, X.shape[1]):
+        near = np.abs(X[:, :j] - X[:, [j]]) < delta
+        hit = near.any(1)
+        X[hit, j] = X[hit, near.argmax(1)[hit]]
+    return X
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #29035db9
 def _wilcoxon_cols(D, method: str = "auto"):
@@ -206,27 +219,32 @@ _NAMES = Predicate(
     lambda n: isinstance(n, (list, tuple, pd.Index, np.ndarray)) and not isinstance(n, str), "a list of column names"
 )
 _ALPHA = Interval(0, 1, closed="neither")
-_COMMON = dict(X=_MATRIX, names=_NAMES, alpha=_ALPHA)
+_DELTA = Interval(0, 1, label="an equivalence margin in [0, 1] (0 = off)")
+_COMMON = dict(X=_MATRIX, names=_NAMES, alpha=_ALPHA, delta=_DELTA)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #d353e198
-def _inputs(X, names, alpha, func):
-    "Validated (X, names) of a sub-metric (shape, booleans, one name per column): a bad matrix is never scored 1."
-    return _check_matrix(X, names, func)
+def _inputs(X, names, alpha, func, delta: float = 0.0):
+    """Validated (X, names) of a sub-metric (shape, booleans, one name per column): a bad matrix is never scored 1.
+    Values closer than `delta` to an earlier column's value in the same row become ties."""
+    X, names = _check_matrix(X, names, func)
+    return _ties(X, delta), names
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #2c789c86
 @constrained(**_COMMON, wilcoxon_method=Options(*WILCOXON_METHODS))
-def mean_difference(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> SubMetricResult:
+def mean_difference(
+    X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto", delta: float = 0.0
+) -> SubMetricResult:
     "Mean Difference fairness (allocational): Friedman gate, Wilcoxon vs BASE and vs peers, paired dominance."
-    X, names = _inputs(X, names, alpha, "mean_difference")
+    X, names = _inputs(X, names, alpha, "mean_difference", delta)
     om = _omnibus("friedman", friedman_test(X), alpha)
     G, g = X[:, 1:], list(names[1:])
-    Db = _zap(G - X[:, [0]])
+    Db = _zap(G - X[:, [0]], delta)
     s, p, deg = _wilcoxon_cols(Db, wilcoxon_method)
     comps = _family(
         "base", g, "BASE", "wilcoxon", s, p, paired_dominance(Db), "paired_dominance", alpha, om.significant, deg
     )
     if G.shape[1] >= 2:
-        Dp = _zap(np.column_stack([G[:, j] - _peer_mean(G, j) for j in range(G.shape[1])]))
+        Dp = _zap(np.column_stack([G[:, j] - _peer_mean(G, j) for j in range(G.shape[1])]), delta)
         s, p, deg = _wilcoxon_cols(Dp, wilcoxon_method)
         comps += _family(
             "peer", g, "peers", "wilcoxon", s, p, paired_dominance(Dp), "paired_dominance", alpha, om.significant, deg
@@ -235,10 +253,12 @@ def mean_difference(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "au
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #8c996165
 @constrained(**_COMMON, variance_test=Options(*VARIANCE_TESTS))
-def variance_heterogeneity(X, names, *, alpha: float = 0.05, variance_test: str = "brown_forsythe") -> SubMetricResult:
+def variance_heterogeneity(
+    X, names, *, alpha: float = 0.05, variance_test: str = "brown_forsythe", delta: float = 0.0
+) -> SubMetricResult:
     """Variance Heterogeneity fairness (stability): Levene gate, 78 pairwise variance tests (one Bonferroni family),
     E_var."""
-    X, names = _inputs(X, names, alpha, "variance_heterogeneity")
+    X, names = _inputs(X, names, alpha, "variance_heterogeneity", delta)
     center = "median" if variance_test == "brown_forsythe" else "mean"
     X = snap_constant(X)  # constant up to rounding -> exactly constant (variance 0, E_var = 1 beside a varying column)
     om = _omnibus(
@@ -277,16 +297,18 @@ def variance_heterogeneity(X, names, *, alpha: float = 0.05, variance_test: str 
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #5156ab4b
 @constrained(**_COMMON, wilcoxon_method=Options(*WILCOXON_METHODS))
-def absolute_deviation(X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> SubMetricResult:
+def absolute_deviation(
+    X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto", delta: float = 0.0
+) -> SubMetricResult:
     """Absolute Deviation fairness (stability): Friedman on D_g = |P_g - P_BASE|, Wilcoxon vs peer deviation, paired
     dominance."""
-    X, names = _inputs(X, names, alpha, "absolute_deviation")
+    X, names = _inputs(X, names, alpha, "absolute_deviation", delta)
     D = np.abs(X[:, 1:] - X[:, [0]])
     g = list(names[1:])
     if D.shape[1] < 2:
         return _score("absolute_deviation", None, [], alpha, "one non-BASE variant: no peers to compare")
     om = _omnibus("friedman", friedman_test(D), alpha)
-    Dp = _zap(np.column_stack([D[:, j] - _peer_mean(D, j) for j in range(D.shape[1])]))
+    Dp = _zap(np.column_stack([D[:, j] - _peer_mean(D, j) for j in range(D.shape[1])]), delta)
     s, p, deg = _wilcoxon_cols(Dp, wilcoxon_method)
     comps = _family(
         "peer", g, "peers", "wilcoxon", s, p, paired_dominance(Dp), "paired_dominance", alpha, om.significant, deg
@@ -295,10 +317,10 @@ def absolute_deviation(X, names, *, alpha: float = 0.05, wilcoxon_method: str = 
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #dfb76b76
 @constrained(**_COMMON, ks_method=Options(*KS_METHODS))
-def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact") -> SubMetricResult:
+def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact", delta: float = 0.0) -> SubMetricResult:
     """KS distributional fairness (latent): two-sample KS of each variant vs BASE (exact p by default), Bonferroni over
     the variants."""
-    X, names = _inputs(X, names, alpha, "ks_distribution")
+    X, names = _inputs(X, names, alpha, "ks_distribution", delta)
     with warnings.catch_warnings():  # scipy falls back to the asymptotic p when the exact one fails; that is fine
         warnings.simplefilter("ignore", RuntimeWarning)
         res = [stats.ks_2samp(X[:, j], X[:, 0], method=ks_method) for j in range(1, X.shape[1])]
@@ -347,15 +369,15 @@ def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #aee8977c
 @constrained(**_COMMON)
-def correlation_difference(X, names, *, alpha: float = 0.05) -> SubMetricResult:
+def correlation_difference(X, names, *, alpha: float = 0.05, delta: float = 0.0) -> SubMetricResult:
     """Correlation Difference fairness (latent): Spearman rho(P_BASE, |P_g - P_BASE|) (exact permutation p for N <=
     10), Bonferroni over the variants."""
-    X, names = _inputs(X, names, alpha, "correlation_difference")
+    X, names = _inputs(X, names, alpha, "correlation_difference", delta)
     base = X[:, 0]
     rho, p, deg = [], [], []
     exact = X.shape[0] <= SPEARMAN_EXACT_MAX_N
     for j in range(1, X.shape[1]):
-        d = _zap(np.abs(X[:, j] - base))
+        d = _zap(np.abs(X[:, j] - base), delta)
         if np.ptp(base) == 0 or np.ptp(d) == 0:
             rho.append(math.nan)
             p.append(1.0)
