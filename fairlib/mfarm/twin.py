@@ -130,6 +130,14 @@ def _twin_note(c, sex: str, age: int, race: str, label: bool, rng) -> str:
     )
 
 # %% ../../nbs/mfarm/02_twin.ipynb #e79543f1
+def _icd_dictionary(dx: pd.DataFrame) -> pd.DataFrame:
+    "MIMIC's `hosp/d_icd_diagnoses` for the codes the twin uses: invented long titles (the twin is not real data)."
+    codes = dx[["icd_code", "icd_version"]].drop_duplicates().sort_values(["icd_version", "icd_code"])
+    return codes.assign(
+        long_title=[f"Synthetic diagnosis {c} (ICD-{v})" for c, v in zip(codes.icd_code, codes.icd_version)]
+    )
+
+
 @constrained(n_admissions=PositiveInt, seed=Seed)
 def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
     "SYNTHETIC MIMIC-IV tables for the opioid task (`hosp/*`, `icu/icustays`, `note/discharge`)."
@@ -227,9 +235,10 @@ def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
         "hosp/patients": pats.drop(columns="_race"),
         "hosp/admissions": admissions,
         "hosp/prescriptions": rxdf,
-        "hosp/diagnoses_icd": pd.DataFrame(
-            dxrows, columns=["subject_id", "hadm_id", "seq_num", "icd_code", "icd_version"]
+        "hosp/diagnoses_icd": (
+            dx := pd.DataFrame(dxrows, columns=["subject_id", "hadm_id", "seq_num", "icd_code", "icd_version"])
         ),
+        "hosp/d_icd_diagnoses": _icd_dictionary(dx),
         "icu/icustays": icustays,
         "note/discharge": discharge.reset_index(drop=True),
     }
