@@ -204,9 +204,7 @@ VITAL_RANGES = {
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #f1b37929
 COHORT_RULES = ("fairlib", "paper")  # fairlib's cleaner rules (default) or the authors' released rules
-
-# %% ../../nbs/mfarm/01_mimic.ipynb #64a1b5cd
-@constrained(
+_BUILDER_ARGS = dict(  # the arguments build_ed_triage and build_opioid share, declared once
     source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
     seed=Unchecked("an int seed or None: checked in the body (cells derive their own streams)"),
     min_age=Interval(0, integer=True),
@@ -218,6 +216,9 @@ COHORT_RULES = ("fairlib", "paper")  # fairlib's cleaner rules (default) or the 
     source_label=Text | None,
     rules=Text,
 )
+
+# %% ../../nbs/mfarm/01_mimic.ipynb #64a1b5cd
+@constrained(**_BUILDER_ARGS)
 def build_ed_triage(
     source,
     *,
@@ -359,18 +360,7 @@ def _icd_titles(df, dxi, names, flow):
     return flow("15 or more ICD codes", df[df["icd_titles"].map(len) < 15])
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #6ca02ae9
-@constrained(
-    source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
-    seed=Unchecked("an int seed or None: checked in the body (cells derive their own streams)"),
-    min_age=Interval(0, integer=True),
-    one_per_subject=Flag,
-    balance_labels=Flag,
-    parity_by=Text | Array(dtype="str", min_size=0) | None,
-    n_per_group=PositiveInt | None,
-    fractions=Array(lo=0, hi=1),
-    source_label=Text | None,
-    rules=Text,
-)
+@constrained(**_BUILDER_ARGS)
 def build_opioid(
     source,
     *,

@@ -203,8 +203,7 @@ def _fold_tables(data: AuditData, fold, F):
     return counts, bins
 
 # %% ../../nbs/vfr/07_axis3.ipynb #1ac46b44
-@constrained(
-    predictions=Frame(label="one model's DataFrame"),
+_CROSS_HOSPITAL_ARGS = dict(  # declared once for cross_hospital_agreement and cross_hospital_grid
     hospital=Text,
     attributes=_GRID["attributes"],
     metrics=_GRID["metrics"],
@@ -213,6 +212,12 @@ def _fold_tables(data: AuditData, fold, F):
     n_bins=PositiveInt,
     calibration=_CALIBRATION,
     pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+)
+
+
+@constrained(
+    predictions=Frame(label="one model's DataFrame"),
+    **_CROSS_HOSPITAL_ARGS,
 )
 def cross_hospital_agreement(
     predictions,
@@ -321,14 +326,7 @@ def _axis3_model(model, f, kw):
 # %% ../../nbs/vfr/07_axis3.ipynb #a42aab30
 @constrained(
     predictions=_GRID["predictions"],
-    hospital=Text,
-    attributes=_GRID["attributes"],
-    metrics=_GRID["metrics"],
-    n_folds=Interval(2, integer=True, label="an int >= 2"),
-    min_support=NonNegativeInt,
-    n_bins=PositiveInt,
-    calibration=_CALIBRATION,
-    pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+    **_CROSS_HOSPITAL_ARGS,
     n_jobs=_GRID["n_jobs"],
     progress=_GRID["progress"],
 )
