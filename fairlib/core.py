@@ -18,7 +18,8 @@ __all__ = ['LOCK_FILE', 'SMALL_CELL_THRESHOLD', 'as_1d', 'check_binary', 'check_
            'FairlibInputError', 'UnknownMetricError']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
-from .constraints import FairlibInputError, UnknownMetricError  # noqa: F401 -- re-exported: defined with the mechanism
+# re-exported: the errors are defined with the constraint mechanism
+from .constraints import FairlibInputError, UnknownMetricError  # noqa: F401
 from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, PathLike, PositiveInt, Text
 from .constraints import Unchecked, constrained
 
@@ -142,7 +143,8 @@ def _key_bytes(part) -> bytes:
 
 @constrained(root=Unchecked("any seed root_entropy accepts; checked there"))
 def cell_seed(root, *key) -> np.random.SeedSequence:
-    "A SeedSequence for the cell named by `key` (str or int parts, type-tagged), derived from `root` independently of order."
+    """A SeedSequence for the cell named by `key` (str or int parts, type-tagged), derived from `root` independently of
+    order."""
     h = hashlib.sha256(b"".join(map(_key_bytes, key))).digest()
     words = [int.from_bytes(h[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.SeedSequence([root_entropy(root), *words])

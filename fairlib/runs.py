@@ -416,7 +416,8 @@ def reproduce(
                     for i, j in pj:
                         j["output"], j["seconds"] = Path(j["final_output"]), rec[f"{j['paper']}/{j['stem']}"]["seconds"]
                         print(
-                            f"[{i}/{len(jobs)}] {j['paper']}/{j['stem']}: finished before the interruption, kept (resume)",
+                            f"[{i}/{len(jobs)}] {j['paper']}/{j['stem']}: "
+                            "finished before the interruption, kept (resume)",
                             flush=True,
                         )
                     if write_back:

@@ -252,7 +252,8 @@ def run_trajectories(
 ) -> AgentRun:
     """Run the six-stage loop for every vignette x condition x replicate; returns the trajectory table and decoding
     records. `harness="paper"` renders prompts, conditions given by id, urgency and follow-up as the authors' runner
-    does (what still differs is listed in the agent.loop documentation); the default `"fairlib"` is fairlib's own harness."""
+    does (what still differs is listed in the agent.loop documentation); the default `"fairlib"` is fairlib's own
+    harness."""
     func = "run_trajectories"
     if not hasattr(policy, "run"):
         raise FairlibInputError("policy", "must have a run(calls) method (see fairlib.agent.policies)", func)
