@@ -151,3 +151,16 @@ def test_missing_verdicts_note_said_once():
     html = audit_report_html(_table(), model="m")
     assert html.count("12 of 80") == 1
     assert "every fold agreed" in html
+
+
+def test_real_report_masks_small_counts_in_its_notes():
+    "A report written from credentialed data never prints a count under 11 (the notes carry excluded group sizes)."
+    import re
+
+    from fairlib.vfr.report import audit_report_html
+
+    t = _table().assign(vfr_reason="excluded for small support: A (n=1), B (n=17)")
+    shown = audit_report_html(t, model=t.model.iloc[0])
+    assert "(n=1)" in shown  # interactive: the caller's own counts
+    real = audit_report_html(t, model=t.model.iloc[0], real=True)
+    assert not re.search(r"\bn\s*=\s*([1-9]|10)\b(?![\d.,])", real) and "(n=17)" in real

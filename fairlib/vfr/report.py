@@ -6,7 +6,8 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
-from ..constraints import Frame, Instance, Interval, PositiveInt, Text, constrained
+from ..constraints import Flag, Frame, Instance, Interval, PositiveInt, Text, constrained
+from ..suppression import mask_text_counts
 from ..core import FairlibInputError
 from ..counts import AUDIT_METRICS
 from ..reliability import TAU_VFR
@@ -94,6 +95,7 @@ def _glossary(metrics, tau_vfr: float, n_field: int, kappa_min: float) -> str:
     tau_vfr=Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]"),
     n_field=PositiveInt,
     kappa_min=Interval(-1, 1, label="a kappa in [-1, 1]"),
+    real=Flag,
 )
 def audit_report_html(
     table: pd.DataFrame,
@@ -105,10 +107,11 @@ def audit_report_html(
     tau_vfr: float = TAU_VFR,
     n_field: int = N_FIELD,
     kappa_min: float = KAPPA_MIN,
+    real: bool = False,
 ) -> str:
     """A standalone HTML audit report of one model from a `reliability_table` frame: a headline, a glossary of the
     codes and thresholds, tier counts, the per-cell quintuple (with the cohort value and SD) and the kappa notes, each
-    said once per metric."""
+    said once per metric. `real=True` (a report written from credentialed data) masks counts under 11 in the notes."""
     from html import escape
 
     func = "audit_report_html"
@@ -116,6 +119,9 @@ def audit_report_html(
     if t.empty:
         raise FairlibInputError("model", f"{model!r} is not in the table; known: {sorted(set(table.model))}", func)
     label = label or model
+    if real:  # a file written from credentialed data: counts under 11 in the notes are masked (one rule)
+        obj = [c for c in t.columns if t[c].dtype == object or pd.api.types.is_string_dtype(t[c])]
+        t = t.assign(**{c: t[c].map(lambda v: mask_text_counts(v) if isinstance(v, str) else v) for c in obj})
     counts = t.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
     txt = lambda v: "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else escape(str(v))
     rows, knotes = [], {}
