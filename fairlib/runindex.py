@@ -11,6 +11,7 @@ from pathlib import Path
 from .core import FairlibInputError, atomic_write
 from .report import is_real_source
 from .registry import load_paper_meta
+from .ledger import STATUSES
 from .constraints import AnyOf, Instance, PathLike, constrained
 
 # %% auto #0
@@ -70,6 +71,22 @@ table.tbl td,table.tbl th{border-bottom:1px solid #ddd;padding:2px 8px;text-alig
 figure img{width:100%;height:auto}figcaption,.src{color:#555;font-size:.85em}</style>"""
 
 # %% ../nbs/09b_runindex.ipynb #3199d582
+def _scoreboard_html(claims: Path, rel) -> list[str]:
+    "The paper's reproduction scoreboard (published numbers per ledger status), read from its claims.csv."
+    if not claims.is_file():
+        return ["<p><em>No reproduction ledger (claims.csv) for this paper yet.</em></p>"]
+    import pandas as pd
+
+    st = pd.read_csv(claims, dtype=str, keep_default_na=False)["status"]
+    head = "".join(f"<th scope='col'>{html.escape(s)}</th>" for s in STATUSES)
+    cells = "".join(f"<td>{int((st == s).sum())}</td>" for s in STATUSES)
+    return [
+        "<table class='tbl scoreboard'><caption>Reproduction ledger: published numbers per status "
+        f"(<a href='{rel(claims)}'>claims.csv</a>)</caption><thead><tr><th scope='col'>claims</th>{head}"
+        f"</tr></thead><tbody><tr><td>{len(st)}</td>{cells}</tr></tbody></table>"
+    ]
+
+
 def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> list[str]:
     files = sorted(fig.glob("*")) if fig.exists() else []
     csvs = [f for f in files if f.suffix == ".csv"]
@@ -86,6 +103,7 @@ def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> list[str]:
     )
     if status:
         parts.append(f"<div class='banner stale'>{html.escape(status)}</div>")
+    parts += _scoreboard_html(fig / "claims.csv", rel)
     parts.append(
         "<p>Executed notebooks: "
         + ", ".join(

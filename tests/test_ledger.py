@@ -325,3 +325,30 @@ def test_the_chapter_ledger_covers_every_published_value():
     df = pd.read_csv(ROOT / "figures" / CB / "claims.csv", dtype=str, keep_default_na=False)
     assert sorted(df["claim"]) == sorted(published_values(CB)["id"])
     assert set(df["inputs"]) == {"authors' data"}
+
+
+def test_runs_index_shows_each_papers_scoreboard(tmp_path):
+    "runs/index.html carries the per-status counts of each paper's claims.csv (issue 25)."
+    from fairlib.runindex import build_index
+
+    fig = tmp_path / "figures" / "classification_bias"
+    fig.mkdir(parents=True)
+    rows = pd.DataFrame({"claim": ["a", "b", "c"], "status": ["exact", "exact", "differs"]})
+    rows.to_csv(fig / "claims.csv", index=False)
+    nb = tmp_path / "01_chapter.ipynb"
+    nb.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    done = [
+        dict(
+            paper="classification_bias",
+            stem="01_chapter",
+            output=nb,
+            final_fig_dir=str(fig),
+            params=dict(profile="quick", fig_dir=str(fig)),
+            seconds=1.0,
+            finished="2026-12-03 12:00:00",
+        )
+    ]
+    html = build_index(done, tmp_path / "index.html").read_text()
+    i = html.index("Reproduction ledger")
+    board = html[i : html.index("</table>", i)]
+    assert "<td>3</td><td>2</td><td>0</td><td>1</td><td>0</td><td>0</td>" in board
