@@ -14,16 +14,13 @@ import pandas as pd
 __all__ = ['LOCK_FILE', 'SMALL_CELL_THRESHOLD', 'as_1d', 'check_binary', 'check_probability', 'check_same_length', 'check_int',
            'check_rng', 'root_entropy', 'cell_seed', 'check_float', 'check_choice', 'renamed_arguments',
            'deprecated_alias', 'largest_remainder', 'percentile_interval', 'majority_vote', 'content_hash',
-           'file_digest', 'atomic_path', 'atomic_write', 'folder_lock', 'is_small_count', 'mask_count',
-           'FairlibInputError', 'UnknownMetricError']
+           'file_digest', 'atomic_path', 'atomic_write', 'folder_lock', 'is_small_count', 'mask_count']
 
 # %% ../nbs/01_core.ipynb #3ae91e74
 # re-exported: the errors are defined with the constraint mechanism
 from .constraints import FairlibInputError, UnknownMetricError  # noqa: F401
 from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, PathLike, PositiveInt, Text
 from .constraints import Unchecked, constrained
-
-_all_ = ["FairlibInputError", "UnknownMetricError"]
 
 # %% ../nbs/01_core.ipynb #45886bff
 @constrained(

@@ -52,6 +52,7 @@ _DRAWS = dict(
     calibration=_CALIBRATION,
 )
 _CELL = dict(y_true=_LABELS, y_pred=_LABELS, sensitive_features=_GROUPS, metric=Text, y_prob=None | _PROBS)
+_GRID_ARGS = _GRID | _DRAWS | _AXIS2  # one mapping: a dict display in a decorator trips Sphinx's parser
 
 # %% ../../nbs/vfr/06_axis2.ipynb #b82c751e
 @dataclass(frozen=True, repr=False)
@@ -448,7 +449,7 @@ def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=Tru
 
 # %% ../../nbs/vfr/06_axis2.ipynb #dbca2aa1
 @renamed_arguments(rng="seed")
-@constrained(**{**_GRID, **_DRAWS, **_AXIS2})
+@constrained(**_GRID_ARGS)
 def audit_size_grid(
     predictions,
     *,
