@@ -5,6 +5,7 @@
 # %% ../nbs/07a_ledger.ipynb #988f40aa
 from __future__ import annotations
 import difflib
+import json
 import math
 import numbers
 import re
@@ -19,7 +20,7 @@ from .published import PAPERS, published_values
 # %% auto #0
 __all__ = ['STATUSES', 'INPUTS', 'COLUMNS', 'ESTABLISHED', 'START', 'END', 'claim', 'format_number', 'write_claims',
            'claims_markdown', 'collect_claims', 'scoreboard', 'scoreboard_markdown', 'readme_scoreboard',
-           'with_scoreboard', 'overclaims']
+           'with_scoreboard', 'overclaims', 'notebook_overclaims']
 
 # %% ../nbs/07a_ledger.ipynb #bc49c196
 STATUSES = ("exact", "within tolerance", "differs", "method only", "not reproducible here")  # closed set, in order
@@ -317,6 +318,9 @@ _PAPER_NAMES = {
     "mfarm": re.compile(r"\bmFARM\b"),
     "fairmedagent": re.compile(r"FairMedAgent"),
 }
+# "reproduce(s/d/ing)" as a claim; the command names `make reproduce` / `fairlib reproduce` are not ("replicate" is
+# not read: in these papers it is mostly the noun, a repeated run)
+_CLAIM_WORDS = re.compile(r"(?<!make )(?<!fairlib )\breproduc(?:e|es|ed|ing)\b", re.I)
 
 
 @constrained(root=PathLike | None)
@@ -371,10 +375,15 @@ def with_scoreboard(text: str, block: str) -> str:
     return text[:a] + "\n" + block.strip() + "\n" + text[b:]
 
 
-@constrained(text=Text, board=Predicate(lambda d: isinstance(d, pd.DataFrame), "a scoreboard DataFrame"))
-def overclaims(text: str, board: pd.DataFrame) -> list[tuple[int, str, str]]:
-    """README lines (number, paper, line) that say 'reproduced' for a paper whose claims are not all exact or within
-    tolerance (or that has no ledger). A line's paper is the one it names, else the one its `###` section names."""
+@constrained(
+    text=Text,
+    board=Predicate(lambda d: isinstance(d, pd.DataFrame), "a scoreboard DataFrame"),
+    paper=None | Options(*PAPERS),
+)
+def overclaims(text: str, board: pd.DataFrame, *, paper: str | None = None) -> list[tuple[int, str, str]]:
+    """Lines (number, paper, line) that say 'reproduce(d)' for a paper whose claims are not all exact
+    or within tolerance (or that has no ledger). A line's paper is `paper` when given (a paper's own notebook), else
+    the one the line names, else the one its `###` section names."""
     ok = {p: bool(r["claims"]) and int(r[list(ESTABLISHED)].sum()) == int(r["claims"]) for p, r in board.iterrows()}
     out, section, inside = [], [], False
     for n, line in enumerate(text.splitlines(), start=1):
@@ -386,10 +395,27 @@ def overclaims(text: str, board: pd.DataFrame) -> list[tuple[int, str, str]]:
             section = []
         elif line.startswith("### "):
             section = named
-        if inside or not re.search(r"\breproduced\b", line, re.I):
+        if inside or not _CLAIM_WORDS.search(line):
             continue
-        for p in named or section:
+        for p in [paper] if paper else named or section:
             if not ok.get(p, False):
                 out.append((n, p, line.strip()))
                 break
+    return out
+
+
+@constrained(root=PathLike | None)
+def notebook_overclaims(root=None) -> list[tuple[str, int, str, str]]:
+    """The same check over the Markdown cells of every paper notebook (`nbs/papers/<paper>/*.ipynb`), each line read
+    as a claim about its own paper: (notebook, line number within its cell, paper, line)."""
+    base = Path(root) if root else repo_root()
+    board, out = scoreboard(base), []
+    for p in PAPERS:
+        for nb in sorted((base / "nbs" / "papers" / p).glob("*.ipynb")):
+            cells = json.loads(nb.read_text(encoding="utf-8"))["cells"]
+            for c in cells:
+                if c["cell_type"] != "markdown":
+                    continue
+                text = "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+                out += [(str(nb.relative_to(base)), n, q, line) for n, q, line in overclaims(text, board, paper=p)]
     return out

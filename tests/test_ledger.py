@@ -19,6 +19,7 @@ from fairlib.ledger import (
     claim,
     collect_claims,
     format_number,
+    notebook_overclaims,
     overclaims,
     readme_scoreboard,
     scoreboard,
@@ -318,6 +319,47 @@ def test_readme_says_reproduced_only_where_the_ledger_establishes_it():
     assert not got, "README lines say 'reproduced' beyond the ledger (tools/update_scoreboard.py --overclaims):\n" + (
         "\n".join(f"  README.md:{n} [{p}] {line}" for n, p, line in got)
     )
+
+
+def test_paper_notebooks_and_docs_say_reproduced_only_where_the_ledger_establishes_it():
+    """The same rule in every paper notebook's Markdown (each line read as a claim about its own paper) and on the
+    documentation site's landing page (issue 25: 'no sentence anywhere says reproduced ...')."""
+    got = notebook_overclaims(ROOT)
+    assert not got, "paper notebooks say 'reproduce(d)' beyond the ledger:\n" + "\n".join(
+        f"  {nb} (cell line {n}) [{p}] {line}" for nb, n, p, line in got
+    )
+    board = scoreboard(ROOT)
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        got = overclaims(page.read_text(encoding="utf-8"), board)
+        assert not got, f"{page.name} says 'reproduce(d)' beyond the ledger: {got}"
+
+
+def test_overclaims_reads_a_notebook_line_as_its_papers_claim(tmp_path):
+    "A synthetic paper notebook: a sentence that says 'reproduces' is flagged when its paper has a differing claim."
+    import json
+
+    for p in ("vfr", "mfarm"):
+        d = tmp_path / "figures" / p
+        d.mkdir(parents=True)
+        status = "differs" if p == "vfr" else "exact"
+        (d / "claims.csv").write_text(
+            (ROOT / "figures" / "classification_bias" / "claims.csv").read_text(encoding="utf-8").splitlines()[0]
+            + "\n",
+            encoding="utf-8",
+        )
+        cols = (d / "claims.csv").read_text(encoding="utf-8").strip().split(",")
+        row = {c: "" for c in cols} | {"claim": "x", "status": status}
+        (d / "claims.csv").write_text(",".join(cols) + "\n" + ",".join(row[c] for c in cols) + "\n", encoding="utf-8")
+        nb = tmp_path / "nbs" / "papers" / p / "01.ipynb"
+        nb.parent.mkdir(parents=True)
+        cells = [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# t\n", "This notebook reproduces Table 4.\n"]},
+            {"cell_type": "markdown", "metadata": {}, "source": ["Run `make reproduce` first."]},
+            {"cell_type": "code", "metadata": {}, "source": ["# reproduces nothing: code is not read"], "outputs": []},
+        ]
+        nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    got = notebook_overclaims(tmp_path)
+    assert [(Path(nb).parts[-2], n, p) for nb, n, p, _ in got] == [("vfr", 2, "vfr")]
 
 
 def test_the_chapter_ledger_covers_every_published_value():
