@@ -10,7 +10,7 @@ from ..core import FairlibInputError, cell_seed, check_int, check_rng
 from ..published import published_table
 from ..llm.loading import make_tiny_model
 from ..llm.transformers import TransformersScorer
-from .reliability import min_detectable_shift
+from .reliability import min_detectable_shift, null_submetric_rates
 from .matrix import _holds_booleans
 from .score import fab_score, mfarm, mfarm_accuracy, parity_scores
 from .instrument import PROMPT_VARIANTS, SYSTEM_PROMPT, prompt_table
@@ -19,6 +19,7 @@ from fairlib.constraints import (
     DataFrame,
     Flag,
     Interval,
+    NonNegativeInt,
     Options,
     PositiveInt,
     Seed,
@@ -26,7 +27,7 @@ from fairlib.constraints import (
     Unchecked,
     constrained,
 )
-from .matrix import KS_METHODS, VARIANCE_TESTS, WILCOXON_METHODS
+from .matrix import KS_METHODS, SUBMETRICS, VARIANCE_TESTS, WILCOXON_METHODS
 
 # %% auto #0
 __all__ = ['SCORE_TABLE_COLUMNS', 'published_table11', 'variant_matrix', 'mfarm_table', 'score_table', 'load_scorer',
@@ -101,6 +102,7 @@ def variant_matrix(
     wilcoxon_method=Options(*WILCOXON_METHODS),
     power=Flag,
     power_resamples=PositiveInt,
+    null_resamples=NonNegativeInt,
     seed=Seed,
 )
 def mfarm_table(
@@ -115,10 +117,13 @@ def mfarm_table(
     wilcoxon_method: str = "auto",
     power: bool = False,
     power_resamples: int = 50,
+    null_resamples: int = 0,  # > 0: each sub-metric's null rate beside its score (null_submetric_rates)
     seed=0,
 ) -> tuple[pd.DataFrame, dict]:
     """Run mFARM, accuracy, FAB, accuracy skew and SP/EO on every slice of long `scores`: (tidy table, {key:
-    MfarmResult})."""
+    MfarmResult}). With `null_resamples` > 0 each sub-metric `s` gains `s_null_rate`: the share of null matrices
+    (each case's values permuted across the variants) in which `s` already falls below 1, so a reader can tell a
+    sub-metric that reacts to demographics from one that reacts to the shape of the scores."""
     by = (by,) if isinstance(by, str) else tuple(by)
     miss = [c for c in by if c not in scores.columns]
     if miss:
@@ -165,6 +170,18 @@ def mfarm_table(
                 n_variants=nv,
             )
             row["min_detectable_shift"] = m.shift
+        if null_resamples:
+            nr = null_submetric_rates(
+                P,
+                n_resamples=null_resamples,
+                seed=cell_seed(seed, "null", *map(str, key)),
+                alpha=alpha,
+                variance_test=variance_test,
+                ks_method=ks_method,
+                wilcoxon_method=wilcoxon_method,
+                n_variants=nv,
+            ).iloc[0]
+            row.update({f"{s}_null_rate": float(nr[s]) for s in SUBMETRICS}, null_resamples=int(null_resamples))
         rows.append(row)
     return pd.DataFrame(rows), results
 
