@@ -25,14 +25,16 @@ _LAZY = {
     "verdict_flip_rate": ("fairlib.reliability", "verdict_flip_rate"),
     "VFRResult": ("fairlib.reliability", "VFRResult"),
     "vfr_grid": ("fairlib.vfr.axis1", "vfr_grid"),
+    "audit_size_plan": ("fairlib.sizeplan", "audit_size_plan"),
+    "SizePlanResult": ("fairlib.sizeplan", "SizePlanResult"),
 }
 # the shared core, the LLM layer and the paper packages; "data", "models" and "prompts" are 0.1 paths (deprecated)
 _SUBMODULES = ("agent", "audit", "cli", "config", "core", "data", "handbook", "inputs", "llm", "metrics", "mfarm",
                "mitigation", "models", "plots", "prompts", "published", "reliability", "report", "resample", "results",
-               "stats", "vfr")
+               "sizeplan", "stats", "vfr")
 
-__all__ = ["audit", "audit_table", "four_fifths_rule", "group_table", "verdict_flip_rate", "AuditResult",
-           "FourFifthsVerdict", "MetricValue", "VFRResult", "vfr_grid", "Result", "FairlibInputError",
+__all__ = ["audit", "audit_table", "four_fifths_rule", "group_table", "verdict_flip_rate", "audit_size_plan", "AuditResult",
+           "FourFifthsVerdict", "MetricValue", "VFRResult", "SizePlanResult", "vfr_grid", "Result", "FairlibInputError",
            "UnknownMetricError", "AUDIT_METRICS", *_SUBMODULES]
 
 

@@ -16,8 +16,9 @@ from .counts import _CALIBRATION, _DATA, _GROUPS, _LABELS, _NUMBER, _POS_LABEL, 
 from .counts import audit_metric, count_table, group_rates_from_counts
 from .inputs import _prepare, excluded_text, group_label, resolve_inputs
 from .metrics import _value
-from .reliability import verdict_flip_rate
+from .reliability import TAU_VFR, verdict_flip_rate
 from .results import Result, round_frame
+from .sizeplan import _plan_frame, _plan_lines, audit_size_plan
 from fairlib.tables import (
     _METRICS,
     _THRESHOLDS,
@@ -52,6 +53,7 @@ _SHOW_RATES = ["support", "selection_rate", "TPR", "FPR", "PPV", "accuracy", "EC
     pos_label=Unchecked("the positive label as given (any label), or None for 0/1 labels"),
     calibration=_CALIBRATION,
     vfr_settings=None | Instance(dict),
+    size_plan=None | Frame(["metric", "n_required"], min_rows=0),
 )
 @dataclass(frozen=True, repr=False, eq=False)
 class AuditResult(Result):
@@ -68,6 +70,7 @@ class AuditResult(Result):
     pos_label: object = None  # the label counted as positive (None: labels were 0/1)
     calibration: str = "ece_gap"  # calibration definition used for 'Cal'
     vfr_settings: dict | None = None  # n_resamples, resample_size, seed of the VFR columns (None: no VFR)
+    size_plan: pd.DataFrame | None = None  # per metric, the audit size its verdict needs (audit(size_plan=True))
     _title = "Fairness audit"
 
     def __post_init__(self):  # JSON brings frames back without dtypes: numbers become numbers again
@@ -84,10 +87,23 @@ class AuditResult(Result):
         object.__setattr__(self, "metrics", m)
         object.__setattr__(self, "groups", g)
         object.__setattr__(self, "excluded", {str(k): int(v) for k, v in dict(self.excluded).items()})
+        if self.size_plan is not None:
+            object.__setattr__(self, "size_plan", _plan_frame(self.size_plan))
 
     def to_frame(self) -> pd.DataFrame:
         "The per-metric table (one row per metric)."
         return self.metrics.copy()
+
+    def required_size(self) -> pd.DataFrame:
+        "Per metric, the records its verdict needs to be stable, with an interval (`fairlib.sizeplan.audit_size_plan`)."
+        if self.size_plan is None:
+            raise FairlibInputError(
+                "size_plan",
+                "this audit was run without a size plan: pass size_plan=True to audit(), "
+                "or call fairlib.sizeplan.audit_size_plan() on the same inputs",
+                "AuditResult.required_size",
+            )
+        return self.size_plan.copy()
 
     @property
     def by_group(self) -> pd.DataFrame:
@@ -156,6 +172,8 @@ class AuditResult(Result):
                     out.append(f"{m} {what}: {r}")
         if self.vfr_settings:
             out.append("VFR: " + ", ".join(f"{k}={v}" for k, v in self.vfr_settings.items()))
+        if self.size_plan is not None:
+            out += ["records needed for a stable verdict:", *_plan_lines(self.size_plan)]
         return out
 
     def summary(self) -> str:
@@ -243,6 +261,8 @@ def _vfr_columns(y, yh, codes, p, specs, *, n_resamples, resample_size, seed, mi
     n_resamples=PositiveInt,
     resample_size=None | PositiveInt,
     seed=Seed,
+    size_plan=Flag,
+    target_vfr=Interval(0, 0.5, closed="neither", label="a flip rate in (0, 0.5)"),
 )
 def audit(
     y_true,
@@ -260,9 +280,11 @@ def audit(
     n_bins: int = 10,  # calibration bins
     calibration: str = "ece_gap",  # "ece_gap" or the authors' "worst_group_mce"
     vfr: bool = False,  # also compute each metric's Verdict Flip Rate (stratified bootstrap)
-    n_resamples: int = 500,  # K in Algorithm 1 (with vfr=True)
+    n_resamples: int = 500,  # K in Algorithm 1 (with vfr=True), and resamples per size of the size plan
     resample_size: int | None = None,  # N in Algorithm 1; default: the cohort size (the ordinary bootstrap)
     seed=0,  # None, int, SeedSequence or Generator for the VFR resamples
+    size_plan: bool = False,  # also plan the records each verdict needs (fairlib.sizeplan.audit_size_plan)
+    target_vfr: float = TAU_VFR,  # the size plan's target flip rate
 ) -> AuditResult:
     """Audit a classifier's predictions: per-group table, every audit metric with threshold, verdict and reason,
     excluded groups, optional VFR."""
@@ -308,6 +330,16 @@ def audit(
             resample_size=resample_size,
             seed=seed if seed is None or isinstance(seed, numbers.Integral) else type(seed).__name__,
         )
+    plan = None
+    if size_plan:  # the records each verdict needs (fairlib.sizeplan)
+        if w is not None:
+            raise FairlibInputError("sample_weight", "is not supported together with size_plan=True", func)
+        opts = dict(
+            metrics=metrics, thresholds=thresholds, min_support=min_support, n_bins=n_bins, calibration=calibration
+        )
+        plan = audit_size_plan(
+            y, yh, sensitive_features=sf, y_prob=p, target_vfr=target_vfr, n_resamples=n_resamples, seed=seed, **opts
+        ).plan
     groups = _group_table(ct)
     names = list(groups.index.names) if isinstance(groups.index, pd.MultiIndex) else [groups.index.name or "group"]
     names = [str(n) for n in names]
@@ -324,6 +356,7 @@ def audit(
         pos_label if pos_label is None or isinstance(pos_label, (str, numbers.Number)) else str(pos_label),
         calibration,
         vfr_settings,
+        plan,
     )
 
 # %% ../nbs/02b_audit.ipynb #43290835

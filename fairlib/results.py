@@ -90,7 +90,9 @@ def round_frame(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
     return out
 
 # %% ../nbs/01a_results.ipynb #7776be99
-_BOOL_COLUMNS = frozenset({"included", "auditable", "stable", "flipped", "reached", "significant", "defined", "exact"})
+_BOOL_COLUMNS = frozenset(
+    {"included", "auditable", "stable", "flipped", "reached", "reachable", "significant", "defined", "exact"}
+)
 _COUNT_COLUMNS = frozenset({"support", "n", "positives", "predicted_positives", "n_pass", "n_defined", "n_undefined"})
 _RATE_COLUMNS = frozenset(
     {"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE", "vfr"}
