@@ -5,11 +5,12 @@ rank correlation."""
 
 # %% ../nbs/04_stats.ipynb #29c45043
 from __future__ import annotations
-import itertools, math
+import itertools, math, warnings
 from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats as _st
+from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 from .core import FairlibInputError, as_1d, check_binary, check_rng, deprecated_alias, percentile_interval
 from .core import renamed_arguments
 from .results import Result
@@ -236,6 +237,7 @@ class ClusterBootstrapResult(Result):
     confidence_level: float
     distribution: np.ndarray = field(repr=False)
     method: str = "percentile cluster bootstrap"
+    n_undefined: int = 0  # resamples whose statistic was NaN, left out of the percentiles
     _title = "Percentile cluster bootstrap"
     n_boot = deprecated_alias("n_resamples")
 
@@ -264,14 +266,27 @@ def cluster_bootstrap(
     G = X.shape[0]
     if G < 2:
         raise FairlibInputError("per_cluster", f"needs at least 2 clusters, got {G}", func)
-    idx = check_rng(seed).integers(0, G, size=(n_resamples, G))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dist = np.asarray(statistic(X[idx]), dtype=float)
+
+    def on_clusters(idx, axis=-1):  # scipy resamples cluster indices; the statistic sees those clusters' rows
+        return np.asarray(statistic(X[np.asarray(idx, dtype=np.int64)]), dtype=float)
+
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", _st.DegenerateDataWarning)  # NaN resamples: handled below
+        res = _st.bootstrap(
+            (np.arange(G),),
+            on_clusters,
+            vectorized=True,
+            n_resamples=n_resamples,
+            confidence_level=confidence_level,
+            method="percentile",
+            rng=check_rng(seed),
+        )
         est = float(statistic(X))
-    lo, hi = percentile_interval(dist, confidence_level=confidence_level)
-    return ClusterBootstrapResult(
-        est, (float(lo), float(hi)), float(np.nanstd(dist, ddof=1)), G, n_resamples, confidence_level, dist
-    )
+    dist = np.asarray(res.bootstrap_distribution, dtype=float)
+    bad = int(np.isnan(dist).sum())
+    ci = percentile_interval(dist, confidence_level=confidence_level)  # numpy's percentiles, NaN left out: see above
+    se = float(res.standard_error) if not bad else float(np.nanstd(dist, ddof=1)) if len(dist) - bad > 1 else np.nan
+    return ClusterBootstrapResult(est, ci, se, G, n_resamples, confidence_level, dist, n_undefined=bad)
 
 # %% ../nbs/04_stats.ipynb #670da0cc
 CONFIRMATORY_MIN_DISCORDANT = 25
@@ -299,14 +314,14 @@ class McNemarResult(Result):
 
 @constrained(b=_WHOLE, c=_WHOLE, min_discordant=PositiveInt)
 def mcnemar_exact(b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISCORDANT) -> McNemarResult:
-    "Exact McNemar test from discordant counts b, c."
+    "Exact McNemar test from discordant counts b, c (statsmodels' exact binomial McNemar)."
     b, c = int(b), int(c)
     n = b + c
     if n == 0:
         return McNemarResult(
             b, c, float("nan"), False, False, "no discordant pairs: the exact McNemar test is undefined"
         )
-    p = float(min(1.0, 2 * _st.binom.cdf(min(b, c), n, 0.5)))
+    p = float(_sm_mcnemar([[0, b], [c, 0]], exact=True).pvalue)
     conf = n >= min_discordant
     return McNemarResult(
         b, c, p, True, conf, "" if conf else f"{n} < {min_discordant} discordant pairs: hypothesis-generating"
@@ -333,15 +348,7 @@ def fdr_adjust(p_values, *, method: str = "by", alpha: float = 0.05) -> pd.DataF
     m = int(ok.sum())
     adj = np.full(len(p), np.nan)
     if m:
-        q = p[ok]
-        order = np.argsort(q, kind="stable")
-        ranks = np.arange(1, m + 1)
-        cm = np.sum(1.0 / ranks) if method == "by" else 1.0
-        raw = q[order] * m * cm / ranks
-        mono = np.minimum.accumulate(raw[::-1])[::-1]
-        out = np.empty(m)
-        out[order] = np.minimum(mono, 1.0)
-        adj[ok] = out
+        adj[ok] = _st.false_discovery_control(p[ok], method=method)
     return pd.DataFrame(
         {
             "p_value": p,
@@ -384,18 +391,24 @@ def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, se
     rx, ry = _st.rankdata(x), _st.rankdata(y)
     if rx.std() == 0 or ry.std() == 0:
         raise FairlibInputError("x" if rx.std() == 0 else "y", "is constant: rho undefined", func)
-    zx, zy = (rx - rx.mean()) / rx.std(), (ry - ry.mean()) / ry.std()
-    rho = float(np.mean(zx * zy))
-    if n <= max_exact_n:
-        P = np.array(list(itertools.permutations(range(n))))
-        exact = True
-    else:
-        rng = check_rng(seed)
-        P = np.array([rng.permutation(n) for _ in range(n_resamples)])
-        exact = False
-    rs = (zx[None, :] * zy[P]).mean(1)
-    p = float(np.mean(np.abs(rs) >= abs(rho) - 1e-12))
-    return RankCorrelationResult(rho, p, n, len(P), exact)
+    rho = float(_st.spearmanr(x, y).statistic)
+    centre = n * (n + 1) ** 2
+
+    def t_stat(ranks_y, axis=-1):  # |4 sum rx ry - n (n+1)^2|: exact in floating point, increasing in |rho|
+        return np.abs(4 * (rx * ranks_y).sum(axis=axis) - centre)
+
+    exact = n <= max_exact_n
+    res = _st.permutation_test(
+        (ry,),
+        t_stat,
+        permutation_type="pairings",
+        vectorized=True,
+        alternative="greater",
+        n_resamples=np.inf if exact else n_resamples,
+        rng=check_rng(seed),
+    )
+    n_used = len(res.null_distribution)  # scipy enumerates whenever n_resamples >= n!
+    return RankCorrelationResult(rho, float(res.pvalue), n, n_used, n_used == math.factorial(n))
 
 # %% ../nbs/04_stats.ipynb #ed2a7534
 @dataclass(frozen=True, repr=False)
@@ -415,6 +428,9 @@ class PermutationResult(Result):
 
     def __iter__(self):
         return iter((self.estimate, self.p_value))
+
+
+_TIE = 1e-12  # absolute tolerance for |mean*| >= |mean| (see the prose above)
 
 
 @renamed_arguments(n_boot="n_resamples", n_sim="n_resamples", rng="seed")
@@ -463,14 +479,18 @@ def paired_permutation_test(
             statistic,
             "every paired difference is zero: the permutation test has no information",
         )
-    if 2**G <= enumerate_limit:
-        S = np.array(list(itertools.product((1.0, -1.0), repeat=G)))
-        exact = True
-        stats_ = (S * d).mean(1)
-        p = float(np.mean(np.abs(stats_) >= abs(est) - 1e-12))
-    else:
-        S = check_rng(seed).choice((1.0, -1.0), size=(n_resamples, G))
-        exact = False
-        hits = int((np.abs((S * d).mean(1)) >= abs(est) - 1e-12).sum())
-        p = (1 + hits) / (1 + n_resamples)
-    return PermutationResult(est, p, G, nz, len(S), exact, statistic)
+    exact = 2**G <= enumerate_limit
+    res = _st.permutation_test(
+        (d,),
+        lambda s, axis=-1: np.abs(s.mean(axis=axis)),
+        permutation_type="samples",
+        vectorized=True,
+        alternative="greater",
+        n_resamples=np.inf if exact else n_resamples,
+        rng=check_rng(seed),
+    )
+    null = np.asarray(res.null_distribution, dtype=float)
+    exact = len(null) == 2**G  # scipy enumerates whenever n_resamples >= 2**G
+    hits = int((null >= abs(est) - _TIE).sum())
+    p = hits / len(null) if exact else (1 + hits) / (1 + len(null))
+    return PermutationResult(est, p, G, nz, len(null), exact, statistic)

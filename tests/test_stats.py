@@ -1,6 +1,7 @@
 """fairlib.stats against independent oracles: statsmodels, scipy, brute-force enumeration, simulation."""
 
 import itertools
+import math
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -283,13 +284,35 @@ def test_fdr_adjust_refuses_a_level_outside_0_1(alpha):
 
 
 def test_fdr_adjust_level_still_decides_rejection():
-    "Against scipy's BH: adjusted p-values equal false_discovery_control, rejections follow alpha."
-    from scipy.stats import false_discovery_control
-
+    "A worked example (fdr_adjust calls scipy's false_discovery_control, so the oracle is arithmetic by hand)."
     p = np.array([0.001, 0.01, 0.02, 0.04, 0.3])
+    # BH: m p_(i) / i = .005, .025, .0333, .05, .3, already increasing; BY multiplies by 1 + 1/2 + ... + 1/5
+    bh = np.array([0.005, 0.025, 0.02 * 5 / 3, 0.05, 0.3])
     r = fdr_adjust(p, method="bh", alpha=0.05)
-    np.testing.assert_allclose(r["p_adjusted"].to_numpy(), false_discovery_control(p, method="bh"))
-    assert r["reject"].tolist() == (false_discovery_control(p, method="bh") <= 0.05).tolist()
+    np.testing.assert_allclose(r["p_adjusted"].to_numpy(), bh, rtol=1e-12)
+    assert r["reject"].tolist() == [True, True, True, True, False]
+    assert fdr_adjust(p, method="bh", alpha=0.03)["reject"].tolist() == [True, True, False, False, False]
+    by = fdr_adjust(p, method="by")["p_adjusted"].to_numpy()
+    np.testing.assert_allclose(by, np.minimum(bh * (1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5), 1), rtol=1e-12)
+
+
+def test_fdr_adjust_rejects_at_the_level_exactly():
+    "p = .05, the largest of six, adjusts to .05 and is rejected at .05 (fairlib's own loop gave 0.05000000000000001)."
+    p = [0.02, 0.05, 0.0, 0.01, 0.0, 0.03]
+    r = fdr_adjust(p, method="bh", alpha=0.05)
+    rej, adj, _, _ = multipletests(p, alpha=0.05, method="fdr_bh")
+    assert r["p_adjusted"][1] == 0.05 and r["reject"].all() and rej.all()
+    np.testing.assert_allclose(r["p_adjusted"], adj, rtol=1e-12)
+
+
+def test_fdr_adjust_nan_never_rejected_and_does_not_change_the_others():
+    p = np.array([0.004, np.nan, 0.03, np.nan, 0.2])
+    r = fdr_adjust(p, method="by", alpha=0.9)
+    assert r["in_family"].tolist() == [True, False, True, False, True] and (r["family_size"] == 3).all()
+    assert not r["reject"][1] and not r["reject"][3] and r["p_adjusted"][[1, 3]].isna().all()
+    _, adj, _, _ = multipletests(p[~np.isnan(p)], method="fdr_by")
+    np.testing.assert_allclose(r["p_adjusted"].dropna(), adj, rtol=1e-12)
+    assert fdr_adjust([np.nan, np.nan])["family_size"].tolist() == [0, 0]
 
 
 @pytest.mark.parametrize("bad", ["x", "y"])
@@ -344,3 +367,116 @@ def test_paired_permutation_test_refuses_infinite_differences(bad):
 def test_fdr_adjust_refuses_infinite_p_values(bad):
     with pytest.raises(FairlibInputError, match="`p_values`"):
         fdr_adjust([0.01, bad, 0.5])
+
+
+# ---- the library calls keep independent oracles (issue 26, section 6) ----------------------------------------
+
+
+@pytest.mark.parametrize("b,c", [(0, 6), (1, 5), (2, 9), (12, 3), (7, 7)])
+def test_mcnemar_exact_against_the_binomial_sum_by_hand(b, c):
+    "mcnemar_exact calls statsmodels; the oracle is 2 * sum_{k <= min(b, c)} C(n, k) / 2^n, capped at 1."
+    n = b + c
+    by_hand = min(1.0, 2 * sum(math.comb(n, k) for k in range(min(b, c) + 1)) / 2**n)
+    assert mcnemar_exact(b, c).p_value == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_mcnemar_exact_a_textbook_table():
+    "Agresti's 2 x 2 example of paired approval ratings: 150 and 86 discordant pairs; exact p well below .001."
+    r = mcnemar_exact(150, 86)
+    assert r.p_value == pytest.approx(sps.binomtest(86, 236, 0.5).pvalue, rel=1e-10) and r.p_value < 1e-4
+    assert r.confirmatory and r.n_discordant == 236
+
+
+def _sign_flip_p(d):
+    d = np.asarray(d, float)
+    S = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
+    return np.mean(np.abs((S * d).mean(1)) >= abs(d.mean()) - 1e-12)
+
+
+@given(
+    st.lists(st.sampled_from([-1.0, -2 / 3, -1 / 3, -0.5, 0.0, 1 / 3, 0.5, 2 / 3, 1.0, 0.25]), min_size=2, max_size=9)
+)
+@settings(max_examples=60, deadline=None)
+def test_paired_permutation_exact_matches_enumeration_by_hand(d):
+    "scipy enumerates the 2^G sign vectors; the oracle enumerates them with itertools (ties of cancelling sums)."
+    from fairlib.stats import paired_permutation_test
+
+    r = paired_permutation_test(d, signed=True)
+    if not np.any(np.asarray(d) != 0):
+        assert np.isnan(r.p_value) and "no information" in r.reason
+        return
+    assert r.exact and r.n_resamples == 2 ** len(d)
+    assert r.p_value == _sign_flip_p(d)
+
+
+def test_paired_permutation_averages_within_clusters_first():
+    from fairlib.stats import paired_permutation_test
+
+    d = [1.0, 0.0, 1.0, 1.0, -1.0, 0.0, 1.0, 1.0]
+    cl = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    r = paired_permutation_test(d, cl, signed=True)
+    means = [0.5, 1.0, -0.5, 1.0]
+    assert r.n_clusters == 4 and r.estimate == pytest.approx(np.mean(means))
+    assert r.p_value == _sign_flip_p(means)  # by hand: |sum| >= 2 in 6 of the 16 sign vectors
+    assert r.p_value == 6 / 16
+
+
+def test_paired_permutation_monte_carlo_is_close_to_exact():
+    from fairlib.stats import paired_permutation_test
+
+    d = np.random.default_rng(4).normal(0.3, 1, 16)
+    exact = paired_permutation_test(d, signed=True)
+    mc = paired_permutation_test(d, signed=True, enumerate_limit=100, n_resamples=20000, seed=2)
+    assert exact.exact and not mc.exact and mc.n_resamples == 20000
+    hits = mc.p_value * 20001 - 1
+    assert abs(hits - round(hits)) < 1e-6  # (1 + hits) / (1 + B)
+    assert abs(mc.p_value - exact.p_value) < 4 * np.sqrt(exact.p_value * (1 - exact.p_value) / 20000) + 1e-4
+    again = paired_permutation_test(d, signed=True, enumerate_limit=100, n_resamples=20000, seed=2)
+    assert again.p_value == mc.p_value
+    # asked for at least 2^G random vectors, scipy enumerates them all: the exact p, flagged exact
+    small = paired_permutation_test(d[:10], signed=True, enumerate_limit=100, n_resamples=5000, seed=2)
+    assert small.exact and small.n_resamples == 1024 and small.p_value == _sign_flip_p(d[:10])
+
+
+def test_spearman_exact_ties_against_the_permutation_distribution_by_hand():
+    "Midranks: the exact p is the share of the 5! orderings of y's ranks with |rho*| >= |rho| (scipy.spearmanr each)."
+    x, y = [1, 2, 2, 3, 4], [2, 1, 3, 3, 5]
+    r = spearman_exact(x, y)
+    rho = sps.spearmanr(x, y).statistic
+    perm = np.array([sps.spearmanr(x, np.asarray(y)[list(p)]).statistic for p in itertools.permutations(range(5))])
+    assert r.rho == pytest.approx(rho) and r.n_permutations == 120 and r.exact
+    assert r.p_value == pytest.approx(np.mean(np.abs(perm) >= abs(rho) - 1e-12))
+
+
+def test_spearman_monte_carlo_branch_is_seeded_and_never_zero():
+    x = np.arange(11.0)
+    a = spearman_exact(x, x, n_resamples=2000, seed=5)
+    b = spearman_exact(x, x, n_resamples=2000, seed=5)
+    assert not a.exact and a.n_permutations == 2000 and a.p_value == b.p_value
+    assert a.p_value == pytest.approx(1 / 2001)  # only the identity and its reverse reach |rho| = 1: (1 + 0)/(1 + B)
+    assert spearman_exact([1, 2, 3, 5], [2, 1, 4, 3], max_exact_n=3, n_resamples=24).exact  # 4! drawn: enumerated
+
+
+def test_cluster_bootstrap_resamples_are_numpy_cluster_draws():
+    "scipy.stats.bootstrap draws the cluster indices; the oracle redraws them with numpy and takes np.percentile."
+    per = np.array([[3, 45], [0, 45], [10, 45], [1, 45], [6, 40], [2, 30]])
+    r = cluster_bootstrap(per, n_resamples=3000, confidence_level=0.9, seed=11)
+    idx = np.random.default_rng(11).integers(0, 6, size=(3000, 6))
+    dist = per[idx, 0].sum(1) / per[idx, 1].sum(1)
+    np.testing.assert_array_equal(r.distribution, dist)
+    np.testing.assert_allclose(r.ci, np.percentile(dist, [5, 95]), rtol=1e-12)
+    assert r.se == pytest.approx(dist.std(ddof=1), rel=1e-12) and r.n_undefined == 0
+    assert r.estimate == pytest.approx(22 / 250)
+
+
+def test_cluster_bootstrap_undefined_resamples_are_counted_and_left_out():
+    "A resample of clusters with no comparison gives 0/0: counted in n_undefined, not turned into an interval of NaN."
+    per = np.array([[0, 0], [0, 0], [3, 10]])
+    r = cluster_bootstrap(per, n_resamples=2000, seed=0)
+    idx = np.random.default_rng(0).integers(0, 3, size=(2000, 3))
+    undefined = int((idx == 2).sum(1).__eq__(0).sum())  # resamples without cluster 2
+    assert r.n_undefined == undefined > 0
+    # every defined resample pools only cluster 2's rows: 0.3
+    assert r.ci == pytest.approx((0.3, 0.3)) and np.isnan(r.distribution).sum() == undefined
+    allnan = cluster_bootstrap(np.array([[0, 0], [0, 0]]), n_resamples=50, seed=0)
+    assert np.isnan(allnan.ci).all() and allnan.n_undefined == 50 and np.isnan(allnan.estimate)

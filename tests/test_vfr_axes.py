@@ -236,10 +236,48 @@ def test_fleiss_kappa_matches_statsmodels(seed):
     table = np.stack([rng.multinomial(raters, rng.dirichlet(np.ones(cats))) for _ in range(items)])
     ours = fleiss_kappa(table)
     ref = sm_fleiss_kappa(table, method="fleiss")
-    if ours.degenerate:
-        assert not np.isfinite(ref) or ref == pytest.approx(ref)  # statsmodels divides 0 by 0
+    if ours.degenerate:  # statsmodels divides 0 by 0; fairlib says so
+        assert np.isnan(ours.kappa) and ours.p_expected == pytest.approx(1.0) and "0/0" in ours.reason
     else:
         assert abs(ours.kappa - ref) < 1e-12
+
+
+def test_fleiss_kappa_worked_examples():
+    "fleiss_kappa calls statsmodels for equal raters, so the oracles are worked by hand and Fleiss (1971)."
+    # 3 items, 2 raters: P_i = 1, 1, 0 so P-bar = 2/3; p = (1/2, 1/2) so P_e = 1/2; kappa = (2/3 - 1/2) / (1/2) = 1/3
+    r = fleiss_kappa([[2, 0], [0, 2], [1, 1]])
+    assert r.kappa == pytest.approx(1 / 3, abs=1e-15) and r.p_observed == pytest.approx(2 / 3)
+    assert r.p_expected == pytest.approx(0.5) and r.band == "fair"
+    # Fleiss (1971), 10 subjects rated by 14 raters into 5 categories: P-bar = 0.378, P_e = 0.213, kappa = 0.210
+    fleiss = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
+    r = fleiss_kappa(fleiss)
+    assert round(r.kappa, 3) == 0.210 and round(r.p_observed, 3) == 0.378 and round(r.p_expected, 3) == 0.213
+    assert r.n_items == 10 and r.n_ratings == 140
+
+
+def test_fleiss_kappa_unequal_raters_where_statsmodels_refuses():
+    "statsmodels asserts equal raters per item; fairlib applies the item-wise formula instead of failing."
+    table = np.array([[3, 0], [0, 2], [1, 1], [2, 2]])
+    with pytest.raises(AssertionError):
+        sm_fleiss_kappa(table, method="fleiss")
+    # by hand: P_i = 1, 1, 0, 1/3; P-bar = 7/12; p = (6/11, 5/11); P_e = 61/121
+    pbar, pe = 7 / 12, 61 / 121
+    assert fleiss_kappa(table).kappa == pytest.approx((pbar - pe) / (1 - pe), abs=1e-14)
+    # items with fewer than two ratings are left out, so an equal-raters table after dropping them goes to statsmodels
+    padded = np.vstack([table[:1], [[1, 0]], [[0, 0]], [[0, 3]]])
+    r = fleiss_kappa(padded)
+    assert r.n_items == 2 and r.kappa == pytest.approx(sm_fleiss_kappa(np.array([[3, 0], [0, 3]]), method="fleiss"))
 
 
 def test_fleiss_kappa_unequal_raters_is_the_itemwise_formula():

@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass
+from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
 from ..core import FairlibInputError, as_1d
 from ..constraints import Array, Frame, Interval, NonNegativeInt, PositiveInt, Predicate, Text
 from ..constraints import Unchecked, constrained
@@ -102,7 +103,10 @@ def fleiss_kappa(table, *, categories=None) -> KappaResult:
             True,
             f"degenerate: every rating is {name} (zero expected disagreement); agreement is total but kappa is 0/0",
         )
-    k = (P_bar - P_e) / (1 - P_e)
+    if (n_i == n_i[0]).all():  # equal raters per item: Fleiss (1971), computed by statsmodels
+        k = float(_sm_fleiss_kappa(t, method="fleiss"))
+    else:  # unequal raters: statsmodels asserts equal counts, so the item-wise formula
+        k = (P_bar - P_e) / (1 - P_e)
     return KappaResult(
         float(k), landis_koch(min(max(k, -1.0), 1.0)), P_bar, P_e, int(len(t)), int(t.sum()), False, None
     )
