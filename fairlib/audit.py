@@ -17,6 +17,7 @@ from .counts import audit_metric, count_table, group_rates_from_counts
 from .inputs import _prepare, excluded_text, group_label, resolve_inputs
 from .metrics import _value
 from .reliability import TAU_VFR, verdict_flip_rate
+from .auditviews import _AuditViews
 from .results import Result, round_frame
 from .sizeplan import _plan_frame, _plan_lines, audit_size_plan
 from fairlib.tables import (
@@ -56,9 +57,10 @@ _SHOW_RATES = ["support", "selection_rate", "TPR", "FPR", "PPV", "accuracy", "EC
     size_plan=None | Frame(["metric", "n_required"], min_rows=0),
 )
 @dataclass(frozen=True, repr=False, eq=False)
-class AuditResult(Result):
+class AuditResult(Result, _AuditViews):
     """A whole audit, computed once: per-group table with counts, per-metric value / threshold / verdict / reason,
-    excluded groups, optional VFR."""
+    excluded groups, optional VFR and size plan. `to_html()` / `save()` write the standalone report, `plot()` and
+    `plot_vfr()` draw it."""
 
     metrics: pd.DataFrame  # one row per metric: metric, value, threshold, rule, verdict, reason (+ vfr columns)
     groups: pd.DataFrame  # one row per group: the attribute column(s), support, rates, included

@@ -8,11 +8,13 @@ import html
 import os
 import time
 from pathlib import Path
+from markupsafe import Markup
 from .core import FairlibInputError, atomic_write
 from .report import is_real_source
 from .registry import load_paper_meta
 from .ledger import STATUSES
 from .constraints import AnyOf, Instance, PathLike, constrained
+from .htmlreport import render
 
 # %% auto #0
 __all__ = ['build_index']
@@ -49,8 +51,8 @@ def _md_meta(md: Path) -> tuple[str, str]:
     return cap, src
 
 # %% ../nbs/09b_runindex.ipynb #ee3a6df8
-def _table_html(csv: Path) -> tuple[str, str, str]:
-    "(html, caption, source) of one table; the CSV rendered inline."
+def _table_html(csv: Path) -> tuple[Markup, str, str]:
+    "(html, caption, source) of one table; the CSV rendered inline (pandas escapes the cells)."
     import pandas as pd
 
     cap, src = _md_meta(csv.with_suffix(".md"))
@@ -61,83 +63,55 @@ def _table_html(csv: Path) -> tuple[str, str, str]:
             body = f"<details><summary>{len(df)} rows (click to show)</summary>{body}</details>"
     except Exception as e:
         body = f"<p><em>could not read {html.escape(csv.name)}: {html.escape(str(e)[:120])}</em></p>"
-    return body, cap, src
-
-# %% ../nbs/09b_runindex.ipynb #b7a3d22c
-_CSS = """<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:auto;padding:0 1em}
-.banner{padding:.6em 1em;border-radius:4px;margin:.5em 0}.synthetic{background:#fff3cd}.real{background:#d1e7dd}
-.stale{background:#f8d7da}table.tbl{border-collapse:collapse;font-size:.85em;margin:.3em 0 1.2em}
-table.tbl td,table.tbl th{border-bottom:1px solid #ddd;padding:2px 8px;text-align:right}
-figure img{width:100%;height:auto}figcaption,.src{color:#555;font-size:.85em}</style>"""
+    return Markup(body), cap, src
 
 # %% ../nbs/09b_runindex.ipynb #3199d582
-def _scoreboard_html(claims: Path, rel) -> list[str]:
-    "The paper's reproduction scoreboard (published numbers per ledger status), read from its claims.csv."
+def _scoreboard(claims: Path, rel) -> dict | None:
+    "The paper's reproduction scoreboard (published numbers per ledger status) read from its claims.csv; None if none."
     if not claims.is_file():
-        return ["<p><em>No reproduction ledger (claims.csv) for this paper yet.</em></p>"]
+        return None
     import pandas as pd
 
     st = pd.read_csv(claims, dtype=str, keep_default_na=False)["status"]
-    head = "".join(f"<th scope='col'>{html.escape(s)}</th>" for s in STATUSES)
-    cells = "".join(f"<td>{int((st == s).sum())}</td>" for s in STATUSES)
-    return [
-        "<table class='tbl scoreboard'><caption>Reproduction ledger: published numbers per status "
-        f"(<a href='{rel(claims)}'>claims.csv</a>)</caption><thead><tr><th scope='col'>claims</th>{head}"
-        f"</tr></thead><tbody><tr><td>{len(st)}</td>{cells}</tr></tbody></table>"
-    ]
+    return dict(href=rel(claims), total=len(st), counts=[int((st == s).sum()) for s in STATUSES])
 
 
-def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> list[str]:
+def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> dict:
+    "What the index shows of one paper: banner, scoreboard, notebooks, headline tables, figures, other tables."
     files = sorted(fig.glob("*")) if fig.exists() else []
-    csvs = [f for f in files if f.suffix == ".csv"]
-    tables = {f.stem: _table_html(f) for f in csvs}
+    tables = {f.stem: _table_html(f) for f in files if f.suffix == ".csv"}
     heads = meta.get("headline") or [k for k in tables if any(h in k for h in _HEADLINE)]
     sources = {src for _, _, src in tables.values() if src}
-    real = any(is_real_source(s) for s in sources)
-    parts = [f"<h2 id='{html.escape(paper)}'>{html.escape(meta.get('title') or paper)}</h2>"]
-    parts.append(
-        "<div class='banner real'>Real data: counts of 1-10 and cells that would reveal them are suppressed.</div>"
-        if real
-        else "<div class='banner synthetic'>⚠️ Synthetic data: these numbers come from seeded synthetic twins and show "
-        "the method working; they are not real-patient results.</div>"
-    )
-    if status:
-        parts.append(f"<div class='banner stale'>{html.escape(status)}</div>")
-    parts += _scoreboard_html(fig / "claims.csv", rel)
-    parts.append(
-        "<p>Executed notebooks: "
-        + ", ".join(
-            f"<a href='{rel(_to_html(j['output']))}'>{html.escape(j['stem'])}</a> "
-            f"(<a href='{rel(j['output'])}'>ipynb</a>, "
-            f"{j['seconds']:.1f} s)"
-            for j in jobs
-            if Path(j["output"]).exists()
-        )
-        + "</p>"
-    )
 
     def table(k):
         body, cap, src = tables[k]
-        return (
-            f"<h4 id='{html.escape(paper)}-{html.escape(k)}'>{html.escape(cap or k)}</h4>{body}"
-            f"<p class='src'>{html.escape(k)} (<a href='{rel(fig / (k + '.csv'))}'>csv</a>"
-            + (f", <a href='{rel(fig / (k + '.md'))}'>md</a>" if (fig / (k + ".md")).exists() else "")
-            + f"){' — Source: ' + html.escape(src) if src else ''}</p>"
+        md = fig / (k + ".md")
+        return dict(
+            id=f"{paper}-{k}",
+            caption=cap or k,
+            body=body,
+            name=k,
+            csv=rel(fig / (k + ".csv")),
+            md=rel(md) if md.exists() else None,
+            source=src,
         )
 
     shown = [k for k in heads if k in tables]
-    if shown:
-        parts += ["<h3>Headline numbers beside the published ones</h3>"] + [table(k) for k in shown]
-    parts += [
-        f"<figure><img src='{rel(f)}' alt='{html.escape(f.stem)}'>"
-        f"<figcaption>{html.escape(f.name)}</figcaption></figure>"
-        for f in files
-        if f.suffix == ".png"
-    ]
-    rest = [k for k in tables if k not in shown]
-    if rest:
-        parts += ["<h3>All tables</h3>"] + [table(k) for k in rest]
-    return parts
+    return dict(
+        key=paper,
+        title=meta.get("title") or paper,
+        real=any(is_real_source(s) for s in sources),
+        status=status,
+        board=_scoreboard(fig / "claims.csv", rel),
+        notebooks=[
+            dict(html=rel(_to_html(j["output"])), ipynb=rel(j["output"]), stem=j["stem"], seconds=f"{j['seconds']:.1f}")
+            for j in jobs
+            if Path(j["output"]).exists()
+        ],
+        headline=[table(k) for k in shown],
+        figures=[dict(src=rel(f), alt=f.stem, name=f.name) for f in files if f.suffix == ".png"],
+        rest=[table(k) for k in tables if k not in shown],
+    )
 
 # %% ../nbs/09b_runindex.ipynb #55c3cd53
 @constrained(
@@ -149,24 +123,23 @@ def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> list[str]:
 def build_index(done: list[dict], out: Path, *, registry=None, notes: dict | None = None) -> Path:
     "Write `out` (HTML): per paper a data banner, headline tables, all tables inline, figures and executed notebooks."
     out = Path(out)
-    rel = lambda p: html.escape(os.path.relpath(p, out.parent))
+    rel = lambda p: os.path.relpath(p, out.parent)  # escaped by the template
     try:
         meta = load_paper_meta(registry)
     except FairlibInputError:
         meta = {}
-    papers = list(dict.fromkeys(j["paper"] for j in done))
-    parts = [
-        "<!doctype html><meta charset='utf-8'><title>fairlib reproduction</title>",
-        _CSS,
-        "<h1>fairlib reproduction</h1>",
-        f"<p>Generated {time.strftime('%Y-%m-%d %H:%M:%S')}; profile: "
-        f"{html.escape(done[0]['params']['profile']) if done else '-'}. Papers: "
-        + ", ".join(f"<a href='#{html.escape(p)}'>{html.escape(p)}</a>" for p in papers)
-        + ".</p>",
-    ]
-    for paper in papers:
+    papers = []
+    for paper in dict.fromkeys(j["paper"] for j in done):
         jobs = [j for j in done if j["paper"] == paper]
         fig = Path(jobs[0].get("final_fig_dir") or jobs[0]["params"]["fig_dir"])
-        parts += _paper_section(paper, jobs, fig, rel, meta.get(paper, {}), (notes or {}).get(paper, ""))
-    atomic_write(out, "\n".join(parts))
+        papers.append(_paper_section(paper, jobs, fig, rel, meta.get(paper, {}), (notes or {}).get(paper, "")))
+    page = render(
+        "runindex.html.j2",
+        page_title="fairlib reproduction",
+        generated=time.strftime("%Y-%m-%d %H:%M:%S"),
+        profile=done[0]["params"]["profile"] if done else "-",
+        papers=papers,
+        statuses=STATUSES,
+    )
+    atomic_write(out, page)
     return out

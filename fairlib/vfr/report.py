@@ -10,6 +10,7 @@ from ..constraints import Flag, Frame, Instance, Interval, PositiveInt, Text, co
 from ..suppression import mask_text_counts
 from ..core import FairlibInputError
 from ..counts import AUDIT_METRICS
+from ..htmlreport import render
 from ..reliability import TAU_VFR
 from .axis2 import N_FIELD
 from .tiers import KAPPA_MIN, QUINTUPLE_COLUMNS, RELIABILITY_TIERS
@@ -40,9 +41,7 @@ def _num(v, spec: str = ".3f") -> str:
 
 
 def _headline(t: pd.DataFrame, counts: pd.Series) -> str:
-    "One sentence: cells per tier and the worst tiered cell (most violated conditions, then the highest VFR)."
-    from html import escape
-
+    "One sentence (plain text): cells per tier and the worst tiered cell (most violated conditions, then highest VFR)."
     parts = ", ".join(f"{int(v)} {k}" for k, v in counts.items() if v)
     tiered = t[t.tier.isin(RELIABILITY_TIERS)]
     if tiered.empty:
@@ -51,39 +50,17 @@ def _headline(t: pd.DataFrame, counts: pd.Series) -> str:
         w = tiered.assign(_s=tiered.tier.map(_SEVERITY), _v=tiered.vfr.astype(float).fillna(-1))
         w = w.sort_values(["_s", "_v"], ascending=False, kind="stable").iloc[0]
         ns = "not reached" if not np.isfinite(w.n_star) else f"{int(w.n_star):,}"
-        worst = (
-            f"{w.tier} for {escape(str(w.metric))} by {escape(str(w.attribute))} "
-            f"(VFR {_num(w.vfr)}, N* {ns}, &kappa; {_num(w.kappa, '.2f')})"
-        )
+        worst = f"{w.tier} for {w.metric} by {w.attribute} (VFR {_num(w.vfr)}, N* {ns}, κ {_num(w.kappa, '.2f')})"
     return f"{len(t)} cells: {parts}. Worst finding: {worst}."
 
 
-def _glossary(metrics, tau_vfr: float, n_field: int, kappa_min: float) -> str:
-    "Definition list of the codes the report uses, with the thresholds in force."
-    from html import escape
-
-    items = [
-        (
-            "VFR",
-            f"Verdict Flip Rate: share of bootstrap re-audits whose verdict differs from the dominant one; "
-            f"stable when VFR &le; &tau;<sub>VFR</sub> = {tau_vfr:g}.",
-        ),
-        ("N*", f"minimum reliable audit size; reliable at one site when N* &le; N<sub>field</sub> = {n_field:,}."),
-        ("SD", "standard deviation of the metric at N* (or at the largest size tried when N* is not reached)."),
-        (
-            "&kappa;",
-            f"Fleiss' kappa of the verdicts over hospital groups; adequate when &kappa; &ge; "
-            f"&kappa;<sub>min</sub> = {kappa_min:g}.",
-        ),
+def _glossary(metrics) -> list[dict]:
+    "The audit metrics of the report for its glossary (the fixed codes VFR, N*, SD and κ are text of the template)."
+    return [
+        dict(name=m, label=s.label, definition=s.definition, at_least=s.direction == ">=", threshold=f"{s.threshold:g}")
+        for m in metrics
+        if (s := AUDIT_METRICS.get(m)) is not None
     ]
-    for m in metrics:
-        spec = AUDIT_METRICS.get(m)
-        if spec is not None:
-            rule = "&ge;" if spec.direction == ">=" else "&le;"
-            items.append(
-                (escape(m), f"{escape(spec.label)} ({escape(spec.definition)}); passes when {rule} {spec.threshold:g}.")
-            )
-    return "".join(f"<dt><b>{k}</b></dt><dd>{v}</dd>" for k, v in items)
 
 # %% ../../nbs/vfr/12_report.ipynb #236dbdf4
 @constrained(
@@ -112,8 +89,6 @@ def audit_report_html(
     """A standalone HTML audit report of one model from a `reliability_table` frame: a headline, a glossary of the
     codes and thresholds, tier counts, the per-cell quintuple (with the cohort value and SD) and the kappa notes, each
     said once per metric. `real=True` (a report written from credentialed data) masks counts under 11 in the notes."""
-    from html import escape
-
     func = "audit_report_html"
     t = table[table.model == model]
     if t.empty:
@@ -123,7 +98,7 @@ def audit_report_html(
         obj = [c for c in t.columns if t[c].dtype == object or pd.api.types.is_string_dtype(t[c])]
         t = t.assign(**{c: t[c].map(lambda v: mask_text_counts(v) if isinstance(v, str) else v) for c in obj})
     counts = t.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
-    txt = lambda v: "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else escape(str(v))
+    txt = lambda v: "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else str(v)
     rows, knotes = [], {}
     for _, r in t.sort_values(["attribute", "metric"]).iterrows():
         why = "; ".join(
@@ -133,52 +108,37 @@ def audit_report_html(
         )
         if isinstance(r.get("kappa_reason"), str) and r.get("kappa_reason"):  # one note per metric, not per row
             knotes.setdefault(str(r.metric), r.kappa_reason)
-            why = "; ".join(filter(None, [why, f"see the &kappa; note on {escape(str(r.metric))}"]))
-        ns = "not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}"
+            why = "; ".join(filter(None, [why, f"see the κ note on {r.metric}"]))
         sd, at = r.get("sd", np.nan), r.get("sd_size", np.nan)
-        sd = f"{sd:.4f} at {int(at):,}" if pd.notna(sd) and pd.notna(at) else "—"
         rows.append(
-            f"<tr><th scope='row'>{escape(str(r.attribute))}</th><td>{escape(str(r.metric))}</td>"
-            f"<td>{_num(r.get('value'), '.3g')}</td><td>{txt(r.get('verdict'))}</td><td>{txt(r.dominant_verdict)}</td>"
-            f"<td>{_num(r.vfr)}</td><td>{ns}</td><td>{sd}</td><td>{_num(r.kappa)}</td>"
-            f"<td style='background:{_TIER_COLOUR.get(r.tier, '#fff')}'><b>{escape(str(r.tier))}</b></td>"
-            f"<td><small>{escape(why).replace('&amp;kappa;', '&kappa;')}</small></td></tr>"
+            dict(
+                attribute=str(r.attribute),
+                metric=str(r.metric),
+                value=_num(r.get("value"), ".3g"),
+                verdict=txt(r.get("verdict")),
+                dominant=txt(r.dominant_verdict),
+                vfr=_num(r.vfr),
+                n_star="not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}",
+                sd=f"{sd:.4f} at {int(at):,}" if pd.notna(sd) and pd.notna(at) else "—",
+                kappa=_num(r.kappa),
+                tier=str(r.tier),
+                colour=_TIER_COLOUR.get(r.tier, "#fff"),
+                why=why,
+            )
         )
-    summary = "".join(
-        f"<tr><th scope='row' style='background:{_TIER_COLOUR[k]}'>{escape(k)}</th><td>{int(v)}</td></tr>"
-        for k, v in counts.items()
+    return render(
+        "vfr_report.html.j2",
+        page_title=f"Fairness audit reliability report — {label}",
+        headline=_headline(t, counts),
+        source=source,
+        tau_vfr=f"{tau_vfr:g}",
+        n_field=f"{n_field:,}",
+        kappa_min=f"{kappa_min:g}",
+        glossary=_glossary(sorted(set(map(str, t.metric)))),
+        n_cells=len(t),
+        tiers=[dict(tier=k, cells=int(v), colour=_TIER_COLOUR[k]) for k, v in counts.items()],
+        label=label,
+        rows=rows,
+        kappa_notes=[(m, str(v)) for m, v in knotes.items()],
+        settings=[(str(k), str(v)) for k, v in (settings or {}).items()],
     )
-    kn = "".join(f"<li><b>{escape(m)}</b>: {escape(str(v))}</li>" for m, v in knotes.items())
-    kn = f"<h2>Cross-hospital agreement notes</h2><ul>{kn}</ul>" if kn else ""
-    sett = "".join(f"<li>{escape(str(k))}: {escape(str(v))}</li>" for k, v in (settings or {}).items())
-    gl = _glossary(sorted(set(map(str, t.metric))), tau_vfr, n_field, kappa_min)
-    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Fairness audit reliability report:
-    {escape(label)}</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em
-auto;color:#222}}table{{border-collapse:collapse;width:100%}}caption{{text-align:left;font-weight:bold;padding:4px 0}}
-td,th{{border:1px solid #bbb;padding:4px 6px;font-size:13px;text-align:left}}thead th{{background:#eee}}li{{padding:2px
-6px;margin:2px 0}}</style></head><body>
-<h1>Fairness audit reliability report — {escape(label)}</h1>
-<p id="headline"><b>In one line:</b> {_headline(t, counts)}</p>
-<p><b>Data:</b> {escape(source)}</p>
-<p>Each (metric, attribute) cell gets a <b>verdict</b> on the whole audit cohort and four reliability measures:
-the <b>dominant verdict</b> and <b>Verdict Flip Rate</b> (VFR), the <b>minimum reliable audit size N*</b> (smallest
-audit whose metric varies by less than 5%, or for a metric near 0, whose SD is below 5% of its pass/fail threshold),
-and <b>cross-hospital agreement &kappa;</b>. Read the <b>SD</b> column where the metric is near 0. The tier counts the
-conditions violated: 0 Practical-Stability, 1 Caution-Required, 2 High-Variance (collect more data or pool sites,
-review before certifying), 3 Catastrophic-Instability (do not certify). <i>Undefined</i> means a measure could not be
-computed; the reason is given. The cohort value is shown wherever it is defined, whatever the tier.</p>
-<h2>Glossary</h2><dl>{gl}</dl>
-<h2>Tiers</h2><table><caption>Cells per reliability tier ({len(t)} cells)</caption>
-<thead><tr><th scope="col">tier</th><th scope="col">cells</th></tr></thead><tbody>{summary}</tbody></table>
-<h2>Per-cell quintuple</h2>
-<table><caption>Verdict and reliability of each (attribute, metric) cell of {escape(label)}</caption>
-<thead><tr><th>attribute</th><th>metric</th><th>value (cohort)</th><th>verdict (cohort)</th><th>dominant
-verdict</th><th>VFR</th><th>N*</th><th>SD of the metric (at size)</th><th>&kappa;</th><th>tier</th><th>notes</th></tr>
-</thead><tbody>
-{"".join(rows)}</tbody></table>
-{kn}
-<h2>Settings</h2><ul>{sett}</ul>
-<p><small>Aggregates only: no record-level data appears in this report. Produced by
-fairlib.vfr.audit_report_html.</small></p>
-</body></html>"""
