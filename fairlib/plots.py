@@ -9,16 +9,28 @@ import numpy as np
 import pandas as pd
 from .core import FairlibInputError, check_choice, check_rng, percentile_interval
 from .constraints import Instance, Interval, Options, PositiveInt, Predicate, Seed, Text, Unchecked, constrained
+from .constraints import Labels, Probabilities
+from .reliability import TAU_VFR
 
 _FIGURE = Predicate(lambda f: hasattr(f, "get_size_inches") and hasattr(f, "canvas"), "a matplotlib Figure")
 _SOURCE = Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty string naming the data")
 _DATA = Unchecked("an AuditResult or a group_table() frame: checked by _group_frame")
 _RATES = Text | Instance(list, tuple, label="a list of rate names (each checked against the table)")
-_METHOD = Options("wilson", "bootstrap")
+_METHOD = Options("wilson", "clopper-pearson", "bootstrap")
 _LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
+_RESULT = Predicate(
+    lambda r: all(hasattr(r, a) for a in ("metrics", "groups", "sensitive_features")), "an AuditResult (fairlib.audit)"
+)
+_is_axes = lambda a: hasattr(a, "bar") and hasattr(a, "get_figure")
+_AX = None | Predicate(_is_axes, "a matplotlib Axes")
+_AX_PAIR = None | Predicate(
+    lambda a: isinstance(a, (list, tuple, np.ndarray)) and len(np.ravel(a)) == 2 and all(map(_is_axes, np.ravel(a))),
+    "a pair of matplotlib Axes (rates, metrics), e.g. from fig.subplots(1, 2)",
+)
 
 # %% auto #0
-__all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates']
+__all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates', 'plot_audit',
+           'plot_vfr', 'plot_score_distributions', 'plot_verdict_heatmap']
 
 # %% ../nbs/06_plots.ipynb #7bf686d3
 FOOTER_GID = "fairlib-footer"
@@ -115,7 +127,7 @@ def rate_intervals(
     data,
     *,
     rates=("selection_rate", "TPR", "FPR"),  # columns of the group table
-    method: str = "wilson",  # "wilson" (statsmodels) or "bootstrap" (binomial draws of the count)
+    method: str = "wilson",  # "wilson", "clopper-pearson" (statsmodels) or "bootstrap" (binomial draws of the count)
     confidence_level: float = 0.95,  # interval coverage
     n_resamples: int = 2000,  # bootstrap draws (method="bootstrap")
     seed=0,  # randomness of the bootstrap
@@ -137,10 +149,11 @@ def rate_intervals(
         ok = den > 0
         lo = np.full(len(t), np.nan)
         hi = np.full(len(t), np.nan)
-        if method == "wilson" and ok.any():
+        if method != "bootstrap" and ok.any():
             from statsmodels.stats.proportion import proportion_confint
 
-            lo[ok], hi[ok] = proportion_confint(num[ok], den[ok], alpha=1 - level, method="wilson")
+            how = "wilson" if method == "wilson" else "beta"
+            lo[ok], hi[ok] = proportion_confint(num[ok], den[ok], alpha=1 - level, method=how)
         elif ok.any():
             n_int = np.rint(den[ok]).astype(np.int64)
             draws = rng.binomial(n_int, (num[ok] / den[ok]), size=(n_resamples, ok.sum())) / n_int
@@ -164,6 +177,51 @@ def rate_intervals(
 def _labelled(g) -> str:
     return "/".join(map(str, g)) if isinstance(g, tuple) else str(g)
 
+# %% ../nbs/06_plots.ipynb #d4e6a94b
+def _interval_name(method, level, n_resamples=None) -> str:
+    what = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson"}.get(method, f"bootstrap ({n_resamples} draws)")
+    return f"{what} {level:.0%} interval"
+
+# %% ../nbs/06_plots.ipynb #f5b23741
+def _rate_bars(ax, ri, names, what, title, max_labelled=4):
+    "Grouped bars of a rate_intervals() frame on `ax`; bar values written when at most `max_labelled` groups."
+    rates = list(dict.fromkeys(ri.rate))
+    groups = list(dict.fromkeys(ri.group))
+    width = 0.8 / len(groups)
+    x = np.arange(len(rates))
+    for k, g in enumerate(groups):
+        d = ri[ri.group == g].set_index("rate").reindex(rates)
+        inc = bool(d.included.iloc[0])
+        err = np.vstack([d.value - d.ci_low, d.ci_high - d.value]).clip(min=0)
+        bars = ax.bar(
+            x + (k - (len(groups) - 1) / 2) * width,
+            d.value.fillna(0),
+            width,
+            label=f"{_labelled(g)}" + ("" if inc else " (excluded: too small)"),
+            hatch=None if inc else "//",
+            alpha=1 if inc else 0.5,
+            yerr=np.nan_to_num(err),
+            capsize=3,
+            error_kw=dict(lw=0.8),
+        )
+        if len(groups) > max_labelled:
+            continue
+        for b, v, top in zip(bars, d.value, np.fmax(d.ci_high.to_numpy(float), d.value.fillna(0).to_numpy(float))):
+            ax.text(
+                b.get_x() + b.get_width() / 2,
+                (top if np.isfinite(top) else 0) + 0.015,
+                f"{v:.3f}" if np.isfinite(v) else "n/a",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+    ax.set_xticks(x, [names.get(r, r) for r in rates])
+    ax.set_ylim(0, 1.1)
+    ax.set_xlabel(f"rate (whiskers: {what})")
+    ax.set_ylabel("rate")
+    ax.set_title(title)
+    ax.legend(title="group", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+
 # %% ../nbs/06_plots.ipynb #f911b8cf
 @constrained(
     data=_DATA,
@@ -182,7 +240,7 @@ def group_rates(
     *,
     source: str,  # footer: the data behind the figure (say if synthetic)
     rates=("selection_rate", "TPR", "FPR"),  # rates to show, one cluster each
-    method: str = "wilson",  # interval: "wilson" or "bootstrap"
+    method: str = "wilson",  # interval: "wilson", "clopper-pearson" or "bootstrap"
     confidence_level: float = 0.95,
     n_resamples: int = 2000,
     seed=0,
@@ -194,46 +252,237 @@ def group_rates(
     ri = rate_intervals(
         data, rates=rates, method=method, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
     )
-    rates = list(dict.fromkeys(ri.rate))
-    groups = list(dict.fromkeys(ri.group))
-    names = {**{r: r for r in rates}, **(rate_labels or {})}
     fig = _figure(figsize)
     ax = fig.add_subplot()
-    width = 0.8 / len(groups)
-    x = np.arange(len(rates))
-    for k, g in enumerate(groups):
-        d = ri[ri.group == g].set_index("rate").reindex(rates)
-        inc = bool(d.included.iloc[0])
-        err = np.vstack([d.value - d.ci_low, d.ci_high - d.value]).clip(min=0)
-        bars = ax.bar(
-            x + (k - (len(groups) - 1) / 2) * width,
-            d.value.fillna(0),
-            width,
-            label=f"{_labelled(g)}" + ("" if inc else " (excluded: too small)"),
-            hatch=None if inc else "//",
-            alpha=1 if inc else 0.5,
-            yerr=np.nan_to_num(err),
-            capsize=3,
-            error_kw=dict(lw=0.8),
-        )
-        for b, v, top in zip(bars, d.value, np.fmax(d.ci_high.to_numpy(float), d.value.fillna(0).to_numpy(float))):
-            ax.text(
-                b.get_x() + b.get_width() / 2,
-                (top if np.isfinite(top) else 0) + 0.015,
-                f"{v:.3f}" if np.isfinite(v) else "n/a",
-                ha="center",
-                va="bottom",
-                fontsize=7,
-            )
-    ax.set_xticks(x, [names[r] for r in rates])
-    ax.set_ylim(0, 1.1)
-    what = "Wilson" if method == "wilson" else f"bootstrap ({n_resamples} draws)"
-    ax.set_xlabel(f"rate (whiskers: {what} {confidence_level:.0%} interval)")
-    ax.set_ylabel("rate")
-    ax.set_title(title or "Rates by group")
-    ax.legend(title="group", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    what = _interval_name(method, confidence_level, n_resamples)
+    _rate_bars(ax, ri, dict(rate_labels or {}), what, title or "Rates by group")
     fig.tight_layout()
     add_footer(fig, source)
+    return fig
+
+# %% ../nbs/06_plots.ipynb #3f741b8c
+_VERDICT_STYLE = {  # marker shape and word carry the verdict; colour (Okabe-Ito, colour-blind safe) only repeats it
+    "Pass": dict(marker="o", color="#009E73", word="Pass"),
+    "Fail": dict(marker="X", color="#D55E00", word="FAIL"),
+    "Undefined": dict(marker="", color="0.35", word="undefined"),
+}
+
+# %% ../nbs/06_plots.ipynb #34b16aa4
+def _metric_rows(ax, m):
+    "One row per metric on `ax`: pass region, dashed threshold tick(s), interval, value marker, verdict word."
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    ci = {"vfr_ci_low", "vfr_ci_high"} <= set(m.columns)
+    absolute = [str(r).startswith("|x|") for r in m.rule]
+    lower = [not a and ">=" in str(r) for a, r in zip(absolute, m.rule)]
+    th = m.threshold.to_numpy(float)
+    pts = [m.value.to_numpy(float), th, -th[absolute]] + ([m.vfr_ci_low, m.vfr_ci_high] if ci else [])
+    pts = np.concatenate([np.asarray(p, float).ravel() for p in pts])
+    pts = pts[np.isfinite(pts)]
+    lo, hi = (min(pts.min(), 0.0), max(pts.max(), 1.0)) if pts.size else (0.0, 1.0)
+    pad = 0.05 * (hi - lo)
+    lo, hi = lo - pad, hi + pad
+    for y, r in enumerate(m.itertuples(index=False)):
+        t, st = float(r.threshold), _VERDICT_STYLE.get(r.verdict, _VERDICT_STYLE["Undefined"])
+        a, b = (-t, t) if absolute[y] else (t, hi) if lower[y] else (lo, t)
+        ax.barh(y, b - a, left=a, height=0.7, color="0.9", zorder=0)
+        for x in (-t, t) if absolute[y] else (t,):
+            ax.vlines(x, y - 0.38, y + 0.38, colors="k", linestyles="--", lw=1.2, gid=f"threshold:{r.metric}")
+        if ci and np.isfinite([r.vfr_ci_low, r.vfr_ci_high]).all():
+            ax.hlines(y, r.vfr_ci_low, r.vfr_ci_high, colors="0.2", lw=2, gid=f"interval:{r.metric}")
+        if st["marker"] and np.isfinite(r.value):
+            ax.plot(r.value, y, st["marker"], color=st["color"], mec="k", ms=9, gid=f"value:{r.metric}")
+        val = f"{r.value:.3g}" if np.isfinite(r.value) else "NaN"
+        ax.text(1.02, y, f"{st['word']} ({val})", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(len(m) - 0.5, -0.5)
+    ax.set_yticks(range(len(m)), [f"{r.metric}: {r.rule}" for r in m.itertuples(index=False)])
+    handles = [
+        Line2D([], [], ls="", marker="o", color=_VERDICT_STYLE["Pass"]["color"], mec="k", label="pass"),
+        Line2D([], [], ls="", marker="X", color=_VERDICT_STYLE["Fail"]["color"], mec="k", label="fail"),
+        Line2D([], [], ls="--", color="k", label="threshold"),
+        Patch(color="0.9", label="pass region"),
+    ]
+    if ci:
+        handles.append(Line2D([], [], color="0.2", lw=2, label="95% interval over the VFR resamples"))
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    ax.set_xlabel("metric value" + ("" if ci else " (no interval: audit(..., vfr=True) adds one)"))
+    ax.set_title("Each metric against its threshold")
+
+# %% ../nbs/06_plots.ipynb #884348cd
+def _audit_groups(result):
+    "The group table of a result with `n` filled from `support`, and the rates whose denominators it holds."
+    g = result.groups.set_index(list(result.sensitive_features)).copy()
+    if "n" not in g and "support" in g:
+        g["n"] = g["support"]
+    have = {c for c in ("n", "positives", "predicted_positives") if c in g}
+    need = {"selection_rate": {"n"}, "TPR": {"positives"}, "FPR": {"n", "positives"}, "PPV": {"predicted_positives"}}
+    rates = [r for r in need if r in g and need[r] <= have]
+    missing = [r for r in need if r in g and r not in rates]
+    for c in ("positives", "predicted_positives"):
+        g[c] = g[c] if c in g else np.nan  # rate_intervals needs the columns; the rates above never read them
+    return g, rates, missing
+
+# %% ../nbs/06_plots.ipynb #e3c21dc7
+@constrained(result=_RESULT, ax=_AX_PAIR, level=_LEVEL, method=Options("wilson", "clopper-pearson"))
+def plot_audit(
+    result,
+    *,
+    ax=None,  # None: a new figure; or a pair of Axes to draw the rates and the metrics into
+    level: float = 0.95,  # coverage of the per-group rate intervals
+    method: str = "wilson",  # rate interval: "wilson" or "clopper-pearson" (statsmodels' proportion_confint)
+):
+    """Per-group rates with intervals (left) and each metric against its threshold (right), from an AuditResult;
+    returns the Figure."""
+    func = "plot_audit"
+    m = result.metrics
+    if not {"metric", "value", "threshold", "rule", "verdict"} <= set(m.columns):
+        raise FairlibInputError("result", "has no per-metric table with value, threshold, rule and verdict", func)
+    g, rates, missing = _audit_groups(result)
+    if ax is None:
+        fig = _figure((11, max(3.8, 0.45 * len(m) + 1.8)))
+        ax_r, ax_m = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=[1.25, 1]))
+    else:
+        ax_r, ax_m = np.ravel(ax)
+        fig = ax_r.get_figure()
+    what = _interval_name(method, level)
+    if missing:
+        what += f"; {', '.join(missing)} not shown: the table lacks their denominators"
+    if rates and len(g):
+        ri = rate_intervals(g, rates=rates, method=method, confidence_level=level)
+        _rate_bars(ax_r, ri, {"selection_rate": "selection rate"}, what, "Rates by group")
+    else:
+        ax_r.set_title("Rates by group: none with a denominator in this result")
+    _metric_rows(ax_m, m)
+    if ax is None:
+        fig.tight_layout()
+        feats = " x ".join(map(str, result.sensitive_features))
+        add_footer(fig, f"Data: the audited records ({getattr(result, 'n', len(g)):,}), groups by {feats}.")
+    return fig
+
+# %% ../nbs/06_plots.ipynb #2a1f9949
+@constrained(result=_RESULT, ax=_AX, level=_LEVEL)
+def plot_vfr(
+    result,
+    *,
+    ax=None,  # None: a new figure; or the Axes to draw into
+    level: float = 0.95,  # coverage of the Monte Carlo interval of each VFR
+):
+    """VFR per metric as bars with the Wilson interval of the flip count over the defined resamples, and the
+    stability threshold TAU_VFR; returns the Figure."""
+    func = "plot_vfr"
+    m = result.metrics
+    if "vfr" not in m.columns:
+        raise FairlibInputError("result", "has no VFR columns: run audit(..., vfr=True)", func)
+    from statsmodels.stats.proportion import proportion_confint
+
+    settings = getattr(result, "vfr_settings", None) or {}
+    K = settings.get("n_resamples")
+    v = m.vfr.to_numpy(float)
+    und = m["vfr_n_undefined"].fillna(0).to_numpy(float) if "vfr_n_undefined" in m else np.zeros(len(m))
+    n_def = (float(K) - und) if K else np.full(len(m), np.nan)
+    ok = np.isfinite(v) & (n_def > 0)
+    lo, hi = np.full(len(m), np.nan), np.full(len(m), np.nan)
+    if ok.any():
+        lo[ok], hi[ok] = proportion_confint(np.rint(v[ok] * n_def[ok]), n_def[ok], alpha=1 - level, method="wilson")
+        hi = np.minimum(hi, 0.5)  # the VFR counts the minority verdict: it never exceeds one half
+    fig = _figure((max(4.5, 0.8 * len(m) + 2), 3.8)) if ax is None else ax.get_figure()
+    a = fig.add_subplot() if ax is None else ax
+    x = np.arange(len(m))
+    unstable = ok & (v > TAU_VFR)
+    err = np.nan_to_num(np.vstack([v - lo, hi - v]).clip(min=0))
+    bars = a.bar(x, np.nan_to_num(v), 0.6, yerr=err, capsize=4, color="#56B4E9", edgecolor="k", error_kw=dict(lw=1))
+    for b, u in zip(bars, unstable):
+        if u:
+            b.set_hatch("//")
+            b.set_facecolor("#E69F00")
+    a.axhline(TAU_VFR, color="k", ls="--", lw=1.2, gid="tau_vfr", label=f"stability threshold τ_VFR = {TAU_VFR:g}")
+    for i in range(len(m)):
+        word = "undefined" if not np.isfinite(v[i]) else "UNSTABLE" if unstable[i] else "stable"
+        top = np.nanmax([v[i], hi[i], 0])
+        a.text(
+            i, top + 0.01, f"{v[i]:.3g}\n{word}" if np.isfinite(v[i]) else word, ha="center", va="bottom", fontsize=8
+        )
+    a.set_xticks(x, list(m.metric))
+    a.set_ylim(0, 0.62)
+    a.set_ylabel("verdict flip rate (VFR)")
+    a.set_xlabel(f"metric (whiskers: Wilson {level:.0%} interval of the flip count)")
+    n = ", ".join(f"{k}={settings[k]:,}" for k in ("n_resamples", "resample_size") if isinstance(settings.get(k), int))
+    a.set_title("Verdict flip rate per metric" + (f" ({n})" if n else ""))
+    a.legend(fontsize=8, loc="upper right")
+    if ax is None:
+        fig.tight_layout()
+        add_footer(
+            fig, f"Data: the audited records ({getattr(result, 'n', 0):,}); VFR from stratified bootstrap resamples."
+        )
+    return fig
+
+# %% ../nbs/06_plots.ipynb #36b841b3
+def _seaborn(func):
+    "seaborn, or a clear error naming the extra that installs it."
+    try:
+        import seaborn
+    except ImportError:
+        raise FairlibInputError("seaborn", "is not installed: pip install fairlib[plots]", func) from None
+    return seaborn
+
+# %% ../nbs/06_plots.ipynb #46483796
+@constrained(
+    y_prob=Probabilities, groups=Unchecked("one group label per score (length checked)"), y_true=None | Labels, ax=_AX
+)
+def plot_score_distributions(y_prob, groups, *, y_true=None, ax=None):
+    "Per-group violins of the scores (split by true label when `y_true` is given); returns the Figure."
+    sns, func = _seaborn("plot_score_distributions"), "plot_score_distributions"
+    g = np.asarray(groups, object).ravel()
+    if len(g) != len(np.ravel(y_prob)):
+        raise FairlibInputError("groups", f"has {len(g)} labels for {len(np.ravel(y_prob))} scores", func)
+    d = pd.DataFrame({"score": np.asarray(y_prob, float).ravel(), "group": pd.Series(g).astype(str)})
+    if y_true is not None:
+        if len(y_true) != len(d):
+            raise FairlibInputError("y_true", f"has {len(y_true)} labels for {len(d)} scores", func)
+        d["true label"] = np.asarray(y_true).astype(int)
+    fig = _figure((max(5, 1.1 * d.group.nunique() + 2), 3.8)) if ax is None else ax.get_figure()
+    a = fig.add_subplot() if ax is None else ax
+    hue = "true label" if y_true is not None else None
+    sns.violinplot(d, x="group", y="score", hue=hue, split=hue is not None, inner="quart", cut=0, ax=a)
+    a.set_ylim(0, 1)
+    a.tick_params(axis="x", labelrotation=15)
+    a.set_title("Scores by group" + (" and true label" if hue else ""))
+    if ax is None:
+        fig.tight_layout()
+    return fig
+
+# %% ../nbs/06_plots.ipynb #97a381a2
+@constrained(
+    results=Predicate(
+        lambda d: isinstance(d, dict) and len(d) > 0 and all(_RESULT.problem(r) is None for r in d.values()),
+        "a non-empty {column label: AuditResult} dict",
+    ),
+    ax=_AX,
+)
+def plot_verdict_heatmap(results: dict, *, ax=None):
+    "Metric x audit grid of verdicts, each cell annotated with verdict word and value; returns the Figure."
+    sns = _seaborn("plot_verdict_heatmap")
+    m = pd.concat({str(k): r.metrics.set_index("metric")[["value", "verdict"]] for k, r in results.items()}, axis=1)
+    verdict, value = m.xs("verdict", axis=1, level=1), m.xs("value", axis=1, level=1)
+    code = verdict.replace({"Pass": 0.0, "Undefined": 0.5, "Fail": 1.0}).astype(float)
+    words = {"Pass": "Pass", "Fail": "FAIL", "Undefined": "undefined"}
+    note = verdict.apply(
+        lambda c: [f"{words.get(v, '')}\n{x:.3g}" if isinstance(v, str) else "" for v, x in zip(c, value[c.name])]
+    )
+    fig = _figure((1.6 * code.shape[1] + 2, 0.5 * code.shape[0] + 1.5)) if ax is None else ax.get_figure()
+    a = fig.add_subplot() if ax is None else ax
+    from matplotlib.colors import ListedColormap
+
+    cmap = ListedColormap([_VERDICT_STYLE[v]["color"] for v in ("Pass", "Undefined", "Fail")])
+    sns.heatmap(code, annot=note, fmt="", cmap=cmap, vmin=0, vmax=1, cbar=False, linewidths=1, linecolor="w", ax=a)
+    a.set_xlabel("audit")
+    a.set_ylabel("metric")
+    a.tick_params(axis="y", labelrotation=0)
+    a.set_title("Verdicts by metric (cell: verdict and value)")
+    if ax is None:
+        fig.tight_layout()
     return fig
 
 # %% ../nbs/06_plots.ipynb #compat_plots
