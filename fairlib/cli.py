@@ -136,6 +136,7 @@ def _run_audit(a) -> int:
             pos_label=pos,
             min_support=a.min_support,
             vfr=a.vfr,
+            size_plan=a.size_plan,
             n_resamples=a.n_resamples,
             seed=a.seed,
         )
@@ -155,7 +156,7 @@ def _run_audit(a) -> int:
 # %% ../nbs/09d_cli.ipynb #80b2f96f
 _EXAMPLE = """example (UCI Adult, a model's predictions in column y_pred):
   fairlib audit adult.csv --y-true income --pos-label '>50K' --y-pred y_pred \\
-      --sensitive race sex --vfr --out report.html --json result.json
+      --sensitive race sex --vfr --size-plan --out report.html --json result.json
   cat adult.csv | fairlib audit - --y-true high_income --y-pred y_pred --sensitive sex
 
 exit status: 0 audited; 1 a problem with the data or its columns (one line on stderr); 2 a bad command line"""
@@ -196,6 +197,11 @@ def _audit_parser(sub) -> None:
         "--min-support", type=_int_at_least(0), default=30, metavar="N", help="smaller groups are excluded (default 30)"
     )
     p.add_argument("--vfr", action="store_true", help="also compute each metric's Verdict Flip Rate")
+    p.add_argument(
+        "--size-plan",
+        action="store_true",
+        help="also say how many records each verdict needs to be stable (fl.audit_size_plan)",
+    )
     p.add_argument("--n-resamples", type=_int_at_least(1), default=500, metavar="K", help="VFR resamples (default 500)")
     p.add_argument(
         "--seed", type=_int_at_least(0), default=0, metavar="S", help="seed of the VFR resamples (default 0)"
