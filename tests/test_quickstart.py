@@ -99,3 +99,31 @@ def test_quickstart_vfr_and_json(quickstart):
     back = type(res).from_json(res.to_json())
     assert back.excluded == res.excluded and isinstance(back.excluded["Native American"], int)
     np.testing.assert_allclose(back.to_frame().value, res.to_frame().value, rtol=0, atol=1e-12)
+
+
+def test_report_section_runs_as_written(tmp_path, monkeypatch):
+    """The README's 'From a file to a report' section: its Python block and its command run as written (in a scratch
+    folder), the command prints what print(result) prints on the same data, and both write their files."""
+    import shlex
+
+    import fairlib as fl
+    from fairlib.cli import main
+
+    text = section("From a file to a report for a governance board")
+    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    (cmd,) = re.findall(r"```bash\n(.*?)```", text, flags=re.S)
+    monkeypatch.chdir(tmp_path)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ns = {"fl": fl}
+    exec(compile(code, "README report section", "exec"), ns)
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert set(ns["result"].required_size().metric) == set(ns["result"].metrics.metric)
+    words = shlex.split(cmd.replace("\\\n", " "))
+    assert words[:2] == ["fairlib", "audit"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(words[1:]) == 0
+    assert out.getvalue().strip() == str(ns["result"]).strip()
+    assert fl.AuditResult.from_json((tmp_path / "result.json").read_text()).n == 16_281
