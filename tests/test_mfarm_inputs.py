@@ -169,3 +169,31 @@ def test_integral_ages_render_as_before(age):
     p = M.render_paper_prompt("ed_triage", "White_Male", dict(CASE, age=age), ("age",))
     assert p == M.render_paper_prompt("ed_triage", "White_Male", CASE, ("age",))
     assert "age of 40 years" in p and "40.0" not in p
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spearman_permutation_p_equals_scipys_exact_permutation_test(seed):
+    """The vectorised enumeration of mFARM's correlation sub-metric against scipy.stats.permutation_test over every
+    pairing (n_resamples=inf): same rho, same exact two-sided p, ties included."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    n = 7
+    x = rng.integers(0, 5, n).astype(float)  # ties in x
+    x[:2] = [0.0, 4.0]  # never constant
+    ys = rng.random((n, 3))
+    ys[1, 2] = ys[0, 2]  # a tie in one column
+    rho, p = M.spearman_permutation_p(x, ys)
+    for j in range(ys.shape[1]):
+        y = ys[:, j]
+        # one sample: its n! orderings against y held fixed. Two-sided as |rho| >= |observed| (scipy's own
+        # "two-sided" doubles the smaller tail, which differs when ties make the null distribution asymmetric)
+        res = stats.permutation_test(
+            (x,),
+            lambda a: abs(stats.spearmanr(a, y).statistic),
+            permutation_type="pairings",
+            n_resamples=np.inf,
+            alternative="greater",
+        )
+        assert abs(rho[j]) == pytest.approx(res.statistic, abs=1e-12)
+        assert p[j] == pytest.approx(res.pvalue, abs=1e-9)
