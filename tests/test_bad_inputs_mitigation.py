@@ -6,11 +6,25 @@ import pytest
 
 from fairlib.core import FairlibInputError
 from fairlib.mitigation.reweighing import IntersectionalReweighing, intersection_codes
+from fairlib.mitigation.reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES
 from fairlib.mitigation.thresholds import ThresholdShift, di_by_attribute
 from fairlib.mitigation.refinement import GreedyRefinement
 from fairlib.vfr.baselines import accuracy_cost, baseline_summary, vfr_movement
 from fairlib.vfr.selection import fit_weighted, with_selection, fit_on_selection
 from fairlib.vfr.features import make_split
+
+TEXAS = dict(cell_columns=CELL_ATTRIBUTES, di_columns=DI_ATTRIBUTES)  # the VFR paper's columns (no longer defaults)
+
+
+def GR(**kw):
+    "B4 started from a B3 on the Texas-100X columns (the estimators' defaults name no data set's columns)."
+    return GreedyRefinement(**{"base": ThresholdShift(**TEXAS), **kw})
+
+
+def RW(*args, **kw):
+    "B2 on the Texas-100X cells."
+    return IntersectionalReweighing(*args, **{"columns": CELL_ATTRIBUTES, **kw})
+
 
 R = np.random.default_rng(0)
 N = 400
@@ -46,34 +60,50 @@ def dup_cols():
 
 CASES = [
     # --- B2 reweighing ---
-    ("rw-lam-negative", lambda: IntersectionalReweighing(lam=-1).fit(G, Y), "lam"),
-    ("rw-lam-string", lambda: IntersectionalReweighing(lam="2").fit(G, Y), "lam"),
-    ("rw-lam-nan", lambda: IntersectionalReweighing(lam=float("nan")).fit(G, Y), "lam"),
-    ("rw-clip-zero", lambda: IntersectionalReweighing(clip=(0, 10)).fit(G, Y), "clip"),
-    ("rw-clip-above-one", lambda: IntersectionalReweighing(clip=(2, 10)).fit(G, Y), "clip"),
-    ("rw-clip-scalar", lambda: IntersectionalReweighing(clip=5).fit(G, Y), "clip"),
-    ("rw-variant-unknown", lambda: IntersectionalReweighing(variant="aif").fit(G, Y), "variant"),
-    ("rw-groups-list", lambda: IntersectionalReweighing().fit([1, 2, 3], Y[:3]), "groups"),
-    ("rw-groups-missing-column", lambda: IntersectionalReweighing().fit(G.drop(columns="sex"), Y), "groups"),
-    ("rw-groups-missing-value", lambda: IntersectionalReweighing().fit(nan_race(), Y), "groups"),
-    ("rw-groups-empty", lambda: IntersectionalReweighing().fit(G.iloc[:0], Y[:0]), "groups"),
-    ("rw-groups-duplicated-columns", lambda: IntersectionalReweighing().fit(dup_cols(), Y), "groups"),
+    ("rw-lam-negative", lambda: RW(lam=-1).fit(G, Y), "lam"),
+    ("rw-lam-string", lambda: RW(lam="2").fit(G, Y), "lam"),
+    ("rw-lam-nan", lambda: RW(lam=float("nan")).fit(G, Y), "lam"),
+    ("rw-clip-zero", lambda: RW(clip=(0, 10)).fit(G, Y), "clip"),
+    ("rw-clip-above-one", lambda: RW(clip=(2, 10)).fit(G, Y), "clip"),
+    ("rw-clip-scalar", lambda: RW(clip=5).fit(G, Y), "clip"),
+    (
+        "rw-variant-unknown",
+        lambda: RW(variant="aif").fit(G, Y),
+        "variant",
+    ),
+    ("rw-groups-list", lambda: RW().fit([1, 2, 3], Y[:3]), "groups"),
+    (
+        "rw-groups-missing-column",
+        lambda: RW().fit(G.drop(columns="sex"), Y),
+        "groups",
+    ),
+    ("rw-groups-missing-value", lambda: RW().fit(nan_race(), Y), "groups"),
+    ("rw-groups-empty", lambda: RW().fit(G.iloc[:0], Y[:0]), "groups"),
+    (
+        "rw-groups-duplicated-columns",
+        lambda: RW().fit(dup_cols(), Y),
+        "groups",
+    ),
     (
         "rw-groups-dict-ragged",
-        lambda: IntersectionalReweighing().fit(dict(race=["a"], age_bucket=["b", "c"], sex=["F"]), Y[:1]),
+        lambda: RW().fit(dict(race=["a"], age_bucket=["b", "c"], sex=["F"]), Y[:1]),
         "groups",
     ),
-    ("rw-y-not-binary", lambda: IntersectionalReweighing().fit(G, Y * 2), "y"),
-    ("rw-y-wrong-length", lambda: IntersectionalReweighing().fit(G, Y[:-1]), "y"),
-    ("rw-y-misaligned-series", lambda: IntersectionalReweighing().fit(G, pd.Series(Y, index=np.arange(N) + 1000)), "y"),
-    ("rw-y-missing", lambda: IntersectionalReweighing().fit(G), "y"),
-    ("rw-transform-before-fit", lambda: IntersectionalReweighing().transform(G, Y), "self"),
+    ("rw-y-not-binary", lambda: RW().fit(G, Y * 2), "y"),
+    ("rw-y-wrong-length", lambda: RW().fit(G, Y[:-1]), "y"),
+    (
+        "rw-y-misaligned-series",
+        lambda: RW().fit(G, pd.Series(Y, index=np.arange(N) + 1000)),
+        "y",
+    ),
+    ("rw-y-missing", lambda: RW().fit(G), "y"),
+    ("rw-transform-before-fit", lambda: RW().transform(G, Y), "self"),
     (
         "rw-transform-unseen-cell",
-        lambda: IntersectionalReweighing().fit(G, Y).transform(g_with(race=["Z"] * N), Y),
+        lambda: RW().fit(G, Y).transform(g_with(race=["Z"] * N), Y),
         "groups",
     ),
-    ("rw-transform-y-missing", lambda: IntersectionalReweighing().fit(G, Y).transform(G), "y"),
+    ("rw-transform-y-missing", lambda: RW().fit(G, Y).transform(G), "y"),
     # --- fit_weighted ---
     ("fw-unknown-model", lambda: fit_weighted("svm", np.zeros((N, 2)), Y, np.ones(N)), "model"),
     (
@@ -93,61 +123,113 @@ CASES = [
     ),
     ("fw-y-length", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y[:-1], np.ones(N)), "y"),
     # --- B3 threshold shifting ---
-    ("ts-alphas-empty", lambda: ThresholdShift(alphas=()).fit(S, Y, G), "alphas"),
-    ("ts-alphas-out-of-range", lambda: ThresholdShift(alphas=(1.5,)).fit(S, Y, G), "alphas"),
-    ("ts-alphas-string", lambda: ThresholdShift(alphas=("a",)).fit(S, Y, G), "alphas"),
-    ("ts-min-cell-zero", lambda: ThresholdShift(min_cell=0).fit(S, Y, G), "min_cell"),
-    ("ts-di-target-above-one", lambda: ThresholdShift(di_target=1.5).fit(S, Y, G), "di_target"),
-    ("ts-step-too-big", lambda: ThresholdShift(step=0.3).fit(S, Y, G), "step"),
-    ("ts-step-uneven", lambda: ThresholdShift(step=0.03).fit(S, Y, G), "step"),
-    ("ts-base-threshold-one", lambda: ThresholdShift(base_threshold=1.0).fit(S, Y, G), "base_threshold"),
-    ("ts-min-support-negative", lambda: ThresholdShift(min_support=-1).fit(S, Y, G), "min_support"),
-    ("ts-scores-nan", lambda: ThresholdShift().fit(np.where(np.arange(N) == 3, np.nan, S), Y, G), "scores"),
-    ("ts-scores-above-one", lambda: ThresholdShift().fit(S + 1, Y, G), "scores"),
-    ("ts-scores-strings", lambda: ThresholdShift().fit(np.array(["a"] * N), Y, G), "scores"),
-    ("ts-scores-length", lambda: ThresholdShift().fit(S[:-2], Y, G), "scores"),
-    ("ts-groups-lacks-ethnicity", lambda: ThresholdShift().fit(S, Y, G.drop(columns="ethnicity")), "groups"),
-    ("ts-y-not-binary", lambda: ThresholdShift().fit(S, Y + 1, G), "y"),
-    ("ts-oos-resamples-negative", lambda: ThresholdShift(oos_resamples=-1).fit(S, Y, G), "oos_resamples"),
-    ("ts-oos-resamples-float", lambda: ThresholdShift(oos_resamples=2.5).fit(S, Y, G), "oos_resamples"),
-    ("ts-random-state-string", lambda: ThresholdShift(random_state="0").fit(S, Y, G), "random_state"),
-    ("ts-random-state-negative", lambda: ThresholdShift(random_state=-3).fit(S, Y, G), "random_state"),
+    ("ts-alphas-empty", lambda: ThresholdShift(**TEXAS, alphas=()).fit(S, Y, G), "alphas"),
+    ("ts-alphas-out-of-range", lambda: ThresholdShift(**TEXAS, alphas=(1.5,)).fit(S, Y, G), "alphas"),
+    ("ts-alphas-string", lambda: ThresholdShift(**TEXAS, alphas=("a",)).fit(S, Y, G), "alphas"),
+    ("ts-min-cell-zero", lambda: ThresholdShift(**TEXAS, min_cell=0).fit(S, Y, G), "min_cell"),
+    ("ts-di-target-above-one", lambda: ThresholdShift(**TEXAS, di_target=1.5).fit(S, Y, G), "di_target"),
+    ("ts-step-too-big", lambda: ThresholdShift(**TEXAS, step=0.3).fit(S, Y, G), "step"),
+    ("ts-step-uneven", lambda: ThresholdShift(**TEXAS, step=0.03).fit(S, Y, G), "step"),
+    ("ts-base-threshold-one", lambda: ThresholdShift(**TEXAS, base_threshold=1.0).fit(S, Y, G), "base_threshold"),
+    ("ts-min-support-negative", lambda: ThresholdShift(**TEXAS, min_support=-1).fit(S, Y, G), "min_support"),
+    ("ts-scores-nan", lambda: ThresholdShift(**TEXAS).fit(np.where(np.arange(N) == 3, np.nan, S), Y, G), "scores"),
+    ("ts-scores-above-one", lambda: ThresholdShift(**TEXAS).fit(S + 1, Y, G), "scores"),
+    ("ts-scores-strings", lambda: ThresholdShift(**TEXAS).fit(np.array(["a"] * N), Y, G), "scores"),
+    ("ts-scores-length", lambda: ThresholdShift(**TEXAS).fit(S[:-2], Y, G), "scores"),
+    ("ts-groups-lacks-ethnicity", lambda: ThresholdShift(**TEXAS).fit(S, Y, G.drop(columns="ethnicity")), "groups"),
+    ("ts-y-not-binary", lambda: ThresholdShift(**TEXAS).fit(S, Y + 1, G), "y"),
+    ("ts-oos-resamples-negative", lambda: ThresholdShift(**TEXAS, oos_resamples=-1).fit(S, Y, G), "oos_resamples"),
+    ("ts-oos-resamples-float", lambda: ThresholdShift(**TEXAS, oos_resamples=2.5).fit(S, Y, G), "oos_resamples"),
+    ("ts-random-state-string", lambda: ThresholdShift(**TEXAS, random_state="0").fit(S, Y, G), "random_state"),
+    ("ts-random-state-negative", lambda: ThresholdShift(**TEXAS, random_state=-3).fit(S, Y, G), "random_state"),
     ("ts-cell-columns-string", lambda: ThresholdShift(cell_columns="race").fit(S, Y, G), "cell_columns"),
     ("ts-di-columns-empty", lambda: ThresholdShift(di_columns=()).fit(S, Y, G), "di_columns"),
     ("rw-columns-duplicated", lambda: IntersectionalReweighing(columns=("race", "race")).fit(G, Y), "columns"),
     ("dba-min-support-negative", lambda: di_by_attribute(Y, Y, G, min_support=-1), "min_support"),
     ("dba-attributes-string", lambda: di_by_attribute(Y, Y, G, attributes="race"), "attributes"),
-    ("ts-predict-before-fit", lambda: ThresholdShift().predict(S, G), "self"),
-    ("ts-predict-scores-nan", lambda: ThresholdShift().fit(S, Y, G).predict(np.full(N, np.nan), G), "scores"),
+    ("ts-predict-before-fit", lambda: ThresholdShift(**TEXAS).predict(S, G), "self"),
+    ("ts-predict-scores-nan", lambda: ThresholdShift(**TEXAS).fit(S, Y, G).predict(np.full(N, np.nan), G), "scores"),
     # --- B4 greedy refinement ---
-    ("gr-n-resamples-one", lambda: GreedyRefinement(n_resamples=1).fit(S, Y, G), "n_resamples"),
-    ("gr-n-resamples-float", lambda: GreedyRefinement(n_resamples=10.5).fit(S, Y, G), "n_resamples"),
-    ("gr-max-iter-negative", lambda: GreedyRefinement(max_iter=-1).fit(S, Y, G), "max_iter"),
-    ("gr-resample-size-zero", lambda: GreedyRefinement(resample_size=0).fit(S, Y, G), "resample_size"),
-    ("gr-objective-calibration", lambda: GreedyRefinement(objective_metrics=["Cal"]).fit(S, Y, G), "objective_metrics"),
-    ("gr-objective-string", lambda: GreedyRefinement(objective_metrics="DI").fit(S, Y, G), "objective_metrics"),
-    ("gr-objective-unknown", lambda: GreedyRefinement(objective_metrics=["XYZ"]).fit(S, Y, G), "metric"),
-    ("gr-objective-empty", lambda: GreedyRefinement(objective_metrics=[]).fit(S, Y, G), "objective_metrics"),
+    (
+        "gr-n-resamples-one",
+        lambda: GR(n_resamples=1).fit(S, Y, G),
+        "n_resamples",
+    ),
+    (
+        "gr-n-resamples-float",
+        lambda: GR(n_resamples=10.5).fit(S, Y, G),
+        "n_resamples",
+    ),
+    (
+        "gr-max-iter-negative",
+        lambda: GR(max_iter=-1).fit(S, Y, G),
+        "max_iter",
+    ),
+    (
+        "gr-resample-size-zero",
+        lambda: GR(resample_size=0).fit(S, Y, G),
+        "resample_size",
+    ),
+    (
+        "gr-objective-calibration",
+        lambda: GR(objective_metrics=["Cal"]).fit(S, Y, G),
+        "objective_metrics",
+    ),
+    (
+        "gr-objective-string",
+        lambda: GR(objective_metrics="DI").fit(S, Y, G),
+        "objective_metrics",
+    ),
+    (
+        "gr-objective-unknown",
+        lambda: GR(objective_metrics=["XYZ"]).fit(S, Y, G),
+        "metric",
+    ),
+    (
+        "gr-objective-empty",
+        lambda: GR(objective_metrics=[]).fit(S, Y, G),
+        "objective_metrics",
+    ),
     ("gr-base-wrong-type", lambda: GreedyRefinement(base="b3").fit(S, Y, G), "base"),
-    ("gr-seed-negative", lambda: GreedyRefinement(seed=-1).fit(S, Y, G), "seed"),
-    ("gr-seed-string", lambda: GreedyRefinement(seed="42").fit(S, Y, G), "seed"),
-    ("gr-oos-resamples-negative", lambda: GreedyRefinement(oos_resamples=-1).fit(S, Y, G), "oos_resamples"),
-    ("gr-random-state-float", lambda: GreedyRefinement(random_state=1.5).fit(S, Y, G), "random_state"),
-    ("gr-di-target-zero", lambda: GreedyRefinement(di_target=0).fit(S, Y, G), "di_target"),
-    ("gr-y-misaligned", lambda: GreedyRefinement().fit(S, pd.Series(Y, index=np.arange(N) * 2), G), "y"),
+    ("gr-seed-negative", lambda: GR(seed=-1).fit(S, Y, G), "seed"),
+    ("gr-seed-string", lambda: GR(seed="42").fit(S, Y, G), "seed"),
+    (
+        "gr-oos-resamples-negative",
+        lambda: GR(oos_resamples=-1).fit(S, Y, G),
+        "oos_resamples",
+    ),
+    (
+        "gr-random-state-float",
+        lambda: GR(random_state=1.5).fit(S, Y, G),
+        "random_state",
+    ),
+    (
+        "gr-di-target-zero",
+        lambda: GR(di_target=0).fit(S, Y, G),
+        "di_target",
+    ),
+    (
+        "gr-y-misaligned",
+        lambda: GR().fit(S, pd.Series(Y, index=np.arange(N) * 2), G),
+        "y",
+    ),
     # --- splits and fitting on the selection partition ---
     ("ws-split-wrong-type", lambda: with_selection((1, 2), Y), "split"),
     ("ws-fraction-zero", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=0), "fraction"),
     ("ws-fraction-one", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=1.0), "fraction"),
     ("ws-y-too-short", lambda: with_selection(make_split(Y, "80_20"), Y[:10]), "y"),
-    ("fs-no-selection", lambda: fit_on_selection(ThresholdShift(), S, Y, G, make_split(Y, "80_20")), "split"),
-    ("fs-partition-unknown", lambda: fit_on_selection(ThresholdShift(), S, Y, G, SPLIT, partition="test"), "partition"),
+    ("fs-no-selection", lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G, make_split(Y, "80_20")), "split"),
+    (
+        "fs-partition-unknown",
+        lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G, SPLIT, partition="test"),
+        "partition",
+    ),
     ("fs-estimator-no-predict", lambda: fit_on_selection(object(), S, Y, G, SPLIT), "estimator"),
-    ("fs-scores-short", lambda: fit_on_selection(ThresholdShift(), S[:100], Y, G, SPLIT), "scores"),
-    ("fs-groups-not-frame", lambda: fit_on_selection(ThresholdShift(), S, Y, G.to_numpy(), SPLIT), "groups"),
+    ("fs-scores-short", lambda: fit_on_selection(ThresholdShift(**TEXAS), S[:100], Y, G, SPLIT), "scores"),
+    ("fs-groups-not-frame", lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G.to_numpy(), SPLIT), "groups"),
     (
         "fs-split-beyond-rows",
-        lambda: fit_on_selection(ThresholdShift(), S[:200], Y[:200], G.iloc[:200], SPLIT),
+        lambda: fit_on_selection(ThresholdShift(**TEXAS), S[:200], Y[:200], G.iloc[:200], SPLIT),
         "split",
     ),
     ("ic-missing-column", lambda: intersection_codes(G, ("race", "income")), "groups"),

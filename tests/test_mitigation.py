@@ -8,13 +8,25 @@ import pandas as pd
 import pytest
 from sklearn.base import clone
 
-from fairlib.mitigation.reweighing import IntersectionalReweighing, DI_ATTRIBUTES
+from fairlib.mitigation.reweighing import IntersectionalReweighing, CELL_ATTRIBUTES, DI_ATTRIBUTES
 from fairlib.mitigation.thresholds import ThresholdShift, _DIState
 from fairlib.mitigation.refinement import GreedyRefinement, _Objective
 from fairlib.vfr.baselines import accuracy_cost, vfr_movement, baseline_summary
 from fairlib.vfr.selection import fit_on_selection, with_selection, TunedOnAuditWarning
 from fairlib.vfr.features import make_split
 from fairlib.counts import count_table, metric_from_counts
+
+TEXAS = dict(cell_columns=CELL_ATTRIBUTES, di_columns=DI_ATTRIBUTES)  # the VFR paper's columns (no longer defaults)
+
+
+def GR(**kw):
+    "B4 started from a B3 on the Texas-100X columns (the estimators' defaults name no data set's columns)."
+    return GreedyRefinement(**{"base": ThresholdShift(**TEXAS), **kw})
+
+
+def RW(*args, **kw):
+    "B2 on the Texas-100X cells."
+    return IntersectionalReweighing(*args, **{"columns": CELL_ATTRIBUTES, **kw})
 
 
 def toy(n=3000, seed=0, shift=0.25):
@@ -81,7 +93,7 @@ def test_reweighing_matches_aif360_cell_by_cell():
     from aif360.algorithms.preprocessing import Reweighing
 
     s, y, g = toy(900, seed=2)
-    ours = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit(g, y)
+    ours = RW(lam=1.0, clip=(1e-9, 1e9)).fit(g, y)
     codes = ours.cells_.get_indexer(pd.MultiIndex.from_frame(g[["race", "age_bucket", "sex"]]))
     df = pd.DataFrame(dict(cell=codes.astype(float), y=y.astype(float)))
     ds = BinaryLabelDataset(
@@ -102,13 +114,13 @@ def test_reweighing_matches_aif360_cell_by_cell():
 def test_reweighing_many_cells_matches_brute_force(lam, clip):
     s, y, g = toy(600, seed=3)
     cols = ("race", "age_bucket", "sex")
-    ours = IntersectionalReweighing(lam=lam, clip=clip).fit_transform(g, y)
+    ours = RW(lam=lam, clip=clip).fit_transform(g, y)
     np.testing.assert_allclose(ours, kc_brute_force(g, y, cols, lam, clip), rtol=1e-12)
 
 
 def test_reweighing_makes_label_independent_of_cell():
     s, y, g = toy(2000, seed=4)
-    w = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
+    w = RW(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
     key = g.race + g.age_bucket + g.sex
     overall = y.mean()
     for k in key.unique():
@@ -118,7 +130,7 @@ def test_reweighing_makes_label_independent_of_cell():
 
 def test_cell_size_variant_is_label_blind_and_balances_cells():
     s, y, g = toy(1500, seed=5)
-    rw = IntersectionalReweighing(variant="cell_size", lam=1.0, clip=(1e-9, 1e9))
+    rw = RW(variant="cell_size", lam=1.0, clip=(1e-9, 1e9))
     w1 = rw.fit_transform(g, y)
     w2 = clone(rw).fit_transform(g, 1 - y)
     w3 = clone(rw).fit_transform(g)
@@ -127,13 +139,13 @@ def test_cell_size_variant_is_label_blind_and_balances_cells():
     key = g.race + g.age_bucket + g.sex
     totals = pd.Series(w1).groupby(key.to_numpy()).sum()
     np.testing.assert_allclose(totals, len(g) / key.nunique())
-    kc = IntersectionalReweighing(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
+    kc = RW(lam=1.0, clip=(1e-9, 1e9)).fit_transform(g, y)
     assert not np.allclose(w1, kc)  # it is not Kamiran-Calders
 
 
 def test_reweighing_transform_reproduces_fit_weights():
     s, y, g = toy(800, seed=6)
-    rw = IntersectionalReweighing(lam=2.0).fit(g, y)
+    rw = RW(lam=2.0).fit(g, y)
     np.testing.assert_array_equal(rw.transform(g, y), rw.sample_weight_)
 
 
@@ -143,7 +155,7 @@ def test_reweighing_transform_reproduces_fit_weights():
 def test_fit_on_selection_never_sees_audit_rows():
     s, y, g = toy(4000, seed=7)
     sp = make_split(y, "70_15_15", seed=1)
-    est = GreedyRefinement(n_resamples=20, max_iter=15, oos_resamples=0)
+    est = GR(n_resamples=20, max_iter=15, oos_resamples=0)
     f1, _ = fit_on_selection(est, s, y, g, sp)
     s2, y2 = s.copy(), y.copy()
     r = np.random.default_rng(0)
@@ -174,8 +186,10 @@ def test_with_selection_takes_selection_from_training_only():
 
 def test_threshold_shift_sr_alpha_equalises_selection_rates():
     s, y, g = toy(6000, seed=8)
-    ts = ThresholdShift(alphas=(1.0,)).fit(s, y, g)  # pure SR matching (alpha_tpr = alpha_ppv = 1 too: check SR-only)
-    ts_sr = ThresholdShift(alphas=(0.0, 1.0)).fit(s, y, g)
+    ts = ThresholdShift(**TEXAS, alphas=(1.0,)).fit(
+        s, y, g
+    )  # pure SR matching (alpha_tpr = alpha_ppv = 1 too: check SR-only)
+    ts_sr = ThresholdShift(**TEXAS, alphas=(0.0, 1.0)).fit(s, y, g)
     yh = s >= 0.5
     T = ts_sr.cell_targets_
     key = list(zip(g.race, g.age_bucket, g.sex))
@@ -189,7 +203,7 @@ def test_threshold_shift_sr_alpha_equalises_selection_rates():
 
 def test_threshold_shift_selected_alphas_are_most_accurate_feasible():
     s, y, g = toy(5000, seed=9)
-    ts = ThresholdShift().fit(s, y, g)
+    ts = ThresholdShift(**TEXAS).fit(s, y, g)
     feas = ts.search_[ts.search_.feasible]
     assert ts.feasible_ and len(feas)
     best = feas.accuracy.max()
@@ -213,7 +227,9 @@ def di_fairlearn(y, yhat, g, cols=DI_ATTRIBUTES):
 @pytest.mark.parametrize("target", [0.80, 0.85])
 def test_greedy_never_violates_the_di_constraint(target):
     s, y, g = toy(5000, seed=10)
-    gr = GreedyRefinement(di_target=target, n_resamples=30, max_iter=60, oos_resamples=0).fit(s, y, g)
+    gr = GreedyRefinement(
+        base=ThresholdShift(**TEXAS), di_target=target, n_resamples=30, max_iter=60, oos_resamples=0
+    ).fit(s, y, g)
     r = gr.result_
     assert r.feasible_start and r.feasible
     assert (r.trace.min_di >= target - 1e-12).all()
@@ -227,7 +243,7 @@ def test_greedy_never_violates_the_di_constraint(target):
 
 def test_greedy_repairs_an_infeasible_start():
     s, y, g = toy(5000, seed=11, shift=0.5)
-    base = ThresholdShift(alphas=(0.0,))  # no shifting: B1's 0.5 thresholds, violating race DI
+    base = ThresholdShift(**TEXAS, alphas=(0.0,))  # no shifting: B1's 0.5 thresholds, violating race DI
     gr = GreedyRefinement(base=base, n_resamples=20, max_iter=300, oos_resamples=0).fit(s, y, g)
     assert not gr.result_.feasible_start
     assert gr.result_.feasible and (gr.result_.trace.phase == "repair").any()
@@ -236,7 +252,7 @@ def test_greedy_repairs_an_infeasible_start():
 
 def test_greedy_incremental_counts_equal_a_recount():
     s, y, g = toy(3000, seed=12)
-    gr = GreedyRefinement(n_resamples=25, max_iter=25, seed=5, oos_resamples=0).fit(s, y, g)
+    gr = GR(n_resamples=25, max_iter=25, seed=5, oos_resamples=0).fit(s, y, g)
     assert gr.n_iter_ > 0
     yhat = gr.predict(s, g).astype(np.int64)
     di = _DIState(g, DI_ATTRIBUTES, 30)
@@ -253,11 +269,13 @@ def test_greedy_incremental_counts_equal_a_recount():
 
 def test_greedy_is_deterministic_with_seed():
     s, y, g = toy(3000, seed=13)
-    a = GreedyRefinement(n_resamples=20, max_iter=30, seed=7, oos_resamples=0).fit(s, y, g)
-    b = GreedyRefinement(n_resamples=20, max_iter=30, seed=7, oos_resamples=0).fit(s, y, g)
+    a = GR(n_resamples=20, max_iter=30, seed=7, oos_resamples=0).fit(s, y, g)
+    b = GR(n_resamples=20, max_iter=30, seed=7, oos_resamples=0).fit(s, y, g)
     np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
     pd.testing.assert_frame_equal(a.result_.trace, b.result_.trace)
-    c = GreedyRefinement(n_resamples=20, max_iter=30, seed=np.random.SeedSequence(7), oos_resamples=2).fit(s, y, g)
+    c = GreedyRefinement(
+        base=ThresholdShift(**TEXAS), n_resamples=20, max_iter=30, seed=np.random.SeedSequence(7), oos_resamples=2
+    ).fit(s, y, g)
     assert np.isfinite(c.objective_)
 
 
@@ -278,9 +296,9 @@ def test_bootstrap_multiplicities_are_stratified():
 @pytest.mark.parametrize(
     "est",
     [
-        IntersectionalReweighing(lam=2.0, variant="cell_size"),
-        ThresholdShift(alphas=(0.0, 1.0), min_cell=7),
-        GreedyRefinement(base=ThresholdShift(alphas=(0.5,)), n_resamples=9, seed=3),
+        RW(lam=2.0, variant="cell_size"),
+        ThresholdShift(**TEXAS, alphas=(0.0, 1.0), min_cell=7),
+        GreedyRefinement(base=ThresholdShift(**TEXAS, alphas=(0.5,)), n_resamples=9, seed=3),
     ],
     ids=["B2", "B3", "B4"],
 )
@@ -294,7 +312,7 @@ def test_sklearn_clone_and_params(est):
 
 
 def test_nested_params_of_greedy():
-    gr = GreedyRefinement(base=ThresholdShift(alphas=(0.5,)))
+    gr = GreedyRefinement(base=ThresholdShift(**TEXAS, alphas=(0.5,)))
     assert gr.get_params()["base__alphas"] == (0.5,)
     gr.set_params(base__min_cell=9)
     assert gr.base.min_cell == 9
@@ -302,9 +320,9 @@ def test_nested_params_of_greedy():
 
 def test_fit_returns_self_and_does_not_touch_params():
     s, y, g = toy(1500, seed=15)
-    ts = ThresholdShift()
+    ts = ThresholdShift(**TEXAS)
     assert ts.fit(s, y, g) is ts and ts.alphas == (0.0, 0.25, 0.5, 0.75, 1.0)
-    rw = IntersectionalReweighing()
+    rw = RW()
     assert rw.fit(g, y) is rw
 
 
@@ -320,8 +338,8 @@ def test_baseline_summary_and_movement_on_a_vfr_grid():
 
     s, y, g = toy(4000, seed=16)
     sp = make_split(y, "70_15_15", seed=0)
-    b3, yh3 = fit_on_selection(ThresholdShift(), s, y, g, sp)
-    b4, yh4 = fit_on_selection(GreedyRefinement(n_resamples=20, max_iter=20), s, y, g, sp)
+    b3, yh3 = fit_on_selection(ThresholdShift(**TEXAS), s, y, g, sp)
+    b4, yh4 = fit_on_selection(GR(n_resamples=20, max_iter=20), s, y, g, sp)
     base = g.iloc[sp.audit].reset_index(drop=True).assign(y_true=y[sp.audit], y_prob=s[sp.audit])
     pred = pd.concat(
         [
@@ -351,7 +369,10 @@ def test_run_baselines_never_uses_audit_labels():
     y = cohort.los_gt3.to_numpy()
     sp = with_selection(make_split(y, "80_20", seed=42), y)
     kw = dict(
-        train_n=1500, baselines=("B1", "B3", "B4"), greedy=GreedyRefinement(n_resamples=10, max_iter=10), n_jobs=1
+        train_n=1500,
+        baselines=("B1", "B3", "B4"),
+        greedy=GR(n_resamples=10, max_iter=10),
+        n_jobs=1,
     )
     a = run_baselines(cohort, sp, **kw)
     poisoned = cohort.copy()
@@ -380,7 +401,7 @@ def test_threshold_shift_warns_when_the_constraint_is_infeasible():
 
     s, y, g = toy(3000, seed=20, shift=0.5)
     with pytest.warns(InfeasibleConstraintWarning, match="di_target=0.8"):
-        ts = ThresholdShift(alphas=(0.0,), oos_resamples=0).fit(s, y, g)  # no shift: race DI stays below 0.8
+        ts = ThresholdShift(**TEXAS, alphas=(0.0,), oos_resamples=0).fit(s, y, g)  # no shift: race DI stays below 0.8
     assert not ts.feasible_
     assert di_oracle(y, ts.predict(s, g), g, DI_ATTRIBUTES).min() < 0.8  # the warning tells the truth
 
@@ -389,7 +410,7 @@ def test_greedy_warns_when_it_ends_infeasible():
     from fairlib.mitigation.thresholds import InfeasibleConstraintWarning
 
     s, y, g = toy(3000, seed=21, shift=0.5)
-    gr = GreedyRefinement(base=ThresholdShift(alphas=(0.0,)), n_resamples=5, max_iter=0, oos_resamples=0)
+    gr = GreedyRefinement(base=ThresholdShift(**TEXAS, alphas=(0.0,)), n_resamples=5, max_iter=0, oos_resamples=0)
     with pytest.warns(InfeasibleConstraintWarning, match="GreedyRefinement.fit"):
         gr.fit(s, y, g)
     assert not gr.feasible_ and not gr.result_.feasible
@@ -402,7 +423,7 @@ def test_feasible_fit_gives_no_infeasibility_warning():
     s, y, g = toy(3000, seed=22)
     with warnings.catch_warnings():
         warnings.simplefilter("error", InfeasibleConstraintWarning)
-        assert ThresholdShift(oos_resamples=0).fit(s, y, g).feasible_
+        assert ThresholdShift(**TEXAS, oos_resamples=0).fit(s, y, g).feasible_
 
 
 def small_cell_data(seed=23):
@@ -420,10 +441,10 @@ def small_cell_data(seed=23):
 def test_cells_of_11_to_22_are_not_tuned_by_default_and_a_warning_names_them():
     from fairlib.mitigation.thresholds import MIN_CELL, SmallCellWarning
 
-    assert MIN_CELL > 22 and ThresholdShift().min_cell == MIN_CELL
+    assert MIN_CELL > 22 and ThresholdShift(**TEXAS).min_cell == MIN_CELL
     s, y, g = small_cell_data()
     with pytest.warns(SmallCellWarning) as rec:
-        ts = ThresholdShift(oos_resamples=0).fit(s, y, g)
+        ts = ThresholdShift(**TEXAS, oos_resamples=0).fit(s, y, g)
     tab = ts.cell_thresholds_
     small = tab[tab.race == "D"]
     assert len(small) == 4 and not small.movable.any() and (small.threshold == 0.5).all()
@@ -438,22 +459,24 @@ def test_a_lowered_min_cell_tunes_small_cells_but_says_so():
 
     s, y, g = small_cell_data()
     with pytest.warns(SmallCellWarning, match=f"below {MIN_CELL}"):
-        ts = ThresholdShift(min_cell=5, oos_resamples=0).fit(s, y, g)
+        ts = ThresholdShift(**TEXAS, min_cell=5, oos_resamples=0).fit(s, y, g)
     assert ts.cell_thresholds_.query("race == 'D'").movable.all()
 
 
 def test_oos_check_leaves_the_fitted_thresholds_unchanged_and_is_seeded():
     s, y, g = toy(3000, seed=24)
-    a = ThresholdShift(oos_resamples=0).fit(s, y, g)
-    b = ThresholdShift(oos_resamples=6, random_state=1).fit(s, y, g)
-    c = ThresholdShift(oos_resamples=6, random_state=1).fit(s, y, g)
-    d = ThresholdShift(oos_resamples=6, random_state=2).fit(s, y, g)
+    a = ThresholdShift(**TEXAS, oos_resamples=0).fit(s, y, g)
+    b = ThresholdShift(**TEXAS, oos_resamples=6, random_state=1).fit(s, y, g)
+    c = ThresholdShift(**TEXAS, oos_resamples=6, random_state=1).fit(s, y, g)
+    d = ThresholdShift(**TEXAS, oos_resamples=6, random_state=2).fit(s, y, g)
     np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
     np.testing.assert_array_equal(a.thresholds_, d.thresholds_)
     pd.testing.assert_frame_equal(b.constraint_oos_draws_, c.constraint_oos_draws_)
     assert not b.constraint_oos_draws_.equals(d.constraint_oos_draws_)
-    ga = GreedyRefinement(n_resamples=5, max_iter=10, oos_resamples=0).fit(s, y, g)
-    gb = GreedyRefinement(n_resamples=5, max_iter=10, oos_resamples=3, random_state=4).fit(s, y, g)
+    ga = GR(n_resamples=5, max_iter=10, oos_resamples=0).fit(s, y, g)
+    gb = GreedyRefinement(
+        base=ThresholdShift(**TEXAS), n_resamples=5, max_iter=10, oos_resamples=3, random_state=4
+    ).fit(s, y, g)
     np.testing.assert_array_equal(ga.thresholds_, gb.thresholds_)
     assert len(gb.constraint_oos_draws_) == 3 and np.isfinite(gb.constraint_vfr_)
 
@@ -475,8 +498,8 @@ def _oracle_oos(make, s, y, g, B, seed, target, cols):
 def test_oos_di_matches_an_independent_recomputation():
     s, y, g = toy(2500, seed=25)
     B, seed = 5, 7
-    ts = ThresholdShift(oos_resamples=B, random_state=seed).fit(s, y, g)
-    D = _oracle_oos(lambda: ThresholdShift(oos_resamples=0), s, y, g, B, seed, 0.8, DI_ATTRIBUTES)
+    ts = ThresholdShift(**TEXAS, oos_resamples=B, random_state=seed).fit(s, y, g)
+    D = _oracle_oos(lambda: ThresholdShift(**TEXAS, oos_resamples=0), s, y, g, B, seed, 0.8, DI_ATTRIBUTES)
     draws = ts.constraint_oos_draws_
     np.testing.assert_allclose(draws[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12)
     met = (D >= 0.8).all(1)
@@ -494,14 +517,17 @@ def test_oos_di_matches_an_independent_recomputation():
 def test_greedy_oos_refits_the_whole_procedure():
     s, y, g = toy(2000, seed=26)
     kw = dict(n_resamples=5, max_iter=8)
-    gr = GreedyRefinement(oos_resamples=3, random_state=9, **kw).fit(s, y, g)
-    D = _oracle_oos(lambda: GreedyRefinement(oos_resamples=0, **kw), s, y, g, 3, 9, 0.8, DI_ATTRIBUTES)
+    gr = GR(oos_resamples=3, random_state=9, **kw).fit(s, y, g)
+    D = _oracle_oos(lambda: GR(oos_resamples=0, **kw), s, y, g, 3, 9, 0.8, DI_ATTRIBUTES)
     np.testing.assert_allclose(gr.constraint_oos_draws_[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12)
 
 
 def test_oos_skipped_reports_nan_with_a_reason():
     s, y, g = toy(1500, seed=27)
-    for est in (ThresholdShift(oos_resamples=0), GreedyRefinement(n_resamples=5, max_iter=3, oos_resamples=0)):
+    for est in (
+        ThresholdShift(**TEXAS, oos_resamples=0),
+        GR(n_resamples=5, max_iter=3, oos_resamples=0),
+    ):
         est.fit(s, y, g)
         assert np.isnan(est.constraint_vfr_)
         assert np.isnan(est.constraint_oos_.oos_mean).all() and np.isfinite(est.constraint_oos_.in_sample).all()

@@ -10,9 +10,9 @@ import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import BaseEstimator, clone
 from ..core import FairlibInputError, cell_seed, check_rng, largest_remainder
-from ..constraints import Instance, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
+from ..constraints import Flag, Instance, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
 from ..counts import audit_metric, metric_from_counts
-from .reweighing import COUNT_METRICS, DI_TARGET, _SEED, intersection_codes
+from .reweighing import COUNT_METRICS, DI_TARGET, _ESTIMATOR, _SEED, _sensitive, intersection_codes
 from .thresholds import InfeasibleConstraintWarning, ThresholdShift, _CellThresholdsMixin, _DIState
 from .thresholds import _constraint_oos, _snap, _validate_post
 from ..results import Result
@@ -150,6 +150,8 @@ class _Objective:
     max_iter=NonNegativeInt,
     oos_resamples=NonNegativeInt,
     random_state=_SEED,
+    estimator=_ESTIMATOR,
+    prefit=Flag,
 )
 class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     """B4: from B3's thresholds, one-step moves of one cell threshold, accepted only if all-attribute DI holds and the
@@ -167,7 +169,10 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         max_iter: int = 200,  # at most this many accepted moves
         oos_resamples: int = 20,  # bootstrap refits of the whole procedure scoring the constraint out of bag (0: skip)
         random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
+        estimator=None,  # a classifier with predict_proba whose scores are thresholded (None: fit/predict take scores)
+        prefit: bool = False,  # the estimator is already fitted: use it as it is
     ):
+        self.estimator, self.prefit = estimator, prefit
         self.base, self.di_target, self.objective_metrics = base, di_target, objective_metrics
         self.n_resamples, self.resample_size, self.seed, self.max_iter = n_resamples, resample_size, seed, max_iter
         self.oos_resamples, self.random_state = oos_resamples, random_state
@@ -189,16 +194,22 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     def di_columns(self):
         return (self.base or ThresholdShift()).di_columns
 
-    def fit(self, scores, y, groups):
-        "Fit B3 on the selection rows, then refine its thresholds greedily on the same rows."
+    def _score_spec(self):
+        return self.base_.di_columns_, float(self.di_target), int(self.base_.min_support)
+
+    def fit(self, X, y, groups=None, *, sensitive_features=None):
+        """Fit B3 on the selection rows, then refine its thresholds greedily on the same rows. `X` holds scores in
+        [0, 1] without an estimator, the features of the estimator (fitted here unless prefit) with one."""
         func = "GreedyRefinement.fit"
         K, metrics = self._check(func)
-        s, yy, sub = _validate_post(self, scores, y, groups, func)
+        groups = _sensitive(groups, sensitive_features, func)
+        self._fit_estimator(X, y, func)
+        s, yy, sub = _validate_post(self, self._scores(X), y, groups, func)
         with warnings.catch_warnings():  # B3 may miss the constraint: B4 repairs it, and says so below if it cannot
             warnings.simplefilter("ignore", InfeasibleConstraintWarning)
             b3 = (
                 clone(ThresholdShift() if self.base is None else self.base)
-                .set_params(di_target=self.di_target, oos_resamples=0)
+                .set_params(di_target=self.di_target, oos_resamples=0, estimator=None)
                 .fit(s, yy, sub)
             )
         self.base_ = b3
@@ -209,7 +220,7 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         size = len(s) if self.resample_size is None else int(self.resample_size)
         t = b3.thresholds_.copy()
         yh = (s >= t[codes]).astype(np.int64)
-        di = _DIState(sub, b3.di_columns, b3.min_support)
+        di = _DIState(sub, b3.di_columns_, b3.min_support)
         ob = _Objective(di, yy, yh, metrics, K, size, self.seed)
         members = [np.flatnonzero(codes == c) for c in range(len(cells))]
         order = [m[np.argsort(s[m], kind="stable")] for m in members]

@@ -7,9 +7,13 @@ from __future__ import annotations
 import numbers
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils import TransformerTags
+from sklearn.utils.validation import check_is_fitted
 from ..core import FairlibInputError, as_1d, check_binary
-from ..constraints import Instance, Interval, Options, Predicate, Text, constrained
+from ..constraints import Instance, Interval, NonNegativeInt, Options, Predicate, Text, constrained
+from ..counts import metric_from_counts
 from ..inputs import group_codes
 
 # %% auto #0
@@ -17,10 +21,10 @@ __all__ = ['CELL_ATTRIBUTES', 'DI_ATTRIBUTES', 'DI_TARGET', 'COUNT_METRICS', 'RE
            'IntersectionalReweighing']
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #b258b6ee
-CELL_ATTRIBUTES = ("race", "age_bucket", "sex")  # intersectional cells of B2 / B3 / B4
+CELL_ATTRIBUTES = ("race", "age_bucket", "sex")  # Texas-100X cells of the VFR paper (passed there explicitly)
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #839cc464
-DI_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # attributes of the all-four-DI constraint
+DI_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # Texas-100X all-four-DI attributes (VFR paper)
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #4cf656a7
 DI_TARGET = 0.80  # four-fifths rule
@@ -42,14 +46,18 @@ def _is_columns(c) -> bool:
     return isinstance(c, (list, tuple)) and len(c) > 0 and all(isinstance(v, str) for v in c) and len(set(c)) == len(c)
 
 
-_GROUPS = Instance(pd.DataFrame, dict, label="a DataFrame (or a dict of equal-length arrays) of group columns")
-_COLUMNS = Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
+_GROUPS = Instance(
+    pd.DataFrame, pd.Series, dict, label="a DataFrame, a named Series or a dict of equal-length arrays of group columns"
+)
+_COLUMNS = None | Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
 _SEED = Predicate(_is_seed, "a random seed: None, an int >= 0, a numpy SeedSequence or a numpy Generator")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #6cb37a02
 def _frame(groups, columns, func, argument="groups") -> pd.DataFrame:
-    """The `columns` of `groups` (a DataFrame or dict of arrays), validated: present, unique, non-empty, no missing
-    values."""
+    """The `columns` of `groups` (a DataFrame, a Series or a dict of arrays), validated: present, unique, non-empty, no
+    missing values. `columns=None` takes every column (named as strings)."""
+    if isinstance(groups, pd.Series):
+        groups = groups.to_frame(str(groups.name) if groups.name is not None else "group")
     if isinstance(groups, dict):
         cols = {str(k): as_1d(v, f"{argument}[{k!r}]", func) for k, v in groups.items()}
         if len({len(v) for v in cols.values()}) > 1:
@@ -63,6 +71,9 @@ def _frame(groups, columns, func, argument="groups") -> pd.DataFrame:
             f"must be a DataFrame (or dict of arrays) with columns {list(columns)}, got {type(groups).__name__}",
             func,
         )
+    if columns is None:
+        groups = groups.rename(columns=str)
+        columns = tuple(groups.columns)
     if groups.columns.duplicated().any():
         raise FairlibInputError(
             argument, f"has duplicated column(s) {sorted(set(groups.columns[groups.columns.duplicated()]))}", func
@@ -99,7 +110,10 @@ def _paired(x, frame, name, func):
 # %% ../../nbs/mitigation/01_reweighing.ipynb #41f7d605
 @constrained(groups=_GROUPS, columns=_COLUMNS, func=Text)
 def intersection_codes(
-    groups, columns=CELL_ATTRIBUTES, *, func: str = "intersection_codes"
+    groups,
+    columns=None,  # None: every column of `groups`
+    *,
+    func: str = "intersection_codes",
 ) -> tuple[np.ndarray, pd.MultiIndex]:
     "Integer cell code per row and the MultiIndex of observed cells of the intersection of `columns`."
     sub = _frame(groups, columns, func)
@@ -107,6 +121,93 @@ def intersection_codes(
     if not isinstance(cells, pd.MultiIndex):
         cells = pd.MultiIndex.from_arrays([cells], names=[cells.name])
     return codes, cells
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #acae54e37e7d407bbb7b55eff062a284
+_ESTIMATOR = None | Predicate(
+    lambda e: hasattr(e, "fit") and hasattr(e, "predict_proba"),
+    "a scikit-learn classifier with fit() and predict_proba()",
+)
+
+
+class _NotFittedError(FairlibInputError, NotFittedError):
+    "`FairlibInputError` naming `self` that scikit-learn also recognises as its `NotFittedError`."
+
+
+def _sensitive(groups, sensitive_features, func):
+    "The sensitive features, given positionally (`groups`, the name of 0.1) or as `sensitive_features=`: exactly once."
+    if groups is not None and sensitive_features is not None:
+        raise FairlibInputError("sensitive_features", "was given twice (as groups and as sensitive_features)", func)
+    sf = groups if sensitive_features is None else sensitive_features
+    if sf is None:
+        raise FairlibInputError(
+            "sensitive_features",
+            "is required: a fairness mitigator needs each row's groups (pass sensitive_features=...; inside a "
+            "Pipeline or GridSearchCV enable metadata routing and call set_fit_request(sensitive_features=True), "
+            "set_predict_request and set_score_request)",
+            func,
+        )
+    return sf
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
+def _di_per_column(sub, columns, y, yhat, min_support) -> np.ndarray:
+    "Point-estimate DI per column of `sub` (groups with >= min_support rows; NaN when undefined)."
+    out = []
+    for c in columns:
+        codes, g = group_codes(sub[c])
+        G = len(g)
+        counts = np.bincount(codes * 4 + y * 2 + yhat, minlength=4 * G).reshape(G, 2, 2).astype(float)
+        inc = np.bincount(codes, minlength=G) >= min_support
+        out.append(float(metric_from_counts("DI", counts, included=inc)))
+    return np.array(out)
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #8dd0d8092fe74a7c96281538738b07e2
+class _FairEstimatorMixin(ClassifierMixin):
+    "The wrapped classifier (`estimator=`), its scores and the fairness-aware `score`, shared by the mitigators."
+
+    def _fit_estimator(self, X, y, func, **fit_params):
+        "Set `estimator_`: None without an estimator, the estimator itself when prefit, else a clone fitted on X, y."
+        self.classes_ = np.array([0, 1])
+        if self.estimator is None:
+            self.estimator_ = None
+            return
+        if getattr(self, "prefit", False):
+            try:
+                check_is_fitted(self.estimator)
+            except NotFittedError as e:
+                raise FairlibInputError("estimator", "is not fitted, but prefit=True", func) from e
+            self.estimator_ = self.estimator
+        else:
+            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
+        classes = list(getattr(self.estimator_, "classes_", []))
+        if len(classes) != 2 or 1 not in classes:
+            raise FairlibInputError("y", f"must hold the labels 0 and 1; the estimator saw {classes}", func)
+        if hasattr(self.estimator_, "n_features_in_"):
+            self.n_features_in_ = self.estimator_.n_features_in_
+
+    def _scores(self, X):
+        "Scores in [0, 1]: `X` itself without an estimator, else the fitted estimator's P(y = 1 | X)."
+        if getattr(self, "estimator_", None) is None:
+            return X
+        return self.estimator_.predict_proba(X)[:, list(self.estimator_.classes_).index(1)]
+
+    def fairness_score(self, X, y, *, sensitive_features=None, sample_weight=None) -> dict:
+        "The parts of `score` on these rows: accuracy, DI per DI column, whether the constraint holds, and the score."
+        func = f"{type(self).__name__}.score"
+        if sample_weight is not None:
+            raise FairlibInputError("sample_weight", "is not supported: the score counts every row once", func)
+        columns, target, min_support = self._score_spec()
+        sub = _frame(_sensitive(None, sensitive_features, func), columns, func, "sensitive_features")
+        yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
+        yh = np.asarray(self.predict(X, sensitive_features=sub), dtype=np.int64)
+        di = _di_per_column(sub, tuple(sub.columns), yy, yh, min_support)
+        acc = float((yh == yy).mean())
+        met = bool(np.all(di >= target))  # an undefined DI (NaN) does not show the constraint holds
+        return dict(accuracy=acc, DI=dict(zip(sub.columns, di)), constraint_met=met, score=acc if met else acc - 1)
+
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+        """Accuracy when DI >= di_target holds on every DI column of the scored rows, else accuracy - 1 (see the
+        notes above): higher is better, and every feasible model scores above every infeasible one."""
+        return self.fairness_score(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)["score"]
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #7316f16e
 def _is_clip(c) -> bool:
@@ -121,9 +222,13 @@ def _is_clip(c) -> bool:
     clip=Predicate(_is_clip, "a (low, high) pair of finite numbers with 0 < low <= 1 <= high"),
     variant=Options(*REWEIGHING_VARIANTS),
     columns=_COLUMNS,
+    estimator=_ESTIMATOR,
+    di_target=Interval(0, 1, closed="right"),
+    min_support=NonNegativeInt,
 )
-class IntersectionalReweighing(BaseEstimator):
-    "B2: Kamiran-Calders weights P(g)P(y)/P(g,y) over intersectional cells, regularised as 1 + λ(w − 1) and clipped."
+class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
+    """B2: Kamiran-Calders weights P(g)P(y)/P(g,y) over intersectional cells, regularised as 1 + λ(w − 1) and clipped;
+    with `estimator=`, a classifier trained with those weights."""
 
     def __init__(
         self,
@@ -131,16 +236,29 @@ class IntersectionalReweighing(BaseEstimator):
         *,  # λ: regularisation strength (0 = no reweighing, 1 = Kamiran-Calders)
         clip=(0.1, 10.0),  # weights are clipped to [low, high]
         variant: str = "kamiran_calders",  # or "cell_size" (the authors' label-blind cell balancing)
-        columns=CELL_ATTRIBUTES,
-    ):  # the columns whose intersection defines a cell
+        columns=None,  # the columns whose intersection defines a cell (None: every column of the sensitive features)
+        estimator=None,  # a classifier trained with the weights (None: fit(groups, y) only learns the weights)
+        di_target: float = DI_TARGET,  # the DI constraint of `score`
+        min_support: int = 30,  # groups below this size are left out of `score`'s DI
+    ):
         self.lam, self.clip, self.variant, self.columns = lam, clip, variant, columns
+        self.estimator, self.di_target, self.min_support = estimator, di_target, min_support
 
-    def fit(self, groups, y=None):
-        "Learn the per-(cell, label) weights from the training rows; `y` is required unless variant='cell_size'."
+    def _score_spec(self):
+        return self.columns_, float(self.di_target), int(self.min_support)
+
+    def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
+        """Learn the per-(cell, label) weights from the training rows; `y` is required unless variant='cell_size'.
+        Without an estimator, `X` holds the groups (the API of 0.1) unless `sensitive_features` is given; with one,
+        `X` holds its features and the estimator is fitted with the weights (times `sample_weight`, if any)."""
         func = "IntersectionalReweighing.fit"
         lam, (lo, hi) = float(self.lam), map(float, self.clip)  # declared above, checked on entry to fit
-        sub = _frame(groups, tuple(self.columns), func)
-        codes, cells = intersection_codes(sub, tuple(self.columns), func=func)
+        groups = (
+            X if self.estimator is None and sensitive_features is None else _sensitive(None, sensitive_features, func)
+        )
+        sub = _frame(groups, self.columns, func)
+        self.columns_ = tuple(sub.columns)
+        codes, cells = intersection_codes(sub, self.columns_, func=func)
         C, n = len(cells), len(codes)
         if y is None and self.variant == "kamiran_calders":
             raise FairlibInputError("y", "is required for the label-aware Kamiran-Calders weights", func)
@@ -164,14 +282,40 @@ class IntersectionalReweighing(BaseEstimator):
         tab["raw_weight_y0"], tab["raw_weight_y1"] = raw[:, 0], raw[:, 1]
         tab["weight_y0"], tab["weight_y1"] = w[:, 0], w[:, 1]
         self.cell_table_ = tab
+        self.estimator_ = None
+        if self.estimator is not None:
+            if y is None:
+                raise FairlibInputError("y", "is required to fit the estimator", func)
+            w = self.sample_weight_ if sample_weight is None else self.sample_weight_ * np.asarray(sample_weight, float)
+            self._fit_estimator(X, yy, func, sample_weight=w)
         return self
+
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
+        "The reweighed estimator's predictions (the weights act in training only: `sensitive_features` is not used)."
+        return self._fitted(f"{type(self).__name__}.predict").predict(X)
+
+    def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
+        "The reweighed estimator's class probabilities (`sensitive_features` is not used)."
+        return self._fitted(f"{type(self).__name__}.predict_proba").predict_proba(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags()  # transform() gives each row's weight (the API of 0.1)
+        return tags
+
+    def _fitted(self, func):
+        if not hasattr(self, "weights_"):
+            raise _NotFittedError("self", "call fit() before predict()", func)
+        if self.estimator_ is None:
+            raise FairlibInputError("estimator", "is None: there is no classifier to predict with", func)
+        return self.estimator_
 
     def transform(self, groups, y=None) -> np.ndarray:
         "The learned weight of each row of `groups` (and `y`); a cell not seen in `fit` is an error."
         func = "IntersectionalReweighing.transform"
         if not hasattr(self, "weights_"):
-            raise FairlibInputError("self", "call fit() before transform()", func)
-        sub = _frame(groups, tuple(self.columns), func)
+            raise _NotFittedError("self", "call fit() before transform()", func)
+        sub = _frame(groups, self.columns_, func)
         idx = self.cells_.get_indexer(pd.MultiIndex.from_frame(sub))
         if (idx < 0).any():
             raise FairlibInputError("groups", f"has {int((idx < 0).sum())} row(s) in cells not seen in fit()", func)

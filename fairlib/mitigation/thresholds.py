@@ -9,12 +9,14 @@ import warnings
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, clone
-from ..core import FairlibInputError, check_binary, check_probability
-from ..constraints import Array, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
+from sklearn.utils import metadata_routing
+from ..core import check_binary, check_probability
+from ..constraints import Array, Flag, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
 from ..inputs import group_codes
 from ..counts import metric_from_counts
-from .reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES, DI_TARGET, _frame, _paired, intersection_codes
-from .reweighing import _COLUMNS, _GROUPS, _SEED
+from .reweighing import DI_TARGET, _frame, _paired, intersection_codes
+from .reweighing import _COLUMNS, _ESTIMATOR, _GROUPS, _SEED
+from .reweighing import _FairEstimatorMixin, _NotFittedError, _sensitive
 
 # %% auto #0
 __all__ = ['MIN_CELL', 'di_by_attribute', 'SmallCellWarning', 'InfeasibleConstraintWarning', 'UnstableConstraintWarning',
@@ -43,7 +45,8 @@ _LABELS = Array(dtype="any", label="a 1-d array of 0/1 labels, one per row of gr
 # %% ../../nbs/mitigation/02_thresholds.ipynb #c9005b03
 def _validate_post(est, scores, y, groups, func, need_y=True):
     "Validate (scores, y, groups) of a post-processor; returns the arrays and the groups frame."
-    cols = tuple(dict.fromkeys([*est.cell_columns, *est.di_columns]))
+    cc, dc = est.cell_columns, est.di_columns
+    cols = None if cc is None or dc is None else tuple(dict.fromkeys([*cc, *dc]))  # None: every column given
     sub = _frame(groups, cols, func)
     s = check_probability(_paired(scores, sub, "scores", func), "scores", func)
     yy = None
@@ -78,18 +81,25 @@ class _DIState:
         )
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #c2861f50
-class _CellThresholdsMixin:
+class _CellThresholdsMixin(_FairEstimatorMixin):
+    __metadata_request__fit = {"groups": metadata_routing.UNUSED}  # routed as sensitive_features
+    __metadata_request__predict = {"groups": metadata_routing.UNUSED}
+
     def _row_thresholds(self, groups, func):
         sub = _frame(groups, tuple(self.cell_columns_), func)
         idx = self.cells_.get_indexer(pd.MultiIndex.from_frame(sub))
         t = np.where(idx >= 0, self.thresholds_[np.maximum(idx, 0)], self.default_threshold_)
         return t, sub
 
-    def predict(self, scores, groups) -> np.ndarray:
-        "0/1 predictions: score >= the threshold of the row's cell (the base threshold for unseen or small cells)."
+    def predict(self, X, groups=None, *, sensitive_features=None) -> np.ndarray:
+        """0/1 predictions: score >= the threshold of the row's cell (the base threshold for unseen or small cells).
+        `X` holds the scores without an estimator, the estimator's features with one."""
         func = f"{type(self).__name__}.predict"
         if not hasattr(self, "thresholds_"):
-            raise FairlibInputError("self", "call fit() before predict()", func)
+            raise _NotFittedError("self", "call fit() before predict()", func)
+        return self._predict_scores(self._scores(X), _sensitive(groups, sensitive_features, func), func)
+
+    def _predict_scores(self, scores, groups, func):
         t, sub = self._row_thresholds(groups, func)
         s = check_probability(_paired(scores, sub, "scores", func), "scores", func)
         return (s >= t).astype(np.int8)
@@ -105,10 +115,18 @@ class _CellThresholdsMixin:
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #88e52330
 @constrained(y_true=_LABELS, y_pred=_LABELS, groups=_GROUPS, attributes=_COLUMNS, min_support=NonNegativeInt)
-def di_by_attribute(y_true, y_pred, groups, *, attributes=DI_ATTRIBUTES, min_support: int = 30) -> pd.Series:
+def di_by_attribute(
+    y_true,
+    y_pred,
+    groups,
+    *,
+    attributes=None,  # None: every column of `groups`
+    min_support: int = 30,
+) -> pd.Series:
     "Point-estimate DI (min / max selection rate over groups with >= min_support records) per attribute."
     func = "di_by_attribute"
-    sub = _frame(groups, tuple(attributes), func)
+    sub = _frame(groups, attributes, func)
+    attributes = tuple(sub.columns)
     yy = check_binary(_paired(y_true, sub, "y_true", func), "y_true", func).astype(np.int64)
     yh = check_binary(_paired(y_pred, sub, "y_pred", func), "y_pred", func).astype(np.int64)
     return pd.Series(_DIState(sub, attributes, int(min_support)).di(yy, yh), index=list(attributes), name="DI")
@@ -169,12 +187,12 @@ def _constraint_oos(est, s, y, sub, di, func):
     resample's out-of-bag rows and set `constraint_oos_`, `constraint_vfr_`, `constraint_oos_draws_` and
     `constraint_oos_reason_`."""
     B, target, cols, n = int(est.oos_resamples), float(est.di_target), list(di.columns), len(s)
-    d_in = _di_on_rows(di, np.arange(n), y, est.predict(s, sub).astype(np.int64))
+    d_in = _di_on_rows(di, np.arange(n), y, est._predict_scores(s, sub, func).astype(np.int64))
     met = bool(np.all(d_in >= target))
     D, has_oob = np.full((B, len(cols)), np.nan), np.zeros(B, bool)
     rs = est.random_state
     rng = rs if isinstance(rs, np.random.Generator) else np.random.default_rng(rs)
-    proto = clone(est).set_params(oos_resamples=0)
+    proto = clone(est).set_params(oos_resamples=0, estimator=None)  # refits on the scores
     with warnings.catch_warnings():
         for w in (SmallCellWarning, InfeasibleConstraintWarning, UnstableConstraintWarning):
             warnings.simplefilter("ignore", w)
@@ -261,6 +279,8 @@ def _cell_targets(s, y, grid, sr, tpr, ppv, base):
     di_columns=_COLUMNS,
     oos_resamples=NonNegativeInt,
     random_state=_SEED,
+    estimator=_ESTIMATOR,
+    prefit=Flag,
 )
 class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
     """B3: per-cell thresholds mixing the selection-rate, TPR and PPV matching thresholds, alphas searched under the DI
@@ -275,25 +295,36 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         base_threshold: float = 0.5,  # the unshifted threshold (the paper's 0.5)
         step: float = 0.01,  # threshold grid step
         min_support: int = 30,  # groups below this size are left out of DI
-        cell_columns=CELL_ATTRIBUTES,
-        di_columns=DI_ATTRIBUTES,
+        cell_columns=None,  # columns whose intersection is a cell (None: every column of the sensitive features)
+        di_columns=None,  # columns each held to the DI constraint (None: every column of the sensitive features)
         oos_resamples: int = 20,  # bootstrap refits scoring the constraint out of bag (0: skip)
         random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
+        estimator=None,  # a classifier with predict_proba whose scores are thresholded (None: fit/predict take scores)
+        prefit: bool = False,  # the estimator is already fitted: use it as it is
     ):
         self.alphas, self.min_cell, self.di_target, self.base_threshold = alphas, min_cell, di_target, base_threshold
         self.step, self.min_support, self.cell_columns, self.di_columns = step, min_support, cell_columns, di_columns
         self.oos_resamples, self.random_state = oos_resamples, random_state
+        self.estimator, self.prefit = estimator, prefit
+
+    def _score_spec(self):
+        return self.di_columns_, float(self.di_target), int(self.min_support)
 
     def _check(self):
         "The parameters as used by fit (declared above and checked on entry to fit)."
         return tuple(float(v) for v in np.ravel(self.alphas)), int(self.min_cell), float(self.step)
 
-    def fit(self, scores, y, groups):
-        "Learn per-cell thresholds from the selection rows (scores in [0, 1], labels 0/1, group columns)."
+    def fit(self, X, y, groups=None, *, sensitive_features=None):
+        """Learn per-cell thresholds from the selection rows (labels 0/1, group columns). `X` holds scores in [0, 1]
+        without an estimator, the features of the estimator (fitted here unless prefit) with one."""
         func = "ThresholdShift.fit"
         alphas, min_cell, step = self._check()
-        s, yy, sub = _validate_post(self, scores, y, groups, func)
-        codes, cells = intersection_codes(sub, tuple(self.cell_columns), func=func)
+        groups = _sensitive(groups, sensitive_features, func)
+        self._fit_estimator(X, y, func)
+        s, yy, sub = _validate_post(self, self._scores(X), y, groups, func)
+        cell_cols = tuple(sub.columns) if self.cell_columns is None else tuple(self.cell_columns)
+        di_cols = tuple(sub.columns) if self.di_columns is None else tuple(self.di_columns)
+        codes, cells = intersection_codes(sub, cell_cols, func=func)
         grid, base = _grid(step), float(self.base_threshold)
         yh0 = s >= base
         sr = yh0.mean()
@@ -306,7 +337,7 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         for c in np.flatnonzero(movable):
             m = codes == c
             T[c] = _cell_targets(s[m], yy[m], grid, sr, tpr, ppv, base)
-        di = _DIState(sub, self.di_columns, self.min_support)
+        di = _DIState(sub, di_cols, self.min_support)
         rows, best, best_key = [], None, None
         for a in itertools.product(alphas, repeat=3):
             t = np.where(movable, _snap(base + (T - base) @ np.asarray(a), step), base)
@@ -322,7 +353,7 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
                     accuracy=acc,
                     feasible=feas,
                     min_di=float(np.nanmin(d)) if not np.isnan(d).all() else np.nan,
-                    **{f"DI_{c}": v for c, v in zip(self.di_columns, d)},
+                    **{f"DI_{c}": v for c, v in zip(di_cols, d)},
                 )
             )
             key = (feas, acc if feas else rows[-1]["min_di"] if not np.isnan(rows[-1]["min_di"]) else -1.0, acc)
@@ -339,7 +370,7 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         self.search_ = pd.DataFrame(rows)
         self.feasible_ = bool(best_key[0])
         self.default_threshold_ = base
-        self.cell_columns_ = tuple(self.cell_columns)
+        self.cell_columns_, self.di_columns_ = cell_cols, di_cols
         self.step_ = step
         self.targets_ = dict(selection_rate=float(sr), TPR=float(tpr), PPV=float(ppv))
         if not self.feasible_:

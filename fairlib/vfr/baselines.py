@@ -273,6 +273,15 @@ def _features(cohort, split, feature_set, train_n, seed):
     score_rows = np.union1d(split.selection, split.audit)
     return X, sub, fp.transform(cohort.iloc[score_rows]), score_rows
 
+# %% ../../nbs/vfr/09_baselines.ipynb #e647d703
+def _texas_columns(ts: ThresholdShift) -> ThresholdShift:
+    "`ts` with the Texas-100X cells and DI attributes where its columns are unset (the defaults of fairlib 0.1)."
+    if ts.cell_columns is None:
+        ts.set_params(cell_columns=CELL_ATTRIBUTES)
+    if ts.di_columns is None:
+        ts.set_params(di_columns=DI_ATTRIBUTES)
+    return ts
+
 # %% ../../nbs/vfr/09_baselines.ipynb #a2e066ae
 @constrained(
     **_TRAIN,
@@ -295,7 +304,7 @@ def run_baselines(
     baselines=BASELINES,
     lam: float = 2.0,
     variant: str = "kamiran_calders",  # B2
-    threshold_shift: ThresholdShift | None = None,  # B3 (default ThresholdShift())
+    threshold_shift: ThresholdShift | None = None,  # B3 (default ThresholdShift(); unset columns: Texas-100X)
     greedy: GreedyRefinement | None = None,  # B4 (default GreedyRefinement(base=B3))
     di_target: float = DI_TARGET,
     partition: str = "selection",  # "audit" reproduces the authors' tuning on the audited rows
@@ -334,11 +343,12 @@ def run_baselines(
     if "B1" in bl:
         frames.append(base.assign(model="B1", y_prob=b1[split.audit], y_pred=(b1[split.audit] >= 0.5).astype(np.int8)))
     if "B2" in bl:
-        rw = IntersectionalReweighing(lam, variant=variant).fit(groups.iloc[sub], y[sub])
+        rw = IntersectionalReweighing(lam, variant=variant, columns=CELL_ATTRIBUTES).fit(groups.iloc[sub], y[sub])
         b2 = scores_of(fit_weighted(model, X, y[sub], rw.sample_weight_, n_jobs=n_jobs, seed=seed))
         est["B2"] = rw
         frames.append(base.assign(model="B2", y_prob=b2[split.audit], y_pred=(b2[split.audit] >= 0.5).astype(np.int8)))
-    ts = clone(threshold_shift if threshold_shift is not None else ThresholdShift()).set_params(di_target=di_target)
+    ts = _texas_columns(clone(threshold_shift if threshold_shift is not None else ThresholdShift()))
+    ts.set_params(di_target=di_target)
     with warnings.catch_warnings():
         if partition == "audit":
             warnings.simplefilter("ignore", TunedOnAuditWarning)  # said once, below
@@ -412,7 +422,9 @@ def reweighing_sweep(
             if lam == 0 and unweighted is not None:  # λ = 0: weights 1 in every variant (= B1)
                 rows.append({**unweighted, "variant": v})
                 continue
-            w = IntersectionalReweighing(lam, clip=clip, variant=v).fit_transform(groups.iloc[sub], y[sub])
+            w = IntersectionalReweighing(lam, clip=clip, variant=v, columns=CELL_ATTRIBUTES).fit_transform(
+                groups.iloc[sub], y[sub]
+            )
             p = fit_weighted(model, X, y[sub], w, n_jobs=n_jobs, seed=seed).predict_proba(X_sc[au])
             yh = (p >= 0.5).astype(np.int64)
             d = di.di(ya.astype(np.int64), yh)
