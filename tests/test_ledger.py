@@ -357,7 +357,9 @@ def test_overclaims_reads_a_notebook_line_as_its_papers_claim(tmp_path):
             {"cell_type": "markdown", "metadata": {}, "source": ["Run `make reproduce` first."]},
             {"cell_type": "code", "metadata": {}, "source": ["# reproduces nothing: code is not read"], "outputs": []},
         ]
-        nb.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+        nb.write_text(
+            json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8"
+        )
     got = notebook_overclaims(tmp_path)
     assert [(Path(nb).parts[-2], n, p) for nb, n, p, _ in got] == [("vfr", 2, "vfr")]
 
