@@ -18,6 +18,7 @@ from .inputs import _prepare, excluded_text, group_label, resolve_inputs
 from .metrics import _value
 from .reliability import TAU_VFR, verdict_flip_rate
 from .auditviews import _AuditViews
+from .templating import html_fragment
 from .results import Result, round_frame
 from .sizeplan import _plan_frame, _plan_lines, audit_size_plan
 from fairlib.tables import (
@@ -188,14 +189,9 @@ class AuditResult(Result, _AuditViews):
         return "\n".join([self._heading(), "", "per group:", groups, "", "per metric:", metrics, *self._notes()])
 
     def _repr_html_(self) -> str:
-        from html import escape
-
-        g = round_frame(self._group_view(), self._digits).to_html(border=0, na_rep="NaN")
-        m = round_frame(self.metrics.drop(columns=[c for c in _REASONS if c in self.metrics]), self._digits).to_html(
-            index=False, border=0, na_rep="NaN"
-        )
-        notes = "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes())
-        return f"<div><p><b>{escape(self._heading())}</b></p><p>per group</p>{g}<p>per metric</p>{m}{notes}</div>"
+        m = self.metrics.drop(columns=[c for c in _REASONS if c in self.metrics])
+        tables = [("per group", round_frame(self._group_view(), self._digits), True), ("per metric", m, False)]
+        return html_fragment(self._heading(), tables, self._notes(), self._digits)
 
     def __getitem__(self, column):
         "Deprecated: a column of the per-metric table, as when audit() returned that DataFrame."

@@ -12,9 +12,9 @@ import numbers
 from pathlib import Path
 import numpy as np
 import pandas as pd
-import jinja2
 from . import __version__
 from .plots import plot_audit, plot_vfr
+from .templating import render
 from .core import SMALL_CELL_THRESHOLD, atomic_write, is_small_count, mask_count
 from .constraints import Flag, PathLike, Predicate, Text, constrained
 from .counts import AUDIT_METRICS
@@ -25,33 +25,7 @@ from .results import _round_sig
 from .suppression import mask_text_counts, suppress_small_cells
 
 # %% auto #0
-__all__ = ['render', 'report_html', 'write_report']
-
-# %% ../nbs/03a_htmlreport.ipynb #72200b5d
-_ENV: jinja2.Environment | None = None
-
-
-def _environment() -> jinja2.Environment:
-    "The shared jinja2 environment over fairlib/templates (built once)."
-    global _ENV
-    if _ENV is None:
-        _ENV = jinja2.Environment(
-            loader=jinja2.PackageLoader("fairlib", "templates"),
-            autoescape=True,
-            undefined=jinja2.StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-            keep_trailing_newline=True,
-        )
-    return _ENV
-
-# %% ../nbs/03a_htmlreport.ipynb #13813438
-@constrained(
-    template_name=Predicate(lambda s: isinstance(s, str) and s.endswith(".j2"), "a template file name ending in .j2"),
-)
-def render(template_name: str, **context) -> str:
-    "Render one of fairlib's jinja2 templates (autoescaped, strict about undefined names) to a string."
-    return _environment().get_template(template_name).render(**context)
+__all__ = ['report_html', 'write_report']
 
 # %% ../nbs/03a_htmlreport.ipynb #380fa3fc
 def _fmt(v, digits: int = 3) -> str | None:

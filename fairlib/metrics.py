@@ -9,6 +9,7 @@ import pandas as pd
 from .core import check_probability
 from .inputs import _prepare, align_inputs, excluded_text, resolve_inputs
 from .results import round_frame
+from .templating import html_fragment
 from fairlib.counts import (
     AUDIT_METRICS,
     AuditMetric as AuditMetric,
@@ -86,14 +87,9 @@ class MetricValue(float):
         return "\n".join([repr(self), body, *self._notes()]).rstrip()
 
     def _repr_html_(self) -> str:
-        from html import escape
-
-        t = round_frame(self.to_frame()).to_html(border=0, na_rep="NaN") if len(self.to_frame()) else ""
-        return (
-            f"<div><p><b>{escape(repr(self))}</b></p>{t}"
-            + "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes())
-            + "</div>"
-        )
+        f = self.to_frame()
+        tables = [("per group", round_frame(f), True)] if len(f) else []
+        return html_fragment(repr(self), tables, self._notes())
 
     def __reduce__(self):
         return (_rebuild_metric_value, (float(self), self.metric, self.by_group, self.excluded, self.reason))

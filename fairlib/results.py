@@ -6,11 +6,11 @@ trip."""
 # %% ../nbs/01a_results.ipynb #f017775d
 from __future__ import annotations
 import dataclasses, json, math, numbers, re, zipfile
-from html import escape
 import numpy as np
 import pandas as pd
 from pathlib import Path
 from .core import FairlibInputError, atomic_path, atomic_write
+from .templating import html_fragment
 from .constraints import DataFrame, PathLike, PositiveInt, constrained
 
 # %% auto #0
@@ -243,9 +243,8 @@ class Result:
 
     def _repr_html_(self) -> str:
         df = round_frame(self.to_frame(), self._digits)
-        notes = "".join(f"<p><small>{escape(n)}</small></p>" for n in self._notes())
-        table = df.to_html(index=not isinstance(df.index, pd.RangeIndex), na_rep="NaN", border=0)
-        return f"<div><p><b>{escape(self._heading())}</b></p>{table}{notes}</div>"
+        table = (self._heading(), df, not isinstance(df.index, pd.RangeIndex))
+        return html_fragment(self._heading(), [table], self._notes(), self._digits)
 
     def to_dict(self) -> dict:
         return _jsonable(self)

@@ -14,7 +14,7 @@ from .report import is_real_source
 from .registry import load_paper_meta
 from .ledger import STATUSES
 from .constraints import AnyOf, Instance, PathLike, constrained
-from .htmlreport import render
+from .templating import render
 
 # %% auto #0
 __all__ = ['build_index']

@@ -10,7 +10,7 @@ from ..constraints import Flag, Frame, Instance, Interval, PositiveInt, Text, co
 from ..suppression import mask_text_counts
 from ..core import FairlibInputError
 from ..counts import AUDIT_METRICS
-from ..htmlreport import render
+from ..templating import render
 from ..reliability import TAU_VFR
 from .axis2 import N_FIELD
 from .tiers import KAPPA_MIN, QUINTUPLE_COLUMNS, RELIABILITY_TIERS
