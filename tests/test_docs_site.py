@@ -13,11 +13,13 @@ executable named by $CHROMIUM_PATH. Playwright's own browser download is not use
 """
 
 from __future__ import annotations
-import functools, http.server, importlib.util, json, os, re, shutil, struct, threading, time
+import functools, http.server, importlib.util, json, re, struct, threading, time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+
+from chromium import chromium_path
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "runs" / "test-artifacts"
@@ -30,22 +32,6 @@ def _build_docs_module():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-def _chromium() -> str:
-    candidates = (
-        os.environ.get("CHROMIUM_PATH"),
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-        shutil.which("chromium-browser"),
-    )
-    for c in candidates:
-        if c and Path(c).is_file():
-            return c
-    pytest.fail(
-        "no Chromium: install Debian's `chromium` package (apt-get install -y chromium; .ci/run does) "
-        "or set CHROMIUM_PATH"
-    )
 
 
 @pytest.fixture(scope="session")
@@ -84,7 +70,7 @@ def browser():
 
     with sync_playwright() as p:
         b = p.chromium.launch(
-            executable_path=_chromium(), headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+            executable_path=chromium_path(), headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
         )
         yield b
         b.close()

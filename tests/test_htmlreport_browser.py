@@ -14,34 +14,19 @@ by $CHROMIUM_PATH. Playwright's own browser download is not used.
 """
 
 from __future__ import annotations
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from chromium import chromium_path
+from test_vfr_report_html import _table as vfr_reliability_example  # the VFR report tests' six-cell table
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "runs" / "test-artifacts"
 WIDTH = 1280
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.slow]
-
-
-def _chromium() -> str:
-    candidates = (
-        os.environ.get("CHROMIUM_PATH"),
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-        shutil.which("chromium-browser"),
-    )
-    for c in candidates:
-        if c and Path(c).is_file():
-            return c
-    pytest.fail(
-        "no Chromium: install Debian's `chromium` package (apt-get install -y chromium; .ci/run does) "
-        "or set CHROMIUM_PATH"
-    )
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +35,7 @@ def browser():
 
     with sync_playwright() as p:
         b = p.chromium.launch(
-            executable_path=_chromium(), headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
+            executable_path=chromium_path(), headless=True, args=["--no-sandbox", "--disable-dev-shm-usage"]
         )
         yield b
         b.close()
@@ -141,47 +126,13 @@ def test_real_data_audit_report_in_the_browser(browser, adult_result, tmp_path):
         page.close()
 
 
-def _reliability_table():
-    "A small reliability_table frame: six cells over two attributes, one of each kind of finding."
-    from fairlib.vfr.tiers import reliability_table
-
-    cells = [  # metric, attribute, value, verdict, vfr, n_star, sd
-        ("SPD", "race", 0.25, "Fail", 0.31, np.nan, 0.02),
-        ("SPD", "sex", 0.02, "Pass", 0.0, 800, 0.004),
-        ("Theil", "race", 0.00042, "Pass", 0.0, 500, 0.0001),
-        ("Theil", "sex", 0.00017, "Pass", 0.0, 500, 0.0001),
-        ("DI", "race", 0.91, "Pass", 0.05, 1500, 0.01),
-        ("DI", "sex", 0.95, "Pass", 0.02, 900, 0.01),
-    ]
-    a1 = pd.DataFrame(
-        [
-            dict(model="m", metric=m, attribute=a, value=v, verdict=vd, dominant_verdict=vd, vfr=f)
-            for m, a, v, vd, f, *_ in cells
-        ]
-    )
-    a2 = pd.DataFrame(
-        [
-            dict(model="m", metric=m, attribute=a, n_star=n, sd=s, sd_size=n if n == n else 2000)
-            for m, a, *_, n, s in cells
-        ]
-    )
-    a3 = pd.DataFrame(
-        dict(
-            model="m",
-            metric=["SPD", "Theil", "DI"],
-            kappa=[0.1, np.nan, 0.8],
-            degenerate=[False, True, False],
-            reason=["12 of 80 fold × attribute verdicts missing", "every fold agreed", None],
-        )
-    )
-    return reliability_table(a1, a2, a3)
-
-
 def test_vfr_model_report_in_the_browser(browser, tmp_path):
     from fairlib.core import atomic_write
     from fairlib.vfr.report import audit_report_html
 
-    path = atomic_write(tmp_path / "m.html", audit_report_html(_reliability_table(), model="m", source="synthetic"))
+    path = atomic_write(
+        tmp_path / "m.html", audit_report_html(vfr_reliability_example(), model="m", source="synthetic")
+    )
     page, problems = _open(browser, path)
     try:
         _check(page, problems, "VFR per-model report")
