@@ -233,9 +233,17 @@ def save_figure(
     return _write(fig_dir / f"{name}.png", lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"))
 
 # %% ../nbs/03_report.ipynb #3f91df25
-@constrained(source=Text)
-def source_banner(source: str) -> str:
-    "A one-line Markdown banner for the top of a notebook section naming the data in use."
+@constrained(source=Text, public=Flag)
+def source_banner(source: str, *, public: bool = False) -> str:
+    """A one-line Markdown banner for the top of a notebook section naming the data in use. `public=True`: a public
+    data set of real people (UCI Adult, COMPAS) - real, but not credentialed, so the small-cell rule for
+    credentialed data does not hold its outputs back."""
+    if public:
+        if not is_real_source(source):
+            raise FairlibInputError(
+                "public", "is for a public data set of real records; this source says it is synthetic", "source_banner"
+            )
+        return f"**Data in use:** {source} (public data set, not credentialed)"
     synthetic = not is_real_source(source)
     flag = "⚠️ synthetic data — numbers are not real-patient results" if synthetic else "real data"
     return f"**Data in use:** {source} ({flag})"
