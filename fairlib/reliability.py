@@ -23,7 +23,8 @@ from .records import AuditData, _positional_deprecated, audit_data
 from .results import Result
 
 # %% auto #0
-__all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'METHODS', 'VFRResult', 'summarise_resamples', 'verdict_flip_rate']
+__all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'METHODS', 'STABILITY', 'VFRResult', 'summarise_resamples',
+           'min_resamples_for_stability', 'verdict_stability', 'verdict_flip_rate']
 
 # %% ../nbs/04b_reliability.ipynb #14d8d714
 TAU_VFR = 0.10  # τ_VFR: a cell is practically stable when VFR <= 0.10
@@ -225,6 +226,87 @@ def summarise_resamples(
         method,
         "; ".join(notes) or None,
         v,
+    )
+
+# %% ../nbs/04b_reliability.ipynb #985f6172
+STABILITY = ("Stable", "Unstable", "Undetermined", "Undefined")  # the four answers of verdict_stability
+
+
+def _flip_upper(n_flips: int, n_defined: int, level: float) -> float:
+    "One-sided upper Clopper-Pearson bound of a flip probability from `n_flips` of `n_defined`."
+    from scipy.stats import beta
+
+    return 1.0 if n_flips >= n_defined else float(beta.ppf(level, n_flips + 1, n_defined - n_flips))
+
+
+@constrained(tau=Interval(0, 0.5, closed="neither", label="a flip rate in (0, 0.5)"), confidence_level=_LEVEL)
+def min_resamples_for_stability(tau: float = TAU_VFR, confidence_level: float = 0.95) -> int:
+    """The fewest defined resamples that can show a verdict stable: with no flip, the upper bound
+    1 - (1 - level)^(1/K) is at most `tau`."""
+    return int(np.ceil(np.log(1 - confidence_level) / np.log(1 - tau) - 1e-12))
+
+
+@constrained(
+    n_flips=NonNegativeInt,
+    n_defined=NonNegativeInt,
+    tau=Interval(0, 0.5, closed="neither", label="a flip rate in (0, 0.5)"),
+    confidence_level=_LEVEL,
+)
+def verdict_stability(
+    n_flips: int,  # resamples whose verdict differs from the dominant one: min(n_pass, n_defined - n_pass)
+    n_defined: int,  # resamples where the metric is defined
+    *,
+    tau: float = TAU_VFR,  # τ_VFR
+    confidence_level: float = 0.95,  # level of the one-sided upper bound
+) -> tuple[str, str | None]:
+    """Whether a verdict is stable, from its flips: one of `STABILITY`, and the reason when it is not "Stable".
+
+    Parameters
+    ----------
+    n_flips : int
+        Defined resamples whose verdict is not the dominant one (at most half of `n_defined`).
+    n_defined : int
+        Resamples in which the metric is defined.
+    tau : float
+        The largest acceptable flip rate (τ_VFR, 0.10).
+    confidence_level : float
+        Level of the one-sided Clopper-Pearson upper bound of the flip probability.
+
+    Returns
+    -------
+    tuple of (str, str or None)
+        "Stable", "Unstable", "Undetermined" or "Undefined", and why (None for "Stable").
+
+    Raises
+    ------
+    FairlibInputError
+        When `n_flips` exceeds half of `n_defined`, or an argument is out of range.
+
+    Examples
+    --------
+    >>> verdict_stability(0, 500)
+    ('Stable', None)
+    >>> verdict_stability(0, 10)[0]
+    'Undetermined'
+    """
+    func = "verdict_stability"
+    if 2 * n_flips > n_defined:
+        raise FairlibInputError(
+            "n_flips", f"is {n_flips}, more than half of n_defined={n_defined}: flips count the minority verdict", func
+        )
+    if n_defined == 0:
+        return "Undefined", "no defined resample: the flip rate is undefined"
+    rate = n_flips / n_defined
+    if rate > tau:
+        return "Unstable", f"the verdict flips in {rate:.1%} of {n_defined} resamples, above τ_VFR = {tau:g}"
+    upper = _flip_upper(n_flips, n_defined, confidence_level)
+    if upper <= tau:
+        return "Stable", None
+    need = min_resamples_for_stability(tau, confidence_level)
+    more = f"; at least {need} resamples are needed even with no flip" if n_defined < need else ""
+    return "Undetermined", (
+        f"{n_flips} flip(s) in {n_defined} resamples: the flip probability may be up to {upper:.1%} "
+        f"({confidence_level:.0%} upper bound), above τ_VFR = {tau:g}{more}"
     )
 
 # %% ../nbs/04b_reliability.ipynb #8c8c9925
