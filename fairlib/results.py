@@ -12,20 +12,31 @@ from pathlib import Path
 from .core import FairlibInputError, atomic_path, atomic_write
 from .templating import html_fragment
 from .constraints import DataFrame, PathLike, PositiveInt, constrained
+from .resultfile import HEADER, _check_hashes, _read_json, _result_header, _split_header
 
 # %% auto #0
 __all__ = ['FRAME_FORMAT', 'round_frame', 'Result', 'save_frame', 'load_frame']
 
 # %% ../nbs/01a_results.ipynb #f74d65b8
+_INF = {"inf": math.inf, "-inf": -math.inf}  # JSON has no infinity: ±inf is written as {"__float__": "inf"}
+
+
 def _jsonable(x):
-    "Turn `x` into plain JSON types; NaN/inf floats become None; frames are tagged so they come back."
+    """Turn `x` into plain JSON types: NaN becomes None, ±inf a tagged {"__float__": "inf"}, frames are tagged so
+    they come back; every float is kept to the last bit (Python's shortest repr round-trips exactly)."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {
             "__result__": type(x).__name__,
             **{f.name: _jsonable(getattr(x, f.name)) for f in dataclasses.fields(x)},
         }
     if isinstance(x, pd.DataFrame):
-        return {"__frame__": json.loads(x.to_json(orient="split", double_precision=15, default_handler=str))}
+        return {
+            "__frame__": {
+                "columns": [_jsonable(c) for c in x.columns],
+                "index": [_jsonable(i) for i in x.index],
+                "data": [[_jsonable(v) for v in row] for row in x.itertuples(index=False, name=None)],
+            }
+        }
     if isinstance(x, pd.Series):
         return _jsonable(x.to_dict())
     if isinstance(x, dict):
@@ -40,9 +51,9 @@ def _jsonable(x):
         return int(x)
     if isinstance(x, (numbers.Real, np.floating)):
         v = float(x)
-        return v if math.isfinite(v) else None
-    if x is None or isinstance(x, str):
-        return x
+        return v if math.isfinite(v) else None if math.isnan(v) else {"__float__": "inf" if v > 0 else "-inf"}
+    if x is None or x is pd.NA or x is pd.NaT or isinstance(x, str):
+        return None if x is pd.NA or x is pd.NaT else x
     return str(x)
 
 
@@ -50,7 +61,10 @@ def _from_jsonable(x):
     if isinstance(x, dict):
         if "__frame__" in x:
             d = x["__frame__"]
-            return pd.DataFrame(d["data"], index=d["index"], columns=d["columns"])
+            data = [[_from_jsonable(v) for v in row] for row in d["data"]]
+            return pd.DataFrame(data, index=d["index"], columns=d["columns"])
+        if set(x) == {"__float__"} and x["__float__"] in _INF:
+            return _INF[x["__float__"]]
         return {k: _from_jsonable(v) for k, v in x.items() if k != "__result__"}
     if isinstance(x, list):
         return [_from_jsonable(v) for v in x]
@@ -58,12 +72,14 @@ def _from_jsonable(x):
 
 
 def _restore(cls, name, value):
-    "Coerce a decoded field back to its declared kind (float NaN, tuple, mapping)."
+    "Coerce a decoded field back to its declared kind (float NaN, tuple, array, mapping)."
     ann = str({f.name: f.type for f in dataclasses.fields(cls)}.get(name, ""))
     if value is None and "float" in ann:
         return float("nan")
     if isinstance(value, list) and "tuple" in ann:
         return tuple(float("nan") if v is None else v for v in value)
+    if isinstance(value, list) and "np.ndarray" in ann and all(v is None or _is_num(v) for v in value):
+        return np.array([np.nan if v is None else v for v in value], dtype=np.float64)
     return value
 
 
@@ -94,11 +110,14 @@ _BOOL_COLUMNS = frozenset(
     {"included", "auditable", "stable", "flipped", "reached", "reachable", "significant", "defined", "exact"}
 )
 _COUNT_COLUMNS = frozenset({"support", "n", "positives", "predicted_positives", "n_pass", "n_defined", "n_undefined"})
-_RATE_COLUMNS = frozenset(
-    {"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE", "vfr"}
-)
+_COUNT_MAPS = frozenset({"excluded", "group_sizes"})  # fields {group: size}: every size a whole number >= 0
+_RATE_COLUMNS = frozenset({"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE"})
+_FLIP_COLUMNS = frozenset({"vfr"})  # a verdict flip rate min(n_pass, n - n_pass) / n lies in [0, 0.5]
 _NUMBER_COLUMNS = (
-    _COUNT_COLUMNS | _RATE_COLUMNS | {"value", "threshold", "vfr_ci_low", "vfr_ci_high", "vfr_n_undefined"}
+    _COUNT_COLUMNS
+    | _RATE_COLUMNS
+    | _FLIP_COLUMNS
+    | {"value", "threshold", "vfr_ci_low", "vfr_ci_high", "vfr_n_undefined"}
 )
 _RULE = re.compile(r"(\|x\||x) (>=|<=) (\S+)")
 
@@ -107,15 +126,26 @@ def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _num(v) -> float | None:
+    "The number a JSON value holds (a number or a tagged ±inf), else None."
+    if _is_num(v):
+        return float(v)
+    if isinstance(v, dict) and set(v) == {"__float__"} and v["__float__"] in _INF:
+        return _INF[v["__float__"]]
+    return None
+
+
 def _loaded_verdict(value, rule: str, threshold=None) -> str | None:
     """The verdict an audit rule ('x >= 0.8', '|x| <= 0.1') gives `value`, at `threshold` when given (the rule prints
     it to 6 significant figures); None for a rule this check cannot read."""
     m = _RULE.fullmatch(rule) if isinstance(rule, str) else None
     if m is None:
         return None
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    value = _num(value)
+    if value is None or math.isnan(value):
         return "Undefined"
-    x, t = (abs(value) if m[1] == "|x|" else value), float(m[3] if threshold is None else threshold)
+    t = _num(threshold) if threshold is not None else float(m[3])
+    x = abs(value) if m[1] == "|x|" else value
     return "Pass" if (x >= t if m[2] == ">=" else x <= t) else "Fail"
 
 
@@ -127,18 +157,22 @@ def _check_frame(name: str, v: dict, bad) -> None:
     if len(fr["index"]) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in rows):
         bad(f"field `{name}`: rows and columns of the stored table do not line up")
     for j, c in enumerate(cols):
+        if not isinstance(c, (str, int)):  # a column label these checks do not know (e.g. a list): no rule to apply
+            continue
         for i, r in enumerate(rows):
             x, where = r[j], f"field `{name}`, column `{c}`, row {i}"
             if x is None:
                 continue
             if c in _BOOL_COLUMNS and not isinstance(x, bool):
                 bad(f"{where}: must be true or false, got {x!r}")
-            if c in _NUMBER_COLUMNS and not _is_num(x):
+            if c in _NUMBER_COLUMNS and _num(x) is None:
                 bad(f"{where}: must be a number (or null), got {x!r}")
-            if c in _COUNT_COLUMNS and x < 0:
-                bad(f"{where}: a count must be >= 0, got {x!r}")
-            if c in _RATE_COLUMNS and not 0 <= x <= 1:
+            if c in _COUNT_COLUMNS and not 0 <= _num(x) < math.inf:
+                bad(f"{where}: a count must be a finite number >= 0, got {x!r}")
+            if c in _RATE_COLUMNS and not 0 <= _num(x) <= 1:
                 bad(f"{where}: a rate must lie in [0, 1], got {x!r}")
+            if c in _FLIP_COLUMNS and not 0 <= _num(x) <= 0.5:
+                bad(f"{where}: a verdict flip rate must lie in [0, 0.5], got {x!r}")
     if {"value", "rule", "verdict"} <= set(cols):
         k = {c: cols.index(c) for c in ("value", "rule", "verdict", "threshold") if c in cols}
         for i, r in enumerate(rows):
@@ -148,7 +182,7 @@ def _check_frame(name: str, v: dict, bad) -> None:
             if (
                 "threshold" in k
                 and r[k["threshold"]] is not None
-                and f"{r[k['threshold']]:g}" != r[k["rule"]].split()[-1]
+                and f"{_num(r[k['threshold']]):g}" != r[k["rule"]].split()[-1]
             ):
                 bad(f"field `{name}`, row {i}: threshold {r[k['threshold']]!r} is not the one in rule {r[k['rule']]!r}")
             if r[k["verdict"]] != want:
@@ -160,7 +194,7 @@ def _check_frame(name: str, v: dict, bad) -> None:
 
 _KINDS = {
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-    "float": lambda v: v is None or _is_num(v),
+    "float": lambda v: v is None or _num(v) is not None,
     "bool": lambda v: isinstance(v, bool),
     "str": lambda v: isinstance(v, str),
     "None": lambda v: v is None,
@@ -175,11 +209,16 @@ _KIND_TEXT = {"int": "a non-negative int", "float": "a number or null", "bool": 
 
 
 def _check_loaded(cls, d: dict, func: str) -> None:
-    "Refuse JSON whose fields have the wrong kind or range, or whose verdicts do not follow from value and rule."
+    """Refuse JSON with a field the class does not have, or whose fields have the wrong kind or range, or whose
+    verdicts do not follow from value and rule."""
 
     def bad(msg):
         raise FairlibInputError("s", msg, func)
 
+    names = {f.name for f in dataclasses.fields(cls)}
+    extra = sorted(k for k in d if k not in names and k != "__result__")
+    if extra:
+        bad(f"field `{extra[0]}` is not a field of {cls.__name__} (its fields: {', '.join(sorted(names))})"[:300])
     for f in dataclasses.fields(cls):
         if f.name not in d:
             if (
@@ -198,6 +237,12 @@ def _check_loaded(cls, d: dict, func: str) -> None:
             bad(f"field `{f.name}` must be {want}, got {v!r}"[:300])
         if isinstance(v, dict) and "__frame__" in v:
             _check_frame(f.name, v, bad)
+        if f.name in _COUNT_MAPS and isinstance(v, dict):
+            for k, s in v.items():
+                if s is None:  # a size the suppressed, shareable form hides (fairlib.auditshare)
+                    continue
+                if not (_is_num(s) and s >= 0 and float(s).is_integer()):
+                    bad(f"field `{f.name}`, group {k!r}: a group size must be a whole number >= 0, got {s!r}"[:300])
 
 # %% ../nbs/01a_results.ipynb #851e571c
 class Result:
@@ -247,38 +292,47 @@ class Result:
         return html_fragment(self._heading(), [table], self._notes(), self._digits)
 
     def to_dict(self) -> dict:
+        "Every field as plain JSON types (the payload of `to_json()`, without its header)."
         return _jsonable(self)
 
     def to_json(self, path=None, **kw) -> str:
-        "JSON text of every field (NaN as null); written atomically to `path` when given."
-        s = json.dumps(self.to_dict(), **({"indent": 1} | kw))
+        """JSON text of every field (NaN as null, ±inf tagged, floats to the last bit) after a header with the schema
+        version, the form and the content hashes (`fairlib.resultfile`); written atomically to `path` when given."""
+        payload = self.to_dict()
+        s = json.dumps({HEADER: _result_header(payload), **payload}, **({"indent": 1} | kw))
         if path is not None:
             atomic_write(path, s)
         return s
 
     @classmethod
     def from_json(cls, s):
-        """Rebuild a result from `to_json()` text (or a path to such a file). Every field is checked first: its kind,
-        counts >= 0, rates in [0, 1], booleans as JSON booleans, and each verdict against its value and rule."""
-        if isinstance(s, Path) or (isinstance(s, str) and not s.lstrip().startswith("{")):
-            s = Path(s).read_text()
-        try:
-            d = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise FairlibInputError("s", f"is not JSON text: {e}", f"{cls.__name__}.from_json") from None
-        if d.get("__result__") not in (None, cls.__name__):
-            raise FairlibInputError(
-                "s", f"holds a {d['__result__']}, not a {cls.__name__}", f"{cls.__name__}.from_json"
-            )
-        if not isinstance(d, dict):
-            raise FairlibInputError(
-                "s", f"must hold a JSON object, got {type(d).__name__}", f"{cls.__name__}.from_json"
-            )
-        _check_loaded(cls, d, f"{cls.__name__}.from_json")  # kinds, ranges, and verdicts against value and rule
-        names = {f.name for f in dataclasses.fields(cls)}
+        """Rebuild a result from `to_json()` text, bytes, or the path of a file holding it. Checked on every load, in
+        this order: the header (format, schema version, form, result class); every field's kind and range (counts
+        >= 0, rates in [0, 1], flip rates in [0, 0.5], booleans as JSON booleans) and each verdict against its value
+        and rule; the class's own cross-field consistency (`_check_consistent`); last, the content hashes, which
+        catch an edit that left every field consistent. Each refusal names the field."""
+        func = f"{cls.__name__}.from_json"
+        header, d = _split_header(_read_json(s, func), cls.__name__, func)
+        _check_loaded(cls, d, func)  # kinds, ranges, and verdicts against value and rule
+        names = [f.name for f in dataclasses.fields(cls)]
         vals = {k: _restore(cls, k, _from_jsonable(v)) for k, v in d.items() if k in names}
-        out = cls(**vals)
-        out._check_consistent(f"{cls.__name__}.from_json")  # a class's own verdict fields against their numbers
+        try:
+            out = cls(**vals)
+        except FairlibInputError as e:
+            raise FairlibInputError("s", f"field `{e.argument}`: {e.problem}", func) from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            _check_hashes(header, d, names, func)  # an edited file: its hashes name the field
+            raise FairlibInputError(
+                "s", f"its fields do not make a {cls.__name__}: {type(e).__name__}: {e}", func
+            ) from None
+        try:
+            out._check_consistent(func)  # a class's own verdict fields against their numbers
+        except FairlibInputError:
+            raise
+        except Exception:
+            _check_hashes(header, d, names, func)  # a check that cannot read an edited file: the hash names the field
+            raise  # the file is as written: a fault of the check, not of the file
+        _check_hashes(header, d, names, func)  # last: an edit that kept every field consistent
         return out
 
     def _check_consistent(self, func: str) -> None:
