@@ -19,7 +19,7 @@ from fairlib.core import (
     largest_remainder,
 )
 from .counts import _GROUPS, CountTable, count_table
-from .constraints import Instance, NonNegativeInt, PositiveInt, Text, Unchecked, constrained
+from .constraints import Flag, Instance, NonNegativeInt, PositiveInt, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['ResampleSizeWarning', 'AuditData', 'audit_data']
@@ -107,17 +107,39 @@ class AuditData:
         return {str(g): int(s) for g, s in zip(self.groups, self.ct.support)}
 
     @property
+    def starved_strata(self) -> list:
+        """The (group, y) strata of the audited groups that hold records in the cohort but get none in a resample of
+        `resample_size` records (their share rounds to 0): at that size a resample cannot represent the cohort, so
+        its flip rate is undefined, never a sign of stability."""
+        n_gy, inc = self.n_gy, self.included
+        return [
+            (str(g), y)
+            for i, g in enumerate(self.groups)
+            for y in (0, 1)
+            if inc[i] and n_gy[i, y] > 0 and self.m[i, y] == 0
+        ]
+
+    @property
     def excluded(self) -> dict:
         """Groups below `min_support` in the cohort, with their cohort sizes (left out of the point estimate and every
         resample)."""
         return {str(g): int(s) for g, s, i in zip(self.groups, self.ct.support, self.included) if not i}
 
 # %% ../nbs/04_records.ipynb #6f038a3c
-def _resample_size(resample_size, n: int, func: str) -> int:
-    "Resolve N: None -> the cohort size n; N > n allowed with a ResampleSizeWarning."
+def _resample_size(resample_size, n: int, func: str, allow_oversize: bool = True) -> int:
+    """Resolve N: None -> the cohort size n. N > n is refused unless `allow_oversize`, and then warns: a bootstrap
+    resample larger than the cohort it is drawn from understates verdict instability."""
     if resample_size is None:
         return n
     N = check_int(resample_size, "resample_size", func)
+    if N > n and not allow_oversize:
+        raise FairlibInputError(
+            "resample_size",
+            f"is {N:,}, more than the {n:,} records it is drawn from; a bootstrap resample larger than the cohort "
+            "understates how often a verdict flips (VFR), so it can read 'stable' when it is not: use at most "
+            f"{n:,} (default: the cohort size), or pass allow_oversize=True to use it anyway (with a warning)",
+            func,
+        )
     if N > n:
         warnings.warn(
             f"{func}(): resample_size={N:,} exceeds the cohort's {n:,} records; a bootstrap resample "
@@ -137,6 +159,7 @@ def _resample_size(resample_size, n: int, func: str) -> int:
     min_support=NonNegativeInt,
     n_bins=PositiveInt,
     func=Text,
+    allow_oversize=Flag,
 )
 def audit_data(
     y_true,
@@ -148,8 +171,11 @@ def audit_data(
     min_support: int = 30,
     n_bins: int = 10,
     func: str = "audit_data",
+    allow_oversize: bool = True,  # N > n: allowed with a ResampleSizeWarning (the engine); False refuses it
 ) -> AuditData:
-    "Validate one (model, attribute) audit input once and allocate the resample size over its label × group strata."
+    """Validate one (model, attribute) audit input once and allocate the resample size over its label × group strata.
+    The engine allows N > n with a warning (the VFR grids pass their N explicitly); the audit-facing functions
+    (`verdict_flip_rate`, `fl.audit`) refuse it unless asked with `allow_oversize=True`."""
     sf = sensitive_features
     if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):  # categorical: reuse its codes
         codes = sf.cat.codes.to_numpy()
@@ -162,7 +188,7 @@ def audit_data(
     y = check_binary(y_true, "y_true", func)
     yh = check_binary(y_pred, "y_pred", func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
-    N = _resample_size(resample_size, len(y), func)
+    N = _resample_size(resample_size, len(y), func, allow_oversize)
     n_gy = ct.counts.sum(-1)
     m = n_gy.astype(np.int64) if N == len(y) else largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
     return AuditData(y, yh, p, ct, N, m, min_support, n_bins)

@@ -23,8 +23,8 @@ from .records import AuditData, _positional_deprecated, audit_data
 from .results import Result
 
 # %% auto #0
-__all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'METHODS', 'STABILITY', 'VFRResult', 'summarise_resamples',
-           'min_resamples_for_stability', 'verdict_stability', 'verdict_flip_rate']
+__all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'METHODS', 'STABILITY', 'min_resamples_for_stability', 'verdict_stability',
+           'VFRResult', 'summarise_resamples', 'verdict_flip_rate']
 
 # %% ../nbs/04b_reliability.ipynb #14d8d714
 TAU_VFR = 0.10  # τ_VFR: a cell is practically stable when VFR <= 0.10
@@ -35,200 +35,10 @@ MAX_UNDEFINED_SHARE = 0.05  # a cell with more undefined resamples than this is 
 # %% ../nbs/04b_reliability.ipynb #11d9cf67
 METHODS = ("fast", "index")  # fast = count/bin draws (exact); index = plain index resampling
 
-# %% ../nbs/04b_reliability.ipynb #527f792d
-_VERDICTS = ("Pass", "Fail", "Undefined")
+# %% ../nbs/04b_reliability.ipynb #985f6172
 _LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
 
 
-@constrained(
-    metric=Text,
-    vfr=_NUMBER,
-    dominant_verdict=Options(*_VERDICTS),
-    n_pass=NonNegativeInt,
-    n_resamples=PositiveInt,
-    resample_size=PositiveInt,
-    threshold=Interval(label="a finite number"),
-    direction=Options(">=", "<="),
-    stability_margin=_NUMBER,
-    ci=Instance(tuple, list, label="a (low, high) pair"),
-    confidence_level=_LEVEL,
-    value=_NUMBER,
-    verdict=Options(*_VERDICTS, ""),
-    n_undefined=NonNegativeInt,
-    auditable=Flag,
-    group_sizes=Instance(dict),
-    excluded=Instance(dict),
-    method=Options(*METHODS),
-    reason=None | Text,
-    metric_values=None | Array(allow_nan=True, finite=False, min_size=0, label="the K resampled values"),
-)
-@dataclass(frozen=True, repr=False)
-class VFRResult(Result):
-    """Axis-1 result of one (model, metric, attribute) cell: VFR, dominant verdict, stability margin σ, interval and
-    the K values."""
-
-    metric: str
-    vfr: float  # min(n_pass, n_defined - n_pass) / n_defined, in [0, 0.5]; NaN when undefined
-    dominant_verdict: str  # "Pass" iff n_pass > n_defined/2, "Fail", or "Undefined"
-    n_pass: int
-    n_resamples: int  # K
-    resample_size: int  # N
-    threshold: float  # τ_m
-    direction: str  # ">=" or "<=" (on |m| for difference metrics)
-    stability_margin: float  # σ = |mean(M) - τ| / SD(M); inf when SD = 0 and mean != τ
-    ci: tuple  # percentile interval of the defined values of M
-    confidence_level: float = 0.95
-    value: float = float("nan")  # the point estimate on the whole cohort
-    verdict: str = ""  # its verdict (Pass / Fail / Undefined)
-    n_undefined: int = 0  # resamples where the metric is undefined
-    auditable: bool = True  # False when the point estimate is undefined or > 5% of resamples are
-    group_sizes: dict = field(default_factory=dict)  # cohort size of every observed group
-    excluded: dict = field(default_factory=dict)  # groups below min_support in the cohort -> cohort size
-    method: str = "fast"
-    reason: str | None = None  # why something is undefined / degenerate / not auditable
-    metric_values: np.ndarray = field(default=None, compare=False)  # the K resampled values M
-    _title = "Verdict Flip Rate (Axis 1)"
-
-    def _check_consistent(self, func: str) -> None:
-        n_def = int(self.n_resamples) - int(self.n_undefined)
-        if not 0 <= int(self.n_pass) <= max(n_def, 0):
-            raise FairlibInputError("n_pass", f"{self.n_pass} is not within 0..{n_def} defined resamples", func)
-        if self.dominant_verdict == "Undefined":
-            if not np.isnan(float(self.vfr)):
-                raise FairlibInputError("vfr", f"is {self.vfr!r} for an Undefined dominant verdict (must be NaN)", func)
-            return
-        dom = "Pass" if self.n_pass > n_def / 2 else "Fail"
-        vfr = min(self.n_pass, n_def - self.n_pass) / n_def if n_def else np.nan
-        if self.dominant_verdict != dom:
-            raise FairlibInputError(
-                "dominant_verdict", f"is {self.dominant_verdict!r} but {self.n_pass} of {n_def} resamples pass", func
-            )
-        if not abs(float(self.vfr) - vfr) <= 1e-12:
-            raise FairlibInputError("vfr", f"is {self.vfr!r} but {self.n_pass} of {n_def} passing gives {vfr!r}", func)
-
-    K = deprecated_alias("n_resamples")
-    N = deprecated_alias("resample_size")
-    ci95 = deprecated_alias("ci")
-    note = deprecated_alias("reason")
-
-    @property
-    def n_defined(self) -> int:
-        return self.n_resamples - self.n_undefined
-
-    @property
-    def flipped(self) -> bool:
-        "At least one defined resample disagrees with the others (False when undefined)."
-        return bool(np.isfinite(self.vfr) and 0 < self.n_pass < self.n_defined)
-
-    @property
-    def stable(self) -> bool:
-        "Auditable and VFR <= τ_VFR; never True for an undefined cell."
-        return bool(self.auditable and np.isfinite(self.vfr) and self.vfr <= TAU_VFR)
-
-    def to_frame(self) -> pd.DataFrame:
-        d = self._scalars()
-        d.pop("confidence_level", None)
-        d["ci_low"], d["ci_high"] = self.ci
-        d.pop("ci", None)
-        d.update(flipped=self.flipped, stable=self.stable)
-        return pd.DataFrame([d])
-
-# %% ../nbs/04b_reliability.ipynb #cc5c7c9e
-@constrained(
-    values=Array(
-        ndim=None, allow_nan=True, finite=False, label="the K resampled values: a numeric array (NaN = undefined)"
-    ),
-    metric=Text,
-    resample_size=PositiveInt,
-    value=None | _NUMBER,
-    method=Options(*METHODS),
-    group_sizes=None | Instance(dict),
-    excluded=None | Instance(dict),
-    confidence_level=_LEVEL,
-    max_undefined=Share,
-)
-def summarise_resamples(
-    values,
-    metric: str,
-    *,
-    resample_size: int,
-    value: float | None = None,
-    method: str = "fast",
-    group_sizes=None,
-    excluded=None,
-    confidence_level: float = 0.95,
-    max_undefined: float = MAX_UNDEFINED_SHARE,
-) -> VFRResult:
-    """Turn K resampled metric values into VFR, dominant verdict, stability margin and percentile interval (Algorithm
-    1, lines 7-10)."""
-    spec = audit_metric(metric)
-    v = np.asarray(values, dtype=np.float64).ravel()
-    K = v.size
-    if K == 0:
-        raise FairlibInputError("values", "is empty (no resamples)", "summarise_resamples")
-    ok = ~np.isnan(v)
-    n_def = int(ok.sum())
-    n_undef = K - n_def
-    n_pass = int(spec.passes(v).sum())
-    stat = np.abs(v) if spec.uses_abs else v
-    point = np.nan if value is None else float(value)
-    notes, auditable = [], True
-    point_undefined = value is not None and np.isnan(point)
-    if point_undefined:
-        auditable = False
-        notes.append("the point estimate on the cohort is undefined, so the VFR is undefined")
-    if n_undef:
-        notes.append(f"{n_undef} of {K} resamples undefined (left out of the VFR)")
-        if n_undef > max_undefined * K:
-            auditable = False
-            notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={resample_size:,}")
-    if excluded:
-        notes.append("excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items()))
-    if point_undefined or n_def == 0:
-        vfr, dom = np.nan, "Undefined"
-        if n_def == 0:
-            notes.append("no defined resample")
-    else:
-        vfr = min(n_pass, n_def - n_pass) / n_def
-        dom = "Pass" if n_pass > n_def / 2 else "Fail"
-    if n_def >= 2:
-        mean, sd = stat[ok].mean(), stat[ok].std(ddof=1)
-        if sd > 0:
-            margin = abs(mean - spec.threshold) / sd
-        elif mean != spec.threshold:
-            margin = np.inf
-            notes.append("SD(M) = 0: every resample gives the same value")
-        else:
-            margin = np.nan
-            notes.append("SD(M) = 0 and mean(M) = τ: margin undefined")
-        ci = percentile_interval(v[ok], confidence_level=confidence_level)
-    else:
-        margin, ci = np.nan, (np.nan, np.nan)
-        notes.append("fewer than 2 defined resamples: margin and interval undefined")
-    return VFRResult(
-        spec.name,
-        float(vfr),
-        dom,
-        n_pass,
-        K,
-        int(resample_size),
-        spec.threshold,
-        spec.direction,
-        float(margin),
-        tuple(ci),
-        confidence_level,
-        point,
-        spec.verdict(point) if value is not None else "",
-        n_undef,
-        auditable,
-        dict(group_sizes or {}),
-        dict(excluded or {}),
-        method,
-        "; ".join(notes) or None,
-        v,
-    )
-
-# %% ../nbs/04b_reliability.ipynb #985f6172
 STABILITY = ("Stable", "Unstable", "Undetermined", "Undefined")  # the four answers of verdict_stability
 
 
@@ -309,6 +119,268 @@ def verdict_stability(
         f"({confidence_level:.0%} upper bound), above τ_VFR = {tau:g}{more}"
     )
 
+
+def _cell_stability(vfr, n_defined: int, auditable: bool, reason=None, tau: float = TAU_VFR, level: float = 0.95):
+    """`verdict_stability` of one VFR cell from its flip rate over `n_defined` resamples; "Undefined" (with its
+    reason) for a cell that is not auditable or has no flip rate."""
+    vfr = float(vfr)
+    if not auditable or not np.isfinite(vfr):
+        why = reason or "the flip rate is undefined"
+        return "Undefined", f"not auditable: {why}" if np.isfinite(vfr) else why
+    return verdict_stability(int(round(vfr * n_defined)), int(n_defined), tau=tau, confidence_level=level)
+
+
+def _starved_text(starved, N: int) -> str:
+    "Why a resample size that leaves audited strata without records gives no flip rate."
+    cells = ", ".join(f"group {g} with y={y}" for g, y in starved[:4]) + (" ..." if len(starved) > 4 else "")
+    return (
+        f"resample_size={N:,} is too small for the audited groups: {len(starved)} stratum(s) ({cells}) get no "
+        "record in any resample, so the resamples do not represent the cohort and the flip rate is undefined"
+    )
+
+
+def _check_enough_resamples(n_resamples: int, func: str, tau: float = TAU_VFR, level: float = 0.95) -> None:
+    "Refuse fewer resamples than could ever show a verdict stable (`min_resamples_for_stability`)."
+    need = min_resamples_for_stability(tau, level)
+    if n_resamples < need:
+        raise FairlibInputError(
+            "n_resamples",
+            f"is {n_resamples}, below {need}, the fewest resamples that can show a verdict stable at τ = {tau:g} "
+            f"(with no flip, {level:.0%} upper bound; min_resamples_for_stability()): a flip rate from fewer "
+            f"resamples cannot tell a stable verdict from an unstable one; use n_resamples >= {need} (500 is usual)",
+            func,
+        )
+
+# %% ../nbs/04b_reliability.ipynb #527f792d
+_VERDICTS = ("Pass", "Fail", "Undefined")
+
+
+@constrained(
+    metric=Text,
+    vfr=_NUMBER,
+    dominant_verdict=Options(*_VERDICTS),
+    n_pass=NonNegativeInt,
+    n_resamples=PositiveInt,
+    resample_size=PositiveInt,
+    threshold=Interval(label="a finite number"),
+    direction=Options(">=", "<="),
+    stability_margin=_NUMBER,
+    ci=Instance(tuple, list, label="a (low, high) pair"),
+    confidence_level=_LEVEL,
+    value=_NUMBER,
+    verdict=Options(*_VERDICTS, ""),
+    n_undefined=NonNegativeInt,
+    auditable=Flag,
+    group_sizes=Instance(dict),
+    excluded=Instance(dict),
+    method=Options(*METHODS),
+    reason=None | Text,
+    metric_values=None | Array(allow_nan=True, finite=False, min_size=0, label="the K resampled values"),
+)
+@dataclass(frozen=True, repr=False)
+class VFRResult(Result):
+    """Axis-1 result of one (model, metric, attribute) cell: VFR, dominant verdict, stability margin σ, interval and
+    the K values."""
+
+    metric: str
+    vfr: float  # min(n_pass, n_defined - n_pass) / n_defined, in [0, 0.5]; NaN when undefined
+    dominant_verdict: str  # "Pass" iff n_pass > n_defined/2, "Fail", or "Undefined"
+    n_pass: int
+    n_resamples: int  # K
+    resample_size: int  # N
+    threshold: float  # τ_m
+    direction: str  # ">=" or "<=" (on |m| for difference metrics)
+    stability_margin: float  # σ = |mean(M) - τ| / SD(M); inf when SD = 0 and mean != τ
+    ci: tuple  # percentile interval of the defined values of M
+    confidence_level: float = 0.95
+    value: float = float("nan")  # the point estimate on the whole cohort
+    verdict: str = ""  # its verdict (Pass / Fail / Undefined)
+    n_undefined: int = 0  # resamples where the metric is undefined
+    auditable: bool = True  # False when the point estimate is undefined or > 5% of resamples are
+    group_sizes: dict = field(default_factory=dict)  # cohort size of every observed group
+    excluded: dict = field(default_factory=dict)  # groups below min_support in the cohort -> cohort size
+    method: str = "fast"
+    reason: str | None = None  # why something is undefined / degenerate / not auditable
+    metric_values: np.ndarray = field(default=None, compare=False)  # the K resampled values M
+    _title = "Verdict Flip Rate (Axis 1)"
+
+    def _check_consistent(self, func: str) -> None:
+        n_def = int(self.n_resamples) - int(self.n_undefined)
+        if n_def < 0:
+            raise FairlibInputError(
+                "n_undefined", f"is {self.n_undefined}, more than the {self.n_resamples} resamples", func
+            )
+        if not 0 <= int(self.n_pass) <= max(n_def, 0):
+            raise FairlibInputError("n_pass", f"{self.n_pass} is not within 0..{n_def} defined resamples", func)
+        v = None if self.metric_values is None else np.asarray(self.metric_values, dtype=np.float64)
+        if v is not None and v.size:
+            spec = audit_metric(self.metric)
+            if v.size != self.n_resamples or int(np.isnan(v).sum()) != self.n_undefined:
+                raise FairlibInputError(
+                    "metric_values",
+                    f"holds {v.size} values ({int(np.isnan(v).sum())} undefined), not n_resamples="
+                    f"{self.n_resamples} with n_undefined={self.n_undefined}",
+                    func,
+                )
+            if int(spec.passes(v).sum()) != self.n_pass:
+                raise FairlibInputError(
+                    "n_pass", f"is {self.n_pass} but {int(spec.passes(v).sum())} of the stored values pass", func
+                )
+        undefined_share = self.n_undefined > MAX_UNDEFINED_SHARE * self.n_resamples
+        if self.auditable and (np.isnan(float(self.value)) and self.verdict != "" or undefined_share):
+            raise FairlibInputError(
+                "auditable", "is true for a cell whose point value or more than 5% of resamples are undefined", func
+            )
+        if self.dominant_verdict == "Undefined":
+            if not np.isnan(float(self.vfr)):
+                raise FairlibInputError("vfr", f"is {self.vfr!r} for an Undefined dominant verdict (must be NaN)", func)
+            return
+        dom = "Pass" if self.n_pass > n_def / 2 else "Fail"
+        vfr = min(self.n_pass, n_def - self.n_pass) / n_def if n_def else np.nan
+        if self.dominant_verdict != dom:
+            raise FairlibInputError(
+                "dominant_verdict", f"is {self.dominant_verdict!r} but {self.n_pass} of {n_def} resamples pass", func
+            )
+        if not abs(float(self.vfr) - vfr) <= 1e-12:
+            raise FairlibInputError("vfr", f"is {self.vfr!r} but {self.n_pass} of {n_def} passing gives {vfr!r}", func)
+
+    K = deprecated_alias("n_resamples")
+    N = deprecated_alias("resample_size")
+    ci95 = deprecated_alias("ci")
+    note = deprecated_alias("reason")
+
+    @property
+    def n_defined(self) -> int:
+        return self.n_resamples - self.n_undefined
+
+    @property
+    def flipped(self) -> bool:
+        "At least one defined resample disagrees with the others (False when undefined)."
+        return bool(np.isfinite(self.vfr) and 0 < self.n_pass < self.n_defined)
+
+    @property
+    def stable(self) -> bool:
+        """The VFR paper's point rule, kept for its own tables: auditable and VFR <= τ_VFR (never True for an
+        undefined cell). It reads a flip rate of 0 from 5 resamples as stable; an audit's stability is `stability`."""
+        return bool(self.auditable and np.isfinite(self.vfr) and self.vfr <= TAU_VFR)
+
+    @property
+    def stability(self) -> str:
+        """ "Stable", "Unstable", "Undetermined" or "Undefined" (`verdict_stability`): Stable only when the upper
+        confidence bound of the flip probability is at most τ_VFR; Undefined for a cell that is not auditable."""
+        return _cell_stability(self.vfr, self.n_defined, self.auditable, self.reason)[0]
+
+    @property
+    def stability_reason(self) -> str | None:
+        "Why `stability` is not 'Stable' (None when it is)."
+        return _cell_stability(self.vfr, self.n_defined, self.auditable, self.reason)[1]
+
+    def to_frame(self) -> pd.DataFrame:
+        d = self._scalars()
+        d.pop("confidence_level", None)
+        d["ci_low"], d["ci_high"] = self.ci
+        d.pop("ci", None)
+        d.update(flipped=self.flipped, stable=self.stable, stability=self.stability)
+        d["stability_reason"] = self.stability_reason
+        return pd.DataFrame([d])
+
+# %% ../nbs/04b_reliability.ipynb #cc5c7c9e
+@constrained(
+    values=Array(
+        ndim=None, allow_nan=True, finite=False, label="the K resampled values: a numeric array (NaN = undefined)"
+    ),
+    metric=Text,
+    resample_size=PositiveInt,
+    value=None | _NUMBER,
+    method=Options(*METHODS),
+    group_sizes=None | Instance(dict),
+    excluded=None | Instance(dict),
+    confidence_level=_LEVEL,
+    max_undefined=Share,
+    undefined_reason=None | Text,
+)
+def summarise_resamples(
+    values,
+    metric: str,
+    *,
+    resample_size: int,
+    value: float | None = None,
+    method: str = "fast",
+    group_sizes=None,
+    excluded=None,
+    confidence_level: float = 0.95,
+    max_undefined: float = MAX_UNDEFINED_SHARE,
+    undefined_reason: str | None = None,  # the resamples cannot measure this cell (e.g. starved strata): VFR NaN
+) -> VFRResult:
+    """Turn K resampled metric values into VFR, dominant verdict, stability margin and percentile interval (Algorithm
+    1, lines 7-10). With `undefined_reason` the cell is not auditable and its VFR undefined, for that reason."""
+    spec = audit_metric(metric)
+    v = np.asarray(values, dtype=np.float64).ravel()
+    K = v.size
+    if K == 0:
+        raise FairlibInputError("values", "is empty (no resamples)", "summarise_resamples")
+    ok = ~np.isnan(v)
+    n_def = int(ok.sum())
+    n_undef = K - n_def
+    n_pass = int(spec.passes(v).sum())
+    stat = np.abs(v) if spec.uses_abs else v
+    point = np.nan if value is None else float(value)
+    notes, auditable = ([undefined_reason], False) if undefined_reason else ([], True)
+    point_undefined = value is not None and np.isnan(point)
+    if point_undefined:
+        auditable = False
+        notes.append("the point estimate on the cohort is undefined, so the VFR is undefined")
+    if n_undef:
+        notes.append(f"{n_undef} of {K} resamples undefined (left out of the VFR)")
+        if n_undef > max_undefined * K:
+            auditable = False
+            notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={resample_size:,}")
+    if excluded:
+        notes.append("excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items()))
+    if point_undefined or n_def == 0 or undefined_reason:
+        vfr, dom = np.nan, "Undefined"
+        if n_def == 0:
+            notes.append("no defined resample")
+    else:
+        vfr = min(n_pass, n_def - n_pass) / n_def
+        dom = "Pass" if n_pass > n_def / 2 else "Fail"
+    if n_def >= 2:
+        mean, sd = stat[ok].mean(), stat[ok].std(ddof=1)
+        if sd > 0:
+            margin = abs(mean - spec.threshold) / sd
+        elif mean != spec.threshold:
+            margin = np.inf
+            notes.append("SD(M) = 0: every resample gives the same value")
+        else:
+            margin = np.nan
+            notes.append("SD(M) = 0 and mean(M) = τ: margin undefined")
+        ci = percentile_interval(v[ok], confidence_level=confidence_level)
+    else:
+        margin, ci = np.nan, (np.nan, np.nan)
+        notes.append("fewer than 2 defined resamples: margin and interval undefined")
+    return VFRResult(
+        spec.name,
+        float(vfr),
+        dom,
+        n_pass,
+        K,
+        int(resample_size),
+        spec.threshold,
+        spec.direction,
+        float(margin),
+        tuple(ci),
+        confidence_level,
+        point,
+        spec.verdict(point) if value is not None else "",
+        n_undef,
+        auditable,
+        dict(group_sizes or {}),
+        dict(excluded or {}),
+        method,
+        "; ".join(notes) or None,
+        v,
+    )
+
 # %% ../nbs/04b_reliability.ipynb #8c8c9925
 def _values(data: AuditData, metric: str, K: int, rng, method: str, calibration: str) -> np.ndarray:
     spec = audit_metric(metric)
@@ -345,6 +417,7 @@ def _point(data: AuditData, metric: str, calibration: str) -> float:
     calibration=_CALIBRATION,
     method=Options(*METHODS),
     confidence_level=_LEVEL,
+    allow_oversize=Flag,
 )
 def verdict_flip_rate(
     y_true,
@@ -361,13 +434,15 @@ def verdict_flip_rate(
     calibration: str = "ece_gap",
     method: str = "fast",
     confidence_level: float = 0.95,
+    allow_oversize: bool = False,
 ) -> VFRResult:
     """Verdict Flip Rate of one audit cell under stratified bootstrap resamples (Algorithm 1).
 
     n_resamples: K in Algorithm 1 (the paper uses 500). resample_size: N, records per resample; None means
-    the cohort size n (the ordinary bootstrap). N > n is allowed but warns (it understates the VFR); the
-    paper's N = 10,000 is a fixed audit size drawn from a 185,026-record partition. seed: None, an int,
-    a SeedSequence or a Generator. min_support: groups smaller than this in the cohort are left out of the
+    the cohort size n (the ordinary bootstrap). N > n is refused unless `allow_oversize=True` (then it warns: it
+    understates the VFR); the paper's N = 10,000 is a fixed audit size drawn from a 185,026-record partition. An N
+    so small that an audited group's stratum gets no record gives an undefined VFR, with the strata named. seed: None,
+    an int, a SeedSequence or a Generator. min_support: groups smaller than this in the cohort are left out of the
     point estimate and of every resample (0 keeps every group)."""
     func = "verdict_flip_rate"
     spec = audit_metric(metric)
@@ -382,8 +457,10 @@ def verdict_flip_rate(
         min_support=min_support,
         n_bins=n_bins,
         func=func,
+        allow_oversize=allow_oversize,
     )
     rng = check_rng(seed)
+    starved = data.starved_strata
     return summarise_resamples(
         _values(data, spec.name, n_resamples, rng, method, calibration),
         spec.name,
@@ -393,4 +470,5 @@ def verdict_flip_rate(
         group_sizes=data.group_sizes,
         excluded=data.excluded,
         confidence_level=confidence_level,
+        undefined_reason=_starved_text(starved, data.resample_size) if starved else None,
     )

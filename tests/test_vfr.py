@@ -189,10 +189,13 @@ def test_undefined_resamples_counted_apart_with_reason():
     assert r2.vfr == min(r2.n_pass, r2.n_defined - r2.n_pass) / r2.n_defined
 
 
-def test_resample_size_larger_than_cohort_warns():
+def test_resample_size_larger_than_cohort_is_refused_unless_allowed_and_then_warns():
     d = _panel(400).query("model == 'm1'")
+    kw = dict(sensitive_features=d.sex, metric="DI", n_resamples=10, resample_size=4000)
+    with pytest.raises(FairlibInputError, match=r"`resample_size`.*allow_oversize=True"):
+        verdict_flip_rate(d.y_true, d.y_pred, **kw)
     with pytest.warns(UserWarning, match="understates"):
-        verdict_flip_rate(d.y_true, d.y_pred, sensitive_features=d.sex, metric="DI", n_resamples=10, resample_size=4000)
+        verdict_flip_rate(d.y_true, d.y_pred, **kw, allow_oversize=True)
 
 
 @pytest.mark.parametrize(
