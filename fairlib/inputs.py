@@ -7,6 +7,7 @@ labels."""
 from __future__ import annotations
 import numpy as np
 import pandas as pd
+import difflib
 import numbers
 from .core import FairlibInputError, as_1d, check_binary, check_same_length
 from .constraints import AnyOf, Instance, Text, Unchecked, constrained
@@ -15,7 +16,7 @@ _FUNC = AnyOf(None, Text)  # the public function to name in error messages
 _CALLER = "checked inside, so that the message names the caller's function"
 
 # %% auto #0
-__all__ = ['group_codes', 'group_label', 'excluded_text', 'align_inputs', 'binary_labels', 'resolve_inputs']
+__all__ = ['group_label', 'group_codes', 'excluded_text', 'align_inputs', 'binary_labels', 'resolve_inputs']
 
 # %% ../nbs/02_inputs.ipynb #52f2b944
 def _sf_columns(sensitive_features, func):
@@ -47,10 +48,34 @@ def _sf_columns(sensitive_features, func):
         return [(f"sf{j}", a[:, j]) for j in range(a.shape[1])]
     return [("group", as_1d(a, "sensitive_features", func))]
 
+# %% ../nbs/02_inputs.ipynb #a03afe4c
+@constrained(g=Unchecked("any group value, or a tuple of them for an intersection"))
+def group_label(g) -> str:
+    "A group as text: the value, or the values joined by '/' for an intersection."
+    return "/".join(map(str, g)) if isinstance(g, tuple) else str(g)
+
 # %% ../nbs/02_inputs.ipynb #3481ac1a
+def _same_text(values, name: str, func, what: str = "codes") -> None:
+    "Refuse distinct group values that print as the same text (e.g. 7 and '7'): two groups under one name."
+    seen = {}
+    for v in values:
+        t = group_label(v)
+        if t in seen:
+            a, b = seen[t], v
+            raise FairlibInputError(
+                "sensitive_features",
+                f"column {name!r} holds distinct {what} {a!r} ({type(a).__name__}) and {b!r} ({type(b).__name__}) "
+                f"that read the same as text ({t!r}), so two groups would share one name: give the column one type "
+                "(e.g. .astype(str), which also keeps codes such as '007' and '7' apart)",
+                func,
+            )
+        seen[t] = v
+
+
 @constrained(sensitive_features=Unchecked(_CALLER), func=_FUNC)
 def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray, pd.Index]:
-    "Integer code per row and the sorted Index of observed groups (a MultiIndex for intersections)."
+    """Integer code per row and the sorted Index of observed groups (a MultiIndex for intersections). Every distinct
+    value is its own group; distinct values that read the same as text (7 and '7') are refused."""
     cols = _sf_columns(sensitive_features, func)
     codes, levels = [], []
     for name, col in cols:
@@ -59,11 +84,15 @@ def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray
         try:
             c, u = pd.factorize(col, sort=True, use_na_sentinel=True)
         except TypeError:  # mixed, unorderable labels (e.g. 1 and "a"): order by their text
+            obj = pd.Series(col, dtype=object)
+            _same_text(pd.unique(obj.dropna()), name, func)
             c, u = pd.factorize(
-                pd.Series(col, dtype=object).map(lambda v: v if pd.isna(v) else str(v)).to_numpy(),
+                obj.map(lambda v: v if pd.isna(v) else str(v)).to_numpy(),
                 sort=True,
                 use_na_sentinel=True,
             )
+        else:
+            _same_text(u, name, func)
         if (c < 0).any():
             raise FairlibInputError(
                 "sensitive_features", f"column {name!r} has {int((c < 0).sum())} missing value(s)", func
@@ -77,13 +106,8 @@ def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray
     obs, inv = np.unique(flat, return_inverse=True)
     parts = np.unravel_index(obs, [len(l) for l in levels])
     idx = pd.MultiIndex.from_arrays([l[p] for l, p in zip(levels, parts)], names=[l.name for l in levels])
+    _same_text(list(idx), " × ".join(str(l.name) for l in levels), func, "intersections")
     return inv.astype(np.int64), idx
-
-# %% ../nbs/02_inputs.ipynb #a03afe4c
-@constrained(g=Unchecked("any group value, or a tuple of them for an intersection"))
-def group_label(g) -> str:
-    "A group as text: the value, or the values joined by '/' for an intersection."
-    return "/".join(map(str, g)) if isinstance(g, tuple) else str(g)
 
 # %% ../nbs/02_inputs.ipynb #70a99908
 @constrained(excluded=Instance(dict, label="a dict {group: size}"))
@@ -216,9 +240,17 @@ def _is_name(x) -> bool:
     return isinstance(x, (str, numbers.Integral)) and not isinstance(x, bool)
 
 # %% ../nbs/02_inputs.ipynb #fe009e24
+def _no_column(key, columns, where: str = "`data`") -> str:
+    "'no column 'x' in `data`; did you mean ...?': the one message for a column name that is not there."
+    names = [str(c) for c in columns]
+    close = difflib.get_close_matches(str(key), names, n=3, cutoff=0.6)
+    hint = f"did you mean {', '.join(map(repr, close))}?" if close else f"columns: {', '.join(names[:12])}"
+    return f"no column {key!r} in {where}; {hint}"
+
+
 def _column(data: pd.DataFrame, key, name, func):
     if key not in data.columns:
-        raise FairlibInputError(name, f"names no column of `data`: {key!r} (columns: {list(data.columns)[:10]})", func)
+        raise FairlibInputError(name, _no_column(key, data.columns), func)
     col = data[key]
     if isinstance(col, pd.DataFrame):
         raise FairlibInputError(name, f"column {key!r} is duplicated in `data`", func)
@@ -255,7 +287,7 @@ def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=Non
         sf = data[list(sf)]
     elif isinstance(sf, (list, tuple)) and sf and all(isinstance(c, str) for c in sf) and len(sf) < len(data):
         missing = [c for c in sf if c not in data.columns]
-        raise FairlibInputError("sensitive_features", f"names no column of `data`: {missing}", func)
+        raise FairlibInputError("sensitive_features", _no_column(missing[0], data.columns), func)
     out["sensitive_features"] = sf
     return out
 
