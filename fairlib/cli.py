@@ -5,15 +5,17 @@
 # %% ../nbs/09d_cli.ipynb #eec71625
 from __future__ import annotations
 import argparse
-import difflib
+import contextlib
 import os
 import re
 import sys
-from pathlib import Path
 import pandas as pd
+from . import __version__
 from .core import FairlibInputError
 from .constraints import AnyOf, Instance, constrained
 from .audit import audit
+from .cluster import is_dataset_path, open_dataset
+from .datafiles import check_output_paths, read_audit_table
 from .htmlreport import write_report
 from .runs import NotebookFailed, RunInterrupted, reproduce
 
@@ -34,7 +36,7 @@ class _Fail(Exception):
     "A data problem `fairlib audit` reports in one line (exit status 1)."
 
 # %% ../nbs/09d_cli.ipynb #e9098672
-_FLAGS = {  # audit()'s argument names -> the command line's
+_FLAGS = {  # the library's argument names -> the command line's
     "y_true": "--y-true",
     "y_pred": "--y-pred",
     "y_prob": "--y-prob",
@@ -43,52 +45,26 @@ _FLAGS = {  # audit()'s argument names -> the command line's
     "min_support": "--min-support",
     "n_resamples": "--n-resamples",
     "seed": "--seed",
+    "metrics": "--metrics",
+    "thresholds": "--thresholds",
+    "reference": "--reference",
+    "out": "--out",
+    "json": "--json",
     "data": "DATA",
 }
-_NAMES = re.compile(r"\b(y_true|y_pred|y_prob|sensitive_features|pos_label|min_support|n_resamples)\b(=(?=\s|$))?")
-_CSV = (".csv", ".txt", ".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip")
-_PARQUET = (".parquet", ".pq")
+_NAMES = re.compile(  # an argument's name in a message, not a quoted column name such as 'y_pred'
+    r"(?<![\w'\"])(y_true|y_pred|y_prob|sensitive_features|pos_label|min_support|n_resamples|thresholds)"
+    r"(?![\w'\"])(=(?=\s|$))?"
+)
 
 # %% ../nbs/09d_cli.ipynb #3647cbb9
-def _read_table(data: str) -> pd.DataFrame:
-    "DATA as a DataFrame: CSV or Parquet by suffix, `-` for CSV on standard input."
-    if data == "-":
-        kind, src = "CSV", sys.stdin
-    else:
-        p = Path(data)
-        if not p.exists():
-            raise _Fail(f"DATA {data!r}: no such file")
-        if p.is_dir():
-            raise _Fail(f"DATA {data!r} is a folder, not a CSV or Parquet file")
-        name = p.name.lower()
-        kind = "Parquet" if name.endswith(_PARQUET) else "CSV" if name.endswith(_CSV) else None
-        if kind is None:
-            raise _Fail(f"DATA {data!r}: unknown file type; name a .csv or .parquet file (or - for CSV on stdin)")
-        if p.stat().st_size == 0:
-            raise _Fail(f"DATA {data!r} is empty")
-        src = p
-    try:
-        df = pd.read_parquet(src) if kind == "Parquet" else pd.read_csv(src)
-    except ImportError:
-        raise _Fail("reading Parquet needs pyarrow: pip install fairlib[parquet]") from None
-    except pd.errors.EmptyDataError:
-        raise _Fail(f"DATA {data!r} is empty") from None
-    except (ValueError, OSError, UnicodeError, pd.errors.ParserError) as e:
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise _Fail(f"DATA {data!r} cannot be read as {kind}: {first}") from None
-    if len(df) == 0:
-        raise _Fail(f"DATA {data!r} has a header but no rows")
-    return df
-
-# %% ../nbs/09d_cli.ipynb #9ee4fa6a
-def _check_column(df: pd.DataFrame, col: str, flag: str) -> None:
-    "Fail with the closest column names when `col` is not a column of `df`."
-    if col in df.columns:
-        return
-    names = [str(c) for c in df.columns]
-    close = difflib.get_close_matches(col, names, n=3, cutoff=0.6)
-    hint = f"did you mean {', '.join(map(repr, close))}?" if close else f"columns: {', '.join(names[:12])}"
-    raise _Fail(f"{flag}: no column {col!r} in DATA; {hint}")
+def _cli_words(e: FairlibInputError) -> str:
+    "A library refusal in the command line's words: `--y-true: ...`, `DATA 'x.csv': ...`."
+    problem = _NAMES.sub(lambda m: _FLAGS[m[1]], e.problem.replace("`data`", "DATA"))
+    base, bracket, rest = str(e.argument).partition("[")
+    if base == "data":
+        return f"DATA {problem}"
+    return f"{_FLAGS.get(base, base)}{bracket}{rest}: {problem}"
 
 # %% ../nbs/09d_cli.ipynb #d2a14f9e
 def _label_value(text: str, col: pd.Series):
@@ -112,21 +88,56 @@ def _label_value(text: str, col: pd.Series):
     raise _Fail(f"--pos-label: {text!r} is not a label of column {col.name!r} (labels: {labels})")
 
 # %% ../nbs/09d_cli.ipynb #ae03147e
+def _thresholds(pairs) -> dict | None:
+    "The --thresholds pairs as one dict; a metric given twice is refused."
+    out = {}
+    for name, value in (p for group in pairs or [] for p in group):
+        if name in out:
+            raise _Fail(f"--thresholds: {name} is given more than once ({out[name]:g} and {value:g})")
+        out[name] = value
+    return out or None
+
+
+def _reference(pairs, sensitive) -> dict | None:
+    "The --reference pairs as {attribute: group}: each attribute one of --sensitive, once."
+    out = {}
+    for name, group in (p for group in pairs or [] for p in group):
+        if name not in sensitive:
+            raise _Fail(f"--reference: {name!r} is not one of the --sensitive columns ({', '.join(sensitive)})")
+        if name in out:
+            raise _Fail(f"--reference: {name} is given more than once ({out[name]!r} and {group!r})")
+        out[name] = group  # text: the audit matches it to the column's values by their text
+    return out or None
+
+
 def _run_audit(a) -> int:
-    "The `audit` subcommand: read, check the columns, audit, print, write the files asked for."
-    df = _read_table(a.data)
-    named = [("--y-true", a.y_true), ("--y-pred", a.y_pred), ("--y-prob", a.y_prob)]
-    for flag, c in named + [("--sensitive", c) for c in a.sensitive]:
-        if c is not None:
-            _check_column(df, c, flag)
-    labels = pd.unique(df[a.y_pred].dropna())
-    if len(labels) > 2:
-        raise _Fail(
-            f"--y-pred: column {a.y_pred!r} has {len(labels)} distinct values; a prediction must be binary "
-            "(two labels): pass scores with --y-prob and a thresholded column with --y-pred"
-        )
-    pos = None if a.pos_label is None else _label_value(a.pos_label, df[a.y_true])
-    try:
+    "The `audit` subcommand: check the outputs, read, audit, print, write the files asked for."
+    outs = check_output_paths({"json": a.json, "out": a.out}, {"data": a.data}, func="fairlib audit")  # before reading
+    cols = {"y_true": a.y_true, "y_pred": a.y_pred, "y_prob": a.y_prob}
+    with contextlib.ExitStack() as stack:
+        if is_dataset_path(a.data) or a.scheduler is not None or a.workers is not None:  # counted on dask
+            df = stack.enter_context(
+                open_dataset(
+                    a.data,
+                    sensitive_features=list(a.sensitive),
+                    scheduler=a.scheduler,
+                    workers=a.workers,
+                    progress=not a.no_progress,
+                )
+            )
+            label = df._meta.get(a.y_true)  # no values before the pass: a text label is passed as written
+            numeric = label is not None and pd.api.types.is_numeric_dtype(label)
+            pos = _label_value(a.pos_label, label) if a.pos_label is not None and numeric else a.pos_label
+        else:
+            df = read_audit_table(a.data, sensitive_features=list(a.sensitive), columns=cols, func="fairlib audit")
+            labels = pd.unique(df[a.y_pred].dropna())
+            if len(labels) > 2:
+                raise _Fail(
+                    f"--y-pred: column {a.y_pred!r} has {len(labels)} distinct values; a prediction must be binary "
+                    "(two labels): pass scores with --y-prob and a thresholded column with --y-pred"
+                )
+            pos = None if a.pos_label is None else _label_value(a.pos_label, df[a.y_true])
+        metrics = None if a.metrics is None else [m.strip() for part in a.metrics for m in part.split(",") if m.strip()]
         result = audit(
             a.y_true,
             a.y_pred,
@@ -134,23 +145,23 @@ def _run_audit(a) -> int:
             data=df,
             y_prob=a.y_prob,
             pos_label=pos,
+            metrics=metrics,
+            thresholds=_thresholds(a.thresholds),
+            reference=_reference(a.reference, list(a.sensitive)),
             min_support=a.min_support,
             vfr=a.vfr,
             size_plan=a.size_plan,
             n_resamples=a.n_resamples,
             seed=a.seed,
         )
-    except FairlibInputError as e:
-        problem = _NAMES.sub(lambda m: _FLAGS[m[1]], e.problem)  # audit()'s vocabulary -> the command line's
-        raise _Fail(f"{_FLAGS.get(e.argument, e.argument)}: {problem}") from None
     print(result)
-    for path, write in ((a.json, result.to_json), (a.out, lambda p: write_report(result, p))):
-        if path:
+    for key, write in (("json", result.to_json), ("out", lambda p: write_report(result, p))):
+        if key in outs:
             try:
-                write(path)
+                write(outs[key])  # atomically: a temporary file renamed into place
             except OSError as e:
-                raise _Fail(f"cannot write {path!r}: {e.strerror or e}") from None
-            print(f"fairlib audit: wrote {path}", file=sys.stderr)
+                raise _Fail(f"cannot write {str(outs[key])!r}: {e.strerror or e}") from None
+            print(f"fairlib audit: wrote {outs[key]}", file=sys.stderr)
     return 0
 
 # %% ../nbs/09d_cli.ipynb #80b2f96f
@@ -158,6 +169,7 @@ _EXAMPLE = """example (UCI Adult, a model's predictions in column y_pred):
   fairlib audit adult.csv --y-true income --pos-label '>50K' --y-pred y_pred \\
       --sensitive race sex --vfr --size-plan --out report.html --json result.json
   cat adult.csv | fairlib audit - --y-true high_income --y-pred y_pred --sensitive sex
+  fairlib audit claims/ --y-true readmit --y-pred flag --sensitive race sex --workers 4 --vfr   # a Parquet dataset
 
 exit status: 0 audited; 1 a problem with the data or its columns (one line on stderr); 2 a bad command line"""
 
@@ -176,6 +188,34 @@ def _int_at_least(low: int):
 
     return parse
 
+
+def _reference_pairs(text: str) -> list:
+    "An argparse type: 'race=White' or 'race=White,sex=Male' as [(attribute, group), ...] (a usage error otherwise)."
+    out = []
+    for part in text.split(","):
+        name, eq, value = part.partition("=")
+        if not eq or not name.strip() or not value.strip():
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not ATTRIBUTE=GROUP (e.g. race=White or race=White,sex=Male)"
+            )
+        out.append((name.strip(), value.strip()))
+    return out
+
+
+def _threshold_pairs(text: str) -> list:
+    "An argparse type: 'DI=0.9' or 'DI=0.9,SPD=0.05' as [(metric, threshold), ...] (a usage error otherwise)."
+    out = []
+    for part in text.split(","):
+        name, eq, value = part.partition("=")
+        try:
+            v = float(value)
+        except ValueError:
+            v = None
+        if not eq or not name.strip() or v is None:
+            raise argparse.ArgumentTypeError(f"{part!r} is not METRIC=VALUE (e.g. DI=0.9 or DI=0.9,SPD=0.05)")
+        out.append((name.strip(), v))
+    return out
+
 # %% ../nbs/09d_cli.ipynb #0d189105
 def _audit_parser(sub) -> None:
     "Declare `fairlib audit` and its options on the subparsers `sub`."
@@ -187,12 +227,34 @@ def _audit_parser(sub) -> None:
         epilog=_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("data", metavar="DATA", help="a .csv or .parquet file; - reads CSV from standard input")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="a .csv or .parquet file; - reads CSV from standard input; a folder or a glob of Parquet (or CSV) "
+        "files is a dataset, counted in one pass on dask (fairlib[dask])",
+    )
     p.add_argument("--y-true", required=True, metavar="COL", help="column of the true labels")
     p.add_argument("--y-pred", required=True, metavar="COL", help="column of the predicted labels (binary)")
     p.add_argument("--y-prob", metavar="COL", help="column of scores in [0, 1]; adds the calibration metric Cal")
     p.add_argument("--sensitive", required=True, nargs="+", metavar="COL", help="sensitive feature column(s)")
     p.add_argument("--pos-label", metavar="V", help="the positive label when labels are not 0/1, e.g. '>50K'")
+    p.add_argument(
+        "--metrics", nargs="+", metavar="M", help="audit only these metrics, e.g. DI SPD or DI,SPD (default: all)"
+    )
+    p.add_argument(
+        "--thresholds",
+        action="append",
+        type=_threshold_pairs,
+        metavar="M=T",
+        help="a metric's pass threshold, e.g. DI=0.9 or DI=0.9,SPD=0.05 (repeatable)",
+    )
+    p.add_argument(
+        "--reference",
+        nargs="+",
+        type=_reference_pairs,
+        metavar="A=G",
+        help="the reference group of an attribute's disparities, e.g. race=White (default: its largest group)",
+    )
     p.add_argument(
         "--min-support", type=_int_at_least(0), default=30, metavar="N", help="smaller groups are excluded (default 30)"
     )
@@ -202,10 +264,21 @@ def _audit_parser(sub) -> None:
         action="store_true",
         help="also say how many records each verdict needs to be stable (fl.audit_size_plan)",
     )
-    p.add_argument("--n-resamples", type=_int_at_least(1), default=500, metavar="K", help="VFR resamples (default 500)")
+    p.add_argument(
+        "--n-resamples",
+        type=_int_at_least(1),
+        default=500,
+        metavar="K",
+        help="VFR resamples (default 500; at least 29 with --vfr, the fewest that can show a verdict stable)",
+    )
     p.add_argument(
         "--seed", type=_int_at_least(0), default=0, metavar="S", help="seed of the VFR resamples (default 0)"
     )
+    p.add_argument("--scheduler", metavar="ADDRESS", help="count DATA on this dask scheduler, e.g. tcp://10.0.0.5:8786")
+    p.add_argument(
+        "--workers", type=_int_at_least(1), metavar="N", help="count DATA on a local dask cluster of N processes"
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar of the pass over a dataset")
     p.add_argument("--out", metavar="report.html", help="write the standalone HTML report here")
     p.add_argument("--json", metavar="result.json", help="write the result as JSON (AuditResult.from_json reads it)")
 
@@ -214,6 +287,7 @@ def _audit_parser(sub) -> None:
 def main(argv=None):
     "Command-line entry point: `fairlib audit DATA ...` and `fairlib reproduce [--profile P] [--paper K] ...`."
     ap = argparse.ArgumentParser(prog="fairlib", description="fairlib: fairness audits and the reproduction runner")
+    ap.add_argument("--version", action="version", version=f"fairlib {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     _audit_parser(sub)
     r = sub.add_parser("reproduce", help="run the registered paper notebooks with papermill")
@@ -234,8 +308,9 @@ def main(argv=None):
     if a.cmd == "audit":
         try:
             return _run_audit(a)
-        except _Fail as e:
-            print(f"fairlib audit: {' '.join(str(e).split())}", file=sys.stderr, flush=True)
+        except (_Fail, FairlibInputError) as e:
+            line = _cli_words(e) if isinstance(e, FairlibInputError) else str(e)
+            print(f"fairlib audit: {' '.join(line.split())}", file=sys.stderr, flush=True)
             return 1
         except BrokenPipeError:  # the reader (e.g. `| head`) left early: no traceback
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
