@@ -13,6 +13,7 @@ from .config import repo_root
 from .core import FairlibInputError, SMALL_CELL_THRESHOLD, atomic_path
 from .constraints import AnyOf, DataFrame, Flag, Instance, PathLike, PositiveInt, Predicate, Text, Unchecked
 from .constraints import constrained
+from .nbdisplay import paper_display, show_figure
 from fairlib.suppression import (
     _COUNT_NAME,
     _NOT_COUNT,
@@ -49,7 +50,8 @@ _DIR = AnyOf(None, PathLike)
 )
 def paper_dirs(paper: str, fig_dir=None, work_dir=None) -> tuple[Path, Path]:
     """Resolve (and create) a paper's figure folder (default `figures/<paper>`) and work folder (default
-    `runs/work/<paper>`)."""
+    `runs/work/<paper>`); in a notebook, show figures and floats as the paper prints them (`paper_display`)."""
+    paper_display(paper)
     root = repo_root()
     fig = Path(fig_dir) if fig_dir else root / "figures" / paper
     work = Path(work_dir) if work_dir else root / "runs" / "work" / paper
@@ -222,7 +224,7 @@ def save_figure(
     count_columns=None,  # its count columns
 ) -> Path:
     """Save a matplotlib figure atomically as `<fig_dir>/<name>.png` (after `check_aggregate(data)` when real) and
-    return the path."""
+    return the path; in a notebook, the PNG is also the cell's image output (`fairlib.nbdisplay.show_figure`)."""
     if real:
         if data is None:
             log.info("save_figure(%s): real data; the notebook is responsible for drawing aggregates only", name)
@@ -230,7 +232,8 @@ def save_figure(
             check_aggregate(data, count_columns)
     fig_dir = Path(fig_dir)
     fig_dir.mkdir(parents=True, exist_ok=True)
-    return _write(fig_dir / f"{name}.png", lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"))
+    path = _write(fig_dir / f"{name}.png", lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"))
+    return show_figure(fig, path)
 
 # %% ../nbs/03_report.ipynb #3f91df25
 @constrained(source=Text, public=Flag)
