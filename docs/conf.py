@@ -3,7 +3,9 @@
 Built by `tools/build_docs.py` (`make docs`), which stages the notebooks of nbs/ and the pages of this folder
 into `_docs_build/src` and runs `sphinx-build -c docs`. Everything is offline: no intersphinx, no CDN assets
 (MathJax is served from the copy that the `jupyter-server-mathjax` package ships), notebooks are rendered with
-the outputs they carry (nb_execution_mode = "off").
+the outputs they carry (nb_execution_mode = "off"; only docs/getting-started.md asks for its cells to run, on data
+that ships with fairlib). Docstrings are numpydoc, rendered by napoleon; wide notebook outputs scroll inside their
+cell (docs/_static/fairlib.css).
 """
 from __future__ import annotations
 import shutil, sys
@@ -21,6 +23,7 @@ release = version = fairlib.__version__
 extensions = [
     "myst_nb",                 # .ipynb and .md (MyST) sources
     "sphinx.ext.autodoc",      # the API pages (automodule)
+    "sphinx.ext.napoleon",     # numpydoc sections (Parameters, Returns, Raises, Examples) of the docstrings
     "sphinx.ext.mathjax",      # math in notebooks, served locally (below)
     "sphinx.ext.viewcode",     # highlighted source beside the API pages (no network)
 ]
@@ -45,6 +48,10 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_preserve_defaults = True
 add_module_names = False
+# numpydoc-style docstrings only (a Google-style "Args:" line is ordinary text); types stay as written
+napoleon_numpy_docstring = True
+napoleon_google_docstring = False
+napoleon_use_rtype = False
 
 # --- MathJax, offline ----------------------------------------------------------------------------------------------
 # jupyter-server-mathjax ships MathJax 2.7 (what the classic notebook used); it is copied into the
@@ -62,7 +69,8 @@ def _local_mathjax() -> Path:
 
 
 _local_mathjax()
-html_static_path = [str(_STATIC)]
+html_static_path = [str(_STATIC), str(ROOT / "docs" / "_static")]
+html_css_files = ["fairlib.css"]       # wide notebook outputs scroll inside their cell (docs/_static/fairlib.css)
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
 mathjax2_config = {
     "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]], "processEscapes": True},
@@ -161,5 +169,6 @@ def _skip_foreign_routines(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    app.connect("autodoc-process-docstring", _markdownish_docstring)
+    # before napoleon (priority 500) turns the numpydoc sections into fields, so it reads the text as written
+    app.connect("autodoc-process-docstring", _markdownish_docstring, priority=400)
     app.connect("autodoc-skip-member", _skip_foreign_routines)

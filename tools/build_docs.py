@@ -14,20 +14,29 @@ Steps (`make docs` runs the first form):
    `#| output: false` only the source. A notebook without a `# heading` gets one from its file name.
 2. **Tables of contents**: `library.md` has one toctree per folder of library notebooks (core = the
    notebooks directly in `nbs/`, then `vfr/`, `mfarm/`, `llm/`, `agent/`, `mitigation/` and any other
-   folder that exists); `papers.md` one toctree per paper of `nbs/papers/<paper>/`.
+   folder that exists); `papers.md` one toctree per paper of `nbs/papers/<paper>/`. A page of `docs/` that no
+   toctree lists is added at the end of the landing page's hidden toctree (so it is in the navigation, and
+   Sphinx does not refuse it as an orphan).
 3. **API pages**: one page per public module of the `fairlib` package (walked with pkgutil; `_modidx`
-   and every module whose name starts with `_` are skipped), each an `automodule` with its members. Each
-   module is imported first, in a child process: an import failure fails the build with its traceback.
+   and every module whose name starts with `_` are skipped), each an `automodule` with its members, their
+   numpydoc sections rendered by napoleon. Each module is imported first, in a child process: an import failure
+   fails the build with its traceback. `api/index` lists the top-level names (`import fairlib as fl`) first, each
+   with its one-line summary and a link to where it is documented, then the module pages by package.
+   **The CLI page**: `docs/cli.md` gets its reference generated from the `fairlib` command's own argparse parser
+   (one section per subcommand: usage, every option with its default, the epilog) and an example run of
+   `fairlib audit` on the handbook chapter's simulated records, run during the build; new options appear by
+   themselves. `docs/getting-started.md` is a MyST notebook whose cells run at each build.
 4. **sphinx-build** (`-W --keep-going`: any warning fails the build, a broken cross-reference or toctree
    entry included; see docs/conf.py for the few notebook-content warnings that are tolerated) into
    `_docs_build/html`, then copied to `_site/` only when it succeeded. A stamp of the inputs' hash is
    kept in `_site/` for `--if-stale`.
 
-No network is used: no intersphinx, no CDN assets, notebooks are not executed (nb_execution_mode "off").
+No network is used: no intersphinx, no CDN assets, the notebooks are rendered with the outputs they carry
+(nb_execution_mode "off"; only the getting-started page runs, on data that ships with fairlib).
 """
 
 from __future__ import annotations
-import argparse, copy, hashlib, inspect, json, os, pkgutil, re, shutil, subprocess, sys, time
+import argparse, copy, hashlib, importlib, inspect, json, os, pkgutil, re, shutil, subprocess, sys, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,6 +208,38 @@ def stage(notebooks: list[Path]) -> tuple[dict[str, list[str]], dict[str, list[s
     return library, papers
 
 
+TOCTREE = re.compile(r"```\{toctree\}\n(.*?)```", re.S)
+
+
+def _toctree_entries(text: str) -> set[str]:
+    "Docnames listed by the toctrees of a MyST page (`Title <name>` entries included)."
+    out = set()
+    for block in TOCTREE.findall(text):
+        for line in block.splitlines():
+            line = line.strip()
+            if line and not line.startswith(":"):
+                m = re.search(r"<([^<>]+)>$", line)
+                out.add((m.group(1) if m else line).removesuffix(".md").removesuffix(".ipynb"))
+    return out
+
+
+def add_unlisted_pages() -> list[str]:
+    "Append the top-level docs pages no toctree lists to index.md's hidden toctree; returns their names."
+    index = STAGE / "index.md"
+    pages = {p.stem: p.read_text(encoding="utf-8") for p in STAGE.glob("*.md")}
+    listed = set().union(*(_toctree_entries(t) for t in pages.values()))
+    missing = sorted(set(pages) - listed - {"index"})
+    if not missing:
+        return []
+    text = pages["index"]
+    block = next((m for m in TOCTREE.finditer(text) if ":hidden:" in m.group(1)), None)
+    if block is None:
+        raise SystemExit(f"build_docs: docs/index.md has no hidden toctree to add {missing} to")
+    body = block.group(1).rstrip("\n") + "\n" + "".join(f"{m}\n" for m in missing)
+    write_if_changed(index, text[: block.start(1)] + body + text[block.end(1) :])
+    return missing
+
+
 def write_tocs(library: dict[str, list[str]], papers: dict[str, list[str]]) -> None:
     for name in ("library", "papers", "api/index"):
         if (STAGE / f"{name}.ipynb").exists() or (STAGE / f"{name}.md").exists():
@@ -217,6 +258,134 @@ def write_tocs(library: dict[str, list[str]], papers: dict[str, list[str]]) -> N
     ]
     pap += [_toctree(PAPER_GROUPS.get(g, g), papers[g]) for g in _group_order(papers, PAPER_GROUPS)]
     write_if_changed(STAGE / "papers.md", "\n".join(pap))
+
+
+# --- 2b. the CLI page ------------------------------------------------------------------------------------------------
+CLI_PAGE = "cli.md"
+CLI_REFERENCE, CLI_EXAMPLE = "<!-- fairlib-cli-reference -->", "<!-- fairlib-cli-example -->"
+CLI_COLUMNS = "100"  # argparse wraps its help to the terminal width: a fixed width makes the page reproducible
+
+
+def _cli_main():
+    "The `main` of the `fairlib` command (its console-script entry point; fairlib.cli:main when not installed)."
+    from importlib.metadata import entry_points
+
+    eps = list(entry_points(group="console_scripts", name="fairlib"))
+    target = eps[0].value if eps else "fairlib.cli:main"
+    mod, _, func = target.partition(":")
+    sys.path.insert(0, str(ROOT))
+    return getattr(importlib.import_module(mod), func)
+
+
+def cli_parser() -> argparse.ArgumentParser:
+    "The `fairlib` command's parser, caught when its main() starts parsing (nothing is run)."
+
+    class Caught(Exception):
+        pass
+
+    def catch(self, *args, **kwargs):
+        raise Caught(self)
+
+    main, original = _cli_main(), argparse.ArgumentParser.parse_args
+    argparse.ArgumentParser.parse_args = catch
+    try:
+        main([])
+    except Caught as c:
+        return c.args[0]
+    finally:
+        argparse.ArgumentParser.parse_args = original
+    raise SystemExit("build_docs: the fairlib command's main() returned without parsing its arguments")
+
+
+def _md_cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
+    rows = ["| argument | what it is | default |", "| --- | --- | --- |"]
+    for a in parser._actions:
+        if a.help == argparse.SUPPRESS or isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)):
+            continue
+        if a.option_strings:
+            name = ", ".join(a.option_strings)
+            if a.nargs != 0:
+                meta = a.metavar or a.dest.upper()
+                name += f" {meta}" + (" ..." if a.nargs in ("+", "*") else "")
+        else:
+            name = a.metavar or a.dest
+        if a.required:
+            default = "required"
+        elif a.nargs == 0 or a.default in (None, argparse.SUPPRESS):
+            default = ""
+        else:
+            default = f"`{a.default}`"
+        rows.append(f"| `{name}` | {_md_cell(a.help or '')} | {default} |")
+    return rows
+
+
+def cli_reference(parser: argparse.ArgumentParser) -> str:
+    "Markdown for every subcommand of `parser`: summary, description, usage, options, epilog."
+    subs = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    if subs is None:
+        raise SystemExit("build_docs: the fairlib command has no subcommands to document")
+    summaries = {c.dest: c.help for c in subs._choices_actions}
+    out = []
+    for name, sub in subs.choices.items():
+        out.append(f"### `{sub.prog}`\n")
+        if summaries.get(name):
+            line = _md_cell(summaries[name])
+            out.append(f"{line[:1].upper()}{line[1:]}.\n")
+        if sub.description:
+            out.append(" ".join(sub.description.split()) + "\n")
+        out.append(f"```text\n{sub.format_usage().strip()}\n```\n")
+        out.append("\n".join(_option_rows(sub)) + "\n")
+        if sub.epilog:
+            out.append(f"```text\n{sub.epilog.strip()}\n```\n")
+    return "\n".join(out)
+
+
+def cli_example() -> str:
+    "Markdown of a `fairlib audit` run on the handbook chapter's simulated records, run now."
+    sys.path.insert(0, str(ROOT))
+    from fairlib.handbook import biased_classifier_example
+
+    d = BUILD / "cli-example"
+    d.mkdir(parents=True, exist_ok=True)
+    biased_classifier_example(n=1000, seed=42).to_csv(d / "chapter_example.csv", index=False)
+    args = ["audit", "chapter_example.csv", "--y-true", "y_true", "--y-pred", "y_pred", "--sensitive", "group"]
+    env = {**os.environ, "COLUMNS": CLI_COLUMNS, "PYTHONPATH": str(ROOT)}
+    p = subprocess.run([sys.executable, "-m", "fairlib.cli", *args], cwd=d, capture_output=True, text=True, env=env)
+    if p.returncode:
+        raise SystemExit(f"build_docs: the CLI example failed (exit {p.returncode}):\n{p.stdout}{p.stderr}")
+    head = "\n".join((d / "chapter_example.csv").read_text().splitlines()[:4])
+    return (
+        "The handbook chapter's simulated classifier (1,000 synthetic records) written to a CSV file, first lines:\n\n"
+        f"```text\n{head}\n```\n\nThe audit, as run while this page was built:\n\n"
+        f"```text\n$ fairlib {' '.join(args)}\n{p.stdout.rstrip()}\n```\n\n"
+        f"Exit status {p.returncode}. `--out report.html` adds the standalone HTML report, `--json result.json` the "
+        "result as JSON, `--vfr` each verdict's flip rate.\n"
+    )
+
+
+def write_cli_page() -> None:
+    "Fill the generated parts of the staged cli.md (the page must keep both markers)."
+    page = STAGE / CLI_PAGE
+    if not page.is_file():
+        raise SystemExit(f"build_docs: docs/{CLI_PAGE} is missing")
+    text = page.read_text(encoding="utf-8")
+    for mark in (CLI_REFERENCE, CLI_EXAMPLE):
+        if text.count(mark) != 1:
+            raise SystemExit(f"build_docs: docs/{CLI_PAGE} must hold the line {mark} once")
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = CLI_COLUMNS
+    try:
+        text = text.replace(CLI_REFERENCE, cli_reference(cli_parser())).replace(CLI_EXAMPLE, cli_example())
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+    write_if_changed(page, text)
 
 
 # --- 3. API pages ---------------------------------------------------------------------------------------------------
@@ -290,6 +459,41 @@ def _package_page(mod: str, mods: list[str]) -> str:
     return text
 
 
+def _summary(obj) -> str:
+    "The first sentence of a docstring, as one table cell."
+    doc = inspect.getdoc(obj) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    return first.replace("|", "\\|")
+
+
+def top_level_table(mods: list[str]) -> str:
+    "Markdown: the callables, classes and constants `fairlib` exports, each linked to where it is documented."
+    import importlib
+
+    sys.path.insert(0, str(ROOT))
+    fl = importlib.import_module("fairlib")
+    rows, seen = [], set()
+    for n in getattr(fl, "__all__", []):
+        if n in seen or n.startswith("_"):
+            continue
+        try:
+            obj = getattr(fl, n)
+        except Exception:
+            continue  # a lazily imported extra the build does not need
+        if inspect.ismodule(obj):
+            continue  # the modules are the pages listed below
+        seen.add(n)
+        home = getattr(obj, "__module__", None)
+        if (inspect.isclass(obj) or inspect.isroutine(obj)) and home in mods:
+            kind = "class" if inspect.isclass(obj) else "function"
+            ref = f"{{py:obj}}`fl.{n} <{home}.{obj.__qualname__}>`"
+        else:
+            kind, ref = type(obj).__name__, f"`fl.{n}`"
+        rows.append(f"| {ref} | {kind} | {_summary(obj) if kind in ('class', 'function') else ''} |")
+    head = "## Top-level names\n\n| name | kind | summary |\n| --- | --- | --- |\n"
+    return head + "\n".join(rows) + "\n\n## Modules\n"
+
+
 def write_api(mods: list[str]) -> None:
     groups: dict[str, list[str]] = {}
     for m in mods:
@@ -304,9 +508,10 @@ def write_api(mods: list[str]) -> None:
         write_if_changed(STAGE / "api" / f"{m}.rst", page)
     page = [
         "# API reference\n",
-        "One page per public module of the `fairlib` package, generated from its docstrings. "
-        "`import fairlib as fl` gives the names of the top-level module; the paper modules are imported on "
-        "first use.\n",
+        "Generated from the docstrings. `import fairlib as fl` gives the names below; the paper modules "
+        "(`fl.vfr`, `fl.mfarm`, `fl.agent`, ...) are imported on first use. Then one page per public module, "
+        "with all its members, grouped by package.\n",
+        top_level_table(mods),
     ]
     page += [_toctree(k, [m for m in groups[k]]) for k in sorted(groups, key=lambda k: (k != "fairlib", k))]
     write_if_changed(STAGE / "api" / "index.md", "\n".join(page))
@@ -384,6 +589,10 @@ def build(if_stale: bool = False, jobs: str = "auto") -> Path:
         raise SystemExit("build_docs: no notebooks under nbs/")
     library, papers = stage(notebooks)
     write_tocs(library, papers)
+    unlisted = add_unlisted_pages()
+    if unlisted:
+        log(f"docs pages no toctree listed, added to the landing page's: {', '.join(unlisted)}")
+    write_cli_page()
     mods = public_modules()
     check_imports(mods)
     write_api(mods)
