@@ -6,7 +6,7 @@ Same prompts (mFARM ED-triage test prompts, the authors' instrument), same model
    as the option) loads of a local Hugging Face model; per precision the batched scorer's P(Yes) against the fp32
    CPU reference (max and mean |dP(Yes)|), the yes+no mass, prompts/s and peak GPU memory;
 2. **batching**: the same scorer one prompt at a time vs batched, at the first precision (speed ratio, max |dP|);
-3. **LoRA**: a short peft LoRA run on the GPU (`fairlib.finetune.finetune_lora`, training split only), then its
+3. **LoRA**: a short peft LoRA run on the GPU (`fairlib.llm.finetune.finetune_lora`, training split only), then its
    adapter scored as an unmerged LoRA branch on the 4-bit base on the GPU against the same adapter merged into
    the fp32 weights on the CPU.
 

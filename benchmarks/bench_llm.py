@@ -1,7 +1,7 @@
 """Speed of fairlib's batched P(Yes) scorer: naive loop vs batched scorer vs the machine's compute bound, in ONE run.
 
 Same model (default: the bundled SmolLM2-135M-Instruct), same prompts (ED-triage prompts of the authors'
-instrument from `fairlib.prompts`, `instrument="paper"`, one tier), same precision (fp32), same run:
+instrument from `fairlib.mfarm.instrument`, `instrument="paper"`, one tier), same precision (fp32), same run:
 
 1. **naive**: one prompt at a time through `generate(max_new_tokens=1)`, P(Yes) from the first step's logits;
 2. **batched**: `TransformersScorer.score` (length-bucketed left-padded batches, last-position LM head,
@@ -52,7 +52,7 @@ def cpu_flags() -> str:
 
 
 def bench_prompts(n: int, tokenizer, tier: str, instrument: str = "paper") -> list[str]:
-    "n ED-triage test prompts of one tier (all 13 variants of each case) from `fairlib.prompts`."
+    "n ED-triage test prompts of one tier (all 13 variants of each case) from `fairlib.mfarm.instrument`."
     from fairlib.mfarm.instrument import prompt_table
 
     df = prompt_table(
@@ -199,15 +199,12 @@ def main(argv=None):
         f"shared prefix, authors' template : {P} tokens = {P / ntok.mean():.0%} of a prompt "
         f"(chat template + system message + the words before the demographic descriptor)"
     )
-    try:
-        alt = bench_prompts(a.n, sc.tokenizer, a.tier, "fairlib")
-        ae = sc.encode([sc.format(p, system=SYSTEM_PROMPT) for p in alt])
-        print(
-            f"shared prefix, fairlib's wording : {common_prefix(ae)} tokens = "
-            f"{common_prefix(ae) / np.mean([len(e) for e in ae]):.0%} of a prompt"
-        )
-    except Exception as e:  # an older fairlib.prompts without the alternative wording
-        print(f"shared prefix, fairlib's wording : n/a ({type(e).__name__})")
+    alt = bench_prompts(a.n, sc.tokenizer, a.tier, "fairlib")
+    ae = sc.encode([sc.format(p, system=SYSTEM_PROMPT) for p in alt])
+    print(
+        f"shared prefix, fairlib's wording : {common_prefix(ae)} tokens = "
+        f"{common_prefix(ae) / np.mean([len(e) for e in ae]):.0%} of a prompt"
+    )
 
     # instrument the scorer: record what every forward pass computes (rows, longest own part, longest prefix, keep)
     work = []

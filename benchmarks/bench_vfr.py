@@ -38,38 +38,17 @@ from fairlib.records import audit_data
 from fairlib.vfr.axis2 import CV_CUTOFF, audit_size_grid, _axis2_count_draws, _axis2_count_metrics, _size_stats
 from fairlib.reliability import MAX_UNDEFINED_SHARE
 from fairlib.vfr.axis3 import cross_hospital_grid
+from fairlib.vfr.features import paper_split
+from fairlib.vfr.texas import prepare_cohort
+from fairlib.vfr.twin import synthetic_texas100x
 
 
 def audit_partition(n_audit: int, n_models: int, seed: int = 0) -> tuple[pd.DataFrame, str]:
-    "Long predictions frame on an audit partition of `n_audit` records (the twin's, when available)."
-    try:
-        from fairlib.vfr.twin import synthetic_texas100x
-        from fairlib.vfr.texas import prepare_cohort
-        from fairlib.vfr.features import paper_split
-
-        cohort = prepare_cohort(synthetic_texas100x(seed=seed))
-        audit = cohort.iloc[paper_split(cohort.los_gt3).audit[:n_audit]].reset_index(drop=True)
-        hospital = audit.THCIC_ID.to_numpy()
-        source = f"twin cohort (seed {seed}), 80/20 audit partition"
-    except ImportError:  # before fairlib.data.texas exists
-        rng = np.random.default_rng(seed)
-        audit = pd.DataFrame(
-            dict(
-                race=rng.choice(
-                    ["White", "Other", "Black", "Asian/Pacific Islander", "American Indian"],
-                    n_audit,
-                    p=[0.652, 0.202, 0.125, 0.018, 0.003],
-                ),
-                sex=rng.choice(["Female", "Male"], n_audit, p=[0.633, 0.367]),
-                ethnicity=rng.choice(["Hispanic", "Not Hispanic"], n_audit, p=[0.275, 0.725]),
-                age_bucket=rng.choice(
-                    ["Pediatric", "Young Adult", "Middle-Aged", "Elderly"], n_audit, p=[0.04, 0.23, 0.30, 0.43]
-                ),
-            )
-        )
-        audit["los_gt3"] = rng.binomial(1, 0.45, n_audit)
-        hospital = rng.integers(0, 441, n_audit)
-        source = "stand-in attributes (fairlib.data.texas not importable)"
+    "Long predictions frame on an audit partition of `n_audit` records of the synthetic Texas-100X twin."
+    cohort = prepare_cohort(synthetic_texas100x(seed=seed))
+    audit = cohort.iloc[paper_split(cohort.los_gt3).audit[:n_audit]].reset_index(drop=True)
+    hospital = audit.THCIC_ID.to_numpy()
+    source = f"twin cohort (seed {seed}), 80/20 audit partition"
     rng = np.random.default_rng(seed + 1)
     y = audit.los_gt3.to_numpy()
     age_shift = audit.age_bucket.map(
@@ -165,7 +144,7 @@ def main(argv=None):
     ap.add_argument("--R", type=int, default=30, help="Axis 2 subsamples per size")
     ap.add_argument("--n-audit", type=int, default=185_026)
     ap.add_argument("--models", type=int, default=12)
-    ap.add_argument("--predictions", help="predictions table (npz, save_frame) from nbs/papers/vfr/02_panel")
+    ap.add_argument("--predictions", help="predictions table (npz, save_frame) from nbs/papers/vfr/02_panel.ipynb")
     ap.add_argument("--naive-K", type=int, default=20, help="resamples per timed cell for plain index resampling")
     ap.add_argument("--naive-R", type=int, default=3, help="subsamples per timed (cell, size) for index subsampling")
     ap.add_argument("--fairlearn", action="store_true", help="also time fairlearn MetricFrame (slow)")

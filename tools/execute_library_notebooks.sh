@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Execute the library notebooks (nbs/*.ipynb, not nbs/papers/) IN PLACE, keeping their outputs, so any
-# git host shows them as documentation; then nbdev-clean strips execution counts and metadata.
+# Execute the library notebooks (every notebook under nbs/, its package folders vfr/ mfarm/ llm/ agent/
+# mitigation/ included, but not nbs/papers/) IN PLACE, keeping their outputs, so any git host shows them as
+# documentation; then nbdev-clean strips execution counts and metadata.
 #
 #   tools/execute_library_notebooks.sh                 # every library notebook (what `make docs-nbs` runs)
-#   tools/execute_library_notebooks.sh nbs/02_metrics.ipynb ...   # just these
+#   tools/execute_library_notebooks.sh nbs/02a_metrics.ipynb nbs/vfr/06_axis2.ipynb ...   # just these
 #
 # The executor is nbdev-test's (execnb, `--save`), so the skip rules are the test suite's: cells marked
 # `#| eval: false` or flagged `notest` / `slow` (tst_flags in pyproject.toml) are not run and keep no
@@ -15,7 +16,8 @@ set -euo pipefail
 cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 
 if [ $# -gt 0 ]; then nbs=("$@"); else
-  mapfile -t nbs < <(ls nbs/*.ipynb | grep -v '/[_.]')
+  # folders and files whose name starts with _ or . are skipped, as nbdev-test skips them
+  mapfile -t nbs < <(find nbs -name '*.ipynb' -not -path 'nbs/papers/*' | grep -v '/[_.]' | sort)
 fi
 
 export PYTHONHASHSEED=0 TQDM_DISABLE=1 MPLBACKEND=Agg
