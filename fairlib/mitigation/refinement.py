@@ -10,11 +10,14 @@ import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import BaseEstimator, clone
 from ..core import FairlibInputError, cell_seed, check_rng, largest_remainder
-from ..constraints import Flag, Instance, Interval, NonNegativeInt, PositiveInt, Predicate, constrained
+from ..constraints import Flag, Instance, Interval, NonNegativeInt, Options, PositiveInt, Predicate, constrained
 from ..counts import audit_metric, metric_from_counts
-from .reweighing import COUNT_METRICS, DI_TARGET, _ESTIMATOR, _SEED, _sensitive, intersection_codes
-from .thresholds import InfeasibleConstraintWarning, ThresholdShift, _CellThresholdsMixin, _DIState
-from .thresholds import _constraint_oos, _snap, _validate_post
+from .validation import _SEED
+from .parity import CONSTRAINTS, DI_TARGET, _constraint
+from .cells import _DIState, _snap
+from .reweighing import COUNT_METRICS, _ESTIMATOR, intersection_codes
+from .thresholds import InfeasibleConstraintWarning, ThresholdShift, _CellThresholdsMixin
+from .thresholds import _constraint_oos, _validate_post
 from ..results import Result
 
 # %% auto #0
@@ -27,14 +30,16 @@ class RefinementResult(Result):
 
     n_moves: int
     converged: bool  # True: stopped because no move improves; False: max_iter reached
-    feasible_start: bool  # B3's thresholds satisfy the DI constraint on the fitting rows
+    feasible_start: bool  # B3's thresholds satisfy the constraint on the fitting rows
     feasible: bool  # the final thresholds do
     objective_start: float  # mean VFR over the objective cells at B3
     objective: float  # ... after refinement
     accuracy_start: float
     accuracy: float
-    min_di: float  # smallest DI over the attributes after refinement
+    min_di: float  # smallest DI over the attributes after refinement (demographic parity; NaN otherwise)
     trace: pd.DataFrame = field(compare=False)  # one row per accepted move
+    max_gap: float = np.nan  # largest TPR / equalized-odds gap after refinement (the gap constraints; NaN for DP)
+    constraint: str = "demographic_parity"  # the constraint held
     _title = "B4 greedy refinement"
 
 # %% ../../nbs/mitigation/03_refinement.ipynb #98eb3146
@@ -56,8 +61,8 @@ def _boot_multiplicities(codes, y, K, size, rng):
 class _Objective:
     "Bootstrap state of the fitting rows for the B4 objective: per-attribute multiplicities and positive counts."
 
-    def __init__(self, di: _DIState, y, yhat, metrics, K, size, seed):
-        self.di, self.y, self.metrics = di, y, metrics
+    def __init__(self, di: _DIState, y, yhat, metrics, K, size, seed, cmetric="DI"):
+        self.di, self.y, self.metrics, self.cmetric = di, y, metrics, cmetric  # cmetric: the constraint's metric
         root = np.random.SeedSequence() if seed is None else seed
         self.W, self.m, self.P, self.Ppt, self.npt = [], [], [], [], []
         for j, a in enumerate(di.columns):
@@ -102,8 +107,8 @@ class _Objective:
         return np.stack([m - P, P], axis=-1)
 
     def evaluate(self, dP=None):
-        """Objective (mean VFR) and DI per attribute for the current state plus each candidate delta in `dP` (list per
-        candidate)."""
+        """Objective (mean VFR) and the constraint's value (DI, EOpp or EOD) per attribute for the current state plus
+        each candidate delta in `dP` (list per candidate)."""
         n_c = 1 if dP is None else len(dP)
         vfr_cells, di = [], []
         for j in range(len(self.di.columns)):
@@ -112,7 +117,7 @@ class _Objective:
             inc = self.di.included[j]
             cb = self._counts(P, self.m[j][None, None])  # (n_c, K, G, 2, 2)
             cp = self._counts(Pp, self.npt[j][None])  # (n_c, G, 2, 2)
-            di.append(np.asarray(metric_from_counts("DI", cp, included=inc), float))
+            di.append(np.asarray(metric_from_counts(self.cmetric, cp, included=inc), float))
             for name in self.metrics:
                 v = np.asarray(metric_from_counts(name, cb, included=inc), float)  # (n_c, K)
                 ok = ~np.isnan(v)
@@ -152,16 +157,74 @@ class _Objective:
     random_state=_SEED,
     estimator=_ESTIMATOR,
     prefit=Flag,
+    constraint=None | Options(*CONSTRAINTS),
+    tolerance=None | Interval(0, 1),
 )
 class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
-    """B4: from B3's thresholds, one-step moves of one cell threshold, accepted only if all-attribute DI holds and the
-    VFR objective improves; the constraint is also scored out of sample (`constraint_oos_`, `constraint_vfr_`)."""
+    """B4: from B3's thresholds, one-step moves of one cell threshold, accepted only if the constraint still holds on
+    every attribute and the VFR objective improves; the constraint is also scored out of sample (`constraint_oos_`,
+    `constraint_vfr_`).
+
+    Parameters
+    ----------
+    base : ThresholdShift, optional
+        The B3 to start from (default `ThresholdShift()`); it is cloned and refitted on the same rows.
+    di_target : float
+        Demographic parity's DI bound (also set on `base`).
+    objective_metrics : list of str
+        Count-based audit metrics whose VFR (× the attributes) is averaged into the objective.
+    n_resamples : int
+        K of the objective's bootstrap (Algorithm 1).
+    resample_size : int, optional
+        N of the objective's bootstrap (None: the number of fitting rows).
+    seed : None, int, SeedSequence or Generator
+        Root seed of the objective's resamples.
+    max_iter : int
+        At most this many accepted moves.
+    oos_resamples : int
+        Bootstrap refits of the whole procedure that score the constraint out of bag (0 skips the check).
+    random_state : None, int, SeedSequence or Generator
+        Seed of those refits.
+    estimator : classifier with predict_proba, optional
+        Its P(y = 1) is thresholded; None: `fit` and `predict` take the scores themselves.
+    prefit : bool
+        The estimator is fitted already: use it as it is.
+    constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"}, optional
+        The constraint every accepted move keeps (None: the one of `base`, demographic parity by default); set on
+        `base` too.
+    tolerance : float, optional
+        The gap bound of equal opportunity and equalized odds (None: the one of `base`, by default the audit's 0.1).
+
+    Attributes
+    ----------
+    thresholds_ : ndarray
+        One threshold per cell after refinement (`cell_thresholds_`).
+    base_ : ThresholdShift
+        The fitted start.
+    result_ : RefinementResult
+        Start and end objective, accuracy and constraint value, the moves (`trace`), convergence.
+    feasible_ : bool
+        The constraint holds on every attribute of the fitting rows at the end.
+    constraint_oos_, constraint_vfr_ : DataFrame, float
+        The constraint out of bag, as for `ThresholdShift`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> g = pd.DataFrame({"sex": rng.choice(["F", "M"], 2000)})
+    >>> s = np.clip(rng.beta(2, 2, 2000) + 0.2 * (g.sex == "M").to_numpy() - 0.1, 0.001, 0.999)
+    >>> y = (rng.random(2000) < s).astype(int)
+    >>> gr = GreedyRefinement(constraint="equal_opportunity", n_resamples=10, max_iter=10, oos_resamples=0)
+    >>> gr = gr.fit(s, y, sensitive_features=g)
+    >>> gr.feasible_, gr.result_.constraint
+    (True, 'equal_opportunity')
+    """
 
     def __init__(
         self,
         base=None,
         *,  # a ThresholdShift to start from (default: ThresholdShift())
-        di_target: float = DI_TARGET,  # DI constraint on every attribute (also set on `base`)
+        di_target: float = DI_TARGET,  # DI bound of demographic parity (also set on `base`)
         objective_metrics=COUNT_METRICS,  # metrics whose VFR (× the DI attributes) is averaged
         n_resamples: int = 50,  # K in Algorithm 1, for the objective
         resample_size: int | None = None,  # N in Algorithm 1; None = the number of fitting rows
@@ -171,11 +234,14 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
         estimator=None,  # a classifier with predict_proba whose scores are thresholded (None: fit/predict take scores)
         prefit: bool = False,  # the estimator is already fitted: use it as it is
+        constraint: str | None = None,  # None: the constraint of `base` (demographic parity by default)
+        tolerance: float | None = None,  # None: the tolerance of `base` (the audit's 0.1 by default)
     ):
         self.estimator, self.prefit = estimator, prefit
         self.base, self.di_target, self.objective_metrics = base, di_target, objective_metrics
         self.n_resamples, self.resample_size, self.seed, self.max_iter = n_resamples, resample_size, seed, max_iter
         self.oos_resamples, self.random_state = oos_resamples, random_state
+        self.constraint, self.tolerance = constraint, tolerance
 
     def _check(self, func):
         "K and the objective's metric names (the parameters are declared above and checked on entry to fit)."
@@ -194,26 +260,68 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     def di_columns(self):
         return (self.base or ThresholdShift()).di_columns
 
+    def _constraint_args(self):
+        "The constraint name and tolerance: this estimator's where given, else the base's."
+        b = self.base or ThresholdShift()
+        name = b.constraint if self.constraint is None else self.constraint
+        return name, b.tolerance if self.tolerance is None else self.tolerance
+
+    def _constraint(self, func):
+        name, tol = self._constraint_args()
+        return _constraint(name, self.di_target, tol, func)
+
     def _score_spec(self):
-        return self.base_.di_columns_, float(self.di_target), int(self.base_.min_support)
+        return self.base_.di_columns_, self._constraint("score"), int(self.base_.min_support)
 
     def fit(self, X, y, groups=None, *, sensitive_features=None):
-        """Fit B3 on the selection rows, then refine its thresholds greedily on the same rows. `X` holds scores in
-        [0, 1] without an estimator, the features of the estimator (fitted here unless prefit) with one."""
+        """Fit B3 on the selection rows, then refine its thresholds greedily on the same rows.
+
+        Parameters
+        ----------
+        X : array-like
+            Scores in [0, 1] without an estimator; the estimator's features (fitted here unless prefit) with one.
+        y : array-like of 0/1
+            The rows' labels.
+        groups : DataFrame, Series or dict of arrays, optional
+            The group columns, positionally (the API of 0.1); or pass them as `sensitive_features`.
+        sensitive_features : DataFrame, Series or dict of arrays, optional
+            The group columns. Pandas inputs (X, y, the groups) must share one index.
+
+        Returns
+        -------
+        GreedyRefinement
+            self, fitted: `thresholds_`, `base_`, `result_`, `feasible_`, `constraint_oos_`, ...
+
+        Raises
+        ------
+        FairlibInputError
+            As `ThresholdShift.fit`, and a non-count objective metric.
+
+        Warns
+        -----
+        InfeasibleConstraintWarning
+            The refined thresholds miss the constraint on the fitting rows.
+        UnstableConstraintWarning
+            The constraint holds on the fitting rows but fails out of bag in at least half of the refits.
+        """
         func = "GreedyRefinement.fit"
         K, metrics = self._check(func)
-        groups = _sensitive(groups, sensitive_features, func)
+        con = self._constraint(func)
+        c_name, c_tol = self._constraint_args()
+        groups, name = self._fit_inputs(X, y, groups, sensitive_features, func)
         self._fit_estimator(X, y, func)
-        s, yy, sub = _validate_post(self, self._scores(X), y, groups, func)
+        s, yy, sub = _validate_post(self, self._scores(X), y, groups, func, argument=name)
         with warnings.catch_warnings():  # B3 may miss the constraint: B4 repairs it, and says so below if it cannot
             warnings.simplefilter("ignore", InfeasibleConstraintWarning)
             b3 = (
                 clone(ThresholdShift() if self.base is None else self.base)
-                .set_params(di_target=self.di_target, oos_resamples=0, estimator=None)
+                .set_params(
+                    di_target=self.di_target, oos_resamples=0, estimator=None, constraint=c_name, tolerance=c_tol
+                )
                 .fit(s, yy, sub)
             )
         self.base_ = b3
-        step, target = b3.step_, float(self.di_target)
+        step = b3.step_
         codes, cells = intersection_codes(sub, b3.cell_columns_, func=func)
         if not cells.equals(b3.cells_):
             raise FairlibInputError("groups", "cells differ from the base estimator's", func)
@@ -221,7 +329,7 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         t = b3.thresholds_.copy()
         yh = (s >= t[codes]).astype(np.int64)
         di = _DIState(sub, b3.di_columns_, b3.min_support)
-        ob = _Objective(di, yy, yh, metrics, K, size, self.seed)
+        ob = _Objective(di, yy, yh, metrics, K, size, self.seed, cmetric=con.metric)
         members = [np.flatnonzero(codes == c) for c in range(len(cells))]
         order = [m[np.argsort(s[m], kind="stable")] for m in members]
         sorted_s = [s[o] for o in order]
@@ -229,11 +337,11 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         obj, d = float(obj[0]), d[0]
         acc = float((yh == yy).mean())
         n = len(s)
-        start = dict(objective=obj, accuracy=acc, feasible=bool(np.all(d >= target)))
+        start = dict(objective=obj, accuracy=acc, feasible=bool(np.all(con.met(d))))
         lo_t, hi_t = float(_snap(0.0, step)), float(_snap(1.0, step))
         trace, converged, cache = [], True, {}
         for it in range(int(self.max_iter) + 1):
-            feasible = bool(np.all(d >= target))
+            feasible = bool(np.all(con.met(d)))
             cand, deltas, daccs = [], [], []
             for c in np.flatnonzero(b3.movable_):
                 for direction in (-1, 1):
@@ -255,14 +363,15 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
             objs, dis, _ = ob.evaluate(deltas)
             accs = acc + np.asarray(daccs)
             with np.errstate(invalid="ignore"):
-                ok = np.all(dis >= target, axis=1)
+                ok = np.all(con.met(dis), axis=1)
                 if feasible:
                     better = ok & ((objs < obj - 1e-12) | ((np.abs(objs - obj) <= 1e-12) & (accs > acc + 1e-12)))
                     rank = np.lexsort((-accs, np.where(better, objs, np.inf)))
                     phase = "refine"
-                else:  # repair: raise the smallest DI
-                    mins = np.nan_to_num(np.nanmin(np.where(np.isnan(dis), -1, dis), 1), nan=-1)
-                    better = mins > np.nanmin(np.where(np.isnan(d), -1, d)) + 1e-12
+                else:  # repair: raise the smallest DI (lower the largest gap); undefined values rank lowest
+                    gd, g0 = con.goodness(dis), con.goodness(d)
+                    mins = np.nan_to_num(np.nanmin(np.where(np.isnan(gd), con.floor, gd), 1), nan=con.floor)
+                    better = mins > np.nanmin(np.where(np.isnan(g0), con.floor, g0)) + 1e-12
                     rank = np.lexsort((-accs, -np.where(better, mins, -np.inf)))
                     phase = "repair"
             if not better.any():
@@ -273,44 +382,54 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
             k = int(rank[0])
             c, new = cand[k]
             ob.apply(deltas[k])
-            trace.append(
-                dict(
-                    move=len(trace) + 1,
-                    phase=phase,
-                    cell=" / ".join(map(str, cells[c])),
-                    threshold_from=float(t[c]),
-                    threshold_to=new,
-                    objective=float(objs[k]),
-                    accuracy=float(accs[k]),
-                    min_di=float(np.nanmin(dis[k])),
-                )
+            step_row = dict(
+                move=len(trace) + 1,
+                phase=phase,
+                cell=" / ".join(map(str, cells[c])),
+                threshold_from=float(t[c]),
+                threshold_to=new,
+                objective=float(objs[k]),
+                accuracy=float(accs[k]),
             )
+            step_row["min_di" if con.is_ratio else "max_gap"] = (
+                float(np.nanmin(dis[k])) if con.is_ratio else con.worst(dis[k])
+            )
+            trace.append(step_row)
             t[c] = new
             obj, acc, d = float(objs[k]), float(accs[k]), dis[k]
         self.thresholds_, self.cells_, self.cell_sizes_, self.movable_ = t, cells, b3.cell_sizes_, b3.movable_
         self.default_threshold_, self.cell_columns_, self.step_ = b3.default_threshold_, b3.cell_columns_, step
         self.objective_ = obj
         self.n_iter_ = len(trace)
-        cols = ["move", "phase", "cell", "threshold_from", "threshold_to", "objective", "accuracy", "min_di"]
+        cols = ["move", "phase", "cell", "threshold_from", "threshold_to", "objective", "accuracy"]
+        cols.append("min_di" if con.is_ratio else "max_gap")
         self.result_ = RefinementResult(
             len(trace),
             converged,
             start["feasible"],
-            bool(np.all(d >= target)),
+            bool(np.all(con.met(d))),
             start["objective"],
             obj,
             start["accuracy"],
             acc,
-            float(np.nanmin(d)),
+            float(np.nanmin(d)) if con.is_ratio else np.nan,
             pd.DataFrame(trace, columns=cols),
+            max_gap=np.nan if con.is_ratio else con.worst(d),
+            constraint=con.name,
         )
         self.feasible_ = self.result_.feasible
+        self.constraint_, self.constraint_metric_, self.constraint_bound_ = con.name, con.metric, con.bound
         if not self.feasible_:
+            if con.is_ratio:
+                what = f"DI >= di_target={con.bound:g}"
+                got = f"smallest DI {self.result_.min_di:.3f}"
+            else:
+                what, got = con.text(), f"largest {con.label} {self.result_.max_gap:.3f}"
             warnings.warn(
-                f"{func}: the refined thresholds do not meet DI >= di_target={target:g} on every attribute of the "
-                f"fitting rows (smallest DI {self.result_.min_di:.3f}; feasible_ is False)",
+                f"{func}: the refined thresholds do not meet {what} on every attribute of the "
+                f"fitting rows ({got}; feasible_ is False)",
                 InfeasibleConstraintWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         _constraint_oos(self, s, yy, sub, di, func)
         return self

@@ -11,13 +11,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils import TransformerTags
 from sklearn.utils.validation import check_is_fitted
-from ..core import FairlibInputError, as_1d, check_binary
-from ..constraints import Instance, Interval, NonNegativeInt, Options, Predicate, Text, constrained
-from ..counts import metric_from_counts
+from ..core import FairlibInputError, check_binary
+from ..constraints import Interval, NonNegativeInt, Options, Predicate, Text, constrained
 from ..inputs import group_codes
+from .validation import _COLUMNS, _GROUPS, _aligned, _frame, _paired, _sensitive, _weights
+from .parity import DI_TARGET, _by_attribute, _constraint
 
 # %% auto #0
-__all__ = ['CELL_ATTRIBUTES', 'DI_ATTRIBUTES', 'DI_TARGET', 'COUNT_METRICS', 'REWEIGHING_VARIANTS', 'intersection_codes',
+__all__ = ['CELL_ATTRIBUTES', 'DI_ATTRIBUTES', 'COUNT_METRICS', 'REWEIGHING_VARIANTS', 'intersection_codes',
            'IntersectionalReweighing']
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #b258b6ee
@@ -26,86 +27,11 @@ CELL_ATTRIBUTES = ("race", "age_bucket", "sex")  # Texas-100X cells of the VFR p
 # %% ../../nbs/mitigation/01_reweighing.ipynb #839cc464
 DI_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # Texas-100X all-four-DI attributes (VFR paper)
 
-# %% ../../nbs/mitigation/01_reweighing.ipynb #4cf656a7
-DI_TARGET = 0.80  # four-fifths rule
-
 # %% ../../nbs/mitigation/01_reweighing.ipynb #676d2942
 COUNT_METRICS = ("DI", "SPD", "EOpp", "EOD", "PP", "Theil")  # metrics of the B4 objective (count-based)
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #b8dd65e5
 REWEIGHING_VARIANTS = ("kamiran_calders", "cell_size")
-
-# %% ../../nbs/mitigation/01_reweighing.ipynb #c0a5d1e2
-def _is_seed(x) -> bool:
-    if x is None or isinstance(x, (np.random.SeedSequence, np.random.Generator)):
-        return True
-    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_)) and x >= 0
-
-
-def _is_columns(c) -> bool:
-    return isinstance(c, (list, tuple)) and len(c) > 0 and all(isinstance(v, str) for v in c) and len(set(c)) == len(c)
-
-
-_GROUPS = Instance(
-    pd.DataFrame, pd.Series, dict, label="a DataFrame, a named Series or a dict of equal-length arrays of group columns"
-)
-_COLUMNS = None | Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
-_SEED = Predicate(_is_seed, "a random seed: None, an int >= 0, a numpy SeedSequence or a numpy Generator")
-
-# %% ../../nbs/mitigation/01_reweighing.ipynb #6cb37a02
-def _frame(groups, columns, func, argument="groups") -> pd.DataFrame:
-    """The `columns` of `groups` (a DataFrame, a Series or a dict of arrays), validated: present, unique, non-empty, no
-    missing values. `columns=None` takes every column (named as strings)."""
-    if isinstance(groups, pd.Series):
-        groups = groups.to_frame(str(groups.name) if groups.name is not None else "group")
-    if isinstance(groups, dict):
-        cols = {str(k): as_1d(v, f"{argument}[{k!r}]", func) for k, v in groups.items()}
-        if len({len(v) for v in cols.values()}) > 1:
-            raise FairlibInputError(
-                argument, f"columns differ in length: { {k: len(v) for k, v in cols.items()} }", func
-            )
-        groups = pd.DataFrame(cols)
-    if not isinstance(groups, pd.DataFrame):
-        raise FairlibInputError(
-            argument,
-            f"must be a DataFrame (or dict of arrays) with columns {list(columns)}, got {type(groups).__name__}",
-            func,
-        )
-    if columns is None:
-        groups = groups.rename(columns=str)
-        columns = tuple(groups.columns)
-    if groups.columns.duplicated().any():
-        raise FairlibInputError(
-            argument, f"has duplicated column(s) {sorted(set(groups.columns[groups.columns.duplicated()]))}", func
-        )
-    missing = [c for c in columns if c not in groups.columns]
-    if missing:
-        raise FairlibInputError(argument, f"lacks column(s) {missing}; it has {list(groups.columns)}", func)
-    if len(groups) == 0:
-        raise FairlibInputError(argument, "is empty", func)
-    sub = groups[list(columns)]
-    for c in columns:
-        k = int(sub[c].isna().sum())
-        if k:
-            raise FairlibInputError(argument, f"column {c!r} has {k} missing value(s)", func)
-    return sub
-
-# %% ../../nbs/mitigation/01_reweighing.ipynb #95abaffd
-def _paired(x, frame, name, func):
-    "`x` as a 1-d array in the row order of `frame`; pandas inputs are aligned by index label or refused."
-    if isinstance(x, pd.Series) and not x.index.equals(frame.index):
-        if len(x) == len(frame) and x.index.is_unique and frame.index.is_unique and set(x.index) == set(frame.index):
-            x = x.reindex(frame.index)
-        else:
-            raise FairlibInputError(
-                name,
-                "is a pandas Series whose index does not match the index of groups; align them (or pass plain arrays)",
-                func,
-            )
-    a = as_1d(x, name, func)
-    if len(a) != len(frame):
-        raise FairlibInputError(name, f"has length {len(a)}, but groups has {len(frame)} rows", func)
-    return a
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #41f7d605
 @constrained(groups=_GROUPS, columns=_COLUMNS, func=Text)
@@ -132,37 +58,9 @@ _ESTIMATOR = None | Predicate(
 class _NotFittedError(FairlibInputError, NotFittedError):
     "`FairlibInputError` naming `self` that scikit-learn also recognises as its `NotFittedError`."
 
-
-def _sensitive(groups, sensitive_features, func):
-    "The sensitive features, given positionally (`groups`, the name of 0.1) or as `sensitive_features=`: exactly once."
-    if groups is not None and sensitive_features is not None:
-        raise FairlibInputError("sensitive_features", "was given twice (as groups and as sensitive_features)", func)
-    sf = groups if sensitive_features is None else sensitive_features
-    if sf is None:
-        raise FairlibInputError(
-            "sensitive_features",
-            "is required: a fairness mitigator needs each row's groups (pass sensitive_features=...; inside a "
-            "Pipeline or GridSearchCV enable metadata routing and call set_fit_request(sensitive_features=True), "
-            "set_predict_request and set_score_request)",
-            func,
-        )
-    return sf
-
-# %% ../../nbs/mitigation/01_reweighing.ipynb #9a63283cbaf04dbcab1f6479b197f3a8
-def _di_per_column(sub, columns, y, yhat, min_support) -> np.ndarray:
-    "Point-estimate DI per column of `sub` (groups with >= min_support rows; NaN when undefined)."
-    out = []
-    for c in columns:
-        codes, g = group_codes(sub[c])
-        G = len(g)
-        counts = np.bincount(codes * 4 + y * 2 + yhat, minlength=4 * G).reshape(G, 2, 2).astype(float)
-        inc = np.bincount(codes, minlength=G) >= min_support
-        out.append(float(metric_from_counts("DI", counts, included=inc)))
-    return np.array(out)
-
 # %% ../../nbs/mitigation/01_reweighing.ipynb #8dd0d8092fe74a7c96281538738b07e2
 class _FairEstimatorMixin(ClassifierMixin):
-    "The wrapped classifier (`estimator=`), its scores and the fairness-aware `score`, shared by the mitigators."
+    "The wrapped classifier (`estimator=`), its scores, `score` (accuracy) and `fairness_score` of the mitigators."
 
     def _fit_estimator(self, X, y, func, **fit_params):
         "Set `estimator_`: None without an estimator, the estimator itself when prefit, else a clone fitted on X, y."
@@ -191,23 +89,84 @@ class _FairEstimatorMixin(ClassifierMixin):
         return self.estimator_.predict_proba(X)[:, list(self.estimator_.classes_).index(1)]
 
     def fairness_score(self, X, y, *, sensitive_features=None, sample_weight=None) -> dict:
-        "The parts of `score` on these rows: accuracy, DI per DI column, whether the constraint holds, and the score."
-        func = f"{type(self).__name__}.score"
+        """The parts of the fairness-penalised score of these rows under the estimator's own constraint.
+
+        Parameters
+        ----------
+        X : array-like
+            Scores (without an estimator) or the estimator's features.
+        y : array-like of 0/1
+            The rows' labels.
+        sensitive_features : DataFrame, Series or dict of arrays
+            The rows' group columns (pandas inputs must share one index).
+        sample_weight : None
+            Not supported (refused): the constraint counts every row once.
+
+        Returns
+        -------
+        dict
+            `accuracy`; the constraint's audit metric per attribute under its name (`DI`, `EOpp` or `EOD`);
+            `constraint` in words; `constraint_met`; `score` (the accuracy, minus 1 when the constraint fails or is
+            undefined): what `make_fair_scorer` with the same constraint returns.
+
+        Raises
+        ------
+        FairlibInputError
+            Missing sensitive features, misaligned pandas inputs, labels that are not 0/1.
+        """
+        func = f"{type(self).__name__}.fairness_score"
         if sample_weight is not None:
-            raise FairlibInputError("sample_weight", "is not supported: the score counts every row once", func)
-        columns, target, min_support = self._score_spec()
-        sub = _frame(_sensitive(None, sensitive_features, func), columns, func, "sensitive_features")
+            raise FairlibInputError("sample_weight", "is not supported: the constraint counts every row once", func)
+        sf, _ = _sensitive(None, sensitive_features, func)
+        _aligned(func, sensitive_features=sf, X=X, y=y)
+        columns, con, min_support = self._score_spec()
+        sub = _frame(sf, columns, func, "sensitive_features")
         yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
-        yh = np.asarray(self.predict(X, sensitive_features=sub), dtype=np.int64)
-        di = _di_per_column(sub, tuple(sub.columns), yy, yh, min_support)
+        yh = np.asarray(self.predict(X, sensitive_features=sf), dtype=np.int64)
+        v = _by_attribute(sub, tuple(sub.columns), yy, yh, con.metric, min_support)
         acc = float((yh == yy).mean())
-        met = bool(np.all(di >= target))  # an undefined DI (NaN) does not show the constraint holds
-        return dict(accuracy=acc, DI=dict(zip(sub.columns, di)), constraint_met=met, score=acc if met else acc - 1)
+        met = bool(np.all(con.met(v)))  # an undefined value (NaN) does not show the constraint holds
+        return {
+            "accuracy": acc,
+            con.metric: dict(zip(sub.columns, v)),
+            "constraint": con.text(),
+            "constraint_met": met,
+            "score": acc if met else acc - 1,
+        }
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
-        """Accuracy when DI >= di_target holds on every DI column of the scored rows, else accuracy - 1 (see the
-        notes above): higher is better, and every feasible model scores above every infeasible one."""
-        return self.fairness_score(X, y, sensitive_features=sensitive_features, sample_weight=sample_weight)["score"]
+        """Accuracy of the predictions on these rows (weighted by `sample_weight`), as for any classifier.
+
+        Parameters
+        ----------
+        X : array-like
+            Scores (without an estimator) or the estimator's features.
+        y : array-like of 0/1
+            The rows' labels.
+        sample_weight : array-like, optional
+            Finite, non-negative weights, one per row.
+        sensitive_features : DataFrame, Series or dict of arrays
+            The rows' group columns, which the threshold post-processors need to predict.
+
+        Returns
+        -------
+        float
+            The (weighted) share of rows predicted correctly. It is not fairness-penalised: pass
+            `scoring=make_fair_scorer(...)` to a search that should prefer candidates meeting a constraint.
+
+        Raises
+        ------
+        FairlibInputError
+            Misaligned pandas inputs, bad weights or labels, missing sensitive features where predict needs them.
+        """
+        func = f"{type(self).__name__}.score"
+        _aligned(func, sensitive_features=sensitive_features, X=X, y=y, sample_weight=sample_weight)
+        yy = check_binary(y, "y", func).astype(np.int64)
+        yh = np.asarray(self.predict(X, sensitive_features=sensitive_features), dtype=np.int64)
+        if len(yh) != len(yy):
+            raise FairlibInputError("y", f"has length {len(yy)}, but X has {len(yh)} rows", func)
+        w = _weights(sample_weight, len(yy), func)
+        return float(np.average(yh == yy, weights=w))
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #7316f16e
 def _is_clip(c) -> bool:
@@ -228,7 +187,38 @@ def _is_clip(c) -> bool:
 )
 class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
     """B2: Kamiran-Calders weights P(g)P(y)/P(g,y) over intersectional cells, regularised as 1 + λ(w − 1) and clipped;
-    with `estimator=`, a classifier trained with those weights."""
+    with `estimator=`, a classifier trained with those weights.
+
+    Parameters
+    ----------
+    lam : float
+        Regularisation strength λ >= 0: 0 gives every row weight 1, 1 the Kamiran-Calders weights.
+    clip : (float, float)
+        The weights are clipped to [low, high], 0 < low <= 1 <= high.
+    variant : {"kamiran_calders", "cell_size"}
+        The label-aware weights of the paper, or the label-blind cell balancing of the authors' code.
+    columns : list of str, optional
+        Columns whose intersection is a cell (None: every column of the sensitive features).
+    estimator : classifier, optional
+        Trained with the weights by `fit` (None: `fit(groups, y)` only learns the weights).
+    di_target : float
+        The DI bound `fairness_score` reads (demographic parity; reweighing holds no constraint itself).
+    min_support : int
+        Groups with fewer rows are left out of `fairness_score`'s DI.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_cells, 2)
+        The weight of each (cell, label); `cell_table_` shows them with each cell's size.
+    sample_weight_ : ndarray
+        The weight of each training row.
+
+    Examples
+    --------
+    >>> g = pd.DataFrame(dict(race=["A"] * 4 + ["B"] * 4))
+    >>> IntersectionalReweighing().fit(g, [1, 1, 1, 0, 1, 0, 0, 0]).sample_weight_.round(3).tolist()
+    [0.667, 0.667, 0.667, 2.0, 2.0, 0.667, 0.667, 0.667]
+    """
 
     def __init__(
         self,
@@ -238,25 +228,57 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         variant: str = "kamiran_calders",  # or "cell_size" (the authors' label-blind cell balancing)
         columns=None,  # the columns whose intersection defines a cell (None: every column of the sensitive features)
         estimator=None,  # a classifier trained with the weights (None: fit(groups, y) only learns the weights)
-        di_target: float = DI_TARGET,  # the DI constraint of `score`
-        min_support: int = 30,  # groups below this size are left out of `score`'s DI
+        di_target: float = DI_TARGET,  # the DI bound `fairness_score` reads
+        min_support: int = 30,  # groups below this size are left out of `fairness_score`'s DI
     ):
         self.lam, self.clip, self.variant, self.columns = lam, clip, variant, columns
         self.estimator, self.di_target, self.min_support = estimator, di_target, min_support
 
     def _score_spec(self):
-        return self.columns_, float(self.di_target), int(self.min_support)
+        return self.columns_, _constraint("demographic_parity", self.di_target, None, "score"), int(self.min_support)
 
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
-        """Learn the per-(cell, label) weights from the training rows; `y` is required unless variant='cell_size'.
-        Without an estimator, `X` holds the groups (the API of 0.1) unless `sensitive_features` is given; with one,
-        `X` holds its features and the estimator is fitted with the weights (times `sample_weight`, if any)."""
+        """Learn the per-(cell, label) weights from the training rows (and fit the estimator with them).
+
+        Parameters
+        ----------
+        X : DataFrame, dict of arrays, or array-like
+            Without an estimator and without `sensitive_features`: the group columns (the API of 0.1). With an
+            estimator: its features.
+        y : array-like of 0/1, optional
+            Labels; required unless variant="cell_size" (and always with an estimator).
+        sensitive_features : DataFrame, Series or dict of arrays, optional
+            The group columns, when `X` holds features. Pandas inputs must share one index.
+        sample_weight : array-like, optional
+            Finite, non-negative weights multiplied into the learned weights when the estimator is fitted; refused
+            without an estimator (there is nothing to weight).
+
+        Returns
+        -------
+        IntersectionalReweighing
+            self, with `weights_`, `sample_weight_`, `cell_table_` (and `estimator_`).
+
+        Raises
+        ------
+        FairlibInputError
+            Missing or blank group values, misaligned pandas indexes, non-binary labels, bad weights.
+        """
         func = "IntersectionalReweighing.fit"
         lam, (lo, hi) = float(self.lam), map(float, self.clip)  # declared above, checked on entry to fit
-        groups = (
-            X if self.estimator is None and sensitive_features is None else _sensitive(None, sensitive_features, func)
-        )
-        sub = _frame(groups, self.columns, func)
+        if self.estimator is None and sensitive_features is None:
+            groups, gname = X, "groups"
+            _aligned(func, groups=groups, y=y, sample_weight=sample_weight)
+        else:
+            groups, gname = _sensitive(None, sensitive_features, func)
+            _aligned(func, sensitive_features=groups, X=X, y=y, sample_weight=sample_weight)
+        if self.estimator is None and sample_weight is not None:
+            raise FairlibInputError(
+                "sample_weight",
+                "is not used without an estimator (the weights are learned from counts); pass estimator= to train a "
+                "classifier with both, or multiply your weights into sample_weight_",
+                func,
+            )
+        sub = _frame(groups, self.columns, func, gname)
         self.columns_ = tuple(sub.columns)
         codes, cells = intersection_codes(sub, self.columns_, func=func)
         C, n = len(cells), len(codes)
@@ -265,6 +287,7 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         yy = (
             np.zeros(n, np.int64) if y is None else check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
         )
+        user_w = _weights(sample_weight, n, func)
         n_gy = np.bincount(codes * 2 + yy, minlength=2 * C).reshape(C, 2).astype(float)
         if self.variant == "kamiran_calders":
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -286,16 +309,42 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         if self.estimator is not None:
             if y is None:
                 raise FairlibInputError("y", "is required to fit the estimator", func)
-            w = self.sample_weight_ if sample_weight is None else self.sample_weight_ * np.asarray(sample_weight, float)
+            w = self.sample_weight_ if user_w is None else self.sample_weight_ * user_w
             self._fit_estimator(X, yy, func, sample_weight=w)
         return self
 
     def predict(self, X, *, sensitive_features=None) -> np.ndarray:
-        "The reweighed estimator's predictions (the weights act in training only: `sensitive_features` is not used)."
+        """The reweighed estimator's 0/1 predictions.
+
+        Parameters
+        ----------
+        X : array-like
+            The estimator's features.
+        sensitive_features : ignored
+            The weights act in training only.
+
+        Returns
+        -------
+        ndarray
+            The estimator's predictions.
+        """
         return self._fitted(f"{type(self).__name__}.predict").predict(X)
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
-        "The reweighed estimator's class probabilities (`sensitive_features` is not used)."
+        """The reweighed estimator's class probabilities.
+
+        Parameters
+        ----------
+        X : array-like
+            The estimator's features.
+        sensitive_features : ignored
+            The weights act in training only.
+
+        Returns
+        -------
+        ndarray of shape (n, 2)
+            The estimator's `predict_proba`.
+        """
         return self._fitted(f"{type(self).__name__}.predict_proba").predict_proba(X)
 
     def __sklearn_tags__(self):
@@ -311,10 +360,29 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         return self.estimator_
 
     def transform(self, groups, y=None) -> np.ndarray:
-        "The learned weight of each row of `groups` (and `y`); a cell not seen in `fit` is an error."
+        """The learned weight of each row of `groups` (and `y`).
+
+        Parameters
+        ----------
+        groups : DataFrame, Series or dict of arrays
+            The rows' group columns (the fitted `columns_`).
+        y : array-like of 0/1, optional
+            Their labels (required for the Kamiran-Calders weights).
+
+        Returns
+        -------
+        ndarray
+            One weight per row.
+
+        Raises
+        ------
+        FairlibInputError
+            A cell not seen in `fit`, a missing or blank group value, misaligned pandas indexes.
+        """
         func = "IntersectionalReweighing.transform"
         if not hasattr(self, "weights_"):
             raise _NotFittedError("self", "call fit() before transform()", func)
+        _aligned(func, groups=groups, y=y)
         sub = _frame(groups, self.columns_, func)
         idx = self.cells_.get_indexer(pd.MultiIndex.from_frame(sub))
         if (idx < 0).any():
@@ -327,5 +395,18 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         return self.weights_[idx, yy]
 
     def fit_transform(self, groups, y=None) -> np.ndarray:
-        "Fit and return the training rows' sample weights."
+        """Fit and return the training rows' sample weights.
+
+        Parameters
+        ----------
+        groups : DataFrame, Series or dict of arrays
+            The group columns.
+        y : array-like of 0/1, optional
+            The labels.
+
+        Returns
+        -------
+        ndarray
+            `sample_weight_`.
+        """
         return self.fit(groups, y).sample_weight_
