@@ -9,6 +9,7 @@ from fairlib.mitigation.reweighing import IntersectionalReweighing, intersection
 from fairlib.mitigation.reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES
 from fairlib.mitigation.thresholds import ThresholdShift, di_by_attribute
 from fairlib.mitigation.refinement import GreedyRefinement
+from fairlib.mitigation.parity import constraint_by_attribute, fairness_penalised_score, make_fair_scorer
 from fairlib.vfr.baselines import accuracy_cost, baseline_summary, vfr_movement
 from fairlib.vfr.selection import fit_weighted, with_selection, fit_on_selection
 from fairlib.vfr.features import make_split
@@ -39,6 +40,12 @@ G = pd.DataFrame(
 S = R.random(N)
 Y = (R.random(N) < S).astype(int)
 SPLIT = make_split(Y, "70_15_15")
+
+
+def _LR():
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression()
 
 
 def g_with(**kw):
@@ -213,6 +220,67 @@ CASES = [
         lambda: GR().fit(S, pd.Series(Y, index=np.arange(N) * 2), G),
         "y",
     ),
+    # --- issue 34: weights, pairing of pandas inputs, missing or blank group values ---
+    (
+        "rw-weight-negative",
+        lambda: IntersectionalReweighing(estimator=_LR()).fit(
+            np.c_[S], Y, sensitive_features=G, sample_weight=-np.ones(N)
+        ),
+        "sample_weight",
+    ),
+    (
+        "rw-weight-nan",
+        lambda: IntersectionalReweighing(estimator=_LR()).fit(
+            np.c_[S], Y, sensitive_features=G, sample_weight=np.r_[np.nan, np.ones(N - 1)]
+        ),
+        "sample_weight",
+    ),
+    (
+        "rw-weight-inf",
+        lambda: IntersectionalReweighing(estimator=_LR()).fit(
+            np.c_[S], Y, sensitive_features=G, sample_weight=np.r_[np.inf, np.ones(N - 1)]
+        ),
+        "sample_weight",
+    ),
+    ("rw-weight-without-estimator", lambda: RW().fit(G, Y, sample_weight=np.ones(N)), "sample_weight"),
+    (
+        "ts-score-weight-negative",
+        lambda: (
+            ThresholdShift(**TEXAS, oos_resamples=0)
+            .fit(S, Y, G)
+            .score(S, Y, sample_weight=-np.ones(N), sensitive_features=G)
+        ),
+        "sample_weight",
+    ),
+    (
+        "ts-y-shuffled-index",
+        lambda: ThresholdShift(**TEXAS).fit(S, pd.Series(Y, index=np.random.default_rng(1).permutation(N)), G),
+        "y",
+    ),
+    ("ts-scores-shuffled-index", lambda: ThresholdShift(**TEXAS).fit(pd.Series(S, index=G.index[::-1]), Y, G), "X"),
+    ("ts-group-blank", lambda: ThresholdShift(**TEXAS).fit(S, Y, g_with(race=["A"] * (N - 1) + [" "])), "groups"),
+    (
+        "ts-group-missing-keyword",
+        lambda: ThresholdShift(**TEXAS).fit(S, Y, sensitive_features=nan_race()),
+        "sensitive_features",
+    ),
+    ("rw-group-blank", lambda: RW().fit(g_with(sex=[""] + ["F"] * (N - 1)), Y), "groups"),
+    # --- issue 35: constraints ---
+    ("ts-constraint-unknown", lambda: ThresholdShift(**TEXAS, constraint="tpr").fit(S, Y, G), "constraint"),
+    (
+        "ts-tolerance-negative",
+        lambda: ThresholdShift(**TEXAS, constraint="equal_opportunity", tolerance=-0.01).fit(S, Y, G),
+        "tolerance",
+    ),
+    ("gr-constraint-unknown", lambda: GR(constraint="eo").fit(S, Y, G), "constraint"),
+    ("scorer-constraint-unknown", lambda: make_fair_scorer("equal_odds"), "constraint"),
+    (
+        "scorer-no-groups",
+        lambda: make_fair_scorer()(ThresholdShift(**TEXAS, oos_resamples=0).fit(S, Y, G), S, Y),
+        "sensitive_features",
+    ),
+    ("cba-attributes-string", lambda: constraint_by_attribute(Y, Y, G, attributes="race"), "attributes"),
+    ("fps-tolerance-above-one", lambda: fairness_penalised_score(Y, Y, sensitive_features=G, tolerance=2), "tolerance"),
     # --- splits and fitting on the selection partition ---
     ("ws-split-wrong-type", lambda: with_selection((1, 2), Y), "split"),
     ("ws-fraction-zero", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=0), "fraction"),

@@ -1,7 +1,8 @@
 """fairlib.mitigation as scikit-learn estimators (issue 26 §5): sensitive features routed through `Pipeline` and
-`GridSearchCV`, defaults that name no data set's columns (Adult and COMPAS here, not Texas-100X), the fairness-aware
-`score`, and scikit-learn's own estimator checks. Oracles: sklearn's LogisticRegression fitted by hand, fairlearn's
-selection-rate ratio, sklearn's accuracy_score."""
+`GridSearchCV`, defaults that name no data set's columns (Adult and COMPAS here, not Texas-100X), `score` as plain
+accuracy and the explicit fairness-penalised scorer `make_fair_scorer` (issue 35), the docstring examples, and
+scikit-learn's own estimator checks. Oracles: sklearn's LogisticRegression fitted by hand, each fold refitted by hand,
+fairlearn's selection-rate ratio, TPR difference and equalized-odds difference, sklearn's accuracy_score."""
 
 import contextlib
 import warnings
@@ -10,18 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from fairlearn.metrics import demographic_parity_ratio
+from fairlearn.metrics import demographic_parity_ratio, equalized_odds_difference, true_positive_rate_difference
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
-from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from fairlib.core import FairlibInputError
 from fairlib.handbook import load_adult, load_compas
-from fairlib.mitigation import GreedyRefinement, IntersectionalReweighing, ThresholdShift
+from fairlib.mitigation import FairScorer, GreedyRefinement, IntersectionalReweighing, ThresholdShift, make_fair_scorer
 from fairlib.mitigation.reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES
 from fairlib.mitigation.thresholds import InfeasibleConstraintWarning, SmallCellWarning, UnstableConstraintWarning
 
@@ -165,6 +166,7 @@ def test_pipeline_with_threshold_shift_equals_the_hand_composition():
         hand = ThresholdShift(estimator=lr(), oos_resamples=0).fit(Xt, y, sensitive_features=A)
     np.testing.assert_array_equal(got, hand.predict(Xt, sensitive_features=A))
     assert score == pytest.approx(hand.score(Xt, y, sensitive_features=A))
+    assert score == pytest.approx(accuracy_score(y, got), abs=1e-12)  # Pipeline.score is the plain accuracy
 
 
 @pytest.mark.parametrize("which", ["reweighing", "threshold", "greedy"])
@@ -252,53 +254,236 @@ def test_gridsearch_routes_the_matching_rows_to_every_fold():
     np.testing.assert_array_equal(np.sort(np.concatenate(tests)), np.sort(np.r_[ids, ids]))
 
 
-def test_gridsearch_prefers_a_feasible_candidate_over_a_more_accurate_infeasible_one():
+def _fold_scores(make, X, y, A, cv, score):
+    "Each candidate's folds scored by hand: fit a fresh estimator on the training rows, `score` on the held-out ones."
+    out = []
+    for tr, te in cv.split(X):
+        with quiet():
+            est = make().fit(X[tr], y[tr], sensitive_features=A.iloc[tr])
+        out.append(score(est, X[te], y[te], A.iloc[te]))
+    return float(np.mean(out))
+
+
+def _hand_accuracy(est, X, y, A):
+    return accuracy_score(y, est.predict(X, sensitive_features=A))
+
+
+def _hand_penalised(constraint):
+    "The penalised score recomputed with fairlearn's group metrics (every group counts: the scorer's min_support=0)."
+
+    def score(est, X, y, A):
+        yh = est.predict(X, sensitive_features=A)
+        acc = accuracy_score(y, yh)
+        if constraint == "demographic_parity":
+            ok = all(demographic_parity_ratio(y, yh, sensitive_features=A[c]) >= 0.8 for c in A)
+        elif constraint == "equal_opportunity":
+            ok = all(true_positive_rate_difference(y, yh, sensitive_features=A[c]) <= 0.1 for c in A)
+        else:
+            ok = all(equalized_odds_difference(y, yh, sensitive_features=A[c]) <= 0.1 for c in A)
+        return acc if ok else acc - 1
+
+    return score
+
+
+ALPHAS = [(0.0,), (0.0, 0.25, 0.5, 0.75, 1.0)]
+
+
+def test_gridsearch_default_score_is_plain_accuracy():
+    "Issue 35: best_score_ was silently fairness-penalised; without scoring= it is the plain accuracy of the folds."
     X, y, A = toy(3000, seed=7)
+    cv = KFold(3)
     with sklearn.config_context(enable_metadata_routing=True), quiet():
         ts = ThresholdShift(estimator=lr(), oos_resamples=0, min_support=0)
         ts.set_fit_request(sensitive_features=True).set_score_request(sensitive_features=True)
-        gs = GridSearchCV(ts, {"alphas": [(0.0,), (0.0, 0.25, 0.5, 0.75, 1.0)]}, cv=KFold(3)).fit(
-            X, y, sensitive_features=A
+        gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv).fit(X, y, sensitive_features=A)
+    for k, a in enumerate(ALPHAS):
+        want = _fold_scores(
+            lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0), X, y, A, cv, _hand_accuracy
         )
+        assert gs.cv_results_["mean_test_score"][k] == pytest.approx(want, abs=1e-12)
+    assert (gs.cv_results_["mean_test_score"] > 0).all()  # accuracies, never penalised below 0
+    assert gs.best_params_["alphas"] == (0.0,)  # the unshifted thresholds are the more accurate ones
+
+
+def test_fair_scorer_prefers_a_feasible_candidate_over_a_more_accurate_infeasible_one():
+    X, y, A = toy(3000, seed=7)
+    cv = KFold(3)
+    with sklearn.config_context(enable_metadata_routing=True), quiet():
+        ts = ThresholdShift(estimator=lr(), oos_resamples=0, min_support=0).set_fit_request(sensitive_features=True)
+        ts.set_predict_request(sensitive_features=True)
+        gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv, scoring=make_fair_scorer(min_support=0))
+        gs.fit(X, y, sensitive_features=A)
     s = gs.cv_results_["mean_test_score"]
+    for k, a in enumerate(ALPHAS):
+        make = lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0)  # noqa: E731
+        assert s[k] == pytest.approx(_fold_scores(make, X, y, A, cv, _hand_penalised("demographic_parity")), abs=1e-12)
     assert s[0] < 0 < s[1]  # unshifted thresholds miss DI >= 0.8 in every fold and are penalised below 0
     assert gs.best_params_["alphas"] == (0.0, 0.25, 0.5, 0.75, 1.0)
-    with quiet():  # ... although they are the more accurate ones: the ordering comes from the constraint
-        acc = [
-            accuracy_score(
-                y,
-                ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0)
-                .fit(X, y, sensitive_features=A)
-                .predict(X, sensitive_features=A),
-            )
-            for a in [(0.0,), (0.0, 0.25, 0.5, 0.75, 1.0)]
-        ]
-    assert acc[0] > acc[1]
 
 
-# --- the fairness-aware score ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("constraint", ["equal_opportunity", "equalized_odds"])
+def test_fair_scorer_in_a_pipeline_search_beyond_demographic_parity(constraint):
+    "Pipeline + GridSearchCV + make_fair_scorer(constraint), the routing calls of the docs, checked fold by fold."
+    X, y, A = toy(2400, seed=4)
+    cv = KFold(3, shuffle=True, random_state=1)
+    grid = {"thresholdshift__tolerance": [0.02, 0.1], "thresholdshift__min_cell": [30, 200]}
+    with sklearn.config_context(enable_metadata_routing=True), quiet():
+        ts = ThresholdShift(estimator=lr(), constraint=constraint, oos_resamples=0)
+        ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
+        pipe = make_pipeline(StandardScaler(), ts)
+        gs = GridSearchCV(pipe, grid, cv=cv, scoring=make_fair_scorer(constraint, min_support=0)).fit(
+            X, y, sensitive_features=A
+        )
+    for k, params in enumerate(gs.cv_results_["params"]):
+
+        def make():
+            p = make_pipeline(StandardScaler(), ThresholdShift(estimator=lr(), constraint=constraint, oos_resamples=0))
+            p.set_params(**params)
+            return _PipeFit(p)
+
+        want = _fold_scores(make, X, y, A, cv, _hand_penalised(constraint))
+        assert gs.cv_results_["mean_test_score"][k] == pytest.approx(want, abs=1e-12), params
 
 
-@pytest.mark.parametrize("alphas", [(0.0,), (0.0, 0.25, 0.5, 0.75, 1.0)])
-def test_score_is_accuracy_when_di_holds_else_accuracy_minus_one(alphas):
+class _PipeFit:
+    "A pipeline fitted and used with routing off (the last step takes sensitive_features directly)."
+
+    def __init__(self, pipe):
+        self.pipe = pipe
+
+    def fit(self, X, y, sensitive_features):
+        self.pipe.fit(X, y, thresholdshift__sensitive_features=sensitive_features)
+        return self
+
+    def predict(self, X, sensitive_features):
+        return self.pipe.predict(X, sensitive_features=sensitive_features)
+
+
+class _SpyScorer(FairScorer):
+    "A FairScorer that records the index of the sensitive features it is given."
+
+    calls: list = []
+
+    def __call__(self, estimator, X, y_true, sensitive_features=None, sample_weight=None):
+        _SpyScorer.calls.append((X[:, 0].astype(int).copy(), sensitive_features.index.to_numpy().copy()))
+        return super().__call__(estimator, X, y_true, sensitive_features=sensitive_features)
+
+
+def test_fair_scorer_receives_the_held_out_rows_of_each_fold():
+    X, y, A = toy(900, seed=5)
+    ids = np.arange(len(y))
+    A = A.set_index(pd.Index(ids + 10_000))
+    Xid = np.c_[ids, X]
+    _SpyScorer.calls.clear()
+    with sklearn.config_context(enable_metadata_routing=True), quiet():
+        ts = ThresholdShift(estimator=_FirstColumnOut(solver="liblinear"), oos_resamples=0)
+        ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
+        cv = KFold(3, shuffle=True, random_state=0)
+        GridSearchCV(ts, {"di_target": [0.7, 0.8]}, cv=cv, scoring=_SpyScorer(), refit=False).fit(
+            Xid, y, sensitive_features=A
+        )
+    tests = [te for _, te in cv.split(Xid)]
+    assert len(_SpyScorer.calls) == 2 * 3
+    for k, (rows, index) in enumerate(_SpyScorer.calls):
+        np.testing.assert_array_equal(index, rows + 10_000)  # the sensitive features of exactly the scored rows
+        np.testing.assert_array_equal(np.sort(rows), tests[k % 3])
+
+
+def test_multimetric_search_with_the_fair_scorer_and_accuracy():
+    X, y, A = toy(1800, seed=8)
+    cv = KFold(3)
+    with sklearn.config_context(enable_metadata_routing=True), quiet():
+        ts = ThresholdShift(estimator=lr(), oos_resamples=0)
+        ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
+        ts.set_score_request(sensitive_features=True)
+        scoring = {"fair": make_fair_scorer(min_support=0), "accuracy": "accuracy"}
+        gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv, scoring=scoring, refit="fair").fit(X, y, sensitive_features=A)
+    for k, a in enumerate(ALPHAS):
+        make = lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0)  # noqa: E731
+        fair = _fold_scores(make, X, y, A, cv, _hand_penalised("demographic_parity"))
+        assert gs.cv_results_["mean_test_fair"][k] == pytest.approx(fair, abs=1e-12)
+    assert gs.best_index_ == int(np.argmax(gs.cv_results_["mean_test_fair"]))
+
+
+def test_cross_val_score_routes_the_sensitive_features_to_the_scorer():
+    X, y, A = toy(1500, seed=9)
+    cv = KFold(3)
+    with sklearn.config_context(enable_metadata_routing=True), quiet():
+        ts = ThresholdShift(estimator=lr(), oos_resamples=0, constraint="equal_opportunity")
+        ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
+        got = cross_val_score(
+            ts,
+            X,
+            y,
+            cv=cv,
+            scoring=make_fair_scorer("equal_opportunity", min_support=0),
+            params={"sensitive_features": A},
+        )
+    make = lambda: ThresholdShift(estimator=lr(), oos_resamples=0, constraint="equal_opportunity")  # noqa: E731
+    assert got.mean() == pytest.approx(_fold_scores(make, X, y, A, cv, _hand_penalised("equal_opportunity")), abs=1e-12)
+
+
+def test_fair_scorer_scores_a_classifier_that_takes_no_groups():
+    "A plain classifier is scored on its own predictions (it is not given the sensitive features)."
+    X, y, A = toy(1200, seed=10)
+    m = lr().fit(X, y)
+    sc = make_fair_scorer(min_support=0)
+    want = _hand_penalised("demographic_parity")(_NoGroups(m), X, y, A)
+    assert sc(m, X, y, sensitive_features=A) == pytest.approx(want, abs=1e-12)
+    parts = sc.parts(m, X, y, sensitive_features=A)
+    np.testing.assert_allclose(
+        list(parts["DI"].values()), [demographic_parity_ratio(y, m.predict(X), sensitive_features=A[c]) for c in A]
+    )
+
+
+class _NoGroups:
+    def __init__(self, m):
+        self.m = m
+
+    def predict(self, X, sensitive_features=None):
+        return self.m.predict(X)
+
+
+def test_a_search_without_routing_cannot_score_fairly_and_says_so():
+    "With routing off, scikit-learn cannot hand the scorer the held-out groups: the scorer refuses (never guesses)."
+    X, y, A = toy(600, seed=11)
+    gs = GridSearchCV(
+        ThresholdShift(estimator=lr(), oos_resamples=0),
+        {"di_target": [0.8]},
+        scoring=make_fair_scorer(),
+        error_score="raise",
+    )
+    with quiet(), pytest.raises(FairlibInputError) as e:
+        gs.fit(X, y, sensitive_features=A)
+    assert e.value.argument == "sensitive_features" and "enable metadata routing" in str(e.value)
+
+
+# --- score and fairness_score ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("alphas", ALPHAS)
+def test_score_is_accuracy_and_fairness_score_gives_the_penalised_parts(alphas):
     X, y, A = toy(3000, seed=11)
-    Xh, yh_true, Ah = X, y, A  # scored on the fitting rows, where feasible_ guarantees the feasible branch
     with quiet():
         ts = ThresholdShift(estimator=lr(), alphas=alphas, oos_resamples=0, min_support=0).fit(
             X, y, sensitive_features=A
         )
-    pred = ts.predict(Xh, sensitive_features=Ah)
-    acc = accuracy_score(yh_true, pred)
-    di = [demographic_parity_ratio(yh_true, pred, sensitive_features=Ah[c]) for c in Ah]
-    expected = acc if min(di) >= 0.8 else acc - 1
-    assert ts.score(Xh, yh_true, sensitive_features=Ah) == pytest.approx(expected, abs=1e-12)
-    parts = ts.fairness_score(Xh, yh_true, sensitive_features=Ah)
+    pred = ts.predict(X, sensitive_features=A)
+    acc = accuracy_score(y, pred)
+    assert ts.score(X, y, sensitive_features=A) == pytest.approx(acc, abs=1e-12)
+    w = np.random.default_rng(0).uniform(0, 3, len(y))
+    assert ts.score(X, y, sample_weight=w, sensitive_features=A) == pytest.approx(
+        accuracy_score(y, pred, sample_weight=w), abs=1e-12
+    )
+    di = [demographic_parity_ratio(y, pred, sensitive_features=A[c]) for c in A]
+    parts = ts.fairness_score(X, y, sensitive_features=A)
     np.testing.assert_allclose(list(parts["DI"].values()), di, rtol=1e-12)
-    assert parts["constraint_met"] == (min(di) >= 0.8)
-    assert parts["constraint_met"] == (alphas != (0.0,)) == ts.feasible_  # both branches are exercised
+    assert parts["constraint_met"] == (min(di) >= 0.8) == ts.feasible_ == (alphas != (0.0,))  # both branches
+    assert parts["score"] == pytest.approx(acc if min(di) >= 0.8 else acc - 1, abs=1e-12)
+    assert make_fair_scorer(min_support=0)(ts, X, y, sensitive_features=A) == pytest.approx(parts["score"], abs=1e-12)
 
 
-def test_score_penalises_an_undefined_di():
+def test_fairness_score_penalises_an_undefined_di():
     "No group gets a positive prediction: DI is 0/0, undefined, so the constraint is not shown to hold."
     X, y, A = toy(600, seed=2)
     with pytest.warns(InfeasibleConstraintWarning, match="nan"):  # fairlib says the constraint is not met
@@ -306,6 +491,40 @@ def test_score_penalises_an_undefined_di():
     parts = ts.fairness_score(np.full(len(y), 0.2), y, sensitive_features=A)
     assert all(np.isnan(v) for v in parts["DI"].values()) and not parts["constraint_met"]
     assert parts["score"] == pytest.approx(accuracy_score(y, np.zeros(len(y))) - 1)
+    assert ts.score(np.full(len(y), 0.2), y, sensitive_features=A) == pytest.approx(accuracy_score(y, np.zeros(len(y))))
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        "ThresholdShift",
+        "GreedyRefinement",
+        "IntersectionalReweighing",
+        "make_fair_scorer",
+        "FairScorer",
+        "constraint_by_attribute",
+        "fairness_penalised_score",
+        "di_by_attribute",
+    ],
+)
+def test_docstring_examples_run(obj):
+    "The Examples sections (Pipeline, GridSearchCV and the routing calls among them) run as written."
+    import doctest
+
+    import fairlib.mitigation as mit
+
+    target = getattr(mit, obj)
+    globs = {"np": np, "pd": pd, **{n: getattr(mit, n) for n in mit.__all__}}
+    tests = doctest.DocTestFinder(recurse=False).find(target, globs=globs)
+    assert tests and sum(len(t.examples) for t in tests) > 0, f"{obj} has no example"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    try:
+        with quiet():
+            for t in tests:
+                runner.run(t)
+    finally:
+        sklearn.set_config(enable_metadata_routing=False)
+    assert runner.failures == 0
 
 
 # --- refusals --------------------------------------------------------------------------------------------------
