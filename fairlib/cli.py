@@ -10,7 +10,7 @@ import os
 import re
 import sys
 import pandas as pd
-from . import __version__
+from ._version import __version__
 from .core import FairlibInputError
 from .constraints import AnyOf, Instance, constrained
 from .audit import audit
