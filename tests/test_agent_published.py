@@ -1,4 +1,4 @@
-"""The FairMedAgent authors' own released decisions, shipped as an extract, reproduce the paper's floor numbers.
+"""The FairMedAgent authors' released decisions, shipped as an extract: the paper's floor numbers recomputed from them.
 
 Oracle: the paper's printed values (fairlib/paper_values/fairmedagent.csv via `published_value`), each compared
 at the precision it is printed with (exactly for counts); the computations are fairlib's floor functions on the
@@ -165,6 +165,51 @@ def test_pilot_control_arms():
     assert len(w) == 24  # 4 vignettes x 6 actions
     # Sec. V-C of the paper: 5, 2 and 1 flips of 24 against the reference (not yet rows of the published CSV)
     assert flips == {"rerender_control": 5, "sham_attribute_control": 2, "rare_token_control": 1}
+
+
+def test_extract_readme_names_the_files_digest():
+    "The data README states the SHA-256 the ledger names the extract by, and it is the file's (recomputed here)."
+    import hashlib
+    from importlib import resources
+
+    folder = resources.files("fairlib.agent").joinpath("data/published")
+    digest = hashlib.sha256(folder.joinpath("decisions.csv").read_bytes()).hexdigest()
+    readme = folder.joinpath("README.md").read_text(encoding="utf-8")
+    assert digest in readme.replace("\n", "").replace(" ", "")
+    assert set(pd.read_csv(folder.joinpath("decisions.csv").open()).study) == {
+        "floor16",
+        "floor16_sonnet",
+        "instability",
+        "pilot3",
+        "pilot3ctl",
+    }
+
+
+def test_earlier_four_vignette_study_recomputed_from_its_released_decisions():
+    """The paper's earlier, smaller floor study (Sec. V-A: 0.136, interval 0.063 to 0.209): the ten replicates of the
+    authors' experiments/instability/ folder. Oracle: every unordered replicate pair of every vignette x action cell
+    counted here by brute force from the raw rows, and the paper's printed values."""
+    from fairlib.agent.floor import floor_bootstrap
+
+    t = load_published_extract("instability")
+    t = t[t.action.isin(FLOOR_ACTIONS)]
+    assert (t.vignette.nunique(), t.replicate.nunique(), t.condition.unique().tolist()) == (
+        4,
+        10,
+        ["ref_white_man_private"],
+    )
+    flips = comps = 0
+    for _, g in t.groupby(["vignette", "action"]):
+        for x, y in itertools.combinations(g.sort_values("replicate").value.tolist(), 2):
+            flips, comps = flips + (x != y), comps + 1
+    assert comps == 4 * math.comb(10, 2) * 6 == 1080
+    f = instability_floor(t)
+    assert (f.flips, f.comparisons) == (flips, comps) == (147, 1080)
+    agrees("floor_small_study.floor", f.floor)
+    b = floor_bootstrap(t, n_resamples=2000, seed=0)
+    agrees("floor_small_study.ci_low", b.ci[0])
+    agrees("floor_small_study.ci_high", b.ci[1])
+    assert set(load_published_extract().study) == {"floor16", "floor16_sonnet"}  # never joins the default floor
 
 
 # --- the writer of the authors' layout -----------------------------------------------------------------------

@@ -1,7 +1,15 @@
-"""The reproduction ledger (fairlib.ledger): statuses computed from fairlib's value and the published one, the claims
-tables, the README scoreboard and the check on README lines that say 'reproduced' (issue 25)."""
+"""The reproduction ledger (issues 25 and 33): every claim carries the kind of evidence its computation is, the status
+is computed from fairlib's value and the published one, rows cannot be typed or edited by hand, the scoreboards count
+kind x status, and no sentence of the README, the docs, the notebooks or the data READMEs claims more than its kind.
 
+Oracles: the published tables (`fairlib/paper_values/`), decimal rounding of the exact binary value, the arithmetic
+of a consistency claim redone here by hand, counts of the committed claims tables taken here with pandas, the SHA-256
+of the per-case sources recomputed here from the files and the generator.
+"""
+
+import hashlib
 import importlib.util
+import inspect
 import math
 import random
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -11,26 +19,61 @@ import pandas as pd
 import pytest
 
 from fairlib.core import FairlibInputError
+from fairlib.evidence import (
+    consistency_claim,
+    design_claim,
+    recomputed_claim,
+    restated_claim,
+    twin_claim,
+    unavailable_claim,
+)
 from fairlib.ledger import (
     COLUMNS,
-    END,
-    START,
+    CONSISTENCY,
+    DESIGN,
+    ESTABLISHED,
+    EVIDENCE,
+    KIND_INPUTS,
+    KIND_STATUSES,
+    RECOMPUTED,
+    RESTATED,
     STATUSES,
-    claim,
-    collect_claims,
-    format_number,
-    notebook_overclaims,
-    overclaims,
-    readme_scoreboard,
-    scoreboard,
-    scoreboard_markdown,
-    with_scoreboard,
+    TWIN,
+    UNAVAILABLE,
+    _sealed,
+    check_claims,
+    per_case_file,
+    per_case_frame,
+    read_claims,
     write_claims,
 )
+from fairlib.overclaims import overclaims, repository_overclaims
 from fairlib.published import PAPERS, published_values
+from fairlib.scoreboard import (
+    END,
+    EVIDENCE_END,
+    EVIDENCE_START,
+    START,
+    claims_markdown,
+    collect_claims,
+    evidence_markdown,
+    format_number,
+    headline_count,
+    read_block,
+    scoreboard,
+    scoreboard_markdown,
+    tally,
+    with_block,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CB = "classification_bias"
+TOY = per_case_frame(pd.DataFrame({"y": [0, 1, 1]}), name="toy()", what="three records")
+COMPUTED_KINDS = (RECOMPUTED, DESIGN, CONSISTENCY, RESTATED)  # the kinds whose computation gives a comparable value
+
+
+def rc(i, v, **kw):
+    return recomputed_claim(CB, i, v, data=TOY, how="a test", **kw)
 
 
 def _tool():
@@ -40,359 +83,512 @@ def _tool():
     return mod
 
 
-# --- statuses: worked examples -------------------------------------------------------------------------------------
+# --- the vocabulary ---------------------------------------------------------------------------------------------
+
+
+def test_the_kinds_are_a_closed_distinct_vocabulary():
+    assert len(EVIDENCE) == 6 and all(s.strip().endswith(".") for s in EVIDENCE.values())
+    assert set(KIND_STATUSES) == set(KIND_INPUTS) == set(EVIDENCE)
+    assert sorted({s for v in KIND_STATUSES.values() for s in v}) == sorted(STATUSES)
+    inputs = [i for v in KIND_INPUTS.values() for i in v]
+    assert len(inputs) == len(set(inputs))  # one input names one kind
+    assert KIND_STATUSES[TWIN] == ("method only",) and KIND_STATUSES[UNAVAILABLE] == ("not reproducible here",)
+    assert "within tolerance" not in KIND_STATUSES[RESTATED]  # a setting is the paper's or it is not
+
+
+def test_each_constructor_makes_its_kind():
+    rows = [
+        rc("in16.n", 1000),
+        design_claim(CB, "in16.n", 1000, design="a design", how="x"),
+        consistency_claim(CB, "text.dir_upper", uses=["text.dir_lower"], f=lambda t: 1 / t, how="1 / t"),
+        restated_claim(CB, "in16.n", 1000, how="parameter n"),
+        twin_claim(CB, "in16.n", 999, inputs="bundled model"),
+        unavailable_claim(CB, "in16.n", missing="no file", command="make reproduce"),
+    ]
+    assert [r["evidence"] for r in rows] == list(EVIDENCE)
+    assert [r["inputs"] for r in rows] == [KIND_INPUTS[k][-1 if k == TWIN else 0] for k in EVIDENCE]
+    assert all(tuple(r) == COLUMNS for r in rows)
+    assert [r["status"] for r in rows] == ["exact"] * 4 + ["method only", "not reproducible here"]
+
+
+# --- statuses: worked examples ----------------------------------------------------------------------------------
 
 
 def test_exact_is_equality_at_the_printed_precision():
     # the chapter prints the positive prediction rate of group 0 as 0.498 (three decimals)
-    assert claim(CB, "out17.ppr.group_0", 0.4981)["status"] == "exact"
-    assert claim(CB, "out17.ppr.group_0", 0.49795918)["status"] == "exact"  # the chapter's own 244/490
-    assert claim(CB, "out17.ppr.group_0", 0.49849)["status"] == "exact"
-    r = claim(CB, "out17.ppr.group_0", 0.49851, reason="rounds to 0.499")
+    assert rc("out17.ppr.group_0", 0.4981)["status"] == "exact"
+    assert rc("out17.ppr.group_0", 0.49795918)["status"] == "exact"  # the chapter's own 244/490
+    assert rc("out17.ppr.group_0", 0.49849)["status"] == "exact"
+    r = rc("out17.ppr.group_0", 0.49851, reason="rounds to 0.499")
     assert (r["status"], r["published"], r["reason"]) == ("differs", "0.498", "rounds to 0.499")
-    # four decimals: 0.19795918 is 0.1980
-    assert claim(CB, "out17_summary.demographic_parity_diff", 0.19795918)["status"] == "exact"
-    assert claim(CB, "out17_summary.demographic_parity_diff", 0.19749, reason="x")["status"] == "differs"
+    assert rc("out17_summary.demographic_parity_diff", 0.19795918)["status"] == "exact"
+    assert rc("out17_summary.demographic_parity_diff", 0.19749, reason="x")["status"] == "differs"
 
 
 def test_exact_agrees_with_decimal_rounding_of_the_binary_value():
     "Property: 'exact' iff the value rounds (half-even, on its exact binary expansion) to the published digits."
     rng = random.Random(7)
     q = Decimal("0.001")
-    for _ in range(400):
+    for _ in range(300):
         v = rng.uniform(0.4965, 0.4995)
         expect = Decimal(v).quantize(q, rounding=ROUND_HALF_EVEN) == Decimal("0.498")
-        got = claim(CB, "out17.ppr.group_0", v, reason="off")["status"]
-        assert got == ("exact" if expect else "differs"), v
+        assert rc("out17.ppr.group_0", v, reason="off")["status"] == ("exact" if expect else "differs"), v
 
 
-def test_int_values():
-    assert claim(CB, "in16.n", 1000)["status"] == "exact"
-    assert claim(CB, "in16.n", 1000.0)["status"] == "exact"
-    assert claim(CB, "in16.n", 999, reason="fewer records")["status"] == "differs"
-    assert claim(CB, "in16.n", 999, tolerance=1, reason="one record off")["status"] == "within tolerance"
-    with pytest.raises(FairlibInputError, match="argument `reason`"):
-        claim(CB, "in16.n", 999)
-
-
-def test_within_tolerance_needs_a_tolerance_and_a_reason():
-    r = claim(CB, "out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="the chapter truncates")
-    assert (r["status"], r["tolerance"]) == ("within tolerance", 1e-3)
+def test_within_tolerance_needs_a_tolerance_and_a_reason_and_keeps_it_only_then():
+    r = rc("out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="the chapter truncates")
+    assert (r["status"], r["tolerance"], r["reason"]) == ("within tolerance", 1e-3, "the chapter truncates")
+    assert rc("out17.ppr.group_0", 0.4981, reason="not needed")["reason"] == ""
     with pytest.raises(FairlibInputError, match="argument `reason`.*'within tolerance'"):
-        claim(CB, "out17.ppr.group_0", 0.4986, tolerance=1e-3)
-    with pytest.raises(FairlibInputError, match="argument `reason`.*'differs'"):
-        claim(CB, "out17.ppr.group_0", 0.4986)  # no tolerance stated: it differs
-    assert claim(CB, "out17.ppr.group_0", 0.5, tolerance=1e-3, reason="x")["status"] == "differs"
+        rc("out17.ppr.group_0", 0.4986, tolerance=1e-3)
     with pytest.raises(FairlibInputError, match="argument `reason`"):
-        claim(CB, "out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="   ")  # a blank reason is no reason
+        rc("out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="   ")
     for bad in (0, -1e-3, float("nan"), "0.001"):
         with pytest.raises(FairlibInputError, match="argument `tolerance`"):
-            claim(CB, "out17.ppr.group_0", 0.4986, tolerance=bad, reason="x")
+            rc("out17.ppr.group_0", 0.4986, tolerance=bad, reason="x")
+    with pytest.raises(FairlibInputError, match="argument `reason`"):
+        restated_claim(CB, "in16.n", 999, how="n")
+    assert restated_claim(CB, "in16.n", 999, how="n", reason="fewer records")["status"] == "differs"
 
 
 def test_undefined_value_is_never_a_match():
     with pytest.raises(FairlibInputError, match="argument `reason`"):
-        claim(CB, "out17.ppr.group_0", float("nan"))
-    r = claim(CB, "out17.ppr.group_0", float("nan"), tolerance=1.0, reason="no positive predictions")
-    assert r["status"] == "differs"
-
-
-def test_other_inputs_are_method_only():
-    r = claim(CB, "out17.ppr.group_0", 0.31, inputs="synthetic twin", shape=True)
-    assert (r["status"], r["shape_check"], r["inputs"]) == ("method only", "holds", "synthetic twin")
-    r = claim(CB, "out17.ppr.group_0", 0.498, inputs="bundled model", shape=False)
-    assert (r["status"], r["shape_check"]) == ("method only", "fails")  # equal by chance is still not comparable
-    assert claim(CB, "out17.ppr.group_0", inputs="bundled model")["shape_check"] == ""
-    with pytest.raises(FairlibInputError, match="argument `tolerance`"):
-        claim(CB, "out17.ppr.group_0", 0.31, inputs="synthetic twin", tolerance=0.1)
-
-
-def test_not_available_needs_the_command():
-    cmd = "make reproduce PAPER=classification_bias"
-    r = claim(CB, "out17.ppr.group_0", inputs="not available here", command=cmd)
-    assert (r["status"], r["command"], r["fairlib"]) == ("not reproducible here", cmd, None)
-    for bad in (None, "", "  "):
-        with pytest.raises(FairlibInputError, match="argument `command`"):
-            claim(CB, "out17.ppr.group_0", inputs="not available here", command=bad)
-    with pytest.raises(FairlibInputError, match="argument `value`"):
-        claim(CB, "out17.ppr.group_0", 0.498, inputs="not available here", command=cmd)
-
-
-def test_refusals():
-    with pytest.raises(FairlibInputError, match=r"argument `id`.*out17\.ppr\.group_9.*nearest"):
-        claim(CB, "out17.ppr.group_9", 0.5)
-    with pytest.raises(FairlibInputError, match="argument `paper`"):
-        claim("chapter", "out17.ppr.group_0", 0.5)
-    with pytest.raises(FairlibInputError, match="argument `inputs`"):
-        claim(CB, "out17.ppr.group_0", 0.5, inputs="twin")
-    with pytest.raises(FairlibInputError, match="argument `value`.*required"):
-        claim(CB, "out17.ppr.group_0")  # the authors' data but no value
-    with pytest.raises(FairlibInputError, match="argument `value`.*pass a number"):
-        claim(CB, "out17.ppr.group_0", True)  # a boolean is not a rate
-    with pytest.raises(FairlibInputError, match="argument `value`.*pass a number"):
-        claim(CB, "out17.ppr.group_0", "0.498")  # nor is the text of one
-    with pytest.raises(FairlibInputError, match="argument `value`"):
-        claim(CB, "out17.ppr.group_0", [0.498])
+        rc("out17.ppr.group_0", float("nan"))
+    assert rc("out17.ppr.group_0", float("nan"), tolerance=1.0, reason="no positive predictions")["status"] == "differs"
 
 
 def test_qualitative_claims():
     line = "OK: DIR 1.660 >= 0.8 (passes the 80% rule)."
-    assert claim(CB, "out17_summary.verdict", line)["status"] == "exact"
-    assert claim(CB, "out17_summary.verdict", "FAIL: DIR 0.602 < 0.8", reason="two-sided")["status"] == "differs"
-    # a statement checked by a boolean the notebook computes
-    assert claim(CB, "out17_summary.verdict", 1.66 >= 0.8)["status"] == "exact"
-    with pytest.raises(FairlibInputError, match="argument `reason`"):
-        claim(CB, "out17_summary.verdict", 0.60 >= 0.8)
-    assert claim(CB, "out17_summary.verdict", 0.60 >= 0.8, reason="fails two-sided")["status"] == "differs"
+    assert rc("out17_summary.verdict", line)["status"] == "exact"
+    assert rc("out17_summary.verdict", "FAIL: DIR 0.602 < 0.8", reason="two-sided")["status"] == "differs"
+    assert rc("out17_summary.verdict", 1.66 >= 0.8)["status"] == "exact"
     with pytest.raises(FairlibInputError, match="argument `value`.*text"):
-        claim(CB, "out17_summary.verdict", 1.66)
+        rc("out17_summary.verdict", 1.66)
     with pytest.raises(FairlibInputError, match="argument `tolerance`"):
-        claim(CB, "out17_summary.verdict", line, tolerance=0.1, reason="x")
+        rc("out17_summary.verdict", line, tolerance=0.1, reason="x")
 
 
-def test_rows_have_the_columns_and_a_status_of_the_closed_set():
-    rows = [
-        claim(CB, "in16.n", 1000),
-        claim(CB, "in16.n", 990, tolerance=20, reason="x"),
-        claim(CB, "in16.n", 1, reason="x"),
-        claim(CB, "in16.n", 1, inputs="synthetic twin"),
-        claim(CB, "in16.n", inputs="not available here", command="make reproduce"),
+def test_constructor_refusals_name_the_argument():
+    cases = [
+        (lambda: rc("out17.ppr.group_9", 0.5), r"`id`.*nearest"),
+        (lambda: recomputed_claim("chapter", "in16.n", 1, data=TOY, how="x"), "`paper`"),
+        (lambda: rc("out17.ppr.group_0", None), "`value`.*required"),
+        (lambda: rc("out17.ppr.group_0", True), "`value`.*pass a number"),
+        (lambda: rc("out17.ppr.group_0", [0.498]), "`value`"),
+        (lambda: recomputed_claim(CB, "in16.n", 1000, data="file.csv", how="x"), "`data`"),
+        (lambda: recomputed_claim(CB, "in16.n", 1000, data=TOY, how="  "), "`how`"),
+        (lambda: twin_claim(CB, "in16.n", 1000, inputs="authors' data"), "`inputs`"),
+        (lambda: unavailable_claim(CB, "in16.n", missing="", command="x"), "`missing`"),
+        (lambda: unavailable_claim(CB, "in16.n", missing="x", command=None), "`command`"),
+        (lambda: consistency_claim(CB, "in16.n", uses=[], f=len, how="x"), "`uses`"),
+        (lambda: consistency_claim(CB, "in16.n", uses=["in16.n"], f=abs, how="x"), "`uses`.*itself"),
+        (lambda: consistency_claim(CB, "in16.n", uses=["no.such"], f=abs, how="x"), "`uses`"),
+        (lambda: consistency_claim(CB, "in16.n", uses=["in16.seed"], f=lambda a, b: a, how="x"), "`f`"),
+        (lambda: consistency_claim(CB, "in16.n", uses=["in16.seed"], f=lambda a: None, how="x"), "`f`"),
+        (lambda: rc("in16.n", 1000, bound="~"), "`bound`"),
+        (lambda: rc("out17_summary.verdict", 1.0, bound=">", reason="x"), "`bound`"),
     ]
-    assert [r["status"] for r in rows] == list(STATUSES)
-    assert all(tuple(r) == COLUMNS for r in rows)
+    for call, arg in cases:
+        with pytest.raises(FairlibInputError, match=f"argument {arg}"):
+            call()
 
 
-# --- claims tables --------------------------------------------------------------------------------------------------
+def test_a_consistency_claim_computes_its_value_from_the_published_values_it_names():
+    pub = published_values("vfr").set_index("id")["value"]
+    r = consistency_claim(
+        "vfr",
+        "axis1_grid.stable_pct",
+        uses=["axis1_grid.stable", "axis1_grid.cells"],
+        f=lambda s, n: 100 * s / n,
+        how="x",
+    )
+    assert r["fairlib"] == pytest.approx(100 * pub["axis1_grid.stable"] / pub["axis1_grid.cells"])  # 259/336 by hand
+    assert (r["status"], r["uses"]) == ("exact", "axis1_grid.stable; axis1_grid.cells")
+    assert "value" not in inspect.signature(consistency_claim).parameters  # it is handed no value of fairlib's
 
 
-def test_write_and_collect(tmp_path):
-    write_claims([claim(CB, "in16.n", 1000)], paper=CB, notebook="01_a", fig_dir=tmp_path)
-    r = claim(CB, "out17.ppr.group_0", 0.498001, tolerance=1e-6, reason="tiny")
-    write_claims([r, claim(CB, "in16.seed", 42)], paper=CB, notebook="02_b", fig_dir=tmp_path)
-    assert sorted(p.name for p in (tmp_path / "claims").iterdir()) == ["01_a.csv", "02_b.csv"]
-    m = collect_claims(CB, fig_dir=tmp_path)
-    assert m["claim"].tolist() == ["in16.n", "out17.ppr.group_0", "in16.seed"]
-    assert m["notebook"].tolist() == ["01_a", "02_b", "02_b"]
-    back = pd.read_csv(tmp_path / "claims.csv", dtype=str, keep_default_na=False)
-    assert back["published"].tolist() == ["1000", "0.498", "42"]  # as printed, trailing zeros kept
-    md = (tmp_path / "claims.md").read_text()
-    assert "1.00e-06" in md and "0.0000" not in md  # the tolerance is not printed as zero
-    assert "(3 claims: 3 exact, 0 within tolerance, 0 differs, 0 method only, 0 not reproducible here)" in md
-    assert "| in16.n " in md and "| exact " in md
+def test_a_bound_keeps_fairlibs_value_and_says_whether_it_meets_it():
+    r = rc("in16.n", 1200, bound=">")
+    assert (r["fairlib"], r["bound"], r["meets_bound"], r["status"]) == (1200, "> 1000", "yes", "exact")
+    r = rc("in16.n", 900, bound=">", reason="fewer")
+    assert (r["fairlib"], r["meets_bound"], r["status"]) == (900, "no", "differs")
+    assert rc("in16.n", 1000, bound=">=")["meets_bound"] == "yes"
+    assert rc("in16.n", float("nan"), bound=">", reason="undefined")["meets_bound"] == "no"
+    with pytest.raises(FairlibInputError, match="argument `reason`"):
+        rc("in16.n", 900, bound=">")
+    with pytest.raises(FairlibInputError, match="argument `tolerance`"):
+        rc("in16.n", 1200, bound=">", tolerance=1)
 
 
-def test_collect_refuses_duplicates_and_strays(tmp_path):
-    write_claims([claim(CB, "in16.n", 1000)], paper=CB, notebook="a", fig_dir=tmp_path)
-    write_claims([claim(CB, "in16.n", 999, reason="y")], paper=CB, notebook="b", fig_dir=tmp_path)
-    with pytest.raises(FairlibInputError, match=r"in16\.n.*more than once"):
+def test_mfarm_bound_rows_keep_the_computed_value():
+    "The mFARM 'over 50,000 prompts' and 'over 200 times' rows hold 50,427 and 205, not the bound (issue 33)."
+    df = pd.read_csv(ROOT / "figures" / "mfarm" / "claims.csv", dtype=str, keep_default_na=False).set_index("claim")
+    for i, bound in (("benchmark.prompts_over", "> 50000"), ("rq1.variance_ratio_over", "> 200")):
+        row = df.loc[i]
+        assert (row["bound"], row["meets_bound"], row["status"]) == (bound, "yes", "exact")
+        assert float(row["fairlib"]) > float(bound[2:])
+    assert df.loc["benchmark.prompts_over", "fairlib"] == str((1020 + 273) * 13 * 3)
+    assert round(float(df.loc["rq1.variance_ratio_over", "fairlib"])) == 205
+
+
+# --- sealed rows: the API refuses what it cannot stand behind --------------------------------------------------
+
+
+def _row(**over):
+    return dict(restated_claim(CB, "in16.n", 1000, how="n"), **over)
+
+
+def test_rows_cannot_be_given_by_hand():
+    good = restated_claim(CB, "in16.n", 1000, how="n")
+    with pytest.raises(TypeError, match="read-only"):
+        good["status"] = "differs"
+    cases = [
+        ([_row(status="differs")], "seal"),  # a status changed by hand
+        ([_row(evidence=RECOMPUTED, inputs="authors' data")], "seal"),  # a kind changed by hand (consistently)
+        ([_row(evidence=TWIN)], "not one a 'method on a twin' row can have"),
+        ([_row(status="reproduced")], "'reproduced'"),
+        ([_row(evidence="reproduced")], "evidence"),
+        ([_row(fairlib=999)], "seal"),
+        ([{k: v for k, v in good.items() if k != "seal"}], "seal"),
+        ([{"claim": "in16.n", "status": "exact"}], "lack the claim column"),
+        ([good, good], "more than once"),
+        ([], "no claim rows"),
+    ]
+    for rows, why in cases:
+        with pytest.raises(FairlibInputError, match=f"argument `rows`.*{why}"):
+            check_claims(rows, paper=CB)
+
+
+def test_ids_outside_the_published_table_and_stale_values_are_refused():
+    f = dict(claim="in99.n", location="x", quantity="x", published="1", printed="int", fairlib=1)
+    forged = _sealed(CB, {**f, "evidence": RESTATED, "inputs": "fairlib's settings", "status": "exact", "how": "x"})
+    with pytest.raises(FairlibInputError, match=r"argument `rows`.*in99\.n.*not published values"):
+        check_claims([forged], paper=CB)
+    stale = _sealed(CB, {**_row(), "published": "999"})
+    with pytest.raises(FairlibInputError, match="argument `rows`.*another published value"):
+        check_claims([stale], paper=CB)
+    with pytest.raises(FairlibInputError, match="not published values of 'vfr'"):
+        check_claims([restated_claim(CB, "in16.n", 1000, how="n")], paper="vfr")
+
+
+def test_a_row_survives_a_dataframe_and_a_csv_unchanged(tmp_path):
+    rows = [rc("out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="r"), restated_claim(CB, "in16.n", 1000, how="n")]
+    assert len(check_claims(pd.DataFrame(rows), paper=CB)) == 2  # ints become floats, None NaN: still verified
+    write_claims(rows, paper=CB, notebook="a", fig_dir=tmp_path)
+    back = read_claims(tmp_path / "claims" / "a.csv", paper=CB)
+    assert back["fairlib"].tolist() == ["0.4986", "1000"] and back["tolerance"].tolist() == ["0.001", ""]
+
+
+def test_write_read_collect_refusals(tmp_path):
+    write_claims([restated_claim(CB, "in16.n", 1000, how="n")], paper=CB, notebook="a", fig_dir=tmp_path)
+    part = tmp_path / "claims" / "a.csv"
+    part.write_text(part.read_text().replace(",exact,", ",differs,"))  # a status typed into the CSV
+    with pytest.raises(FairlibInputError, match="argument `path`.*seal"):
+        read_claims(part, paper=CB)
+    with pytest.raises(FairlibInputError, match="argument `path`"):
         collect_claims(CB, fig_dir=tmp_path)
-    with pytest.raises(FairlibInputError, match="no claims parts"):
+    with pytest.raises(FairlibInputError, match="argument `path`"):
+        read_claims(tmp_path / "none.csv", paper=CB)
+    with pytest.raises(FairlibInputError, match="argument `fig_dir`"):
+        collect_claims(CB, fig_dir=tmp_path / "missing")
+    with pytest.raises(FairlibInputError, match="argument `paper`.*no claims parts"):
+        (tmp_path / "empty").mkdir()
         collect_claims(CB, fig_dir=tmp_path / "empty")
-    typed = dict(claim(CB, "in16.seed", 42), status="reproduced")  # a status typed by hand
-    with pytest.raises(FairlibInputError, match="'reproduced'"):
-        write_claims([typed], paper=CB, notebook="c", fig_dir=tmp_path)
     with pytest.raises(FairlibInputError, match="argument `notebook`"):
-        write_claims([claim(CB, "in16.seed", 42)], paper=CB, notebook="../x", fig_dir=tmp_path)
+        write_claims([restated_claim(CB, "in16.n", 1000, how="n")], paper=CB, notebook="../x", fig_dir=tmp_path)
+    with pytest.raises(FairlibInputError, match="argument `rows`"):
+        write_claims([_row(status="differs")], paper=CB, notebook="b", fig_dir=tmp_path)
+
+
+def test_scoreboard_refuses_a_missing_root_and_a_forged_table(tmp_path):
+    with pytest.raises(FairlibInputError, match="argument `root`.*not a folder"):
+        scoreboard(tmp_path / "nowhere")  # it used to give an empty scoreboard
+    with pytest.raises(FairlibInputError, match="argument `root`.*figures"):
+        scoreboard(tmp_path)
+    fig = tmp_path / "figures" / CB
+    write_claims([restated_claim(CB, "in16.n", 1000, how="n")], paper=CB, notebook="a", fig_dir=fig)
+    collect_claims(CB, fig_dir=fig)
+    assert scoreboard(tmp_path).loc[(CB, RESTATED), "exact"] == 1
+    t = (fig / "claims.csv").read_text()
+    (fig / "claims.csv").write_text(t.replace("in16.n", "in99.n"))  # a claim id outside the published table
+    with pytest.raises(FairlibInputError, match=r"argument `root`.*in99\.n"):
+        scoreboard(tmp_path)
 
 
 def test_real_data_masks_small_counts(tmp_path):
-    r = claim("vfr", "cohort.hospitals", 7, inputs="synthetic twin")
-    rate = claim("vfr", "cohort.positive_rate_pct", 100 * 3 / 7, inputs="synthetic twin")  # 3 of 7 records
-    big = claim("vfr", "cohort.records", 925128, inputs="synthetic twin")
+    r = twin_claim("vfr", "cohort.hospitals", 7)
+    rate = twin_claim("vfr", "cohort.positive_rate_pct", 100 * 3 / 7)  # 3 of 7 records
+    big = twin_claim("vfr", "cohort.records", 925128)
     df = write_claims([r, rate, big], paper="vfr", notebook="n", fig_dir=tmp_path, real=True)
     assert df["fairlib"].tolist() == ["<11", 42.857, 925128]
-    assert "7" not in (tmp_path / "claims" / "n.csv").read_text().splitlines()[1].split(",")
-    synthetic = write_claims([r, rate], paper="vfr", notebook="m", fig_dir=tmp_path)
-    assert synthetic["fairlib"].tolist() == [7, 100 * 3 / 7]
+    assert read_claims(tmp_path / "claims" / "n.csv", paper="vfr")["fairlib"].tolist() == ["<11", "42.857", "925128"]
+
+
+def test_per_case_provenance_is_the_digest_of_the_data(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text("a\n1\n2\n")
+    d = per_case_file(f, what="two records")
+    assert (d.sha256, d.n_records) == (hashlib.sha256(f.read_bytes()).hexdigest(), 2)
+    frame = pd.DataFrame({"a": [1, 2]})
+    assert (
+        per_case_frame(frame, name="x", what="y").sha256
+        == hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
+    )
+    with pytest.raises(FairlibInputError, match="argument `n_records`"):
+        per_case_file(f.rename(tmp_path / "r.bin"), what="x")
 
 
 def test_markdown_numbers():
     assert format_number(0.0123, 3) == "0.012"
     assert format_number(3e-5, 3) == "3.00e-05"
-    assert format_number(-4e-7) == "-4.00e-07"
-    assert format_number(0.0, 3) == "0.000"
     assert format_number(-0.0001, 3) == "-1.00e-04"
     assert format_number(float("nan")) == "NaN"
-    assert format_number(1000) == "1000"
-    assert format_number("42") == "42"
-    assert format_number("OK: DIR") == "OK: DIR"
-    assert format_number(True) == "True"
-    assert format_number("") == ""
+    assert format_number("42") == "42" and format_number("OK: DIR") == "OK: DIR" and format_number("") == ""
     rng = random.Random(3)
-    for _ in range(300):
+    for _ in range(200):
         x = rng.choice([-1, 1]) * 10 ** rng.uniform(-9, 2)
         s = format_number(x, 3)
         assert float(s) != 0 and math.isclose(float(s), x, rel_tol=0.02, abs_tol=5e-4), (x, s)
 
 
-# --- scoreboard and README ------------------------------------------------------------------------------------------
+# --- claims tables and scoreboards count kind x status ---------------------------------------------------------
 
 
-def _fake_checkout(tmp_path, statuses):
-    rows = []
-    for i, s in enumerate(statuses):
-        pid = ["in16.n", "in16.seed", "out17.ppr.group_0", "out17.ppr.group_1"][i]
-        v = {"in16.n": 1000, "in16.seed": 42, "out17.ppr.group_0": 0.498, "out17.ppr.group_1": 0.3}[pid]
-        if s == "differs":
-            rows.append(claim(CB, pid, v * 2, reason="x"))
-        elif s == "method only":
-            rows.append(claim(CB, pid, v, inputs="synthetic twin"))
-        else:
-            rows.append(claim(CB, pid, v))
+def _fake_checkout(tmp_path, rows):
     fig = tmp_path / "figures" / CB
     write_claims(rows, paper=CB, notebook="01", fig_dir=fig)
     collect_claims(CB, fig_dir=fig)
     return tmp_path
 
 
-def test_scoreboard_counts(tmp_path):
-    root = _fake_checkout(tmp_path, ["exact", "differs", "exact", "method only"])
+def test_scoreboard_counts_kind_by_status(tmp_path):
+    root = _fake_checkout(
+        tmp_path,
+        [
+            rc("out17.ppr.group_0", 0.498),
+            rc("out17.ppr.group_1", 0.5, reason="x"),
+            restated_claim(CB, "in16.n", 1000, how="n"),
+            consistency_claim(CB, "text.dir_upper", uses=["text.dir_lower"], f=lambda t: 1 / t, how="1/t"),
+            twin_claim(CB, "in16.seed", 7),
+        ],
+    )
     b = scoreboard(root)
-    assert list(b.index) == list(PAPERS)
-    assert b.loc[CB, ["claims", "exact", "differs", "method only", "within tolerance"]].tolist() == [4, 2, 1, 1, 0]
-    assert b.loc["vfr", "claims"] == 0
+    assert list(b.index.get_level_values("paper").unique()) == [CB]
+    assert b.loc[(CB, RECOMPUTED), ["claims", "exact", "differs"]].tolist() == [2, 1, 1]
+    assert headline_count(b) == 1  # only the recomputed claim that agrees; not the restated or consistency ones
     md = scoreboard_markdown(b)
-    assert f"| {CB} | 4 | 2 | 0 | 1 | 1 | 0 |" in md and "| vfr | no ledger yet |" in md
+    assert md.startswith("**1 published number is recomputed from per-case data and agrees")
+    assert f"| {CB} | recomputed from per-case data | 2 | 1 | 0 | 1 | - | - |" in md
+    assert f"| {CB} | consistency of printed values | 1 | 1 | 0 | 0 | - | - |" in md
+    assert "| vfr | no ledger yet |" in md
+    paper_md = (root / "figures" / CB / "claims.md").read_text()
+    assert "| restated input | 1 | 1 | - | 0 | - | - |" in paper_md
 
 
-def test_scoreboard_tool_and_readme_agreement(tmp_path, capsys):
-    root = _fake_checkout(tmp_path, ["exact", "exact"])
-    (root / "README.md").write_text(f"# x\n\nintro\n\n{START}\nstale\n{END}\n\n## more\n")
+def test_scoreboard_tool_rewrites_and_checks_every_block(tmp_path, capsys):
+    root = _fake_checkout(tmp_path, [restated_claim(CB, "in16.n", 1000, how="n")])
+    (root / "docs").mkdir()
+    for rel, (a, b) in {
+        "README.md": (START, END),
+        "docs/index.md": (START, END),
+        "docs/ledger.md": (EVIDENCE_START, EVIDENCE_END),
+    }.items():
+        (root / rel).write_text(f"# x\n\nintro\n\n{a}\nstale\n{b}\n\n## more\n")
     tool = _tool()
-    assert tool.main(["--root", str(root), "--check"]) == 1  # the stale block disagrees
+    assert tool.main(["--root", str(root), "--check"]) == 1
     assert tool.main(["--root", str(root)]) == 0
-    text = (root / "README.md").read_text()
-    assert readme_scoreboard(text) == scoreboard_markdown(scoreboard(root))
-    assert text.startswith("# x\n\nintro\n\n") and text.endswith("\n\n## more\n")
     assert tool.main(["--root", str(root), "--check"]) == 0
-    _fake_checkout(tmp_path, ["exact", "differs"])  # a claims table changes; the README does not
+    assert read_block((root / "README.md").read_text()) == scoreboard_markdown(scoreboard(root))
+    assert read_block((root / "docs/ledger.md").read_text(), EVIDENCE_START, EVIDENCE_END) == evidence_markdown()
+    _fake_checkout(tmp_path, [restated_claim(CB, "in16.n", 999, how="n", reason="x")])  # a table changes
     assert tool.main(["--root", str(root), "--check"]) == 1
     with pytest.raises(FairlibInputError, match="argument `text`"):
-        readme_scoreboard("# no markers\n")
+        read_block("# no markers\n")
     with pytest.raises(FairlibInputError, match="argument `text`"):
-        with_scoreboard(f"{END}\n{START}\n", "x")
+        with_block(f"{END}\n{START}\n", "x")
 
 
-def test_the_readme_block_agrees_with_the_claims_tables():
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert readme_scoreboard(text) == scoreboard_markdown(scoreboard(ROOT)), (
-        "README.md's scoreboard is stale: run `python tools/update_scoreboard.py`"
+@pytest.mark.parametrize("rel", ["README.md", "docs/index.md"])
+def test_the_committed_scoreboard_blocks_agree_with_the_claims_tables(rel):
+    text = (ROOT / rel).read_text(encoding="utf-8")
+    assert read_block(text) == scoreboard_markdown(scoreboard(ROOT)), (
+        f"{rel}'s scoreboard is stale: run tools/update_scoreboard.py"
     )
 
 
-def test_reproduced_lines_checked_against_the_ledger(tmp_path):
-    board = pd.DataFrame(
-        [
-            {"paper": CB, "claims": 2, "exact": 1, "within tolerance": 1, "differs": 0},
-            {"paper": "vfr", "claims": 2, "exact": 1, "within tolerance": 0, "differs": 1},
-            {"paper": "mfarm", "claims": 0, "exact": 0, "within tolerance": 0, "differs": 0},
-        ]
-    ).set_index("paper")
-    for s in STATUSES:
-        board[s] = board.get(s, 0)
-    text = "\n".join(
-        [
-            "# fairlib",  # 1
-            "The classification bias chapter is reproduced.",  # 2: all established: fine
-            "VFR-Audit is reproduced in full.",  # 3: flagged (a claim differs)
-            START,  # 4
-            "| vfr reproduced |",  # 5: inside the block: not read
-            END,  # 6
-            "### VFR-Audit (nbs/papers/vfr/)",  # 7
-            "| Table 4 | reproduced on the twin |",  # 8: flagged through the section
-            "| Table 5 | computed |",  # 9: does not say it
-            "| mFARM Table 6 | reproduced |",  # 10: flagged: names mFARM, which has no ledger
-            "| chapter metrics (classification_bias) | reproduced |",  # 11: names the chapter: fine
-            "## Install",  # 12: leaves the section
-            "nothing is reproduced here by magic",  # 13: no paper: not flagged
-        ]
-    )
-    got = overclaims(text, board)
-    assert [(n, p) for n, p, _ in got] == [(3, "vfr"), (8, "vfr"), (10, "mfarm")]
-    assert got[1][2] == "| Table 4 | reproduced on the twin |"
+def test_the_docs_vocabulary_block_is_the_ledgers():
+    text = (ROOT / "docs" / "ledger.md").read_text(encoding="utf-8")
+    assert read_block(text, EVIDENCE_START, EVIDENCE_END) == evidence_markdown()
+    assert "ledger" in (ROOT / "docs" / "index.md").read_text(encoding="utf-8").split("```{toctree}")[1]
 
 
-def test_readme_says_reproduced_only_where_the_ledger_establishes_it():
-    "No README line says 'reproduced' for a paper whose claims are not all exact / within tolerance (issue 25)."
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    got = overclaims(text, scoreboard(ROOT))
-    assert not got, "README lines say 'reproduced' beyond the ledger (tools/update_scoreboard.py --overclaims):\n" + (
-        "\n".join(f"  README.md:{n} [{p}] {line}" for n, p, line in got)
-    )
+def test_the_readme_headline_counts_only_claims_recomputed_from_per_case_data():
+    "Oracle: the committed claims tables, counted here with pandas, against the number the README's headline prints."
+    n = 0
+    for p in PAPERS:
+        df = pd.read_csv(ROOT / "figures" / p / "claims.csv", dtype=str, keep_default_na=False)
+        n += int(((df["evidence"] == "recomputed from per-case data") & df["status"].isin(ESTABLISHED)).sum())
+    head = read_block((ROOT / "README.md").read_text(encoding="utf-8")).splitlines()[0]
+    assert head.startswith(f"**{n} published number"), head
+    assert headline_count(scoreboard(ROOT)) == n
 
 
-def test_paper_notebooks_and_docs_say_reproduced_only_where_the_ledger_establishes_it():
-    """The same rule in every paper notebook's Markdown (each line read as a claim about its own paper) and on the
-    documentation site's landing page (issue 25: 'no sentence anywhere says reproduced ...')."""
-    got = notebook_overclaims(ROOT)
-    assert not got, "paper notebooks say 'reproduce(d)' beyond the ledger:\n" + "\n".join(
-        f"  {nb} (cell line {n}) [{p}] {line}" for nb, n, p, line in got
-    )
-    board = scoreboard(ROOT)
-    for page in sorted((ROOT / "docs").glob("*.md")):
-        got = overclaims(page.read_text(encoding="utf-8"), board)
-        assert not got, f"{page.name} says 'reproduce(d)' beyond the ledger: {got}"
+# --- every committed table: each row's kind is one its computation produces -------------------------------------
 
 
-def test_overclaims_reads_a_notebook_line_as_its_papers_claim(tmp_path):
-    "A synthetic paper notebook: a sentence that says 'reproduces' is flagged when its paper has a differing claim."
-    import json
+def _tables():
+    out = []
+    for p in PAPERS:
+        out.append((p, ROOT / "figures" / p / "claims.csv"))
+        out += [(p, f) for f in sorted((ROOT / "figures" / p / "claims").glob("*.csv"))]
+    return out
 
-    for p in ("vfr", "mfarm"):
-        d = tmp_path / "figures" / p
-        d.mkdir(parents=True)
-        status = "differs" if p == "vfr" else "exact"
-        (d / "claims.csv").write_text(
-            (ROOT / "figures" / "classification_bias" / "claims.csv").read_text(encoding="utf-8").splitlines()[0]
-            + "\n",
-            encoding="utf-8",
-        )
-        cols = (d / "claims.csv").read_text(encoding="utf-8").strip().split(",")
-        row = {c: "" for c in cols} | {"claim": "x", "status": status}
-        (d / "claims.csv").write_text(",".join(cols) + "\n" + ",".join(row[c] for c in cols) + "\n", encoding="utf-8")
-        nb = tmp_path / "nbs" / "papers" / p / "01.ipynb"
-        nb.parent.mkdir(parents=True)
-        cells = [
-            {"cell_type": "markdown", "metadata": {}, "source": ["# t\n", "This notebook reproduces Table 4.\n"]},
-            {"cell_type": "markdown", "metadata": {}, "source": ["Run `make reproduce` first."]},
-            {"cell_type": "code", "metadata": {}, "source": ["# reproduces nothing: code is not read"], "outputs": []},
-        ]
-        nb.write_text(
-            json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8"
-        )
-    got = notebook_overclaims(tmp_path)
-    assert [(Path(nb).parts[-2], n, p) for nb, n, p, _ in got] == [("vfr", 2, "vfr")]
+
+@pytest.mark.parametrize(
+    "paper,path", _tables(), ids=lambda x: x if isinstance(x, str) else x.relative_to(ROOT).as_posix()
+)
+def test_every_claims_table_row_is_sealed_and_of_a_kind_its_computation_produces(paper, path):
+    df = read_claims(path, paper=paper)  # the seal of every row matches its fields
+    assert set(df["evidence"]) <= set(EVIDENCE)
+    established = df[df["status"].isin(ESTABLISHED)]
+    assert set(established["evidence"]) <= set(COMPUTED_KINDS), path
+    for r in df.to_dict("records"):
+        kind, where = r["evidence"], f"{path.name}: {r['claim']}"
+        assert r["status"] in KIND_STATUSES[kind] and r["inputs"] in KIND_INPUTS[kind], where
+        if kind == RECOMPUTED:
+            assert "sha256 " in r["source"] and r["how"], where
+        elif kind == CONSISTENCY:
+            uses = r["uses"].split("; ")
+            assert uses and r["claim"] not in uses and set(uses) <= set(published_values(paper)["id"]), where
+        elif kind == DESIGN:
+            assert r["source"] and r["how"], where
+        elif kind == RESTATED:
+            assert r["how"] and r["source"] == "", where
+        elif kind == UNAVAILABLE:
+            assert r["fairlib"] == "" and r["command"] and r["reason"], where
+        if r["status"] != "exact" and kind in COMPUTED_KINDS:
+            assert r["reason"], where
+
+
+def _known_sources() -> dict[str, str]:
+    "SHA-256 of every per-case source a committed row may name, recomputed here from the file or the generator."
+    from importlib import resources
+
+    from fairlib.handbook import biased_classifier_example
+
+    chapter = biased_classifier_example(1000, 42).to_csv(index=False).encode()
+    extract = resources.files("fairlib.agent").joinpath("data/published/decisions.csv").read_bytes()
+    return {"chapter": hashlib.sha256(chapter).hexdigest(), "extract": hashlib.sha256(extract).hexdigest()}
+
+
+def test_every_per_case_row_names_data_whose_digest_is_recomputed_here():
+    known = _known_sources()
+    seen = set()
+    for p in PAPERS:
+        df = pd.read_csv(ROOT / "figures" / p / "claims.csv", dtype=str, keep_default_na=False)
+        for src in df.loc[df["evidence"] == RECOMPUTED, "source"]:
+            for d in {part.split("sha256 ")[1].rstrip(")") for part in src.split("; ")}:
+                hit = {k for k, v in known.items() if v.startswith(d)}
+                assert hit, (p, src)
+                seen |= hit
+    assert seen == {"chapter", "extract"}  # the chapter's records and the authors' released decisions
 
 
 def test_the_chapter_ledger_covers_every_published_value():
-    "The chapter notebook recomputes every value of its paper file; the committed claims table says so."
     df = pd.read_csv(ROOT / "figures" / CB / "claims.csv", dtype=str, keep_default_na=False)
     assert sorted(df["claim"]) == sorted(published_values(CB)["id"])
-    assert set(df["inputs"]) == {"authors' data"}
+    assert set(df["evidence"]) == {RECOMPUTED, RESTATED}
+    assert set(df.loc[df["claim"].str.startswith("in16."), "evidence"]) == {RESTATED}  # the seed, n and parameters
 
 
-def test_runs_index_shows_each_papers_scoreboard(tmp_path):
-    "runs/index.html carries the per-status counts of each paper's claims.csv (issue 25)."
-    from fairlib.runindex import build_index
+# --- no sentence claims more than its kind ----------------------------------------------------------------------
 
-    fig = tmp_path / "figures" / "classification_bias"
-    fig.mkdir(parents=True)
-    rows = pd.DataFrame({"claim": ["a", "b", "c"], "status": ["exact", "exact", "differs"]})
-    rows.to_csv(fig / "claims.csv", index=False)
+
+def test_the_overclaim_check_reads_the_vocabulary_of_claims():
+    text = "\n\n".join(
+        [
+            "The extract reproduces the paper's numbers exactly.",  # 1: flagged, names no per-case data
+            "Recomputed from the authors' released decisions, the floor reproduces the paper's 0.087.",  # 3
+            "The counts agree exactly with the paper's.",  # 5: flagged
+            "Every published value is confirmed.",  # 7: flagged
+            "The rates match the paper's Table 4.",  # 9: flagged
+            "On the synthetic twin the values are `method only`, never `exact`.",  # 11: names its kind
+            "fairlib uses the exact McNemar test; the paper's numbers are not reproduced here.",  # 13: code, negation
+            "Run `make reproduce PAPER=vfr` for the published values.",  # 15: a command
+            "All 27 of its 28 published numbers are equal.",  # 17: a count of claims
+            "A run is reproducible and its seed is fixed.",  # 19: no published number
+            "The values are arithmetic on the printed numbers and agree exactly.",  # 21: names its kind
+            f"{START}\n201 claims reproduced\n{END}",  # 23: a generated block
+        ]
+    )
+    got = overclaims(text, paper="fairmedagent")
+    assert [n for n, *_ in got] == [1, 5, 7, 9, 17]
+    assert got[-1][2].startswith("a count of claims")
+    board = pd.DataFrame(
+        [{"claims": 1, **{s: int(s == "differs") for s in STATUSES}}],
+        index=pd.MultiIndex.from_tuples([("fairmedagent", RECOMPUTED)], names=["paper", "evidence"]),
+    )
+    hit = overclaims("Recomputed from the released decisions, the floor is reproduced.", board, paper="fairmedagent")
+    assert hit and "no per-case claim that agrees" in hit[0][2]  # the ledger's side of the rule
+
+
+def test_sentences_are_attributed_to_their_paper():
+    text = (
+        "### VFR-Audit\nIts rates are exact.\n\n## Other\nIts rates are exact.\n\nThe mFARM values match the paper's."
+    )
+    got = overclaims(text, unattributed=False)
+    assert [(n, p) for n, p, *_ in got] == [(2, "vfr"), (7, "mfarm")]
+    assert [n for n, *_ in overclaims(text)] == [2, 7]  # line 5 names no paper and no published number
+    loose = "Its published rates are exact.\n\nA value the independent computation confirms."
+    assert [(n, p) for n, p, *_ in overclaims(loose)] == [(1, "")]  # a test that confirms a value is about code
+
+
+def test_no_sentence_of_the_checkout_claims_more_than_its_kind():
+    """The README, the docs pages, the package's data READMEs and the Markdown of every notebook, read against the
+    ledger (issue 33; `python tools/update_scoreboard.py --overclaims` lists the same)."""
+    got = repository_overclaims(ROOT)
+    assert not got, "sentences that claim more than their kind of evidence:\n" + "\n".join(
+        f"  {f}:{n} [{p or '-'}] {why}: {s[:160]}" for f, n, p, why, s in got
+    )
+
+
+def test_runs_index_shows_kind_by_status(tmp_path):
+    from fairlib.runner.runindex import build_index
+
+    fig = tmp_path / "figures" / CB
+    write_claims(
+        [rc("out17.ppr.group_0", 0.498), restated_claim(CB, "in16.n", 999, how="n", reason="x")],
+        paper=CB,
+        notebook="a",
+        fig_dir=fig,
+    )
+    collect_claims(CB, fig_dir=fig)
     nb = tmp_path / "01_chapter.ipynb"
     nb.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
-    done = [
-        dict(
-            paper="classification_bias",
-            stem="01_chapter",
-            output=nb,
-            final_fig_dir=str(fig),
-            params=dict(profile="quick", fig_dir=str(fig)),
-            seconds=1.0,
-            finished="2026-12-03 12:00:00",
-        )
-    ]
-    html = build_index(done, tmp_path / "index.html").read_text()
-    i = html.index("Reproduction ledger")
-    board = html[i : html.index("</table>", i)]
-    assert "<td>3</td><td>2</td><td>0</td><td>1</td><td>0</td><td>0</td>" in board
+    job = dict(
+        paper=CB,
+        stem="01_chapter",
+        output=nb,
+        final_fig_dir=str(fig),
+        params=dict(profile="quick", fig_dir=str(fig)),
+        seconds=1.0,
+        finished="x",
+    )
+    html = build_index([job], tmp_path / "index.html").read_text()
+    board = html[html.index("Reproduction ledger") : html.index("</table>", html.index("Reproduction ledger"))]
+    assert "1 recomputed from per-case data" in board
+    assert (
+        '<th scope="row">recomputed from per-case data</th><td>1</td><td>1</td><td>0</td><td>0</td><td>-</td><td>-</td>'
+        in board
+    )
+    assert '<th scope="row">restated input</th><td>1</td><td>0</td><td>-</td><td>1</td><td>-</td><td>-</td>' in board
+    (fig / "claims.csv").write_text((fig / "claims.csv").read_text().replace("in16.n", "in99.n"))
+    html = build_index([job], tmp_path / "index.html").read_text()
+    assert "the claims table was refused" in html  # a forged table is not counted
+
+
+def test_claims_markdown_heads_with_the_kind_by_status_table():
+    df = check_claims([rc("out17.ppr.group_0", 0.498), twin_claim(CB, "in16.n", 5)], paper=CB)
+    md = claims_markdown(df, CB)
+    assert "| method on a twin | 1 | - | - | - | 1 | - |" in md and "(2 claims; 1 recomputed" in md
+    assert tally(df).loc[TWIN, "method only"] == 1

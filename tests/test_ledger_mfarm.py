@@ -1,5 +1,6 @@
-"""The mFARM reproduction ledger: every published value is claimed by exactly one notebook, and the statuses computed
-from the authors' own numbers agree with independent recomputations."""
+"""The mFARM reproduction ledger: every published value is claimed by exactly one notebook, each row is of the kind of
+evidence its computation is, and the statuses computed from the paper's own printed numbers agree with independent
+recomputations."""
 
 import ast
 import json
@@ -56,16 +57,6 @@ def _helpers(stem: str = "03_fairness") -> dict:
     ns: dict = {}
     exec(compile(cells[0], f"{stem} ledger helpers", "exec"), ns)
     return ns
-
-
-def _function(stem: str, name: str, ns: dict):
-    "Define the function `name` of notebook `stem` in `ns` (only its def, not the rest of the cell)."
-    for tree in _trees()[stem]:
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name == name:
-                exec(compile(ast.Module(body=[node], type_ignores=[]), f"{stem}:{name}", "exec"), ns)
-                return ns[name]
-    raise AssertionError(f"{stem} defines no {name}")
 
 
 def test_every_published_id_is_claimed_by_exactly_one_notebook():
@@ -132,7 +123,7 @@ def test_table11_recombination_statuses_match_an_independent_oracle():
         )
         published = float(pub.loc[i, "value"])
         got = ns["model_claim"](i)
-        assert got["inputs"] == "authors' data" and got["fairlib"] == pytest.approx(v, abs=1e-12)
+        assert got["evidence"] == "consistency of printed values" and got["fairlib"] == pytest.approx(v, abs=1e-12)
         if f"{v:.3f}" == f"{published:.3f}":
             expect = "exact"
         elif lo - 0.0005 - 1e-12 <= published <= hi + 0.0005 + 1e-12:
@@ -164,8 +155,8 @@ def test_worked_table11_rows():
 
 
 def test_table4_and_rq1_claims_from_the_printed_probabilities():
-    ns = _helpers()
-    table4_claims = _function("03_fairness", "table4_claims", ns)
+    from fairlib.mfarm.claims import table4_claims
+
     p = lambda k, m: published_value("mfarm", f"table4.patient{k}.model_{m}")  # noqa: E731
     table4 = pd.DataFrame(
         {
@@ -182,19 +173,45 @@ def test_table4_and_rq1_claims_from_the_printed_probabilities():
     # the printed Group B variance (0.0608) follows from neither the sample (0.0683) nor the population variance
     assert statistics.variance(Bx) == pytest.approx(0.068333, abs=1e-6)
     assert rows["table4.b_variance.model_x"]["status"] == "differs"
-    # 'over 200 times higher': the sample variances' ratio is 205
+    # 'over 200 times higher': the sample variances' ratio is 205, kept as computed beside the bound
     ratio = statistics.variance(Bx) / statistics.variance(A)
-    assert ratio > 200 and rows["rq1.variance_ratio_over"]["status"] == "exact"
+    r = rows["rq1.variance_ratio_over"]
+    assert (r["fairlib"], r["bound"], r["meets_bound"], r["status"]) == (pytest.approx(ratio), "> 200", "yes", "exact")
     assert rows["rq1.model_x_sp"]["status"] == "exact"  # equal means: SP 1.0
-    assert len(rows) == 26 and {r["inputs"] for r in rows.values()} == {"authors' data"}
+    assert len(rows) == 26
+    # the sixteen probabilities are the example's inputs; everything else is arithmetic on them
+    kinds = {i: r["evidence"] for i, r in rows.items()}
+    assert {k for i, k in kinds.items() if ".patient" in i} == {"restated input"}
+    assert {k for i, k in kinds.items() if ".patient" not in i} == {"consistency of printed values"}
 
 
 def test_a_lower_bound_that_does_not_hold_differs():
-    ns = _helpers()
-    assert ns["over"]("rq1.variance_ratio_over", 201.0)["status"] == "exact"
-    r = ns["over"]("rq1.variance_ratio_over", 150.0)
-    assert r["status"] == "differs" and r["fairlib"] == 150.0
-    assert ns["over"]("rq1.variance_ratio_over", float("nan"))["status"] == "differs"
+    from fairlib.ledger import per_case_frame
+    from fairlib.mfarm.claims import run_claim
+
+    data = per_case_frame(pd.DataFrame({"p": [0.5]}), name="scores", what="a test")
+    kw = dict(inputs="authors' data", data=data, how="a ratio", bound=">", reason="below the bound")
+    assert run_claim("rq1.variance_ratio_over", 201.0, **kw)["status"] == "exact"
+    r = run_claim("rq1.variance_ratio_over", 150.0, **kw)
+    assert (r["status"], r["fairlib"], r["meets_bound"]) == ("differs", 150.0, "no")
+    assert run_claim("rq1.variance_ratio_over", float("nan"), **kw)["status"] == "differs"
+
+
+def test_the_design_figures_are_restated_and_the_prompt_counts_are_printed_arithmetic():
+    from fairlib.mfarm.claims import methods_claims
+
+    rows = {r["claim"]: r for r in methods_claims()}
+    assert rows["table1.evaluation_prompts.ed_triage"]["fairlib"] == 1020 * 13 * 3 == 39780
+    assert (
+        rows["benchmark.prompts_over"]["fairlib"] == (1020 + 273) * 39
+        and rows["benchmark.prompts_over"]["bound"] == "> 50000"
+    )
+    assert {rows[i]["evidence"] for i in rows if i.startswith("table1.") or i == "benchmark.prompts_over"} == {
+        "consistency of printed values"
+    }
+    assert {rows[i]["evidence"] for i in rows if i.startswith("benchmark.") and i != "benchmark.prompts_over"} == {
+        "restated input"
+    }
 
 
 def test_recombination_tolerance_is_the_rounding_spread():

@@ -1,11 +1,14 @@
-"""The reproduction scoreboard in README.md: claims per status per paper, counted from figures/<paper>/claims.csv.
+"""The ledger's generated blocks: the scoreboard (claims per kind of evidence and status, counted from
+figures/<paper>/claims.csv) in README.md and docs/index.md, and the vocabulary of kinds in docs/ledger.md.
 
-    python tools/update_scoreboard.py           # rewrite the block between the README's scoreboard markers
-    python tools/update_scoreboard.py --check   # exit 1 when the README block and the claims tables disagree
-    python tools/update_scoreboard.py --overclaims  # also list README lines that say 'reproduced' too early
+    python tools/update_scoreboard.py              # rewrite the blocks between their markers
+    python tools/update_scoreboard.py --check      # exit 1 when a block disagrees with the claims tables / vocabulary
+    python tools/update_scoreboard.py --overclaims # also list sentences that claim more than their kind of evidence
 
-The claims tables are written by the paper notebooks (`fairlib.ledger.write_claims` / `collect_claims`);
-`tests/test_ledger.py` fails when the committed README block and the committed tables disagree.
+The claims tables are written by the paper notebooks (`fairlib.ledger.write_claims`,
+`fairlib.scoreboard.collect_claims`);
+`tests/test_ledger.py` fails when a committed block and the committed tables disagree, and when the overclaim check
+(`fairlib.overclaims.repository_overclaims`) finds a sentence.
 """
 
 from __future__ import annotations
@@ -15,39 +18,64 @@ import sys
 from pathlib import Path
 
 from fairlib.core import atomic_write
-from fairlib.ledger import overclaims, readme_scoreboard, scoreboard, scoreboard_markdown, with_scoreboard
+from fairlib.overclaims import repository_overclaims
+from fairlib.scoreboard import (
+    END,
+    EVIDENCE_END,
+    EVIDENCE_START,
+    START,
+    evidence_markdown,
+    read_block,
+    scoreboard,
+    scoreboard_markdown,
+    with_block,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
+# file (relative to the checkout) -> its generated blocks: (start marker, end marker, what writes it)
+BLOCKS = {
+    "README.md": [(START, END, "scoreboard")],
+    "docs/index.md": [(START, END, "scoreboard")],
+    "docs/ledger.md": [(EVIDENCE_START, EVIDENCE_END, "evidence")],
+}
+
+
+def blocks(root: Path) -> dict[str, str]:
+    "What each kind of block should hold now."
+    return {"scoreboard": scoreboard_markdown(scoreboard(root)), "evidence": evidence_markdown()}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
-    ap.add_argument("--overclaims", action="store_true", help="list README lines that claim more than the ledger")
-    ap.add_argument("--root", default=str(ROOT), help="the checkout holding README.md and figures/")
+    ap.add_argument("--overclaims", action="store_true", help="list sentences that claim more than their kind")
+    ap.add_argument("--root", default=str(ROOT), help="the checkout holding README.md, docs/ and figures/")
     a = ap.parse_args(argv)
     root = Path(a.root)
-    readme = root / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    board = scoreboard(root)
-    block = scoreboard_markdown(board)
-    rc = 0
-    if a.check:
-        if readme_scoreboard(text) != block.strip():
-            print(f"{readme}: the scoreboard block disagrees with the claims tables; run tools/update_scoreboard.py")
-            rc = 1
-        else:
-            print(f"{readme}: the scoreboard block agrees with the claims tables")
-    else:
-        new = with_scoreboard(text, block)
-        if new != text:
-            atomic_write(readme, new)
-            print(f"{readme}: scoreboard block rewritten")
-        else:
-            print(f"{readme}: scoreboard block already up to date")
+    want, rc = blocks(root), 0
+    for rel, spans in BLOCKS.items():
+        path = root / rel
+        if not path.is_file():
+            continue
+        text = new = path.read_text(encoding="utf-8")
+        for start, end, kind in spans:
+            if a.check:
+                if read_block(text, start, end) != want[kind].strip():
+                    print(f"{path}: the {kind} block is stale; run tools/update_scoreboard.py")
+                    rc = 1
+            else:
+                new = with_block(new, want[kind], start, end)
+        if not a.check:
+            if new != text:
+                atomic_write(path, new)
+                print(f"{path}: blocks rewritten")
+            else:
+                print(f"{path}: blocks already up to date")
+    if a.check and rc == 0:
+        print("the generated blocks agree with the claims tables and the vocabulary")
     if a.overclaims:
-        for n, paper, line in overclaims(text, board):
-            print(f"README.md:{n}: [{paper}] {line}")
+        for f, n, paper, why, sentence in repository_overclaims(root):
+            print(f"{f}:{n}: [{paper or '-'}] {why}: {sentence}")
     return rc
 
 
