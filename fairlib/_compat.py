@@ -10,9 +10,10 @@ import importlib.machinery
 import sys
 import types
 import warnings
+import pandas as pd
 
 # %% auto #0
-__all__ = ['MODULE_ALIASES', 'MOVED', 'RENAMED', 'resolve', 'install']
+__all__ = ['MODULE_ALIASES', 'MOVED', 'RENAMED', 'RENAMED_COLUMNS', 'resolve', 'install', 'RenamedColumnsFrame']
 
 # %% ../nbs/08_compat.ipynb #07163597
 MODULE_ALIASES = {
@@ -31,6 +32,10 @@ MODULE_ALIASES = {
     "fairlib.mfarm_reliability": ("fairlib.mfarm.reliability",),
     "fairlib.models": ("fairlib.vfr.panel",),
     "fairlib.prompts": ("fairlib.mfarm.instrument",),
+    "fairlib.registry": ("fairlib.runner.registry",),  # 0.2: the runner's modules moved into fairlib.runner
+    "fairlib.runindex": ("fairlib.runner.runindex",),
+    "fairlib.runs": ("fairlib.runner.runs",),
+    "fairlib.writeback": ("fairlib.runner.writeback",),
 }  # old module path -> the modules that hold its names now
 
 # %% ../nbs/08_compat.ipynb #8f0e41ab
@@ -157,3 +162,67 @@ def install() -> None:
     "Put the alias finder on `sys.meta_path` (once); `import fairlib` does this."
     if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
         sys.meta_path.append(_AliasFinder())
+
+# %% ../nbs/08_compat.ipynb #c35comp1
+RENAMED_COLUMNS = {
+    "fairlib.audit.AuditResult.metrics": {
+        "vfr_ci_low": "value_ci_low",  # the interval of the metric's value over the resamples, not of its flip rate
+        "vfr_ci_high": "value_ci_high",
+        "vfr_verdict": "dominant_verdict",  # the verdict most resamples give
+    },
+}  # table -> {old column name: new column name}
+
+# %% ../nbs/08_compat.ipynb #c35comp2
+class _RenamedLoc:
+    "`.loc` of a RenamedColumnsFrame: the column part of a key may use an old name."
+
+    def __init__(self, frame):
+        self._frame, self._loc = frame, pd.DataFrame.loc.fget(frame)
+
+    def _key(self, key):
+        return (key[0], self._frame._current(key[1])) if isinstance(key, tuple) and len(key) == 2 else key
+
+    def __getitem__(self, key):
+        return self._loc[self._key(key)]
+
+    def __setitem__(self, key, value):
+        self._loc[self._key(key)] = value
+
+    def __getattr__(self, name):  # pandas' own indexing code reaches into the indexer it gets from `.loc`
+        return getattr(self._loc, name)
+
+
+class RenamedColumnsFrame(pd.DataFrame):
+    "A DataFrame that also answers to the old names of its renamed columns (`RENAMED_COLUMNS[_table]`), warning."
+
+    _table = "fairlib.audit.AuditResult.metrics"
+
+    @property
+    def _constructor(self):
+        return type(self)
+
+    def _current(self, key):
+        "The column name now in use for `key` (an old name, with a warning), or `key` as given."
+        if isinstance(key, list):
+            return [self._current(k) for k in key]
+        new = RENAMED_COLUMNS[self._table].get(key) if isinstance(key, str) else None
+        if new is None or key in self.columns:
+            return key
+        warnings.warn(
+            f"column `{key}` of {self._table} is renamed `{new}`; the old name works until the next release",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return new
+
+    def __getitem__(self, key):
+        return super().__getitem__(self._current(key))
+
+    def __getattr__(self, name):
+        if not name.startswith("_") and name in RENAMED_COLUMNS[self._table]:
+            return self[name]
+        return super().__getattr__(name)
+
+    @property
+    def loc(self):
+        return _RenamedLoc(self)

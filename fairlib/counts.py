@@ -17,12 +17,13 @@ from fairlib.core import (
     check_same_length,
 )
 from .inputs import _check_aligned, group_codes
+from .metricdefs import ALL_METRICS, audit_metric  # the registry (re-exported: its names lived here)
+from .metricdefs import AUDIT_METRICS as AUDIT_METRICS, AuditMetric as AuditMetric
+from .metricdefs import PARITY_METRICS as PARITY_METRICS
 from fairlib.constraints import (
     Array,
-    Flag,
     Frame,
     Instance,
-    Interval,
     NonNegativeInt,
     Options,
     PositiveInt,
@@ -33,90 +34,8 @@ from fairlib.constraints import (
 )
 
 # %% auto #0
-__all__ = ['AUDIT_METRICS', 'AuditMetric', 'audit_metric', 'CountTable', 'count_table', 'group_rates_from_counts',
-           'calibration_from_bins', 'theil_from_counts', 'between_group_theil_from_counts', 'metrics_from_counts',
-           'metric_from_counts']
-
-# %% ../nbs/02_counts.ipynb #b0108616
-@constrained(
-    name=Text,
-    label=Text,
-    threshold=Interval(label="a finite number"),
-    direction=Options(">=", "<="),
-    uses_abs=Flag,
-    needs_prob=Flag,
-    definition=Text,
-)
-@dataclass(frozen=True)
-class AuditMetric:
-    "One audit metric: its name, label, threshold τ and pass direction."
-
-    name: str
-    label: str
-    threshold: float
-    direction: str  # ">=" (pass when value >= τ) or "<=" (pass when |value| <= τ)
-    uses_abs: bool = True
-    needs_prob: bool = False
-    definition: str = ""
-
-    def passes(self, values) -> np.ndarray:
-        "Pass/fail per value; an undefined (NaN) value never passes."
-        v = np.asarray(values, dtype=np.float64)
-        v = np.abs(v) if self.uses_abs else v
-        with np.errstate(invalid="ignore"):
-            ok = v >= self.threshold if self.direction == ">=" else v <= self.threshold
-        return ok & ~np.isnan(v)
-
-    def verdict(self, value) -> str:
-        "'Pass', 'Fail', or 'Undefined' for a NaN value."
-        return "Undefined" if np.isnan(value) else ("Pass" if bool(self.passes(value)) else "Fail")
-
-# %% ../nbs/02_counts.ipynb #b9c6437f
-AUDIT_METRICS = {
-    m.name: m
-    for m in [
-        AuditMetric(
-            "DI",
-            "Disparate impact (min/max selection rate)",
-            0.80,
-            ">=",
-            False,
-            False,
-            "min_g P(ŷ=1|g) / max_g P(ŷ=1|g)",
-        ),
-        AuditMetric("SPD", "Statistical parity difference", 0.10, "<=", True, False, "max_g − min_g P(ŷ=1|g)"),
-        AuditMetric("EOpp", "Equal opportunity difference", 0.10, "<=", True, False, "max_g − min_g TPR_g"),
-        AuditMetric("EOD", "Equalized odds difference", 0.10, "<=", True, False, "max(TPR spread, FPR spread)"),
-        AuditMetric("PP", "Predictive parity difference", 0.10, "<=", True, False, "max_g − min_g PPV_g"),
-        AuditMetric(
-            "Theil",
-            "Between-group Theil index",
-            0.10,
-            "<=",
-            False,
-            False,
-            "Σ_g (n_g/n)(μ_g/μ) ln(μ_g/μ), b = ŷ − y + 1",
-        ),
-        AuditMetric(
-            "Cal",
-            "Between-group calibration gap",
-            0.05,
-            "<=",
-            True,
-            True,
-            "max_g ECE_g − min_g ECE_g (10 equal-width bins)",
-        ),
-    ]
-}
-
-# %% ../nbs/02_counts.ipynb #aefdbbed
-@constrained(name=Unchecked("looked up in AUDIT_METRICS; an unknown name raises UnknownMetricError naming `metric`"))
-def audit_metric(name: str) -> AuditMetric:
-    "Look up an audit metric by name, with a clear error for unknown names."
-    try:
-        return AUDIT_METRICS[name]
-    except (KeyError, TypeError):
-        raise UnknownMetricError("metric", f"unknown metric {name!r}; known: {list(AUDIT_METRICS)}") from None
+__all__ = ['CountTable', 'count_table', 'group_rates_from_counts', 'calibration_from_bins', 'theil_from_counts',
+           'between_group_theil_from_counts', 'metrics_from_counts', 'metric_from_counts']
 
 # %% ../nbs/02_counts.ipynb #2eadaccc
 @constrained(
@@ -286,6 +205,8 @@ _RATIOS = {  # each per-group rate once, as (numerator, denominator) of the cell
     "PPV": lambda tn, fp, fn, tp: (tp, fp + tp),
     "NPV": lambda tn, fp, fn, tp: (tn, tn + fn),
     "accuracy": lambda tn, fp, fn, tp: (tn + tp, tn + fp + fn + tp),
+    "FOR": lambda tn, fp, fn, tp: (fn, tn + fn),  # false omission rate = 1 − NPV
+    "FDR": lambda tn, fp, fn, tp: (fp, fp + tp),  # false discovery rate = 1 − PPV
 }
 
 # %% ../nbs/02_counts.ipynb #7b593696
@@ -390,6 +311,8 @@ def _between_group_theil(counts):
 
 # %% ../nbs/02_counts.ipynb #6e0fe53c
 _METRIC_RATES = dict(SPD=("selection_rate",), DI=("selection_rate",), EOpp=("TPR",), EOD=("TPR", "FPR"), PP=("PPV",))
+_RATIO_RATES = dict(DI="selection_rate", FNRP="FNR", FORP="FOR", FDRP="FDR")  # min / max of one rate over the groups
+_METRIC_RATES.update({m: (r,) for m, r in _RATIO_RATES.items()})
 
 # %% ../nbs/02_counts.ipynb #597caa44
 def _metric_core(name, counts, bins, calibration, r=None):
@@ -397,11 +320,12 @@ def _metric_core(name, counts, bins, calibration, r=None):
     r = _Rates(counts) if r is None else r
     if name == "SPD":
         return r.spread("selection_rate")
-    if name == "DI":
-        sel = r["selection_rate"]
-        if sel.shape[-1] < 2:
-            return np.full(sel.shape[:-1], np.nan)
-        hi, lo = r.extremes.get("selection_rate") or (sel.max(-1), sel.min(-1))
+    if name in _RATIO_RATES:  # DI and the error-rate parities: smallest over largest rate (0/0 is undefined)
+        key = _RATIO_RATES[name]
+        x = r[key]
+        if x.shape[-1] < 2:
+            return np.full(x.shape[:-1], np.nan)
+        hi, lo = r.extremes.get(key) or (x.max(-1), x.min(-1))
         return _div(lo, hi)
     if name == "EOpp":
         return r.spread("TPR")
@@ -422,7 +346,7 @@ def _metric_core(name, counts, bins, calibration, r=None):
             m = cal["MCE"]
             return m.max(-1) if m.shape[-1] >= 2 else np.full(m.shape[:-1], np.nan)
         raise FairlibInputError("calibration", f"must be 'ece_gap' or 'worst_group_mce', got {calibration!r}")
-    raise UnknownMetricError("metric", f"unknown metric {name!r}; known: {list(AUDIT_METRICS)}")
+    raise UnknownMetricError("metric", f"unknown metric {name!r}; known: {list(ALL_METRICS)}")
 
 # %% ../nbs/02_counts.ipynb #2b02db33
 def _restricted(counts, bins, included, func):

@@ -7,215 +7,42 @@ fairlib writes."""
 from __future__ import annotations
 import base64
 import io
-import math
 import numbers
 from pathlib import Path
-import numpy as np
 import pandas as pd
-from . import __version__
+from ._version import __version__
 from .plots import plot_audit, plot_vfr
 from .templating import render
-from .core import SMALL_CELL_THRESHOLD, atomic_write, is_small_count, mask_count
+from .core import SMALL_CELL_THRESHOLD, FairlibInputError, atomic_write, is_small_count
 from .constraints import Flag, PathLike, Predicate, Text, constrained
-from .counts import AUDIT_METRICS
-from .inputs import group_label
-from .metrics import _RATE_FOR
+from .counts import ALL_METRICS
 from .reliability import TAU_VFR
-from .results import _round_sig
-from .suppression import mask_text_counts, suppress_small_cells
+from .auditshare import hidden_sizes, mask_sizes, shown_sizes
+from .audittext import what_to_do
+from .reportparts import _CALIBRATION_TEXT, _binding as _binding, _disparity_rows, _fmt, _group_rows
+from .reportparts import _labels, _metric_rows, _pct, _records, _size_plan_rows, _slug
 
 # %% auto #0
 __all__ = ['report_html', 'write_report']
 
-# %% ../nbs/03a_htmlreport.ipynb #380fa3fc
-def _fmt(v, digits: int = 3) -> str | None:
-    "A number at `digits` significant figures as the text output shows it; None when missing or not finite."
-    if v is None or isinstance(v, (bool, np.bool_)):
-        return None
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return None
-    if not math.isfinite(x):
-        return None
-    if isinstance(v, (numbers.Integral, np.integer)) or (abs(x) >= 10**digits and x.is_integer()):
-        return f"{int(round(x)):,}"
-    r = _round_sig(x, digits)
-    return f"{r:,.0f}" if abs(r) >= 10**digits else f"{r:.{digits}g}"
-
-
-def _pct(v, digits: int = 3) -> str:
-    "A share as a percentage at `digits` significant figures."
-    return f"{_round_sig(100 * float(v), digits):.{digits}g}%"
-
-# %% ../nbs/03a_htmlreport.ipynb #702c6368
-_PLAIN = {
-    "DI": "The lowest group's rate of positive predictions divided by the highest group's. 1 means every group is "
-    "predicted positive equally often; the four-fifths rule asks for at least 0.8.",
-    "SPD": "The gap between the highest and the lowest group's rate of positive predictions.",
-    "EOpp": "The gap between the highest and the lowest true positive rate: among the records whose outcome is "
-    "positive, how often each group is predicted positive.",
-    "EOD": "The larger of two gaps between groups: the gap in true positive rates and the gap in false positive rates.",
-    "PP": "The gap between the highest and the lowest positive predictive value: among the records predicted "
-    "positive, how often each group's prediction is right.",
-    "Theil": "How unequally the benefit of the predictions (prediction − outcome + 1 per record) is spread between "
-    "the groups; 0 means every group has the same mean benefit.",
-    "Cal": "The gap between the best- and the worst-calibrated group: how far predicted probabilities are from the "
-    "observed rates (expected calibration error) in each group.",
-}
-_PLAIN_MCE = (
-    "The worst group's maximum calibration error: the largest gap, in any probability bin of any group, between "
-    "the predicted probability and the observed rate."
-)
-_CALIBRATION_TEXT = {
-    "ece_gap": "ece_gap: the largest minus the smallest expected calibration error (ECE) over the groups",
-    "worst_group_mce": "worst_group_mce: the largest maximum calibration error (MCE) of any group",
-}
-
-# %% ../nbs/03a_htmlreport.ipynb #a83a92f3
-_RATE_NAMES = {
-    "selection_rate": "selection rate",
-    "TPR": "true positive rate",
-    "FPR": "false positive rate",
-    "PPV": "positive predictive value",
-    "ECE": "expected calibration error",
-    "MCE": "maximum calibration error",
-    "mean_benefit": "mean benefit",
-}
-
-
-def _binding_rates(metric: str, groups: pd.DataFrame, calibration: str) -> dict:
-    "{rate name: per-group Series} of the rate(s) whose spread the metric measures, over the included groups."
-    g = groups
-    if metric == "Theil" and {"selection_rate", "base_rate"} <= set(g.columns):
-        return {"mean_benefit": g.selection_rate - g.base_rate + 1}  # mean of ŷ − y + 1 per group
-    if metric == "Cal":
-        col = "MCE" if calibration == "worst_group_mce" else "ECE"
-        return {col: g[col]} if col in g.columns else {}
-    return {r: g[r] for r in _RATE_FOR.get(metric, []) if r in g.columns}
-
-
-def _binding(metric: str, groups: pd.DataFrame, labels: pd.Series, calibration: str, digits: int):
-    """(short text, sentence) naming the groups with the lowest and highest value of the rate the metric spreads
-    (for EOD the rate whose spread is larger; for the worst-group MCE the worst group)."""
-    inc = groups[groups["included"].astype(bool)] if "included" in groups else groups
-    best = None
-    for rate, s in _binding_rates(metric, inc, calibration).items():
-        s = pd.to_numeric(s, errors="coerce")
-        if len(s) < 2 or s.isna().any():
-            continue
-        spread = float(s.max() - s.min())
-        if best is None or spread > best[0]:
-            best = (spread, rate, s)
-    if best is None:
-        why = "no rate is defined for at least two included groups"
-        return "—", f"None can be named: {why}."
-    _, rate, s = best
-    lo, hi = s.idxmin(), s.idxmax()
-    name = _RATE_NAMES.get(rate, rate)
-    if metric == "Cal" and calibration == "worst_group_mce":
-        return labels[hi], f"{labels[hi]} has the largest {name} ({_fmt(s[hi], digits)})."
-    short = f"{labels[lo]} (lowest) vs {labels[hi]} (highest)"
-    return short, (
-        f"Lowest {name}: {labels[lo]} ({_fmt(s[lo], digits)}); highest: {labels[hi]} ({_fmt(s[hi], digits)})."
-    )
-
 # %% ../nbs/03a_htmlreport.ipynb #18ede93f
-def _headline(metrics: pd.DataFrame, tau: float) -> str:
+def _headline(metrics: pd.DataFrame, tau: float, views: int = 1) -> str:
     v = metrics["verdict"].astype(str)
     n = len(v)
     head = (
-        f"{n} verdict{'s' * (n != 1)}: {int((v == 'Pass').sum())} pass, {int((v == 'Fail').sum())} fail, "
-        f"{int((v == 'Undefined').sum())} undefined"
+        f"{n} verdict{'s' * (n != 1)}{f' in {views} views' if views > 1 else ''}: {int((v == 'Pass').sum())} pass, "
+        f"{int((v == 'Fail').sum())} fail, {int((v == 'Undefined').sum())} undefined"
     )
     if "vfr" not in metrics:
         return head + "; stability not assessed (audit run without vfr=True)."
+    if "vfr_stability" in metrics:
+        s = metrics["vfr_stability"].astype(str)
+        parts = [f"{int((s == k).sum())} {k.lower()}" for k in ("Stable", "Unstable", "Undetermined", "Undefined")]
+        return head + f"; stability: {', '.join(parts)}."
     f = pd.to_numeric(metrics["vfr"], errors="coerce")
     unstable, unknown = int((f > tau).sum()), int(f.isna().sum())
     tail = f"; {unstable} unstable (verdict flips in more than {_pct(tau)} of resamples)"
     return head + tail + (f", {unknown} with no flip rate" if unknown else "") + "."
-
-# %% ../nbs/03a_htmlreport.ipynb #95711e72
-def _rule_text(rule: str, threshold) -> str:
-    "'|x| <= 0.1' -> 'absolute value at most 0.1'."
-    t = _fmt(threshold) or str(threshold)
-    absolute = str(rule).strip().startswith("|x|")
-    what = "absolute value" if absolute else "value"
-    if ">=" in str(rule):
-        return f"{what} is at least {t}"
-    if "<=" in str(rule):
-        return f"{what} is at most {t}"
-    return str(rule)
-
-
-def _vfr_text(r, settings: dict, tau: float) -> tuple[str, str | None]:
-    "(plain-language reading of the VFR, stability verdict or None)."
-    k = int(settings.get("n_resamples", 0) or 0)
-    n_undef = r.get("vfr_n_undefined")
-    n_undef = int(n_undef) if n_undef is not None and pd.notna(n_undef) else 0
-    defined = k - n_undef
-    f = r.get("vfr")
-    if f is None or pd.isna(f):
-        why = r.get("vfr_reason")
-        return "Undefined: the flip rate could not be computed" + (
-            f" ({why})." if isinstance(why, str) and why else "."
-        ), "Undefined"
-    dom = r.get("vfr_verdict")
-    of = f"of the {defined:,} resamples where the metric is defined" if n_undef else f"of {k:,} resamples"
-    if float(f) == 0:
-        text = f"This verdict never flipped: the re-audit gave {dom} in every one {of}."
-    else:
-        text = f"This verdict flips in {_pct(f)} {of} (the most common verdict is {dom})."
-    if n_undef:
-        text += f" The metric was undefined in {n_undef:,} resamples."
-    stable = float(f) <= tau
-    text += f" {'Stable' if stable else 'Unstable'}: the flip rate is {'at most' if stable else 'above'} {_fmt(tau)}."
-    return text, ("Stable" if stable else "Unstable")
-
-# %% ../nbs/03a_htmlreport.ipynb #849f8986
-_SUPPRESSED = f"suppressed (<{SMALL_CELL_THRESHOLD})"
-
-_GROUP_COLUMNS = {
-    "support": "Records",
-    "selection_rate": "Selection rate",
-    "TPR": "True positive rate",
-    "FPR": "False positive rate",
-    "PPV": "Positive predictive value",
-    "accuracy": "Accuracy",
-    "ECE": "Expected calibration error",
-    "included": "In the metrics",
-}
-
-
-def _group_rows(result, real: bool, digits: int) -> dict:
-    "Header and rows of the per-group table (human column names, masked counts with `real`)."
-    g = result.groups.reset_index(drop=True)
-    attrs = list(result.sensitive_features)
-    cols = [c for c in _GROUP_COLUMNS if c in g.columns]
-    view = g[cols].copy()
-    if real:
-        rates = {c: "support" for c in cols if c not in ("support", "included")}
-        view = suppress_small_cells(
-            view.assign(support=view.support.astype("int64")),
-            count_columns=["support"],
-            rate_columns=rates,
-            margins_known=True,
-        )
-    labels = g[attrs].apply(lambda r: group_label(tuple(r)) if len(attrs) > 1 else str(r.iloc[0]), axis=1)
-    rows = []
-    for i in range(len(g)):
-        cells = []
-        for c in cols:
-            v = view[c].iloc[i]
-            if c == "included":
-                cells.append("Yes" if bool(g[c].iloc[i]) else "No (too few records)")
-            elif real and pd.isna(v) and pd.notna(g[c].iloc[i]):
-                cells.append(_SUPPRESSED)
-            else:
-                cells.append(_fmt(v, digits) or "Undefined")
-        rows.append(dict(label=labels.iloc[i], cells=cells))
-    head = [" × ".join(attrs)] + [_GROUP_COLUMNS[c] for c in cols]
-    return dict(head=head, rows=rows), labels
 
 # %% ../nbs/03a_htmlreport.ipynb #b5155aa6
 def _png(fig) -> tuple[str, int, int]:
@@ -232,91 +59,66 @@ def _names(ms) -> str:
     return "none" if not ms else ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
 
 
-def _figures(result, tau: float) -> list[dict]:
+def _figures(result, tau: float, drawn) -> list[dict]:
     "The audit figure and (with VFR) the flip-rate figure, as embeddable PNGs with alt text."
     m = result.metrics
-    by = {v: list(m.metric[m.verdict == v].astype(str)) for v in ("Pass", "Fail", "Undefined")}
-    n_g, n_ex = len(result.groups), len(result.excluded)
+    many = len(result.views) > 1
+    key = [f"{v}: {x}" if many else str(x) for v, x in zip(m["view"], m.metric)]
+    by = {v: [k for k, y in zip(key, m.verdict) if y == v] for v in ("Pass", "Fail", "Undefined")}
+    view = result.views[-1]
     alt = (
-        f"Per-group rates with 95% intervals for the {n_g} groups ({n_ex} excluded for too few records), and each "
-        f"metric's value against its threshold. Failing: {_names(by['Fail'])}. Passing: {_names(by['Pass'])}. "
+        f"Per-group rates with 95% intervals for the {len(drawn)} groups of {view} drawn, and each metric's value "
+        f"against its threshold. Failing: {_names(by['Fail'])}. Passing: {_names(by['Pass'])}. "
         f"Undefined: {_names(by['Undefined'])}."
     )
     out = []
-    fig = plot_audit(result)
-    data, w, h = _png(fig)
+    data, w, h = _png(plot_audit(result, groups=drawn))
     out.append(
         dict(data=data, width=w, height=h, alt=alt, caption="Per-group rates and each metric against its threshold.")
     )
     if "vfr" in m:
         f = pd.to_numeric(m.vfr, errors="coerce")
-        above = list(m.metric[f > tau].astype(str))
+        above = [k for k, x in zip(key, f) if x > tau]
+        top = int(f.to_numpy().argmax()) if f.notna().any() else None
         alt = (
             f"Verdict flip rate of each metric as a bar with its resampling uncertainty, against the {_fmt(tau)} "
             f"stability threshold. Above it (unstable): {_names(above)}. Highest flip rate: "
             + (
                 "none defined."
-                if not f.notna().any()
+                if top is None
                 else "every flip rate is 0%."
                 if f.max() == 0
-                else f"{m.metric[f.idxmax()]} at {_pct(f.max())}."
+                else f"{key[int(f.fillna(-1).to_numpy().argmax())]} at {_pct(f.max())}."
             )
         )
-        fig = plot_vfr(result)
-        data, w, h = _png(fig)
+        data, w, h = _png(plot_vfr(result))
         out.append(dict(data=data, width=w, height=h, alt=alt, caption="Verdict flip rate per metric."))
     return out
 
-# %% ../nbs/03a_htmlreport.ipynb #61ca2a81
-def _size_plan_rows(plan, digits: int):
-    if plan is None or not isinstance(plan, pd.DataFrame) or plan.empty:
-        return None
-    head = [
-        "Metric",
-        "Records needed",
-        "Interval of records needed",
-        "Reachable with the records you have",
-        "Records available",
-        "Target flip rate",
-        "CV cutoff",
-        "Method",
-        "Note",
+# %% ../nbs/03a_htmlreport.ipynb #a660ed50
+def _data_rows(result, real: bool, hide_sizes: bool) -> list[tuple[str, str]]:
+    g = result.groups
+    total = "<11" if hide_sizes and is_small_count(result.n) else _fmt(int(result.n))
+    rows = [
+        ("Records audited", total),
+        ("Sensitive features", ", ".join(map(str, result.sensitive_features))),
     ]
-    rows = []
-    for _, r in plan.iterrows():
-        need = _fmt(r.get("n_required"), digits)
-        lo, hi = _fmt(r.get("ci_low"), digits), _fmt(r.get("ci_high"), digits)
-        reach = bool(r.get("reachable")) if pd.notna(r.get("reachable")) else False
-        why = r.get("reason")
+    for v in result.views:
+        gv = g[g["view"] == v]
+        inc = gv["included"].astype(bool)
+        labels = _labels(gv, [a for a in result.sensitive_features if a in gv.columns and gv[a].notna().any()])
         rows.append(
-            dict(
-                label=str(r.get("metric")),
-                cells=[
-                    need if need is not None else "Not reachable",
-                    f"{lo} to {hi}" if lo is not None and hi is not None else "Undefined",
-                    "Yes" if reach else "No: not reachable with the records you have",
-                    _fmt(r.get("n_available"), digits) or "Undefined",
-                    _fmt(r.get("target_vfr"), digits) or "Undefined",
-                    _fmt(r.get("cv_cutoff"), digits) or "Undefined",
-                    str(r.get("method")) if pd.notna(r.get("method")) else "",
-                    str(why) if isinstance(why, str) else "",
-                ],
+            (
+                f"Groups ({v})" if len(result.views) > 1 else "Groups",
+                f"{len(gv)} ({int(inc.sum())} included, {int((~inc).sum())} excluded): " + ", ".join(labels),
             )
         )
-    return dict(head=head, rows=rows)
-
-# %% ../nbs/03a_htmlreport.ipynb #a660ed50
-def _data_rows(result, labels, real: bool) -> list[tuple[str, str]]:
-    inc = (
-        result.groups["included"].astype(bool) if "included" in result.groups else pd.Series(True, result.groups.index)
-    )
-    rows = [
-        ("Records audited", _fmt(int(result.n))),
-        ("Sensitive features", ", ".join(map(str, result.sensitive_features))),
-        (
-            "Groups",
-            f"{len(result.groups)} ({int(inc.sum())} included, {len(result.excluded)} excluded): " + ", ".join(labels),
-        ),
+    ref = getattr(result, "reference", None) or {}
+    if ref:
+        rows.append(
+            ("Reference groups", "; ".join(f"{v}: {r.get('group')} ({r.get('chosen')})" for v, r in ref.items()))
+        )
+    rows += [
         ("Minimum support", f"{result.min_support} records per group"),
         ("Positive label", "1 (labels were 0/1)" if result.pos_label is None else str(result.pos_label)),
         ("Calibration definition", _CALIBRATION_TEXT.get(result.calibration, str(result.calibration))),
@@ -334,70 +136,83 @@ def _data_rows(result, labels, real: bool) -> list[tuple[str, str]]:
         )
     else:
         rows.append(("Verdict flip rate", "not computed (audit run without vfr=True)"))
-    if real:
+    if hide_sizes:
         rows.append(
-            ("Small cells", f"counts 1 to {SMALL_CELL_THRESHOLD - 1} and cells that reveal them are suppressed")
+            (
+                "Small counts",
+                f"group sizes 1 to {SMALL_CELL_THRESHOLD - 1}, and any size that would give one back by subtraction, "
+                "are hidden"
+                + ("; so is every cell that reveals a count from 1 to 10 (real patient data)" if real else ""),
+            )
         )
     return rows
 
 # %% ../nbs/03a_htmlreport.ipynb #da02f6ed
 _RESULT = Predicate(
-    lambda r: all(hasattr(r, a) for a in ("metrics", "groups", "excluded", "sensitive_features", "n", "min_support")),
+    lambda r: all(
+        hasattr(r, a) for a in ("metrics", "groups", "excluded", "sensitive_features", "n", "min_support", "views")
+    ),
     "an AuditResult (from fairlib.audit)",
 )
 
 
-def _metric_rows(result, labels, tau: float, digits: int, real: bool) -> list[dict]:
-    settings = getattr(result, "vfr_settings", None) or {}
-    groups = result.groups.reset_index(drop=True)
-    out = []
-    for i, r in result.metrics.reset_index(drop=True).iterrows():
-        name = str(r.metric)
-        spec = AUDIT_METRICS.get(name)
-        plain = _PLAIN_MCE if name == "Cal" and result.calibration == "worst_group_mce" else _PLAIN.get(name, "")
-        value, thr = _fmt(r.value, digits), _fmt(r.get("threshold"), digits)
-        rule = _rule_text(r.get("rule", ""), r.get("threshold"))
-        verdict = str(r.verdict) if str(r.verdict) in ("Pass", "Fail") else "Undefined"
-        reason = r.get("reason") if isinstance(r.get("reason"), str) and r.get("reason") else None
-        if verdict == "Undefined" and reason is None:
-            reason = "the metric could not be computed on these data"
-        if reason and real:
-            reason = mask_text_counts(reason)
-        short, binding = _binding(name, groups, labels, result.calibration, digits)
-        row = dict(
-            key=f"{i}-{name}".replace(" ", "-"),
-            name=name,
-            label=spec.label if spec else name,
-            plain=plain,
-            formula=spec.definition if spec else "",
-            value=value if value is not None else "Undefined",
-            threshold=thr if thr is not None else "—",
-            rule_text=rule,
-            verdict=verdict,
-            reason=reason,
-            binding_short=short,
-            binding=binding,
-            value_text=(
-                f"{value}; it passes when its {rule}, so the verdict is {verdict}."
-                if value is not None
-                else f"Undefined; it would pass when its {rule}."
-            ),
-        )
-        if "vfr" in result.metrics:
-            lo, hi = _fmt(r.get("vfr_ci_low"), digits), _fmt(r.get("vfr_ci_high"), digits)
-            row["interval"] = f"{lo} to {hi}" if lo is not None and hi is not None else "Undefined"
-            row["interval_text"] = (
-                f"95% of the re-audits gave a value from {lo} to {hi} (percentile interval of the value over the "
-                "resamples; it is not an interval of the flip rate)."
-                if lo is not None and hi is not None
-                else "Undefined: the value was not defined in enough resamples."
+def _sections(result, shown, real: bool, digits: int, mask) -> list[dict]:
+    "One section per view: its metrics, groups, excluded groups and disparities."
+    out, g = [], result.groups.reset_index(drop=True)
+    custom = [c for c in g.columns if c not in {"view", *result.sensitive_features} and c not in _OWN]
+    for vi, v in enumerate(result.views):
+        pos = [i for i in range(len(g)) if g["view"].iloc[i] == v]
+        gv = g.iloc[pos].reset_index(drop=True)
+        attrs = [a for a in result.sensitive_features if gv[a].notna().any()]
+        labels = _labels(gv, attrs)
+        how = [shown[i] for i in pos]
+        ex = [
+            (labels.iloc[j], "<11" if how[j].startswith("<") else "suppressed" if how[j] != "number" else _records(s))
+            for j, (s, inc) in enumerate(zip(gv["support"], gv["included"]))
+            if not bool(inc)
+        ]
+        hide = {labels.iloc[j] for j in range(len(gv)) if how[j].startswith("<")}
+        ref = (getattr(result, "reference", None) or {}).get(v, {})
+        out.append(
+            dict(
+                name=v,
+                id=_slug(v, vi),
+                attribute_text=" × ".join(attrs),
+                metrics=_metric_rows(result, v, vi, gv, labels, TAU_VFR, digits, mask),
+                groups=_group_rows(gv, labels, attrs, how, real, digits, custom),
+                excluded=ex,
+                disparities=_disparity_rows(getattr(result, "disparity_table", None), v, hide, digits),
+                reference=ref.get("group"),
+                reference_how={"largest": "the largest group that enters the metrics", "given": "as chosen"}.get(
+                    ref.get("chosen"), ref.get("chosen")
+                ),
             )
-            text, stab = _vfr_text(r, settings, tau)
-            row["vfr_text"] = mask_text_counts(text) if real else text
-            row["vfr"] = "Undefined" if pd.isna(r.get("vfr")) else _pct(r.vfr)
-            row["stability"] = stab
-        out.append(row)
+        )
     return out
+
+
+_OWN = {
+    "support",
+    "included",
+    "n",
+    "positives",
+    "predicted_positives",
+    "base_rate",
+    "selection_rate",
+    "TPR",
+    "FPR",
+    "TNR",
+    "FNR",
+    "PPV",
+    "NPV",
+    "accuracy",
+    "FOR",
+    "FDR",
+    "ECE",
+    "MCE",
+    "mean_prob",
+    "observed_rate",
+}
 
 # %% ../nbs/03a_htmlreport.ipynb #9eabf328
 @constrained(
@@ -406,6 +221,7 @@ def _metric_rows(result, labels, tau: float, digits: int, real: bool) -> list[di
     data_description=None | Text,
     figures=Flag,
     real=Flag,
+    show_small_counts=Flag,
 )
 def report_html(
     result,
@@ -413,47 +229,92 @@ def report_html(
     title: str | None = None,  # the page title (default: "Fairness audit: <features>, <n> records")
     data_description: str | None = None,  # a sentence on where the data come from, shown first under "Data"
     figures: bool = True,  # embed fairlib.plots.plot_audit / plot_vfr as PNG data: URIs
-    real: bool = False,  # credentialed patient data: group counts 1-10 (and cells revealing them) suppressed
+    real: bool = False,  # credentialed patient data: every cell that reveals a count 1-10 suppressed as well
+    show_small_counts: bool = False,  # an analyst's private copy: every group size shown (never with real=True)
 ) -> str:
-    """One self-contained, accessible HTML document for an audit result: a one-line headline, per metric its
-    definition, value, threshold, verdict, interval and flip rate in words, the groups that bind it, the per-group
-    and excluded-group tables, the data description and a glossary. Inline CSS, figures as data: URIs."""
+    """One self-contained, accessible HTML document for an audit result.
+
+    A one-line headline; what to do (which verdicts are reliable, which not and how many records would make them
+    so, which groups are too small to judge, which metrics are undefined); per view each metric's definition, value,
+    threshold, verdict, interval and flip rate in words, the groups that bind it, the disparities against the
+    reference group, the per-group and excluded-group tables; the records needed; figures; data; glossary. Inline
+    CSS, figures as data: URIs, every table in its own scrollable box (readable at a phone's width).
+
+    Parameters
+    ----------
+    result : AuditResult
+        The audit (`fairlib.audit`), full or in its suppressed form.
+    real : bool
+        Credentialed patient data: besides group sizes, every rate or count that gives a count from 1 to 10 back is
+        suppressed, and figures that would show such a group are left out.
+    show_small_counts : bool
+        Show every group size (an analyst's private copy, not for sharing). By default sizes from 1 to 10, and any
+        that would give one back by subtraction, are hidden.
+
+    Returns
+    -------
+    str
+        The HTML document.
+
+    Raises
+    ------
+    FairlibInputError
+        For `show_small_counts=True` with `real=True`, or an argument of the wrong kind.
+
+    Examples
+    --------
+    >>> import fairlib as fl
+    >>> r = fl.audit([1, 0] * 50, [1, 0, 0, 1] * 25, sensitive_features=["a"] * 60 + ["b"] * 40)
+    >>> report_html(r, figures=False).startswith("<!DOCTYPE html>")
+    True
+    """
+    if real and show_small_counts:
+        raise FairlibInputError("show_small_counts", "must be False for real patient data (real=True)", "report_html")
     digits = int(getattr(result, "_digits", 3))
     tau = TAU_VFR
     m = result.metrics
     has_vfr = "vfr" in m and bool(getattr(result, "vfr_settings", None))
-    groups, labels = _group_rows(result, real, digits)
-    excluded = [(str(g), mask_count(s) if real else _fmt(int(s))) for g, s in result.excluded.items()]
-    plan = _size_plan_rows(getattr(result, "size_plan", None), digits)
-    glossary = [(s.name, f"{s.label}: {s.definition}.") for s in map(AUDIT_METRICS.get, m.metric.astype(str)) if s]
-    hide_figures = real and any(is_small_count(s) for s in result.groups.get("support", []))  # plots show every group
+    shown = ["number"] * len(result.groups) if show_small_counts else shown_sizes(result)
+    hidden = set() if show_small_counts else hidden_sizes(result)
+    mask = (lambda t: t) if show_small_counts else (lambda t: mask_sizes(t, hidden))
+    sections = _sections(result, shown, real, digits, mask)
+    plan = _size_plan_rows(getattr(result, "size_plan", None), digits, mask)
+    names = dict.fromkeys(m.metric.astype(str))
+    glossary = [(s.name, f"{s.label}: {s.definition}.") for s in map(ALL_METRICS.get, names) if s]
+    last = result.groups.reset_index(drop=True)
+    last_rows = [i for i in range(len(last)) if last["view"].iloc[i] == result.views[-1]]
+    drawn = [i for i in last_rows if show_small_counts or shown[i] == "number"]
+    small = [i for i in drawn if is_small_count(last["support"].iloc[i])]
+    hide_figures = real and bool(small)  # a plotted group's interval shows its size
     page_title = title or (
-        f"Fairness audit: {' × '.join(map(str, result.sensitive_features))}, {_fmt(int(result.n))} records"
+        f"Fairness audit: {' × '.join(map(str, result.sensitive_features))}, "
+        f"{'<11' if not show_small_counts and is_small_count(result.n) else _fmt(int(result.n))} records"
     )
+    todo = [t[2:] if t.startswith("- ") else t for t in what_to_do(result, show_small_counts=show_small_counts)]
+    drawn_labels = [str(x) for x in _labels(last.iloc[drawn], result.sensitive_features)] if drawn else []
     return render(
         "audit_report.html.j2",
         page_title=page_title,
-        headline=_headline(m if has_vfr else m.drop(columns=["vfr"], errors="ignore"), tau),
+        headline=_headline(m if has_vfr else m.drop(columns=["vfr"], errors="ignore"), tau, len(result.views)),
+        todo=todo,
         real=real,
+        hide_sizes=not show_small_counts,
         small_max=SMALL_CELL_THRESHOLD - 1,
-        suppressed=_SUPPRESSED,
         has_vfr=has_vfr,
         n_resamples=_fmt((getattr(result, "vfr_settings", None) or {}).get("n_resamples")),
         tau_vfr=_fmt(tau),
-        metrics=_metric_rows(result, labels, tau, digits, real),
-        groups=groups,
-        attribute_text=" × ".join(map(str, result.sensitive_features)),
-        excluded=excluded,
+        views=sections,
+        many=len(sections) > 1,
         min_support=result.min_support,
         size_plan=plan,
-        figures=_figures(result, tau) if figures and not hide_figures else [],
+        figures=_figures(result, tau, drawn_labels) if figures and not hide_figures and drawn else [],
         figures_note=(
             f"Figures left out: they would show the rates of groups with fewer than {SMALL_CELL_THRESHOLD} records."
-            if figures and hide_figures
+            if figures and (hide_figures or not drawn)
             else None
         ),
         data_description=data_description,
-        data_rows=_data_rows(result, list(labels), real),
+        data_rows=_data_rows(result, real, not show_small_counts),
         glossary=glossary,
         version=__version__,
     )

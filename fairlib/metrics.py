@@ -11,7 +11,7 @@ from .inputs import _prepare, align_inputs, excluded_text, resolve_inputs
 from .results import round_frame
 from .templating import html_fragment
 from fairlib.counts import (
-    AUDIT_METRICS,
+    AUDIT_METRICS as AUDIT_METRICS,
     AuditMetric as AuditMetric,
     audit_metric as audit_metric,
     CountTable,
@@ -39,7 +39,8 @@ from ._compat import resolve as _resolve
 # %% auto #0
 __all__ = ['demographic_parity_difference', 'statistical_parity_difference', 'disparate_impact_ratio',
            'equal_opportunity_difference', 'equalized_odds_difference', 'predictive_parity_difference',
-           'between_group_theil_index', 'MetricValue', 'theil_index', 'calibration_gap']
+           'between_group_theil_index', 'false_negative_rate_parity', 'false_omission_rate_parity',
+           'false_discovery_rate_parity', 'MetricValue', 'theil_index', 'calibration_gap']
 
 # %% ../nbs/02a_metrics.ipynb #5ee7eecc
 @constrained(
@@ -50,7 +51,27 @@ __all__ = ['demographic_parity_difference', 'statistical_parity_difference', 'di
     reason=None | Text,
 )
 class MetricValue(float):
-    "A float with provenance: `metric`, `by_group`, `excluded` groups and the `reason` when undefined."
+    """A float with provenance: `metric`, `by_group`, `excluded` groups and the `reason` when undefined.
+
+    Parameters
+    ----------
+    value : float
+        The metric's value (NaN when undefined).
+    metric : str
+        The metric's name.
+    by_group : pandas.Series, optional
+        The per-group rates the value was computed from.
+    excluded : dict, optional
+        {group: size} of the groups below `min_support`, left out.
+    reason : str, optional
+        Why the value is undefined, else None.
+
+    Examples
+    --------
+    >>> v = MetricValue(0.5, metric="DI")
+    >>> (float(v), v.metric, v.reason)
+    (0.5, 'DI', None)
+    """
 
     def __new__(cls, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None):
         try:
@@ -107,6 +128,9 @@ _RATE_FOR = {
     "PP": ["PPV"],
     "Theil": [],
     "Cal": [],
+    "FNRP": ["FNR"],
+    "FORP": ["FOR"],
+    "FDRP": ["FDR"],
 }
 
 # %% ../nbs/02a_metrics.ipynb #8689ac61
@@ -115,6 +139,15 @@ _WHY = {
     "FPR": "no records with y_true == 0",
     "PPV": "no records with y_pred == 1",
     "selection_rate": "no records",
+    "FNR": "no records with y_true == 1",
+    "FOR": "no records with y_pred == 0",
+    "FDR": "no records with y_pred == 1",
+}
+_ZERO_RATIO = {  # a ratio metric whose largest rate is 0 is 0/0: what no group has then
+    "DI": "predicted positive",
+    "FNRP": "false negative",
+    "FORP": "false negative among its predicted negatives",
+    "FDRP": "false positive",
 }
 
 # %% ../nbs/02a_metrics.ipynb #8acbf7d5
@@ -133,8 +166,8 @@ def _reason(name, ct: CountTable, value, calibration="ece_gap") -> str | None:
         bad = [str(g) for g, v in zip(ct.groups[inc], r[rate]) if np.isnan(v)]
         if bad:
             return f"{rate} undefined for group(s) {bad}: {_WHY[rate]}"
-    if name == "DI":
-        return "no group has any predicted positive: the ratio 0/0 is undefined"
+    if name in _ZERO_RATIO:
+        return f"no group has any {_ZERO_RATIO[name]}: the ratio 0/0 is undefined"
     if name == "Theil":
         return "mean benefit is 0 (every record is a false negative): ln(b/μ) undefined"
     return "undefined on this input"
@@ -184,7 +217,7 @@ def _fl(name, func):
 
     f.__name__ = f.__qualname__ = func
     f.__doc__ = (
-        f"{AUDIT_METRICS[name].label}: {AUDIT_METRICS[name].definition} over groups with >= `min_support` records."
+        f"{audit_metric(name).label}: {audit_metric(name).definition} over groups with >= `min_support` records."
     )
     return constrained(**_DECLARED)(f)
 
@@ -219,6 +252,15 @@ predictive_parity_difference = _fl("PP", "predictive_parity_difference")
 
 # %% ../nbs/02a_metrics.ipynb #4efb6b1e
 between_group_theil_index = _fl("Theil", "between_group_theil_index")
+
+# %% ../nbs/02a_metrics.ipynb #c35par00
+false_negative_rate_parity = _fl("FNRP", "false_negative_rate_parity")
+
+# %% ../nbs/02a_metrics.ipynb #c35par01
+false_omission_rate_parity = _fl("FORP", "false_omission_rate_parity")
+
+# %% ../nbs/02a_metrics.ipynb #c35par02
+false_discovery_rate_parity = _fl("FDRP", "false_discovery_rate_parity")
 
 # %% ../nbs/02a_metrics.ipynb #7a8ad0fc
 @constrained(y_true=_LABELS, y_pred=_LABELS, sample_weight=_WEIGHTS, data=_DATA, pos_label=_POS_LABEL)

@@ -7,17 +7,17 @@ from __future__ import annotations
 import textwrap
 import numpy as np
 import pandas as pd
-from .core import FairlibInputError, check_choice, check_rng, percentile_interval
+from .core import FairlibInputError
 from .constraints import Instance, Interval, Options, PositiveInt, Predicate, Seed, Text, Unchecked, constrained
 from .constraints import Labels, Probabilities
 from .reliability import TAU_VFR
 
 _FIGURE = Predicate(lambda f: hasattr(f, "get_size_inches") and hasattr(f, "canvas"), "a matplotlib Figure")
 _SOURCE = Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty string naming the data")
-_DATA = Unchecked("an AuditResult or a group_table() frame: checked by _group_frame")
-_RATES = Text | Instance(list, tuple, label="a list of rate names (each checked against the table)")
-_METHOD = Options("wilson", "clopper-pearson", "bootstrap")
-_LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
+from .rateintervals import _DATA, _LEVEL, _METHOD, _RATES
+from .rateintervals import RATE_DENOMINATORS as RATE_DENOMINATORS, rate_intervals as rate_intervals
+
+_VIEW = Unchecked("None, or a view / group labels of the result (checked by AuditResult.by_view)")
 _RESULT = Predicate(
     lambda r: all(hasattr(r, a) for a in ("metrics", "groups", "sensitive_features")), "an AuditResult (fairlib.audit)"
 )
@@ -29,8 +29,8 @@ _AX_PAIR = None | Predicate(
 )
 
 # %% auto #0
-__all__ = ['FOOTER_GID', 'RATE_DENOMINATORS', 'add_footer', 'footer_clear', 'rate_intervals', 'group_rates', 'plot_audit',
-           'plot_vfr', 'plot_score_distributions', 'plot_verdict_heatmap']
+__all__ = ['FOOTER_GID', 'add_footer', 'footer_clear', 'group_rates', 'plot_audit', 'plot_vfr', 'plot_score_distributions',
+           'plot_verdict_heatmap']
 
 # %% ../nbs/06_plots.ipynb #7bf686d3
 FOOTER_GID = "fairlib-footer"
@@ -91,87 +91,6 @@ def footer_clear(fig) -> bool:
         return False
     fb = foot[0].get_window_extent(r)
     return all(fb.y1 <= ax.get_tightbbox(r).y0 for ax in fig.axes if ax.get_visible())
-
-# %% ../nbs/06_plots.ipynb #19aab743
-RATE_DENOMINATORS = {  # rate -> (numerator, denominator) in terms of a group_table row
-    "selection_rate": lambda t: (t.selection_rate * t.n, t.n),
-    "base_rate": lambda t: (t.positives, t.n),
-    "TPR": lambda t: (t.TPR * t.positives, t.positives),
-    "FNR": lambda t: (t.FNR * t.positives, t.positives),
-    "FPR": lambda t: (t.FPR * (t.n - t.positives), t.n - t.positives),
-    "TNR": lambda t: (t.TNR * (t.n - t.positives), t.n - t.positives),
-    "PPV": lambda t: (t.PPV * t.predicted_positives, t.predicted_positives),
-    "NPV": lambda t: (t.NPV * (t.n - t.predicted_positives), t.n - t.predicted_positives),
-    "accuracy": lambda t: (t.accuracy * t.n, t.n),
-}
-
-# %% ../nbs/06_plots.ipynb #8a721598
-def _group_frame(data, func):
-    "The per-group table of an AuditResult, or a `group_table()` frame as given."
-    if hasattr(data, "by_group") and not isinstance(data, pd.DataFrame):
-        data = data.by_group
-    if not isinstance(data, pd.DataFrame):
-        raise FairlibInputError(
-            "data", f"must be an AuditResult or a group_table() DataFrame, got {type(data).__name__}", func
-        )
-    missing = [c for c in ("n", "positives", "predicted_positives") if c not in data.columns]
-    if missing:
-        raise FairlibInputError("data", f"lacks column(s) {missing}: pass fairlib.group_table() output", func)
-    if len(data) == 0:
-        raise FairlibInputError("data", "has no groups", func)
-    return data
-
-# %% ../nbs/06_plots.ipynb #043e1c2c
-@constrained(data=_DATA, rates=_RATES, method=_METHOD, confidence_level=_LEVEL, n_resamples=PositiveInt, seed=Seed)
-def rate_intervals(
-    data,
-    *,
-    rates=("selection_rate", "TPR", "FPR"),  # columns of the group table
-    method: str = "wilson",  # "wilson", "clopper-pearson" (statsmodels) or "bootstrap" (binomial draws of the count)
-    confidence_level: float = 0.95,  # interval coverage
-    n_resamples: int = 2000,  # bootstrap draws (method="bootstrap")
-    seed=0,  # randomness of the bootstrap
-) -> pd.DataFrame:
-    "Tidy frame of per-group rates with interval: group, rate, value, count, nobs, ci_low, ci_high, included."
-    func = "rate_intervals"
-    t = _group_frame(data, func)
-    rates = [rates] if isinstance(rates, str) else list(rates)
-    if not rates:
-        raise FairlibInputError("rates", "is empty", func)
-    for r in rates:
-        check_choice(r, "rates", [k for k in RATE_DENOMINATORS if k in t.columns], func)
-    level = float(confidence_level)
-    rows = []
-    rng = check_rng(seed) if method == "bootstrap" else None
-    n_resamples = int(n_resamples)
-    for r in rates:
-        num, den = (np.asarray(v, float) for v in RATE_DENOMINATORS[r](t))
-        ok = den > 0
-        lo = np.full(len(t), np.nan)
-        hi = np.full(len(t), np.nan)
-        if method != "bootstrap" and ok.any():
-            from statsmodels.stats.proportion import proportion_confint
-
-            how = "wilson" if method == "wilson" else "beta"
-            lo[ok], hi[ok] = proportion_confint(num[ok], den[ok], alpha=1 - level, method=how)
-        elif ok.any():
-            n_int = np.rint(den[ok]).astype(np.int64)
-            draws = rng.binomial(n_int, (num[ok] / den[ok]), size=(n_resamples, ok.sum())) / n_int
-            lo[ok], hi[ok] = percentile_interval(draws, confidence_level=level, axis=0)
-        for i, g in enumerate(t.index):
-            rows.append(
-                dict(
-                    group=g,
-                    rate=r,
-                    value=float(t[r].iloc[i]),
-                    count=num[i],
-                    nobs=den[i],
-                    ci_low=lo[i],
-                    ci_high=hi[i],
-                    included=bool(t["included"].iloc[i]) if "included" in t else True,
-                )
-            )
-    return pd.DataFrame(rows)
 
 # %% ../nbs/06_plots.ipynb #90293390
 def _labelled(g) -> str:
@@ -273,11 +192,12 @@ def _metric_rows(ax, m):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ci = {"vfr_ci_low", "vfr_ci_high"} <= set(m.columns)
+    m = pd.DataFrame(m).rename(columns={"vfr_ci_low": "value_ci_low", "vfr_ci_high": "value_ci_high"})
+    ci = {"value_ci_low", "value_ci_high"} <= set(m.columns)
     absolute = [str(r).startswith("|x|") for r in m.rule]
     lower = [not a and ">=" in str(r) for a, r in zip(absolute, m.rule)]
     th = m.threshold.to_numpy(float)
-    pts = [m.value.to_numpy(float), th, -th[absolute]] + ([m.vfr_ci_low, m.vfr_ci_high] if ci else [])
+    pts = [m.value.to_numpy(float), th, -th[absolute]] + ([m.value_ci_low, m.value_ci_high] if ci else [])
     pts = np.concatenate([np.asarray(p, float).ravel() for p in pts])
     pts = pts[np.isfinite(pts)]
     lo, hi = (min(pts.min(), 0.0), max(pts.max(), 1.0)) if pts.size else (0.0, 1.0)
@@ -289,15 +209,18 @@ def _metric_rows(ax, m):
         ax.barh(y, b - a, left=a, height=0.7, color="0.9", zorder=0)
         for x in (-t, t) if absolute[y] else (t,):
             ax.vlines(x, y - 0.38, y + 0.38, colors="k", linestyles="--", lw=1.2, gid=f"threshold:{r.metric}")
-        if ci and np.isfinite([r.vfr_ci_low, r.vfr_ci_high]).all():
-            ax.hlines(y, r.vfr_ci_low, r.vfr_ci_high, colors="0.2", lw=2, gid=f"interval:{r.metric}")
+        if ci and np.isfinite([r.value_ci_low, r.value_ci_high]).all():
+            ax.hlines(y, r.value_ci_low, r.value_ci_high, colors="0.2", lw=2, gid=f"interval:{r.metric}")
         if st["marker"] and np.isfinite(r.value):
             ax.plot(r.value, y, st["marker"], color=st["color"], mec="k", ms=9, gid=f"value:{r.metric}")
         val = f"{r.value:.3g}" if np.isfinite(r.value) else "NaN"
         ax.text(1.02, y, f"{st['word']} ({val})", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
     ax.set_xlim(lo, hi)
     ax.set_ylim(len(m) - 0.5, -0.5)
-    ax.set_yticks(range(len(m)), [f"{r.metric}: {r.rule}" for r in m.itertuples(index=False)])
+    many = "view" in m and m["view"].nunique() > 1
+    ax.set_yticks(
+        range(len(m)), [f"{f'{r.view}: ' if many else ''}{r.metric}: {r.rule}" for r in m.itertuples(index=False)]
+    )
     handles = [
         Line2D([], [], ls="", marker="o", color=_VERDICT_STYLE["Pass"]["color"], mec="k", label="pass"),
         Line2D([], [], ls="", marker="X", color=_VERDICT_STYLE["Fail"]["color"], mec="k", label="fail"),
@@ -311,9 +234,16 @@ def _metric_rows(ax, m):
     ax.set_title("Each metric against its threshold")
 
 # %% ../nbs/06_plots.ipynb #884348cd
-def _audit_groups(result):
-    "The group table of a result with `n` filled from `support`, and the rates whose denominators it holds."
-    g = result.groups.set_index(list(result.sensitive_features)).copy()
+def _audit_groups(result, view=None, groups=None):
+    """The group table of one view of a result (default: the last) with `n` filled from `support`, only the `groups`
+    labels given (None: all), and the rates whose denominators it holds."""
+    if hasattr(result, "by_view"):
+        g = result.by_view(view).copy()
+    else:  # a table of one view given by its attributes
+        g = result.groups.set_index(list(result.sensitive_features)).copy()
+    if groups is not None:
+        keep = [("/".join(map(str, k)) if isinstance(k, tuple) else str(k)) in set(map(str, groups)) for k in g.index]
+        g = g[keep]
     if "n" not in g and "support" in g:
         g["n"] = g["support"]
     have = {c for c in ("n", "positives", "predicted_positives") if c in g}
@@ -325,13 +255,17 @@ def _audit_groups(result):
     return g, rates, missing
 
 # %% ../nbs/06_plots.ipynb #e3c21dc7
-@constrained(result=_RESULT, ax=_AX_PAIR, level=_LEVEL, method=Options("wilson", "clopper-pearson"))
+@constrained(
+    result=_RESULT, ax=_AX_PAIR, level=_LEVEL, method=Options("wilson", "clopper-pearson"), view=_VIEW, groups=_VIEW
+)
 def plot_audit(
     result,
     *,
     ax=None,  # None: a new figure; or a pair of Axes to draw the rates and the metrics into
     level: float = 0.95,  # coverage of the per-group rate intervals
     method: str = "wilson",  # rate interval: "wilson" or "clopper-pearson" (statsmodels' proportion_confint)
+    view=None,  # the view whose groups' rates are drawn (default: the last, the intersection)
+    groups=None,  # the labels of the groups to draw (default: all; a report leaves out those whose size it hides)
 ):
     """Per-group rates with intervals (left) and each metric against its threshold (right), from an AuditResult;
     returns the Figure."""
@@ -339,7 +273,7 @@ def plot_audit(
     m = result.metrics
     if not {"metric", "value", "threshold", "rule", "verdict"} <= set(m.columns):
         raise FairlibInputError("result", "has no per-metric table with value, threshold, rule and verdict", func)
-    g, rates, missing = _audit_groups(result)
+    g, rates, missing = _audit_groups(result, view, groups)
     if ax is None:
         fig = _figure((11, max(3.8, 0.45 * len(m) + 1.8)))
         ax_r, ax_m = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=[1.25, 1]))
@@ -404,7 +338,8 @@ def plot_vfr(
         a.text(
             i, top + 0.01, f"{v[i]:.3g}\n{word}" if np.isfinite(v[i]) else word, ha="center", va="bottom", fontsize=8
         )
-    a.set_xticks(x, list(m.metric))
+    many = "view" in m and m["view"].nunique() > 1
+    a.set_xticks(x, [f"{v}: {k}" if many else k for v, k in zip(m.get("view", m.metric), m.metric)], rotation=45 * many)
     a.set_ylim(0, 0.62)
     a.set_ylabel("verdict flip rate (VFR)")
     a.set_xlabel(f"metric (whiskers: Wilson {level:.0%} interval of the flip count)")
@@ -464,7 +399,12 @@ def plot_score_distributions(y_prob, groups, *, y_true=None, ax=None):
 def plot_verdict_heatmap(results: dict, *, ax=None):
     "Metric x audit grid of verdicts, each cell annotated with verdict word and value; returns the Figure."
     sns = _seaborn("plot_verdict_heatmap")
-    m = pd.concat({str(k): r.metrics.set_index("metric")[["value", "verdict"]] for k, r in results.items()}, axis=1)
+    key = lambda r: (
+        r.metrics.assign(metric=[f"{v}: {x}" for v, x in zip(r.metrics["view"], r.metrics.metric)])
+        if ("view" in r.metrics and r.metrics["view"].nunique() > 1)
+        else r.metrics
+    )
+    m = pd.concat({str(k): key(r).set_index("metric")[["value", "verdict"]] for k, r in results.items()}, axis=1)
     verdict, value = m.xs("verdict", axis=1, level=1), m.xs("value", axis=1, level=1)
     code = verdict.replace({"Pass": 0.0, "Undefined": 0.5, "Fail": 1.0}).astype(float)
     words = {"Pass": "Pass", "Fail": "FAIL", "Undefined": "undefined"}

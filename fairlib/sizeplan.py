@@ -10,19 +10,22 @@ import math
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field, replace
-from scipy import stats
-from scipy.optimize import isotonic_regression
-from .core import cell_seed, check_rng, largest_remainder, root_entropy
-from .constraints import Array, Frame, Instance, Interval, NonNegativeInt, PositiveInt, Seed, constrained
+from .core import cell_seed, check_rng, largest_remainder, mask_count, root_entropy
+from .constraints import Array, Frame, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed
+from .constraints import constrained
+from .core import FairlibInputError
 from .counts import _CALIBRATION, _DATA, _GROUPS, _LABELS, _POS_LABEL, _PROBS
-from .counts import AUDIT_METRICS, metric_from_counts, metrics_from_counts
+from .counts import audit_metric, metric_from_counts, metrics_from_counts
 from .inputs import _prepare
 from .metrics import _value
 from .records import AuditData, audit_data
-from .reliability import MAX_UNDEFINED_SHARE, TAU_VFR
+from .reliability import MAX_UNDEFINED_SHARE, TAU_VFR, _check_enough_resamples, verdict_stability
 from .resample import _sizes, draw_counts, draw_counts_bins
 from .results import Result
 from .tables import _METRICS, _THRESHOLDS, _metric_specs
+from .views import VIEWS, Records, _view_data, view_attributes, view_name, view_table
+from .sizemodel import _crossing, _first_stable, _fmt_n, _model, _model_sizes as _model_sizes, _quantiles
+from .sizemodel import _plan_lines as _plan_lines, _stable_share
 
 # %% auto #0
 __all__ = ['CV_CUTOFF', 'NEAR_ZERO', 'METHODS', 'PLAN_COLUMNS', 'SizePlanResult', 'audit_size_plan']
@@ -60,13 +63,17 @@ def _at_size(data: AuditData, N: int) -> AuditData:
     return replace(data, resample_size=int(N), m=m)
 
 
-def _draw_values(data: AuditData, names, sizes, K: int, root, calibration: str) -> tuple[dict, dict]:
+def _draw_values(data: AuditData, names, sizes, K: int, root, calibration: str, draw_bins=None) -> tuple[dict, dict]:
     """Metric values `(S, K)` per size for the flip rate (stratified bootstrap: binomial per (group, label) stratum,
     as `verdict_flip_rate`) and for the CV (plain bootstrap: multinomial over every (group, y, ŷ) cell). The count
-    metrics share each draw of count tables; the calibration metric draws bins, stratified, for both."""
-    count_names = [m for m in names if not AUDIT_METRICS[m].needs_prob]
-    cal_names = [m for m in names if AUDIT_METRICS[m].needs_prob]
+    metrics share each draw of count tables; the calibration metric draws bins, stratified, for both (from the
+    records, or with `draw_bins(data, K, rng)` where there are only counts)."""
+    count_names = [m for m in names if not audit_metric(m).needs_prob]
+    cal_names = [m for m in names if audit_metric(m).needs_prob]
     flip, spread, S = {}, {}, len(sizes)
+    # a size whose share leaves an audited stratum without records cannot represent the cohort: its flip rate is
+    # undefined there (as in verdict_flip_rate), so the plan never reads stability off such a size
+    starved = np.array([bool(_at_size(data, N).starved_strata) for N in sizes])
     if count_names:
         rng = check_rng(cell_seed(root, "sizeplan", "counts"))
         strat = np.concatenate([draw_counts(_at_size(data, N), K, rng) for N in sizes])
@@ -77,13 +84,17 @@ def _draw_values(data: AuditData, names, sizes, K: int, root, calibration: str) 
         for out, draws in ((flip, strat), (spread, plain)):
             for m, v in metrics_from_counts(count_names, draws, included=data.included).items():
                 out[m] = np.asarray(v, np.float64).reshape(S, K)
+        for m in count_names:
+            flip[m][starved] = np.nan
     for m in cal_names:
         rng = check_rng(cell_seed(root, "sizeplan", m))
         vals = []
         for N in sizes:
-            c, b = draw_counts_bins(_at_size(data, N), K, rng)
+            at = _at_size(data, N)
+            c, b = draw_counts_bins(at, K, rng) if draw_bins is None else draw_bins(at, K, rng)
             vals.append(metric_from_counts(m, c, b, included=data.included, calibration=calibration))
-        flip[m] = spread[m] = np.asarray(vals, np.float64).reshape(S, K)
+        spread[m] = np.asarray(vals, np.float64).reshape(S, K)
+        flip[m] = np.where(starved[:, None], np.nan, spread[m])
     return flip, spread
 
 # %% ../nbs/04c_sizeplan.ipynb #ec901381
@@ -99,19 +110,27 @@ def _spread(spec, v: np.ndarray):
     return mean, sd, k
 
 
-def _curve(spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes) -> pd.DataFrame:
-    "Flip rate (stratified draws), mean, SD and CV (plain draws) and undefined counts per size, from values `(S, K)`."
+def _curve(spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes, target_vfr: float = TAU_VFR) -> pd.DataFrame:
+    """Flip rate and the verdict's stability (stratified draws), mean, SD and CV (plain draws) and undefined counts per
+    size, from values `(S, K)`; a size with more than 5% undefined resamples is never "Stable"."""
     _, _, kf = _spread(spec, v_flip)
     n_pass = spec.passes(v_flip).sum(1)
     mean, sd, k = _spread(spec, v_cv)
+    flips = np.minimum(n_pass, kf - n_pass)
+    K = v_flip.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        flip = np.where(kf > 0, np.minimum(n_pass, kf - n_pass) / np.maximum(kf, 1), np.nan)
+        flip = np.where(kf > 0, flips / np.maximum(kf, 1), np.nan)
         cv = np.where(mean != 0, sd / np.abs(mean), np.nan)
+    stability = [
+        "Undefined" if K - d > MAX_UNDEFINED_SHARE * K else verdict_stability(int(f), int(d), tau=target_vfr)[0]
+        for f, d in zip(flips, kf)
+    ]
     return pd.DataFrame(
         dict(
             metric=spec.name,
             size=np.asarray(sizes, np.int64),
             flip_rate=flip,
+            stability=stability,
             mean=mean,
             sd=sd,
             cv=cv,
@@ -120,85 +139,14 @@ def _curve(spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes) -> pd.DataFrame:
         )
     )
 
-# %% ../nbs/04c_sizeplan.ipynb #1294b66a
-def _crossing(sizes, y, weights, target: float, strict: bool, loglog: bool = False):
-    """Smallest size where the non-increasing fit of `y` meets the target (<=, or < when strict); None if none.
-    `loglog`: the crossing is then read from a straight line fitted to log y against log size over the sizes within
-    a factor 2 of the first crossing (a CV or SD falls as a power of the size; the line averages out the noise of
-    single sizes)."""
-    sizes = np.asarray(sizes, np.float64)
-    y = np.where(np.isfinite(y), y, 1e6)  # an undefined or unusable size never qualifies
-    fit = isotonic_regression(y, weights=np.maximum(weights, 1), increasing=False).x
-    ok = fit < target if strict else fit <= target
-    if not ok.any():
-        return None
-    i = int(np.argmax(ok))
-    if i == 0:
-        return float(sizes[0])
-    a, b = fit[i - 1], fit[i]
-    t = 1.0 if a == b else min(max((a - target) / (a - b), 0.0), 1.0)
-    la, lb = math.log(sizes[i - 1]), math.log(sizes[i])
-    first = float(math.exp(la + t * (lb - la)))
-    near = (sizes >= first / 2) & (sizes <= first * 2) & (y > 0) & (y < 1e6)
-    if loglog and near.sum() >= 3:
-        slope, icpt = np.polyfit(np.log(sizes[near]), np.log(y[near]), 1)
-        if slope < 0:
-            at = math.exp((math.log(target) - icpt) / slope)
-            if sizes[near].min() <= at <= sizes[-1]:
-                return float(at)
-    return first
-
-# %% ../nbs/04c_sizeplan.ipynb #6b130cdd
-def _model_sizes(value, sd, n: int, spec, target_vfr: float, cv_cutoff: float, near_zero: bool):
-    "The model's N for the flip rate and for the CV (arrays); inf where the value sits at the threshold."
-    value, sd = np.asarray(value, np.float64), np.asarray(sd, np.float64)
-    x = np.abs(value) if spec.uses_abs else value
-    z = stats.norm.isf(target_vfr)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_vfr = n * (z * sd / np.abs(x - spec.threshold)) ** 2
-        width = cv_cutoff * spec.threshold if near_zero else cv_cutoff * np.abs(x)
-        n_cv = n * (sd / width) ** 2
-    return n_vfr, n_cv
-
-
-def _quantiles(x: np.ndarray, level: float) -> tuple[float, float]:
-    "Equal-tailed quantiles of draws that may hold inf (order statistics, no interpolation across inf)."
-    x = np.sort(x[~np.isnan(x)])
-    if x.size == 0:
-        return math.nan, math.nan
-    a = (1 - level) / 2
-    lo = x[min(int(math.floor(a * x.size)), x.size - 1)]
-    hi = x[min(int(math.ceil((1 - a) * x.size)) - 1, x.size - 1)]
-    return float(lo), float(hi)
-
 # %% ../nbs/04c_sizeplan.ipynb #3dd57bc3
-def _fmt_n(x: float) -> str:
-    "A record count to 2 significant figures, with thousands separators."
-    if not math.isfinite(x):
-        return "no upper bound" if x > 0 else "undefined"
-    return f"{float(f'{x:.2g}'):,.0f}" if x >= 100 else f"{math.ceil(x):,}"
-
-
-def _model(spec, v_n, point, n, rng, which: int, target_vfr, cv_cutoff, near_zero):
-    """The model's N for one criterion (`which`: 0 flip rate, 1 CV) from the K values at the full size, and B = K
-    bootstrap draws of it (None when the values do not spread)."""
-    x = v_n[~np.isnan(v_n)]
-    x = np.abs(x) if spec.uses_abs else x
-    sd = float(np.std(x, ddof=1)) if x.size >= 2 else math.nan
-    size = float(_model_sizes(point, sd, n, spec, target_vfr, cv_cutoff, near_zero)[which])
-    if not sd > 0:
-        return size, None
-    sd_b = np.std(x[rng.integers(0, x.size, (x.size, x.size))], axis=1, ddof=1)
-    return size, _model_sizes(x[rng.integers(0, x.size, x.size)], sd_b, n, spec, target_vfr, cv_cutoff, near_zero)[
-        which
-    ]
-
-
 def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, target_vfr, cv_cutoff, level):
-    "The plan row of one metric and its curve: resampling answer within n, the model beyond, both with intervals."
+    """The plan row of one metric and its curve: the records its verdict needs to be stable (the stability rule of
+    `verdict_stability` on the resamples within n, the model beyond), and, apart, the records its value needs to be
+    precise (CV), each with an interval."""
     row = dict(metric=spec.name, n_available=int(n), target_vfr=float(target_vfr), cv_cutoff=float(cv_cutoff))
     row.update(value=float(point), threshold=float(spec.threshold), n_for_support=float(support_floor))
-    curve = _curve(spec, v_flip, v_cv, sizes)
+    curve = _curve(spec, v_flip, v_cv, sizes, target_vfr)
     full = curve.iloc[-1]
     row.update(vfr_at_n=float(full.flip_rate), cv_at_n=float(full.cv))
     nan = dict(n_required=np.nan, ci_low=np.nan, ci_high=np.nan, reachable=False, n_model=np.nan, method=None)
@@ -207,19 +155,19 @@ def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, t
     notes = []
     x = abs(point) if spec.uses_abs else point
     near_zero = abs(point) < NEAR_ZERO
-    K = v_cv.shape[1]
-    usable = curve.n_undefined.to_numpy() <= MAX_UNDEFINED_SHARE * K
-    usable_f = curve.n_undefined_flip.to_numpy() <= MAX_UNDEFINED_SHARE * K
-    flip = np.where(usable_f, curve.flip_rate.to_numpy(), np.inf)
+    K = v_flip.shape[1]
+    share = _stable_share(K, target_vfr)
+    usable = curve.n_undefined.to_numpy() <= MAX_UNDEFINED_SHARE * v_cv.shape[1]
     spread = np.where(usable, (curve.sd if near_zero else curve.cv).to_numpy(), np.inf)
     cut = cv_cutoff * spec.threshold if near_zero else cv_cutoff
     at_threshold = x == spec.threshold
-    w_f, w = K - curve.n_undefined_flip.to_numpy(), K - curve.n_undefined.to_numpy()
-    grid_vfr = None if at_threshold else _crossing(sizes, flip, w_f, target_vfr, strict=False)
+    w = v_cv.shape[1] - curve.n_undefined.to_numpy()
+    first = _first_stable(curve.stability.eq("Stable").to_numpy())
+    grid_vfr = None if first is None else float(sizes[first])
     grid_cv = _crossing(sizes, spread, w, cut, strict=True, loglog=True)
     args = (point, n, rng)
-    m_vfr, d_vfr = _model(spec, v_flip[-1], *args, 0, target_vfr, cv_cutoff, near_zero)
-    m_cv, d_cv = _model(spec, v_cv[-1], *args, 1, target_vfr, cv_cutoff, near_zero)
+    m_vfr, d_vfr = _model(spec, v_flip[-1], *args, 0, share, cv_cutoff, near_zero)
+    m_cv, d_cv = _model(spec, v_cv[-1], *args, 1, share, cv_cutoff, near_zero)
     if d_cv is None:
         notes.append(f"every resample of {n:,} records gives the same value: no model or interval from the spread")
     if near_zero:
@@ -239,45 +187,49 @@ def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, t
         if not math.isfinite(model) or model <= n:
             notes.append(
                 f"resampling {n:,} records does not meet the {what} target, while the model puts it at "
-                f"~{_fmt_n(model)}: the model is optimistic here, the size is taken just beyond {n:,}"
+                f"{_fmt_n(model)}: the model is optimistic here, the size is taken just beyond {n:,}"
             )
             size = float(n + 1)
         lo, hi = _quantiles(draws, level) if draws is not None else (size, size)
         return size, min(lo, size), max(hi, size), True
 
-    if at_threshold:
+    if math.isnan(share):
+        notes.insert(0, f"{K} resamples can never show a verdict stable (verdict_stability needs more)")
+        s_vfr = (math.nan,) * 3 + (False,)
+    elif at_threshold:
         s_vfr = (math.nan,) * 3 + (False,)
         notes.insert(
             0, f"value equals the threshold {spec.threshold:g}: the flip rate is 1/2 at every size, never stable"
         )
     else:
-        s_vfr = part(grid_vfr, m_vfr, d_vfr, "flip-rate")
+        s_vfr = part(grid_vfr, m_vfr, d_vfr, "stability")
     s_cv = part(grid_cv, m_cv, d_cv, "SD" if near_zero else "CV")
-    row.update(n_for_vfr=float(s_vfr[0]), n_for_cv=float(s_cv[0]))
-    if at_threshold:
+    up = lambda v: float(math.ceil(v - 1e-9)) if math.isfinite(v) else v  # record counts are whole numbers
+    down = lambda v: float(math.floor(v + 1e-9)) if math.isfinite(v) else v
+    row.update(n_for_vfr=up(s_vfr[0]), n_for_cv=up(s_cv[0]))
+    if at_threshold or math.isnan(share):
         return row | nan | dict(reason="; ".join(notes)), curve
-    need = max(s_vfr[0], s_cv[0], support_floor)
-    lo = max(s_vfr[1], s_cv[1], support_floor)
-    hi = max(s_vfr[2], s_cv[2], support_floor)
-    extrapolated = s_vfr[3] or s_cv[3]
-    if support_floor > max(s_vfr[0], s_cv[0]):
+    need = up(max(s_vfr[0], support_floor))
+    lo = down(max(s_vfr[1], support_floor))
+    hi = up(max(s_vfr[2], support_floor))
+    if support_floor > s_vfr[0]:
         notes.append(
-            f"the smallest audited group reaches min_support only from ~{_fmt_n(support_floor)} records, which binds"
+            f"the smallest audited group reaches min_support only from {_fmt_n(support_floor)} records, which binds"
         )
     if grid_vfr is not None and grid_vfr == sizes[0] or grid_cv is not None and grid_cv == sizes[0]:
         notes.append(f"a criterion is met already at the smallest size tried ({int(sizes[0]):,}): it may be less")
     row.update(
-        n_required=float(need),
-        ci_low=float(lo),
-        ci_high=float(hi),
-        reachable=bool(need <= n),
-        n_model=float(max(m_vfr, m_cv, support_floor)),
-        method=METHODS[int(extrapolated)],
+        n_required=need,
+        ci_low=lo,
+        ci_high=hi,
+        reachable=bool(first is not None and need <= n),
+        n_model=up(max(m_vfr, support_floor)),
+        method=METHODS[int(s_vfr[3])],
         reason="; ".join(notes) or None,
     )
-    if extrapolated:
+    if s_vfr[3]:
         row["reason"] = "; ".join(
-            [f"not reachable with the records you have (needs ~{_fmt_n(need)}, have {n:,})", *notes]
+            [f"not reachable with the records you have (a stable verdict needs {_fmt_n(need)}, have {n:,})", *notes]
         )
     return row, curve
 
@@ -295,41 +247,12 @@ def _plan_frame(df: pd.DataFrame) -> pd.DataFrame:
         out["reachable"] = out["reachable"].astype(bool)
     if {"n_required", "ci_high"} <= set(out.columns):
         out.loc[out.n_required.notna() & out.ci_high.isna(), "ci_high"] = np.inf
+    if "view" in out:
+        out["view"] = out["view"].astype(object)
     for c in ("method", "reason"):
         if c in out:
             out[c] = out[c].astype(object).where(out[c].notna(), None)
     return out.reset_index(drop=True)
-
-# %% ../nbs/04c_sizeplan.ipynb #1902612b
-def _plan_lines(plan: pd.DataFrame, level: float = 0.95) -> list[str]:
-    "One plain-language line per metric of a size plan."
-    out = []
-    for r in plan.itertuples(index=False):
-        if not math.isfinite(r.n_required):
-            out.append(f"{r.metric}: no required size can be given: {r.reason}")
-            continue
-        support = r.n_for_support > max(r.n_for_vfr, r.n_for_cv)
-        ci = f"{level:.0%} interval {_fmt_n(r.ci_low)}-{_fmt_n(r.ci_high)}"
-        if r.reachable:
-            out.append(
-                f"{r.metric}: its verdict is stable (flip rate <= {r.target_vfr:.0%}, CV < {r.cv_cutoff:g}) "
-                f"from about {_fmt_n(r.n_required)} records ({ci}); you have {r.n_available:,}"
-                + ("; set by the smallest audited group reaching min_support" if support else "")
-            )
-        else:
-            # say which criterion is out of reach: a verdict can be stable long before its value is precise
-            which = []
-            for name, n in (
-                ("the verdict's flip rate", r.n_for_vfr),
-                (f"the value's CV < {r.cv_cutoff:g}", r.n_for_cv),
-            ):
-                if math.isfinite(n):
-                    which.append(f"{name} from ~{_fmt_n(n)}" + (" (beyond your records)" if n > r.n_available else ""))
-            out.append(
-                f"{r.metric}: not reachable with the records you have (needs ~{_fmt_n(r.n_required)}, {ci}; "
-                f"have {r.n_available:,}): {', '.join(which)}; extrapolated with SD(N) = SD(n) sqrt(n/N)"
-            )
-    return out
 
 # %% ../nbs/04c_sizeplan.ipynb #5c8dc18a
 @constrained(
@@ -345,7 +268,39 @@ def _plan_lines(plan: pd.DataFrame, level: float = 0.95) -> list[str]:
 )
 @dataclass(frozen=True, repr=False, eq=False)
 class SizePlanResult(Result):
-    "Per metric, the audit size at which its verdict is stable, with its interval and how it was found."
+    """Per view and metric, the audit size at which its verdict is stable (`verdict_stability`), and apart the size
+    at which its value is precise (CV), with intervals and how they were found. Group sizes under 11 are masked in
+    its text (what `audit_size_plan` returns).
+
+    Parameters
+    ----------
+    plan : pandas.DataFrame
+        One row per view and metric (`PLAN_COLUMNS` after `view`): the records a stable verdict needs
+        (`n_required`, an integer, with its interval), whether that is reachable with the records audited, and the
+        separately named value-precision size `n_for_cv`.
+    curve : pandas.DataFrame
+        Per view, metric and size tried: the flip rate, the value's mean, SD and CV, and the undefined resamples.
+    n_available : int
+        The records audited.
+    sensitive_features : list
+        The names of the attribute column(s).
+    target_vfr : float, default 0.1
+        The flip rate a stable verdict may not exceed.
+    cv_cutoff : float, default 0.05
+        The coefficient of variation of a precise value.
+    level : float, default 0.95
+        The level of the intervals.
+    n_resamples : int, default 200
+        Resamples per size.
+    excluded : dict
+        {group: size} of the groups below `min_support`, left out as in `audit`.
+
+    Examples
+    --------
+    >>> plan = audit_size_plan([0, 1] * 200, [0, 1, 1, 0] * 100, sensitive_features=["a", "b"] * 200, metrics=["SPD"])
+    >>> isinstance(plan, SizePlanResult), int(plan.n_available)
+    (True, 400)
+    """
 
     plan: pd.DataFrame  # one row per metric (PLAN_COLUMNS)
     curve: pd.DataFrame  # per metric and size tried: flip rate, mean, SD, CV, undefined resamples
@@ -380,12 +335,73 @@ class SizePlanResult(Result):
     def _notes(self) -> list[str]:
         out = _plan_lines(self.plan, self.level)
         if self.excluded:
-            out.append("excluded groups (size): " + ", ".join(f"{g} ({s})" for g, s in self.excluded.items()))
+            out.append(
+                "excluded groups (size): " + ", ".join(f"{g} ({mask_count(s)})" for g, s in self.excluded.items())
+            )
         return out
 
     def summary(self) -> str:
         "Heading and one plain-language line per metric."
         return "\n".join([self._heading(), *self._notes()])
+
+# %% ../nbs/04c_sizeplan.ipynb #c35sp001
+def _vfr_values(data: AuditData, spec, K: int, root, calibration: str, draw_bins=None) -> np.ndarray:
+    """The K resampled values of one metric at the data's resample size, as the audit's flip rate draws them (seed
+    `cell_seed(root, "audit", metric)`); None for a metric that needs scores when neither records nor `draw_bins`
+    give them."""
+    rng = check_rng(cell_seed(root, "audit", spec.name))
+    if not spec.needs_prob:
+        counts, bins = draw_counts(data, K, rng), None
+    elif data.prob is not None:
+        counts, bins = draw_counts_bins(data, K, rng)
+    elif draw_bins is not None:
+        counts, bins = draw_bins(data, K, rng)
+    else:
+        return None
+    v = metric_from_counts(spec.name, counts, bins, included=data.included, calibration=calibration)
+    return np.asarray(v, np.float64)
+
+# %% ../nbs/04c_sizeplan.ipynb #c35sp002
+def _view_plan(
+    data: AuditData,
+    specs,
+    *,
+    view: str,
+    root,
+    n_resamples: int,
+    target_vfr: float = TAU_VFR,
+    cv_cutoff: float = CV_CUTOFF,
+    level: float = 0.95,
+    calibration: str = "ece_gap",
+    sizes=None,
+    draw_bins=None,
+    at_n=None,  # {metric: the audit's K flip-rate values at the full size}, when it has drawn them
+    func: str = "audit_size_plan",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    "The plan rows (with their `view`) and the curves of one view's metrics."
+    n, K = data.n, int(n_resamples)
+    _check_enough_resamples(K, func, tau=target_vfr)  # also for audit(size_plan=True), which plans view by view
+    sz = _grid(sizes, n, func)
+    names = [s.name for s in specs]
+    if any(s.needs_prob for s in specs) and data.prob is None and draw_bins is None:
+        raise FairlibInputError("y_prob", "the calibration metric's size plan needs the scores of the records", func)
+    flips, spreads = _draw_values(data, names, sz, K, root, calibration, draw_bins=draw_bins)
+    if sz[-1] == n:  # at the records you have: the audit's own resamples
+        for spec in specs:
+            v = (at_n or {}).get(spec.name)
+            v = _vfr_values(data, spec, K, root, calibration, draw_bins) if v is None else v
+            flips[spec.name][-1] = v
+    inc = data.ct.support[data.included]
+    floor = math.ceil(data.min_support * n / inc.min()) if inc.size and data.min_support > 0 else 0.0
+    rows, curves = [], []
+    for spec in specs:
+        mv = _value(spec.name, data.ct, calibration)
+        rng = check_rng(cell_seed(root, "sizeplan", "interval", spec.name))
+        args = (float(mv), mv.reason, n, float(floor), sz, rng, target_vfr, cv_cutoff, level)
+        row, curve = _plan_row(spec, flips[spec.name], spreads[spec.name], *args)
+        rows.append({"view": view, **row})
+        curves.append(curve.assign(view=view)[["view", *curve.columns]])
+    return pd.DataFrame(rows, columns=["view", *PLAN_COLUMNS]), pd.concat(curves, ignore_index=True)
 
 # %% ../nbs/04c_sizeplan.ipynb #c9434363
 @constrained(
@@ -406,6 +422,7 @@ class SizePlanResult(Result):
     seed=Seed,
     n_bins=PositiveInt,
     calibration=_CALIBRATION,
+    views=Options(*VIEWS),
 )
 def audit_size_plan(
     y_true,
@@ -414,61 +431,110 @@ def audit_size_plan(
     sensitive_features,  # group per row (array, Series, DataFrame, dict or column name(s) of `data`)
     data=None,  # a DataFrame: y_true, y_pred, y_prob and sensitive_features may then be column names
     y_prob=None,  # scores in [0, 1]; enables the calibration metric 'Cal'
-    metrics=None,  # audit metrics to plan (default: all seven; 'Cal' only with y_prob)
+    metrics=None,  # audit metrics to plan (default: every metric of fl.audit; 'Cal' only with y_prob)
     thresholds=None,  # {metric: τ} to override a pass threshold
     pos_label=None,  # the positive label when labels are not 0/1
     min_support: int = 30,  # groups with fewer records are excluded, as in audit()
-    target_vfr: float = TAU_VFR,  # the flip rate a stable verdict may have at most
-    cv_cutoff: float = CV_CUTOFF,  # the coefficient of variation it must get below
+    target_vfr: float = TAU_VFR,  # the flip probability a stable verdict may have at most (95% upper bound)
+    cv_cutoff: float = CV_CUTOFF,  # the coefficient of variation a precise value must get below (reported apart)
     sizes=None,  # audit sizes to resample (default: geometric from 100 to the records, ~20% apart)
     n_resamples: int = 200,  # resamples per size
     level: float = 0.95,  # of the intervals
     seed=0,  # None, int, SeedSequence or Generator
     n_bins: int = 10,  # calibration bins
     calibration: str = "ece_gap",  # "ece_gap" or "worst_group_mce"
+    views: str = "all",  # several attributes: "all" (each alone and the intersection), "attributes", "intersection"
 ) -> SizePlanResult:
-    """Per metric, the smallest audit size at which its verdict's flip rate is at most `target_vfr` and its CV below
-    `cv_cutoff`, with an interval; found by resampling where the records suffice, else extrapolated with
-    SD(N) = SD(n) sqrt(n/N) and marked not reachable."""
+    """Per view and metric, the records an audit needs before the verdict is stable, and apart the records before the
+    value is precise.
+
+    A verdict is stable at audit size N when `fairlib.reliability.verdict_stability` says so for its resamples of N
+    records (the 95% upper bound of its flip probability at most `target_vfr`); the required size is the smallest
+    size tried from which that holds at every larger size tried. Beyond the records it is extrapolated with
+    SD(N) = SD(n) sqrt(n/N) and marked not reachable. The CV criterion (`n_for_cv`) is a separate column.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or str
+        Labels and predictions (column names of `data` when it is given).
+    sensitive_features : array-like, DataFrame, dict or str
+        The group of each record; several attributes give one view each and their intersection.
+    data : pandas.DataFrame, optional
+        The records, when the label, score and group arguments are column names.
+    y_prob : array-like or str, optional
+        Scores in [0, 1] (or a column name of `data`); adds the calibration metric 'Cal' (per-group ECE / MCE).
+    metrics : list of str, optional
+        The audit metrics to plan, in any case (default: every metric of `fairlib.audit`; 'Cal' only with `y_prob`).
+    thresholds : dict, optional
+        {metric: τ} overriding a pass threshold.
+    pos_label : object, optional
+        The positive label when labels are not 0/1 (e.g. "yes", 2).
+    min_support : int, default 30
+        Groups with fewer records are excluded from every metric, and listed with their sizes.
+    target_vfr : float, default 0.1
+        The flip rate a stable verdict may not exceed (τ_VFR), in (0, 0.5).
+    cv_cutoff : float, default 0.05
+        The coefficient of variation a precise value must get below (`n_for_cv`, reported apart from stability).
+    sizes : list of int, optional
+        The audit sizes to resample (default: geometric from 100 to the records, about 20% apart).
+    n_resamples : int, default 200
+        Resamples per size; at the records you have they are the ones `audit(..., vfr=True, seed=seed)` draws, so
+        the plan agrees with the audit's stability there.
+    level : float, default 0.95
+        The level of the intervals of the required size.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The seed of the resamples; the same seed gives bit-identical results.
+    n_bins : int, default 10
+        Equal-width score bins of the calibration metric.
+    calibration : {"ece_gap", "worst_group_mce"}, default "ece_gap"
+        The definition of 'Cal': the gap between the groups' ECE, or the authors' worst-group MCE.
+    views : {"all", "attributes", "intersection"}, default "all"
+        With several attributes: each attribute alone and their intersection, the attributes only, or the
+        intersection only.
+
+    Returns
+    -------
+    SizePlanResult
+        `plan` (one row per view and metric, `PLAN_COLUMNS` after `view`) and the `curve` per size.
+
+    Raises
+    ------
+    FairlibInputError
+        For bad arguments, and for fewer resamples than `min_resamples_for_stability()`.
+
+    Examples
+    --------
+    >>> plan = audit_size_plan([0, 1] * 200, [0, 1, 1, 0] * 100, sensitive_features=["a", "b"] * 200, metrics=["SPD"])
+    >>> plan.to_frame()[["view", "metric"]].values.tolist()
+    [['group', 'SPD']]
+    """
     func = "audit_size_plan"
+    _check_enough_resamples(int(n_resamples), func, tau=target_vfr)  # fewer can never show a flip rate this low
     y, yh, sf, p, _ = _prepare(func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label, y_prob=y_prob)
     specs = _metric_specs(metrics, thresholds, p, func)
     d = audit_data(y, yh, sf, y_prob=p, min_support=min_support, n_bins=n_bins, func=func)
-    n = d.n
-    sz = _grid(sizes, n, func)
+    ct = d.ct
+    if not any(a is not None for a in ct.groups.names):
+        ct = replace(ct, groups=ct.groups.rename("group"))
     root = np.random.SeedSequence().entropy if seed is None else root_entropy(seed)
-    flips, spreads = _draw_values(d, [s.name for s in specs], sz, int(n_resamples), root, calibration)
-    inc = d.ct.support[d.included]
-    floor = math.ceil(min_support * n / inc.min()) if inc.size and min_support > 0 else 0.0
-    rows, curves = [], []
-    for spec in specs:
-        mv = _value(spec.name, d.ct, calibration)
-        rng = check_rng(cell_seed(root, "sizeplan", "interval", spec.name))
-        row, curve = _plan_row(
-            spec,
-            flips[spec.name],
-            spreads[spec.name],
-            float(mv),
-            mv.reason,
-            n,
-            float(floor),
-            sz,
-            rng,
-            target_vfr,
-            cv_cutoff,
-            level,
-        )
-        rows.append(row)
+    names = [str(a) for a in ct.groups.names]
+    rows, curves, excluded = [], [], {}
+    for attrs in view_attributes(names, views):
+        vt = view_table(ct, attrs)
+        vd = _view_data(vt, Records(d.y, d.yhat, d.prob), n_bins=n_bins, func=func)
+        opts = dict(target_vfr=target_vfr, cv_cutoff=cv_cutoff, level=level, calibration=calibration, sizes=sizes)
+        plan, curve = _view_plan(vd, specs, view=view_name(attrs), root=root, n_resamples=n_resamples, **opts)
+        rows.append(plan)
         curves.append(curve)
-    names = [str(a) for a in d.ct.groups.names] if any(a is not None for a in d.ct.groups.names) else ["group"]
+        excluded = vd.excluded
     return SizePlanResult(
-        pd.DataFrame(rows, columns=list(PLAN_COLUMNS)),
+        pd.concat(rows, ignore_index=True),
         pd.concat(curves, ignore_index=True),
-        int(n),
+        int(d.n),
         names,
         float(target_vfr),
         float(cv_cutoff),
         float(level),
         int(n_resamples),
-        d.excluded,
+        excluded,
     )

@@ -6,6 +6,7 @@
 from __future__ import annotations
 import numpy as np
 import pandas as pd
+import numbers
 from .core import FairlibInputError, UnknownMetricError, check_float
 from .constraints import Instance, NonNegativeInt, PositiveInt, Text, constrained
 from fairlib.counts import (
@@ -15,8 +16,9 @@ from fairlib.counts import (
     _LABELS,
     _POS_LABEL,
     _PROBS,
+    _RATIOS,
     _WEIGHTS,
-    AUDIT_METRICS,
+    ALL_METRICS,
     AuditMetric,
     CountTable,
     audit_metric,
@@ -54,7 +56,44 @@ def group_table(
     data=None,  # a DataFrame whose columns the string arguments name
     pos_label=None,  # the positive label when labels are not 0/1
 ) -> pd.DataFrame:
-    "One row per group: support, positives, selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy (+ calibration)."
+    """One row per group: support, positives, selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy (+ calibration).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or str
+        True and predicted labels (0/1, or any two labels with `pos_label`), or column names of `data`.
+    sensitive_features : array-like, Series, DataFrame, dict or str or list of str
+        The group of each record (several attributes: their intersection).
+    y_prob : array-like or str, optional
+        Scores in [0, 1] (or a column name of `data`); adds the calibration metric 'Cal' (per-group ECE / MCE).
+    sample_weight : array-like, optional
+        A non-negative weight per record: counts become sums of weights.
+    min_support : int, default 30
+        Groups with fewer records are excluded from every metric, and listed with their sizes.
+    n_bins : int, default 10
+        Equal-width score bins of the calibration metric.
+    data : pandas.DataFrame, optional
+        The records, when the label, score and group arguments are column names.
+    pos_label : object, optional
+        The positive label when labels are not 0/1 (e.g. "yes", 2).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by group: `support`, the confusion counts, every rate of `fairlib.counts.group_rates_from_counts`
+        and `included` (False below `min_support`); with `y_prob` also each group's ECE and MCE.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming the argument, for bad input.
+
+    Examples
+    --------
+    >>> t = group_table([1, 0, 1, 0] * 20, [1, 0, 0, 0] * 20, sensitive_features=["a", "a", "b", "b"] * 20)
+    >>> t["selection_rate"].tolist()
+    [0.5, 0.0]
+    """
     y, yh, sf, p, w = _prepare(
         "group_table",
         y_true,
@@ -87,10 +126,20 @@ _THRESHOLD_RANGE = {
     "PP": (0, 1, False),
     "Theil": (0, None, False),
     "Cal": (0, 1, False),
+    "FNRP": (0, 1, True),
+    "FORP": (0, 1, True),
+    "FDRP": (0, 1, True),
 }
 
 # %% ../nbs/02b_tables.ipynb #e8bbb77a
-_METRICS = Text | Instance(list, tuple, pd.Index, np.ndarray, label="a list of metric names (checked by _metric_specs)")
+_METRICS = Text | Instance(
+    list,
+    tuple,
+    dict,
+    pd.Index,
+    np.ndarray,
+    label="metric names, or a dict {name: callable or None} (checked by _split_metrics)",
+)
 _THRESHOLDS = Instance(dict, label="a dict metric -> threshold τ (each checked by _metric_specs)")
 
 
@@ -103,16 +152,19 @@ def _known(name, argument: str, func) -> str:
 
 
 def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
-    "The audit metrics asked for (default: all seven; 'Cal' only with scores), with thresholds overridden."
+    """The audit metrics asked for, by name in any case (default: every metric of ALL_METRICS; 'Cal' only with
+    scores), with thresholds overridden. A dict `metrics` gives its built-in names here (see `_split_metrics`)."""
+    if isinstance(metrics, dict):
+        metrics = [k for k, v in metrics.items() if v is None] or None
     if isinstance(metrics, str):
         metrics = [metrics]
     if metrics is not None:
         if not isinstance(metrics, (list, tuple, pd.Index, np.ndarray)) or len(metrics) == 0:
             raise FairlibInputError("metrics", f"must be a non-empty list of metric names, got {metrics!r}", func)
-        dup = sorted({str(m) for m in metrics if list(metrics).count(m) > 1})
-        if dup:
-            raise FairlibInputError("metrics", f"names {dup} more than once", func)
-    names = list(AUDIT_METRICS) if metrics is None else [_known(m, "metrics", func) for m in metrics]
+    names = list(ALL_METRICS) if metrics is None else [_known(m, "metrics", func) for m in metrics]
+    dup = sorted({m for m in names if names.count(m) > 1})
+    if dup:
+        raise FairlibInputError("metrics", f"names {dup} more than once (names are matched in any case)", func)
     if y_prob is None and "Cal" in names:
         if metrics is not None:
             raise FairlibInputError("y_prob", "metric 'Cal' needs predicted probabilities", func)
@@ -120,22 +172,101 @@ def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
     thresholds = {} if thresholds is None else thresholds
     if not isinstance(thresholds, dict):
         raise FairlibInputError("thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func)
-    specs = []
-    for k in thresholds:
-        if _known(k, "thresholds", func) not in names:
+    given = {}
+    for k, t in thresholds.items():
+        name = _known(k, "thresholds", func)
+        if name not in names:
             raise FairlibInputError(
                 "thresholds", f"sets a threshold for {k!r}, which is not audited here ({names})", func
             )
+        if name in given:
+            raise FairlibInputError("thresholds", f"sets {name!r} twice (names are matched in any case)", func)
+        given[name] = t
+    specs = []
     for m in names:
-        spec = AUDIT_METRICS[m]
-        if m in thresholds:
+        spec = ALL_METRICS[m]
+        if m in given:
             lo, hi, lo_open = _THRESHOLD_RANGE[m]
-            t = check_float(thresholds[m], f"thresholds[{m!r}]", func, lo=lo, hi=hi, lo_open=lo_open)
+            t = check_float(given[m], f"thresholds[{m!r}]", func, lo=lo, hi=hi, lo_open=lo_open)
             spec = AuditMetric(
                 spec.name, spec.label, t, spec.direction, spec.uses_abs, spec.needs_prob, spec.definition
             )
         specs.append(spec)
     return specs
+
+# %% ../nbs/02b_tables.ipynb #c35cust1
+_RESERVED = frozenset(  # names of the per-group table's own columns: a custom metric may not take one
+    {"view", "support", "included", "n", "positives", "predicted_positives", "ECE", "MCE", "mean_prob", "observed_rate"}
+)
+
+
+def _split_metrics(metrics, thresholds, func) -> tuple:
+    """(the built-in metrics as `_metric_specs` reads them, their thresholds, {custom name: (callable, τ or None)})
+    from a `metrics` argument that may be a dict {name: callable or None}."""
+    if not isinstance(metrics, dict):
+        return metrics, thresholds, {}
+    if not metrics:
+        raise FairlibInputError("metrics", "is an empty dict", func)
+    thresholds = {} if thresholds is None else thresholds
+    if not isinstance(thresholds, dict):
+        raise FairlibInputError("thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func)
+    known = {k.lower() for k in ALL_METRICS} | {k.lower() for k in _RATIOS} | {k.lower() for k in _RESERVED}
+    custom, rest = {}, dict(thresholds)
+    for name, f in metrics.items():
+        if f is None:
+            continue
+        if not isinstance(name, str) or not name:
+            raise FairlibInputError("metrics", f"a custom metric needs a non-empty str name, got {name!r}", func)
+        if not callable(f):
+            raise FairlibInputError(
+                "metrics",
+                f"[{name!r}] must be a callable f(y_true, y_pred) or None (a built-in metric), got {f!r}",
+                func,
+            )
+        if name.lower() in known:
+            raise FairlibInputError(
+                "metrics", f"custom metric {name!r} takes the name of a built-in metric or a column; rename it", func
+            )
+        t = rest.pop(name, None)
+        if t is not None:
+            t = check_float(t, f"thresholds[{name!r}]", func, lo=0)
+        custom[name] = (f, t)
+    builtin = [k for k, f in metrics.items() if f is None]
+    return (builtin or None) if custom else builtin, rest, custom
+
+# %% ../nbs/02b_tables.ipynb #c35cust2
+def _custom_values(f, name, y, yh, w, codes, G, func) -> tuple:
+    "(value per group (G,), overall value, {group position: why undefined}) of a custom metric function."
+
+    def one(mask):
+        args = (y[mask], yh[mask])
+        out = f(*args, sample_weight=w[mask]) if w is not None else f(*args)
+        if isinstance(out, (bool, np.bool_)) or not isinstance(out, (numbers.Real, np.floating, np.integer)):
+            if not (isinstance(out, np.ndarray) and out.ndim == 0):
+                raise FairlibInputError(
+                    "metrics",
+                    f"[{name!r}] must return one number per call, got {type(out).__name__}: {out!r}"[:200],
+                    func,
+                )
+        return float(out)
+
+    vals, why = np.full(G, np.nan), {}
+    for g in range(G):
+        try:
+            vals[g] = one(codes == g)
+        except FairlibInputError:
+            raise
+        except Exception as e:  # the callable's own failure: this group's value is undefined, with its reason
+            why[g] = f"{name} raised {type(e).__name__}: {e}"[:300]
+        if g not in why and not np.isfinite(vals[g]):
+            why[g], vals[g] = f"{name} returned {vals[g]!r}", np.nan
+    try:
+        overall = one(np.ones(len(y), bool))
+    except FairlibInputError:
+        raise
+    except Exception:
+        overall = np.nan
+    return vals, overall, why
 
 # %% ../nbs/02b_tables.ipynb #036b0de2
 def _rule(spec: AuditMetric) -> str:
@@ -157,6 +288,48 @@ def _metric_rows(ct: CountTable, specs, calibration) -> list[dict]:
             )
         )
     return rows
+
+# %% ../nbs/02b_tables.ipynb #c35tab01
+_TEXT_COLUMNS = (  # the text columns of a per-metric frame
+    "view",
+    "metric",
+    "rule",
+    "verdict",
+    "reason",
+    "dominant_verdict",
+    "vfr_reason",
+    "vfr_stability",
+    "vfr_stability_reason",
+)
+
+
+def _text_objects(df: pd.DataFrame, columns=_TEXT_COLUMNS) -> pd.DataFrame:
+    """`df` with its text columns as Python objects, None where missing: one dtype however the frame was built (from
+    rows, read back from JSON, under pandas 2 or 3, whose default string dtype turns None into NaN)."""
+    for c in columns:
+        if c in df.columns:
+            vals = [None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in df[c].astype(object)]
+            df[c] = pd.Series(vals, index=df.index, dtype=object)
+    return df
+
+# %% ../nbs/02b_tables.ipynb #c35cust3
+def _custom_row(name, threshold, vals, included, why, labels) -> dict:
+    "The per-metric row of a custom metric with a threshold: max − min over the included groups, `|x| <= τ`."
+    inc = np.asarray(included, bool)
+    v = vals[inc]
+    bad = [labels[g] for g in np.flatnonzero(inc) if g in why]
+    if inc.sum() < 2:
+        value, reason = np.nan, "needs at least two included groups"
+    elif bad:
+        value, reason = np.nan, f"{name} undefined for group(s) {bad}: " + "; ".join(why[g] for g in why if inc[g])
+    else:
+        value, reason = float(v.max() - v.min()), None
+    spec = AuditMetric(
+        name, f"{name} (custom) difference", float(threshold), "<=", True, False, f"max_g − min_g {name}_g"
+    )
+    return dict(
+        metric=name, value=value, threshold=spec.threshold, rule=_rule(spec), verdict=spec.verdict(value), reason=reason
+    )
 
 # %% ../nbs/02b_tables.ipynb #a40a0671
 @constrained(
@@ -188,7 +361,54 @@ def audit_table(
     data=None,
     pos_label=None,
 ) -> pd.DataFrame:
-    "One row per audit metric (value, threshold, rule, verdict, reason, excluded groups): the frame that grids stack."
+    """One row per audit metric of the groups of `sensitive_features` (their intersection when there are several):
+    the per-metric frame alone, which grids stack; `fairlib.audit` gives it per view, with much more.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or str
+        True and predicted labels (0/1, or any two labels with `pos_label`), or column names of `data`.
+    sensitive_features : array-like, Series, DataFrame, dict or str or list of str
+        The group of each record.
+    y_prob : array-like or str, optional
+        Scores in [0, 1] (or a column name of `data`); adds the calibration metric 'Cal' (per-group ECE / MCE).
+    metrics : str or list of str, optional
+        Metric names of `fairlib.metricdefs.ALL_METRICS`, in any case (default: all; 'Cal' only with `y_prob`).
+        Custom metric functions need the records per view: pass them to `fairlib.audit`.
+    sample_weight : array-like, optional
+        A non-negative weight per record: counts become sums of weights.
+    min_support : int, default 30
+        Groups with fewer records are excluded from every metric, and listed with their sizes.
+    n_bins : int, default 10
+        Equal-width score bins of the calibration metric.
+    calibration : {"ece_gap", "worst_group_mce"}, default "ece_gap"
+        The definition of 'Cal': the gap between the groups' ECE, or the authors' worst-group MCE.
+    thresholds : dict, optional
+        {metric: τ} overriding a pass threshold.
+    data : pandas.DataFrame, optional
+        The records, when the label, score and group arguments are column names.
+    pos_label : object, optional
+        The positive label when labels are not 0/1 (e.g. "yes", 2).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns metric, value, threshold, rule, verdict, reason (why a value is undefined, else None) and excluded
+        ({group: size} below `min_support`, or None); the text columns hold Python strings or None, as
+        `AuditResult.to_frame()` does.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming the argument, for bad input; `metrics` for a custom metric function.
+
+    Examples
+    --------
+    >>> t = audit_table([1, 0, 1, 0] * 20, [1, 0, 0, 0] * 20, sensitive_features=["a", "a", "b", "b"] * 20)
+    >>> row = t.set_index("metric").loc["DI"]
+    >>> (float(row["value"]), row["verdict"])
+    (0.0, 'Fail')
+    """
     func = "audit_table"
     y, yh, sf, p, w = _prepare(
         func,
@@ -200,9 +420,16 @@ def audit_table(
         y_prob=y_prob,
         sample_weight=sample_weight,
     )
-    specs = _metric_specs(metrics, thresholds, p, func)
+    builtin, thresholds, custom = _split_metrics(metrics, thresholds, func)
+    if custom:
+        raise FairlibInputError(
+            "metrics",
+            f"custom metric functions {sorted(custom)} are audited by fairlib.audit(), not audit_table()",
+            func,
+        )
+    specs = _metric_specs(builtin, thresholds, p, func)
     ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
     rows = _metric_rows(ct, specs, calibration)
     for r in rows:
         r["excluded"] = ct.excluded or None
-    return pd.DataFrame(rows)
+    return _text_objects(pd.DataFrame(rows))

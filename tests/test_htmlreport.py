@@ -5,7 +5,7 @@ test_htmlreport_browser.py."""
 from __future__ import annotations
 import re
 from html.parser import HTMLParser
-from types import SimpleNamespace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -122,15 +122,18 @@ def test_document_is_accessible_markup(page, result):
             assert all(c[0] == "td" for c in row[1:])
 
 
-def test_headline_counts_verdicts_and_unstable_ones(page, result):
+def test_headline_counts_verdicts_and_their_stability(page, result):
     m = result.metrics
-    v = list(m.verdict)
-    unstable = int((m.vfr.astype(float) > 0.10).sum())
+    v, s = list(m.verdict), list(m.vfr_stability)
     expect = (
         f"{len(v)} verdicts: {v.count('Pass')} pass, {v.count('Fail')} fail, {v.count('Undefined')} undefined; "
-        f"{unstable} unstable"
+        f"stability: {s.count('Stable')} stable, {s.count('Unstable')} unstable, "
+        f"{s.count('Undetermined')} undetermined, "
+        f"{s.count('Undefined')} undefined."
     )
     assert expect in _parse(page).visible
+    unstable = m.vfr.astype(float) > 0.10
+    assert not (unstable & (m.vfr_stability == "Stable")).any()  # one rule: a flip rate above τ is never stable
 
 
 def test_metric_values_at_three_significant_figures(page, result):
@@ -157,10 +160,15 @@ def test_binding_groups_are_the_extremes_of_the_rate(page, data):
     assert f"highest: {sel.idxmax()} ({float(f'{sel.max():.3g}'):.3g})" in _parse(page).visible
 
 
-def test_excluded_group_listed_with_its_size(page):
+def test_excluded_group_listed_its_small_size_hidden_by_default(page, result):
     t = _table(_parse(page), "excluded-table")
     assert [r[0][2] for r in t["rows"]] == ["tiny"]
-    assert t["rows"][0][1][2] == "6"
+    assert t["rows"][0][1][2] == "<11"
+    private = _table(_parse(report_html(result, figures=False, show_small_counts=True)), "excluded-table")
+    assert private["rows"][0][1][2] == "6"
+    # the smallest other group is hidden too: the total minus the shown sizes would give the 6 back
+    records = _column(_table(_parse(page), "group-table"), "Records")
+    assert records["tiny"] == "<11" and sorted(records.values()).count("suppressed") == 1
 
 
 def test_human_column_names_only(page):
@@ -264,7 +272,7 @@ def test_real_mode_masks_small_group_counts(result):
     "With real=True no group count from 1 to 10 appears: fairlib's own scanner of published tables finds none."
     from fairlib.report import _TEXT_SMALL, _html_frames, _frame_findings
 
-    shown = report_html(result, figures=False)
+    shown = report_html(result, figures=False, show_small_counts=True)
     real = report_html(result, figures=False, real=True)
     assert _frame_findings(next(f for f in _html_frames(shown) if "Records" in f.columns), "x", ["Records"], set(), 11)
     for df in _html_frames(real):
@@ -272,8 +280,11 @@ def test_real_mode_masks_small_group_counts(result):
         assert not _frame_findings(df, "x", cols, set(), 11), df
     assert not _TEXT_SMALL.search(real)
     assert "suppressed" in _parse(real).visible.lower() and "Real data" in real
-    with_figures = report_html(result, real=True)  # the plots draw every group, the small one too: left out
-    assert "<img" not in with_figures and "Figures left out" in with_figures
+    with_figures = report_html(result, real=True)  # the small group is not drawn, so the figures stay
+    assert "<img" in with_figures and "tiny" not in " ".join(i["alt"] for i in _parse(with_figures).imgs)
+    assert "for the 2 groups of region drawn" in with_figures
+    with pytest.raises(FairlibInputError, match="show_small_counts"):
+        report_html(result, real=True, show_small_counts=True)
 
 
 def test_size_plan_rendered_when_present(result):
@@ -291,22 +302,11 @@ def test_size_plan_rendered_when_present(result):
             reason=[None, "CV stays above the cutoff"],
         )
     )
-    fields = (
-        "metrics",
-        "groups",
-        "excluded",
-        "sensitive_features",
-        "n",
-        "min_support",
-        "overall",
-        "pos_label",
-        "calibration",
-        "vfr_settings",
-    )
-    r = SimpleNamespace(**{f: getattr(result, f) for f in fields}, size_plan=plan)
+    r = replace(result, size_plan=plan, metrics=pd.DataFrame(result.metrics))
     t = _table(_parse(report_html(r, figures=False)), "size-plan-table")
-    assert _column(t, "Records needed") == {"SPD": "1,234", "EOpp": "Not reachable"}
-    assert _column(t, "Interval of records needed")["SPD"] == "900 to 1,800"
+    assert _column(t, "Records needed for a stable verdict") == {"SPD": "1,234", "EOpp": "Not reachable"}
+    assert _column(t, "Interval of records needed (95%)")["SPD"] == "900 to 1,800"
+    assert _column(t, "View") == {"SPD": "region", "EOpp": "region"}
     assert "not reachable with the records you have" in _column(t, "Reachable with the records you have")["EOpp"]
     assert "size-plan-table" not in report_html(result, figures=False)
 

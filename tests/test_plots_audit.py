@@ -110,7 +110,7 @@ def test_each_threshold_value_interval_and_verdict_sit_where_the_table_says(resu
         for c in ticks:  # the tick spans the metric's row
             assert all(seg[0][1] < y < seg[1][1] for seg in c.get_segments())
         (iv,) = [c for c in ax.collections if c.get_gid() == f"interval:{r.metric}"]
-        np.testing.assert_allclose(iv.get_segments()[0][:, 0], [r.vfr_ci_low, r.vfr_ci_high])
+        np.testing.assert_allclose(iv.get_segments()[0][:, 0], [r.value_ci_low, r.value_ci_high])
         (dot,) = [ln for ln in ax.lines if ln.get_gid() == f"value:{r.metric}"]
         assert dot.get_xdata()[0] == pytest.approx(r.value) and dot.get_ydata()[0] == y
         assert dot.get_marker() == {"Pass": "o", "Fail": "X"}[r.verdict]  # shape, not only colour

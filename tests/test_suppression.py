@@ -309,8 +309,9 @@ def test_scanner_checks_differences_of_block_totals(tmp_path):
 
 
 def test_interactive_results_show_the_users_own_counts_and_files_do_not(tmp_path):
-    """One rule (issue 24 §4): an object in the user's session shows their counts everywhere (its table and its
-    'excluded' line agree); what fairlib writes from real data masks them."""
+    """The rule (issue 24 §4, issue 35): the object in the user's session holds their counts (its table, `excluded`);
+    its text report, a document teams share, hides sizes under 11 unless asked for the analyst's private copy, and
+    then its table and its 'excluded' line agree; what fairlib writes from real data masks them."""
     import fairlib as fl
     from fairlib.inputs import excluded_text
 
@@ -318,7 +319,9 @@ def test_interactive_results_show_the_users_own_counts_and_files_do_not(tmp_path
     r = fl.audit(rng.integers(0, 2, 45), rng.integers(0, 2, 45), sensitive_features=["a"] * 40 + ["b"] * 5)
     support = int(r.by_group.loc["b", "support"])
     assert support == 5 and excluded_text(r.excluded) == "b (n=5)"
-    assert "b (n=5)" in r.summary() and "<11" not in r.summary()  # the same count in the table and in the notes
+    private = r.summary(show_small_counts=True)
+    assert "b (n=5)" in private and "<11" not in private  # the same count in the table and in the notes
+    assert "b (n=5)" not in r.summary() and "b (n=<11)" in r.summary()  # the shared text hides it
     save_table(r.to_frame(), "audit", fig_dir=tmp_path, source="REAL site extract", count_columns=[])
     written = (tmp_path / "audit.csv").read_text() + (tmp_path / "audit.md").read_text()
     assert "n=5" not in written and "b (n=<11)" in written
