@@ -1,4 +1,3 @@
-__version__ = "0.0.1"
 """fairlib: reproducible fairness audits for clinical AI.
 
 `import fairlib as fl` gives what an audit team needs (`fl.audit`, `fl.four_fifths_rule`,
@@ -7,7 +6,7 @@ attributes (`fl.vfr`, `fl.mfarm`, `fl.agent`, `fl.data`, `fl.plots`, ...), impor
 used, so `import fairlib` stays light: it never imports torch, transformers or the tree-model
 libraries. This file is written by hand (nbdev only creates missing `__init__.py` files).
 """
-from ._version import __version__
+from ._version import __version__ as __version__
 
 import importlib as _importlib
 import importlib.util as _importlib_util

@@ -17,16 +17,18 @@ from .audit import audit
 from .cluster import is_dataset_path, open_dataset
 from .datafiles import check_output_paths, read_audit_table
 from .htmlreport import write_report
-from .runs import NotebookFailed, RunInterrupted, reproduce
+from .runner.cli import reproduce_parser, run_reproduce
 
-# the runner's public names of fairlib 0.1, when they lived here
-from fairlib.registry import (
+# the runner's public names of fairlib 0.1, when they lived here (now in fairlib.runner)
+from fairlib.runner.registry import (
     load_paper_meta as load_paper_meta,
     load_profile as load_profile,
     load_registry as load_registry,
 )
-from .runindex import build_index as build_index
-from .runs import job_keys as job_keys, plan_run as plan_run, run_notebook as run_notebook
+from .runner.runindex import build_index as build_index
+from .runner.runs import NotebookFailed as NotebookFailed, RunInterrupted as RunInterrupted
+from .runner.runs import job_keys as job_keys, plan_run as plan_run, reproduce as reproduce
+from .runner.runs import run_notebook as run_notebook
 
 # %% auto #0
 __all__ = ['main']
@@ -290,20 +292,7 @@ def main(argv=None):
     ap.add_argument("--version", action="version", version=f"fairlib {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     _audit_parser(sub)
-    r = sub.add_parser("reproduce", help="run the registered paper notebooks with papermill")
-    r.add_argument("--profile", default="quick", help="parameter profile: quick, smoke or full")
-    r.add_argument("--paper", default=None, help="run only this paper (a key of params/papers.yaml)")
-    r.add_argument("--no-progress", action="store_true", help="hide the per-cell progress bar")
-    r.add_argument("--no-resume", action="store_true", help="discard the state of an interrupted run and start afresh")
-    r.add_argument(
-        "--no-write-back",
-        action="store_true",
-        help="leave nbs/papers/ as it is: do not copy the executed "
-        "notebooks' outputs into the source notebooks (implied by --profile smoke)",
-    )
-    r.add_argument("--registry", default=None, help=argparse.SUPPRESS)  # tests: another registry
-    r.add_argument("--params-dir", default=None, help=argparse.SUPPRESS)  # tests: another params folder
-    r.add_argument("--runs-dir", default=None, help=argparse.SUPPRESS)  # tests: another runs folder
+    reproduce_parser(sub)  # the runner's half: fairlib.runner.cli
     a = ap.parse_args(argv)
     if a.cmd == "audit":
         try:
@@ -315,27 +304,7 @@ def main(argv=None):
         except BrokenPipeError:  # the reader (e.g. `| head`) left early: no traceback
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
-    try:
-        reproduce(
-            a.profile,
-            a.paper or None,
-            progress=not a.no_progress,
-            resume=not a.no_resume,
-            write_back=not a.no_write_back,
-            registry=a.registry,
-            params_dir=a.params_dir,
-            runs_dir=a.runs_dir,
-        )
-    except RunInterrupted as e:
-        print(f"\nfairlib reproduce: {e}", file=sys.stderr, flush=True)
-        return 130
-    except KeyboardInterrupt:
-        print("\nfairlib reproduce: interrupted; run the same command again to resume", file=sys.stderr, flush=True)
-        return 130
-    except (NotebookFailed, FairlibInputError) as e:
-        print(f"\nfairlib reproduce: FAILED\n  {e}", file=sys.stderr, flush=True)
-        return 1
-    return 0
+    return run_reproduce(a)
 
 # %% ../nbs/09d_cli.ipynb #climain1
 if __name__ == "__main__":

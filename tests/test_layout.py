@@ -1,7 +1,8 @@
-"""The package layout holds: layers, no import circle, no upward import, no module over 500 lines, no in-function
-import of a fairlib module, and the notebooks mirror the modules."""
+"""The package layout holds: layers, no import circle, no upward import, no module over 500 lines of code
+(docstrings not counted), no in-function import of a fairlib module, and the notebooks mirror the modules."""
 
 import ast
+import functools
 import json
 import re
 from pathlib import Path
@@ -12,10 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "fairlib"
 MAX_LINES = 500
 # layer of each top-level unit: a module may import only from its own layer or lower ones
-LAYERS = {"core": 0, "mitigation": 1, "llm": 1, "vfr": 2, "mfarm": 2, "agent": 2, "handbook": 2, "cli": 3}
+LAYERS = {"core": 0, "mitigation": 1, "llm": 1, "vfr": 2, "mfarm": 2, "agent": 2, "handbook": 2, "runner": 3, "cli": 4}
 PAPER_PACKAGES = ("vfr", "mfarm", "agent", "llm", "mitigation")
 
 
+@functools.cache
 def modules():
     out = {}
     for p in sorted(PKG.rglob("*.py")):
@@ -31,19 +33,28 @@ def unit(mod):
     parts = mod.split(".")
     if len(parts) > 1 and parts[1] in PAPER_PACKAGES:
         return parts[1]
-    if len(parts) > 1 and parts[1] in ("handbook", "cli"):
+    if len(parts) > 1 and parts[1] in ("handbook", "cli", "runner"):
         return parts[1]
     return "core"
 
 
+def is_face(mod) -> bool:
+    "A package's `__init__` (its public face), as opposed to a module."
+    return mod in modules() and modules()[mod].name == "__init__.py"
+
+
 def imports(mod, path, *, nested=None):
-    "fairlib modules imported by `mod` (absolute names); nested=True only those inside functions, False only top level."
+    """fairlib modules imported by `mod` (absolute names); nested=True: only inside functions, False: only top level.
+
+    An import that names a package (`import fairlib`, `from fairlib import x`, `from . import x`, `from ..vfr import
+    y`) runs that package's `__init__` for its names: it is an edge to the package's face, whose own imports are its
+    edges, so a circle through an `__init__` shows. `from .x import y` of a module `x` names the module only."""
     tree = ast.parse(path.read_text())
     pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     inner = {
         id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
     }
-    out = set()
+    mods, out = modules(), set()
     for n in ast.walk(tree):
         if nested is not None and (id(n) in inner) != nested:
             continue
@@ -53,14 +64,15 @@ def imports(mod, path, *, nested=None):
                 target = ".".join(base + ([n.module] if n.module else []))
             else:
                 target = n.module or ""
-            if not target.startswith("fairlib"):
+            if target != "fairlib" and not target.startswith("fairlib."):
                 continue
-            mods = modules()
+            if is_face(target):
+                out.add(target)
             for a in n.names:
                 sub = f"{target}.{a.name}"
                 out.add(sub if sub in mods else target)
         elif isinstance(n, ast.Import):
-            out |= {a.name for a in n.names if a.name.startswith("fairlib.")}
+            out |= {a.name for a in n.names if a.name == "fairlib" or a.name.startswith("fairlib.")}
     return out - {mod}
 
 
@@ -69,23 +81,41 @@ def graph():
     return {m: {t for t in imports(m, p, nested=False) if t in mods} for m, p in mods.items()}
 
 
+def code_lines(path) -> int:
+    "Lines of a module without its docstrings: numpydoc sections are documentation, not code to split."
+    src = path.read_text()
+    doc = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant):
+                if isinstance(first.value.value, str):
+                    doc |= set(range(first.lineno, first.end_lineno + 1))
+    return len(src.splitlines()) - len(doc)
+
+
 def test_no_module_over_500_lines():
-    big = {m: n for m, p in modules().items() if (n := len(p.read_text().splitlines())) > MAX_LINES}
-    assert not big, f"modules over {MAX_LINES} lines: {big}"
+    big = {m: n for m, p in modules().items() if (n := code_lines(p)) > MAX_LINES}
+    assert not big, f"modules over {MAX_LINES} lines of code (docstrings not counted): {big}"
 
 
-def test_no_import_circle():
-    g = graph()
-    # package faces (__init__) re-export their own modules: leave out the edges into a package's face
-    g = {m: {t for t in ts if not (modules()[t].name == "__init__.py")} for m, ts in g.items()}
-    state, stack, cycles = {}, [], []
+def test_code_lines_leave_out_docstrings_only(tmp_path):
+    "The count above can fail: every line but a docstring's counts, comments and blank lines included."
+    f = tmp_path / "m.py"
+    f.write_text('"""Module."""\n\n\ndef f(x):\n    """A\n    docstring."""\n    # a comment\n    return x\n')
+    assert code_lines(f) == 8 - 3
+
+
+def cycles(g) -> list:
+    "Every circle a depth-first walk of the import graph `g` (module -> modules it imports) closes."
+    state, stack, found = {}, [], []
 
     def visit(m):
         state[m] = 1
         stack.append(m)
         for t in sorted(g.get(m, ())):
             if state.get(t) == 1:
-                cycles.append(stack[stack.index(t) :] + [t])
+                found.append(stack[stack.index(t) :] + [t])
             elif t not in state:
                 visit(t)
         stack.pop()
@@ -94,7 +124,34 @@ def test_no_import_circle():
     for m in sorted(g):
         if m not in state:
             visit(m)
-    assert not cycles, f"import circles: {cycles}"
+    return found
+
+
+def test_no_import_circle():
+    "Edges into a package's `__init__` count: `htmlreport` taking the version from `fairlib` would close a circle."
+    found = cycles(graph())
+    assert not found, f"import circles: {found}"
+
+
+def test_a_circle_through_a_package_face_is_seen(tmp_path):
+    "The check can fail: a module that takes a name from its package's `__init__`, which imports it, is a circle."
+    report = tmp_path / "report.py"
+    report.write_text("from . import __version__\nimport fairlib\nfrom .core import FairlibInputError\n")
+    assert imports("fairlib.report", report) == {"fairlib", "fairlib.core"}
+    g = {"fairlib": {"fairlib.audit"}, "fairlib.audit": {"fairlib.report"}}
+    assert cycles({**g, "fairlib.report": imports("fairlib.report", report)}) == [
+        ["fairlib", "fairlib.audit", "fairlib.report", "fairlib"]
+    ]
+    assert cycles({**g, "fairlib.report": {"fairlib.core"}}) == []
+
+
+def test_no_module_imports_the_package_face():
+    "The version lives in `fairlib._version`: no module needs `fairlib/__init__`, which imports the audit."
+    g = graph()
+    assert {"fairlib._version", "fairlib.audit"} <= g["fairlib"]  # the face's own imports are edges
+    assert {"fairlib.runner.runs", "fairlib.runner.registry"} <= g["fairlib.runner"]
+    users = sorted(m for m, ts in g.items() if "fairlib" in ts)
+    assert not users, f"modules that import the package __init__: {users}"
 
 
 def test_no_import_from_a_lower_layer_back_up():
@@ -108,6 +165,17 @@ def test_no_import_from_a_lower_layer_back_up():
     assert not up, f"imports that run back up a layer: {up}"
 
 
+def test_the_runner_imports_only_the_core():
+    "The reproduction machinery (fairlib.runner) sits on the shared core; `fairlib.cli` alone puts it beside the audit."
+    g = graph()
+    runner = {m for m in g if unit(m) == "runner"}
+    assert {"fairlib.runner.registry", "fairlib.runner.runs", "fairlib.runner.cli"} <= runner
+    out = sorted((m, t) for m in runner for t in g[m] if unit(t) not in ("core", "runner"))
+    assert not out, f"runner modules that import above the core: {out}"
+    users = sorted(m for m, ts in g.items() if unit(m) != "runner" and any(unit(t) == "runner" for t in ts))
+    assert users == ["fairlib.cli"], users
+
+
 def test_no_in_function_import_of_a_fairlib_module():
     # lazy imports stay for heavy optional dependencies only; a fairlib module is imported at the top
     allowed = {"fairlib"}  # `import fairlib` for its version / path
@@ -116,8 +184,19 @@ def test_no_in_function_import_of_a_fairlib_module():
     assert not nested, f"in-function imports of fairlib modules: {nested}"
 
 
+# notebooks whose module moved into a package while the notebook keeps its path until it can be renamed (`git mv`
+# while nobody else edits it): path now -> the path that names its module. Only shrinks; empty when the moves land.
+PENDING_MOVES = {
+    "nbs/09_registry.ipynb": "nbs/runner/01_registry.ipynb",
+    "nbs/09b_runindex.ipynb": "nbs/runner/02_runindex.ipynb",
+    "nbs/09c_writeback.ipynb": "nbs/runner/03_writeback.ipynb",
+    "nbs/09a_runs.ipynb": "nbs/runner/04_runs.ipynb",
+}
+
+
 def test_notebooks_mirror_the_modules():
     "Every exported module comes from the notebook at the matching path (nbs/<package>/NN_<module>.ipynb)."
+    assert all((ROOT / old).exists() for old in PENDING_MOVES), "a pending move has landed: drop it from the list"
     wrong = []
     for nb in sorted((ROOT / "nbs").rglob("*.ipynb")):
         if "papers" in nb.parts or nb.name.startswith(("_", ".")):
@@ -133,8 +212,9 @@ def test_notebooks_mirror_the_modules():
         )
         assert m, f"{nb} has no default_exp"
         mod = m.group(1).split(".")
-        folder = nb.relative_to(ROOT / "nbs").parent.parts
-        stem = re.sub(r"^\d+[a-z]?_", "", nb.stem)
+        where = PENDING_MOVES.get(str(nb.relative_to(ROOT)), str(nb.relative_to(ROOT)))
+        folder = Path(where).relative_to("nbs").parent.parts
+        stem = re.sub(r"^\d+[a-z]?_", "", Path(where).stem)
         if tuple(mod[:-1]) != folder or mod[-1].lstrip("_") != stem:
             wrong.append((str(nb.relative_to(ROOT)), m.group(1)))
     assert not wrong, f"notebooks whose path does not name their module: {wrong}"

@@ -10,6 +10,7 @@ import pandas as pd
 from dataclasses import dataclass, field
 from typing import Callable
 from types import MappingProxyType
+from .._version import __version__
 from ..config import get_setting
 from ..constraints import Array, Flag, Frame, Function, Instance, Interval, NonNegativeInt, PathLike
 from ..constraints import PositiveInt, Seed, Sha256, Text, Unchecked, constrained
@@ -50,7 +51,25 @@ __all__ = ['CATBOOST_THREADS', 'PANEL', 'CANONICAL_MODEL', 'PAPER_TABLE4', 'Mode
 )
 @dataclass(frozen=True)
 class ModelSpec:
-    "A frozen classifier configuration of the panel."
+    """A frozen classifier configuration of the panel.
+
+    Parameters
+    ----------
+    key : str
+        The model's key in `PANEL` ("xgboost", "logistic_regression", ...).
+    label : str
+        The paper's name in Table 4.
+    params : dict
+        The frozen hyperparameters (read-only once in `PANEL`).
+    factory : callable
+        (params, n_jobs, seed) -> an unfitted estimator; `build` calls it.
+
+    Examples
+    --------
+    >>> spec = model_spec("decision_tree")
+    >>> (spec.label, type(spec.build()).__name__)
+    ('Decision Tree', 'DecisionTreeClassifier')
+    """
 
     key: str
     label: str  # the paper's name in Table 4
@@ -205,14 +224,46 @@ CANONICAL_MODEL = "xgboost"
 # %% ../../nbs/vfr/04_panel.ipynb #be2f7808
 @constrained(key=Text)
 def model_spec(key: str) -> ModelSpec:
-    "Look up a panel model by key, with a clear error for unknown keys."
+    """Look up a panel model by key, with a clear error for unknown keys.
+
+    Parameters
+    ----------
+    key : str
+        A key of `PANEL`.
+
+    Returns
+    -------
+    ModelSpec
+        The frozen configuration.
+
+    Raises
+    ------
+    FairlibInputError
+        When `key` is not a panel model (the message lists the keys).
+
+    Examples
+    --------
+    >>> model_spec("xgboost").label
+    'XGBoost'
+    """
     if key not in PANEL:
         raise FairlibInputError("model", f"unknown model {key!r}; known: {list(PANEL)}", "model_spec")
     return PANEL[key]
 
 # %% ../../nbs/vfr/04_panel.ipynb #9b078e3b
 def default_n_jobs() -> int:
-    "The `n_jobs` site setting (-1 = all cores), 1 when unset."
+    """The `n_jobs` site setting (-1 = all cores), 1 when unset.
+
+    Returns
+    -------
+    int
+        The workers a panel fit uses when `n_jobs` is not given.
+
+    Examples
+    --------
+    >>> isinstance(default_n_jobs(), int)
+    True
+    """
     v = get_setting("n_jobs")
     return 1 if v is None else int(v)
 
@@ -235,7 +286,32 @@ def _threads(n_jobs: int) -> int:
 )
 @dataclass
 class FittedModel:
-    "A fitted panel model with its fit time."
+    """A fitted panel model with its fit time.
+
+    Parameters
+    ----------
+    key : str
+        The model's key in `PANEL`.
+    label : str
+        The paper's name of the model.
+    estimator : object
+        The fitted estimator (with `predict_proba`).
+    fit_seconds : float
+        Wall-clock seconds of the fit.
+    n_train : int
+        Training rows.
+    n_threads : int, default 1
+        OpenMP threads used when predicting.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> fm = fit_model("logistic_regression", X, y, n_jobs=1)
+    >>> (fm.label, fm.n_train, fm.predict_proba(X[:2]).shape)
+    ('Logistic Regression', 400, (2,))
+    """
 
     key: str
     label: str
@@ -262,7 +338,40 @@ class FittedModel:
 # %% ../../nbs/vfr/04_panel.ipynb #6209dc41
 @constrained(key=Text, X=_MATRIX, y=Unchecked("0/1 labels, checked by core.check_binary"), n_jobs=_NJOBS, seed=Seed)
 def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> FittedModel:
-    "Fit one frozen panel configuration and record its wall-clock fit time."
+    """Fit one frozen panel configuration and record its wall-clock fit time.
+
+    Parameters
+    ----------
+    key : str
+        A key of `PANEL`.
+    X : array-like
+        The training feature matrix.
+    y : array-like
+        The training labels (0/1), one per row of `X`.
+    n_jobs : int, optional
+        Workers of the estimator (None: `default_n_jobs()`).
+    seed : int, default 42
+        The estimator's random state.
+
+    Returns
+    -------
+    FittedModel
+        The fitted estimator with its fit time.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown key, or when `X` and `y` differ in length.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> fm = fit_model("decision_tree", X, y, n_jobs=1)
+    >>> (fm.key, fm.n_train, fm.fit_seconds > 0)
+    ('decision_tree', 400, True)
+    """
     from threadpoolctl import threadpool_limits
 
     spec = model_spec(key)
@@ -291,7 +400,43 @@ def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> F
     progress=Flag,
 )
 def fit_panel(X, y, *, models=None, n_jobs: int | None = None, seed: int = 42, progress: bool = True) -> dict:
-    "Fit the panel (default: all twelve, in Table 4 order) on one feature matrix; returns {key: FittedModel}."
+    """Fit the panel (default: all twelve, in Table 4 order) on one feature matrix.
+
+    Parameters
+    ----------
+    X : array-like
+        The training feature matrix.
+    y : array-like
+        The training labels (0/1).
+    models : sequence of str, optional
+        Keys of `PANEL` to fit (default: all, in Table 4 order).
+    n_jobs : int, optional
+        Workers of each estimator (None: `default_n_jobs()`).
+    seed : int, default 42
+        The estimators' random state.
+    progress : bool, default True
+        Show a progress bar.
+
+    Returns
+    -------
+    dict of str to FittedModel
+        One fitted model per key, in the order asked.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown key, or when `X` and `y` differ in length.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> fitted = fit_panel(X, y, models=["logistic_regression", "decision_tree"], n_jobs=1,
+    ...                    progress=False)
+    >>> list(fitted)
+    ['logistic_regression', 'decision_tree']
+    """
     from tqdm.auto import tqdm
 
     keys = list(PANEL) if models is None else [model_spec(k).key for k in models]
@@ -319,8 +464,47 @@ def panel_predictions(
     threshold: float = 0.5,
     keep=(),
 ) -> pd.DataFrame:
-    """Long predictions frame (model, y_true, y_prob, y_pred, attributes, `keep` columns such as THCIC_ID) of fitted
-    models on rows `X` of `frame`."""
+    """Long predictions frame of fitted models on rows `X` of `frame`.
+
+    Parameters
+    ----------
+    fitted : dict of str to FittedModel
+        The fitted models (`fit_panel`).
+    X : array-like
+        The feature matrix of the audited rows.
+    frame : DataFrame
+        The same rows of the cohort, with `los_gt3`, the attributes and the `keep` columns.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The attribute columns carried into the predictions.
+    threshold : float, default 0.5
+        y_pred = 1 when y_prob >= threshold.
+    keep : str or sequence of str, default ()
+        Other columns to carry (such as THCIC_ID).
+
+    Returns
+    -------
+    DataFrame
+        One row per (model, record): model, y_true, y_prob, y_pred, the attributes and the `keep`
+        columns.
+
+    Raises
+    ------
+    FairlibInputError
+        When `fitted` is empty, `X` and `frame` differ in length, or `frame` lacks a column.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> fitted = fit_panel(X, y, models=["logistic_regression"], n_jobs=1, progress=False)
+    >>> frame = pd.DataFrame({"los_gt3": y, "grp": np.where(X[:, 1] > 0, "a", "b")})
+    >>> pred = panel_predictions(fitted, X, frame, attributes=["grp"])
+    >>> list(pred.columns)
+    ['model', 'y_true', 'y_prob', 'y_pred', 'grp']
+    >>> len(pred) == len(frame)
+    True
+    """
     func = "panel_predictions"
     if not isinstance(fitted, dict) or not fitted:
         raise FairlibInputError("fitted", "must be a non-empty dict model -> fitted model", func)
@@ -341,7 +525,35 @@ def panel_predictions(
 # %% ../../nbs/vfr/04_panel.ipynb #8922bfe2
 @constrained(predictions=Frame(["model", "y_true", "y_pred", "y_prob"], min_rows=0))
 def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
-    "Accuracy, AUROC and F1 per model of a long predictions frame (rows in the frame's model order)."
+    """Accuracy, AUROC and F1 per model of a long predictions frame (rows in the frame's model order).
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        A long predictions frame with model, y_true, y_pred and y_prob (`panel_predictions`).
+
+    Returns
+    -------
+    DataFrame
+        One row per model: model, accuracy, auroc, f1 and n.
+
+    Raises
+    ------
+    FairlibInputError
+        When `predictions` lacks one of the columns.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> fitted = fit_panel(X, y, models=["logistic_regression"], n_jobs=1, progress=False)
+    >>> frame = pd.DataFrame({"los_gt3": y, "grp": np.where(X[:, 1] > 0, "a", "b")})
+    >>> pred = panel_predictions(fitted, X, frame, attributes=["grp"])
+    >>> perf = panel_performance(pred)
+    >>> (perf.model.tolist(), bool(perf.auroc.iloc[0] > 0.7), int(perf.n.iloc[0]))
+    (['logistic_regression'], True, 400)
+    """
     from sklearn.metrics import accuracy_score, roc_auc_score, f1_score
 
     rows = []
@@ -367,10 +579,44 @@ def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
     seed=Seed,
 )
 def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, model: str, seed: int) -> str:
-    """Content hash of everything that determines a model's audit-partition scores (cohort digest =
-    `content_hash(cohort)`)."""
-    import fairlib
+    """Content hash of everything that determines a model's audit-partition scores.
 
+    Parameters
+    ----------
+    cohort_digest : str
+        `fairlib.core.content_hash(cohort)`, a 64-character hex digest.
+    split : Split
+        The split protocol (its name, training and audit rows are hashed).
+    pipeline : FeaturePipeline
+        The fitted feature pipeline (its parameters and feature names are hashed).
+    train_rows : array-like of int
+        The training rows actually used (a subsample of `split.train`).
+    model : str
+        A key of `PANEL` (its frozen parameters are hashed).
+    seed : int
+        The estimator's random state.
+
+    Returns
+    -------
+    str
+        A hex digest (32 characters); any change to an input changes it.
+
+    Raises
+    ------
+    FairlibInputError
+        When `cohort_digest` is not a digest, `split` is not a Split or `model` is unknown.
+
+    Examples
+    --------
+    >>> from fairlib.core import content_hash
+    >>> cohort = pd.DataFrame({"los_gt3": [0, 1] * 50, "x": range(100)})
+    >>> split = make_split(cohort.los_gt3, "80_20")
+    >>> fp = FeaturePipeline("admission_lean")
+    >>> args = dict(split=split, pipeline=fp, train_rows=split.train, model="xgboost")
+    >>> k = prediction_cache_key(content_hash(cohort), seed=42, **args)
+    >>> (len(k), k == prediction_cache_key(content_hash(cohort), seed=43, **args))
+    (32, False)
+    """
     spec = model_spec(model)
     if not isinstance(cohort_digest, str) or len(cohort_digest) != 64:
         raise FairlibInputError(
@@ -391,7 +637,7 @@ def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, mod
         spec.key,
         {k: repr(v) for k, v in dict(spec.params).items()},
         int(seed),
-        fairlib.__version__,
+        __version__,
         CATBOOST_THREADS,
     )[:32]
 
@@ -403,7 +649,33 @@ def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, mod
     key=Text,
 )
 def save_cached_scores(path, scores: np.ndarray, *, fit_seconds: float, key: str):
-    "Write one model's cached scores atomically (temp file + rename)."
+    """Write one model's cached scores atomically (temp file + rename).
+
+    Parameters
+    ----------
+    path : str or Path
+        The `.npz` file to write (its folder is created).
+    scores : ndarray
+        The model's audit-partition scores.
+    fit_seconds : float
+        The fit time, stored beside the scores.
+    key : str
+        The `prediction_cache_key` the scores belong to.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.npz"
+    >>> save_cached_scores(p, np.array([0.1, 0.9]), fit_seconds=1.5, key="k1") == p
+    True
+    >>> load_cached_scores(p, key="k1")[0].tolist()
+    [0.1, 0.9]
+    """
     from pathlib import Path
 
     with atomic_path(Path(path)) as tmp:
@@ -414,7 +686,35 @@ def save_cached_scores(path, scores: np.ndarray, *, fit_seconds: float, key: str
 # %% ../../nbs/vfr/04_panel.ipynb #88abb6e1
 @constrained(path=PathLike, key=None | Text)
 def load_cached_scores(path, *, key: str | None = None) -> tuple[np.ndarray, float]:
-    "Read cached scores; a corrupt or mismatched file is an error naming it and the fix."
+    """Read cached scores; a corrupt or mismatched file is an error naming it and the fix.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by `save_cached_scores`.
+    key : str, optional
+        The expected `prediction_cache_key`; a file written under another key is refused.
+
+    Returns
+    -------
+    tuple of (ndarray, float)
+        The scores and the fit time in seconds.
+
+    Raises
+    ------
+    FairlibInputError
+        When the file cannot be read, is corrupt, or was written under another key (delete it and
+        rerun).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "m.npz"
+    >>> _ = save_cached_scores(p, np.array([0.25, 0.75]), fit_seconds=2.0, key="k1")
+    >>> scores, seconds = load_cached_scores(p, key="k1")
+    >>> (scores.tolist(), seconds)
+    ([0.25, 0.75], 2.0)
+    """
     from pathlib import Path
     import zipfile
 
