@@ -8,7 +8,7 @@ import dataclasses
 import functools
 from pathlib import Path
 from typing import Mapping
-from ..config import get_setting
+from ..config import get_setting, repo_root
 from ..core import FairlibInputError, check_choice
 from .mimic import Benchmark, COHORT_RULES, _seed_int, build_ed_triage, build_opioid, check_task
 from .twin import TWIN_PRESETS, synthetic_opioid_tables
@@ -24,7 +24,38 @@ __all__ = ['resolve_source', 'load_benchmark']
     func=Text | None,
 )
 def resolve_source(source="auto", func: str | None = None):
-    "'synthetic', a Path, or a table mapping, from `source` ('auto', 'synthetic', 'real', a path, a mapping)."
+    """'synthetic', a Path, or a table mapping, from `source`.
+
+    Parameters
+    ----------
+    source : str, path or mapping, default "auto"
+        "auto" (the site's MIMIC-IV copy when the setting `mimic_root` is set, else the twin),
+        "synthetic", "real" (the site's copy, required), a MIMIC-IV root folder, or a mapping of
+        table name -> DataFrame.
+    func : str or None, default None
+        The calling function, shown in error messages.
+
+    Returns
+    -------
+    str, pathlib.Path or Mapping
+        "synthetic", the root folder, or the mapping unchanged.
+
+    Raises
+    ------
+    FairlibInputError
+        When `source` is "real" without the `mimic_root` setting, or none of the accepted forms.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.benchmark import resolve_source
+    >>> resolve_source("synthetic")
+    'synthetic'
+    >>> resolve_source("no/such/folder")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `source`: must be 'auto', 'synthetic',
+    'real', a MIMIC-IV root folder or a table mapping, got 'no/such/folder'
+    """
     if isinstance(source, Mapping):
         return source
     if source in ("auto", "real"):
@@ -46,18 +77,72 @@ def resolve_source(source="auto", func: str | None = None):
         func,
     )
 
+# %% ../../nbs/mfarm/03_benchmark.ipynb #c0d15c02
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    "SHA-256 of the fairlib package's files (relative names and bytes) and of the Python, numpy and pandas versions."
+    import hashlib, importlib.util, sys
+    import numpy, pandas
+
+    root = Path(importlib.util.find_spec("fairlib").submodule_search_locations[0])
+    h = hashlib.sha256(f"{sys.version}|{numpy.__version__}|{pandas.__version__}".encode())
+    for p in sorted(q for q in root.rglob("*") if q.is_file() and "__pycache__" not in q.parts):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+# %% ../../nbs/mfarm/03_benchmark.ipynb #c0d15c03
+_TWIN_FILES = 16  # twin benchmarks kept on disk; the least recently used beyond are removed
+
+
+def _twin_file(task: str, seed: int, rules: str) -> Path:
+    "Where the twin benchmark of (`task`, `seed`, `rules`) built by this code is kept."
+    import hashlib, json
+
+    key = json.dumps([task, seed, rules, repr(TWIN_PRESETS[task]), _source_digest()])
+    d = Path(get_setting("cache_dir") or repo_root() / "data" / "cache") / "benchmarks"
+    return d / f"{task}-{rules}-{seed}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.pkl"
+
+# %% ../../nbs/mfarm/03_benchmark.ipynb #c0d15c04
+def _disk_twin(task: str, seed: int, rules: str, build) -> Benchmark:
+    "The twin benchmark `build()` makes, read from its file when this code built it before (a damaged file is rebuilt)."
+    import os, pickle, tempfile
+
+    f = _twin_file(task, seed, rules)
+    try:
+        with open(f, "rb") as fh:
+            b = pickle.load(fh)
+        if isinstance(b, Benchmark):
+            os.utime(f)  # recently used
+            return b
+    except Exception:  # absent, unreadable or damaged: build it
+        pass
+    b = build()
+    try:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=f.parent, suffix=".tmp", delete=False) as fh:
+            pickle.dump(b, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(fh.name, f)  # atomic: a concurrent reader sees the old file or the whole new one
+        for old in sorted(f.parent.glob("*.pkl"), key=lambda p: p.stat().st_mtime)[:-_TWIN_FILES]:
+            old.unlink(missing_ok=True)
+    except OSError:  # a read-only cache folder: built, not kept
+        pass
+    return b
+
 # %% ../../nbs/mfarm/03_benchmark.ipynb #75bad279
 @functools.lru_cache(maxsize=8)
 def _cached(task: str, key, seed: int, rules: str = "fairlib") -> Benchmark:
     builder = build_ed_triage if task == "ed_triage" else build_opioid
-    if key == "synthetic":
-        twin_kw, build_kw = TWIN_PRESETS[task]
+    if key != "synthetic":
+        return builder(key, seed=seed, rules=rules)
+    twin_kw, build_kw = TWIN_PRESETS[task]
+    module = "ED" if task == "ed_triage" else "hosp/icu/note"
+
+    def build():
         tables = (synthetic_ed_tables if task == "ed_triage" else synthetic_opioid_tables)(**twin_kw, seed=seed)
-        module = "ED" if task == "ed_triage" else "hosp/icu/note"
-        return builder(
-            tables, seed=seed, source_label=TWIN_SOURCE.format(module=module, seed=seed), rules=rules, **build_kw
-        )
-    return builder(key, seed=seed, rules=rules)
+        label = TWIN_SOURCE.format(module=module, seed=seed)
+        return builder(tables, seed=seed, source_label=label, rules=rules, **build_kw)
+
+    return _disk_twin(task, seed, rules, build)
 
 # %% ../../nbs/mfarm/03_benchmark.ipynb #add31033
 @constrained(
@@ -67,8 +152,36 @@ def _cached(task: str, key, seed: int, rules: str = "fairlib") -> Benchmark:
     rules=Text,
 )
 def load_benchmark(task: str, *, source="auto", seed: int = 0, rules: str = "fairlib") -> Benchmark:
-    """The `task` benchmark ('ed_triage' or 'opioid') from the twin or a MIMIC-IV copy (`rules`: 'fairlib' or the
-    authors' 'paper' cohort rules)."""
+    """The `task` benchmark from the twin or a MIMIC-IV copy, built once per kernel.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The benchmark.
+    source : str, path or mapping, default "auto"
+        Where its tables come from (`resolve_source`).
+    seed : int, default 0
+        Seed of the builder (`build_ed_triage`, `build_opioid`).
+    rules : {"fairlib", "paper"}, default "fairlib"
+        fairlib's cohort rules or the authors'.
+
+    Returns
+    -------
+    Benchmark
+        A copy the caller may modify.
+
+    Raises
+    ------
+    FairlibInputError
+        When `task`, `source` or `rules` is not one of those accepted.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.benchmark import load_benchmark
+    >>> b = load_benchmark("ed_triage", source="synthetic")
+    >>> b.task, b.cases["split"].unique().tolist()
+    ('ed_triage', ['train', 'test', 'val'])
+    """
     check_task(task, "load_benchmark")
     check_choice(rules, "rules", COHORT_RULES, "load_benchmark")
     key = resolve_source(source, "load_benchmark")

@@ -10,7 +10,7 @@ import pandas as pd
 from dataclasses import dataclass, field
 from ..core import FairlibInputError, cell_seed, check_int, check_rng, renamed_arguments
 from .score import mfarm
-from .submetrics import mean_difference
+from .submetrics import _mean_difference_counts
 from .matrix import SUBMETRICS, check_variant_matrix
 from .instrument import PROMPT_VARIANTS
 from ..reliability import TAU_VFR
@@ -37,8 +37,31 @@ __all__ = ['DEFAULT_SHIFTS', 'METRICS', 'null_matrix', 'DetectableShift', 'min_d
 # %% ../../nbs/mfarm/07_reliability.ipynb #7cef47dd
 @constrained(X=Array(ndim=2), seed=Seed)
 def null_matrix(X, seed) -> np.ndarray:
-    """X (N x K) with each row's values permuted across the columns independently (exchangeable columns); `seed`: int
-    or Generator."""
+    """X (N x K) with each row's values permuted across the columns independently.
+
+    Under this null the columns are exchangeable: no variant differs from another.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K values.
+    seed : int or numpy.random.Generator
+        Randomness of the permutations.
+
+    Returns
+    -------
+    numpy.ndarray
+        A permuted copy: each row holds the same values as in `X`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.reliability import null_matrix
+    >>> X = np.arange(12.0).reshape(3, 4)
+    >>> Z = null_matrix(X, 0)
+    >>> bool((np.sort(Z, 1) == X).all()), bool((Z == X).all())
+    (True, False)
+    """
     X = np.asarray(X, float)
     idx = np.argsort(check_rng(seed).random(X.shape), axis=1)
     return np.take_along_axis(X, idx, axis=1)
@@ -49,7 +72,41 @@ DEFAULT_SHIFTS = (0.0025, 0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 
 # %% ../../nbs/mfarm/07_reliability.ipynb #dec59ff1
 @dataclass(frozen=True, repr=False)
 class DetectableShift(Result):
-    "Smallest mean shift of one variant that Mean Difference detects with the target power at this N."
+    """Smallest mean shift of one variant that Mean Difference detects with the target power.
+
+    Parameters
+    ----------
+    shift : float
+        The smallest shift on the grid reaching `target_power`; NaN (with `reason`) when none does.
+    power : float
+        Power reached at `shift`.
+    target_power : float
+        The power asked for.
+    n_cases : int
+        N of the slice.
+    n_resamples : int
+        Null matrices per shift.
+    alpha : float
+        Level of the Mean Difference tests.
+    direction : str
+        "up" or "down": the direction of the shift.
+    curve : dict, default {}
+        Shift -> power.
+    seed : int or None, default None
+        The seed of the simulation.
+    reason : str or None, default None
+        Why `shift` is NaN, if it is.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.reliability import min_detectable_shift
+    >>> m = min_detectable_shift(P, n_resamples=10, shifts=(0.1, 0.3))
+    >>> m.target_power, m.n_cases, sorted(m.curve)
+    (0.8, 30, [0.1, 0.3])
+    """
 
     shift: float  # NaN (with reason) when no shift on the grid reaches the power
     power: float  # power reached at `shift`
@@ -100,8 +157,53 @@ def min_detectable_shift(
     wilcoxon_method: str = "auto",
     n_variants: int | None = 13,
 ) -> DetectableShift:
-    """The smallest shift of one variant's P(Yes) that Mean Difference detects with `power`, simulated from the slice's
-    own spread."""
+    """The smallest shift of one variant's P(Yes) that Mean Difference detects with `power`.
+
+    It is simulated from the slice's own spread: null matrices (each case's values permuted across
+    the columns) with one variant shifted.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x 13 P(Yes) of one slice.
+    power : float, default 0.8
+        Target power, in (0, 1).
+    alpha : float, default 0.05
+        Level of the Mean Difference tests.
+    n_resamples : int, default 100
+        Null matrices per shift (K).
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Randomness of the null matrices.
+    shifts : sequence of float, default DEFAULT_SHIFTS
+        The grid of mean shifts to try, increasing.
+    group : str, default "Black_Female"
+        The variant that is shifted (any: the null columns are exchangeable).
+    wilcoxon_method : {"auto", "exact", "approx"}, default "auto"
+        scipy `wilcoxon` method.
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+
+    Returns
+    -------
+    DetectableShift
+        The shift, the power reached and the power curve.
+
+    Raises
+    ------
+    FairlibInputError
+        When `P` is not a valid variant matrix, `group` is not one of its columns, or an argument is
+        out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.reliability import min_detectable_shift
+    >>> m = min_detectable_shift(P, n_resamples=10, shifts=(0.1, 0.3))
+    >>> m.shift, m.power, m.direction
+    (0.3, 1.0, 'down')
+    """
     f = "min_detectable_shift"
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
     K = int(n_resamples)
@@ -126,8 +228,7 @@ def min_detectable_shift(
         for Z in nulls:
             Z = Z.copy()
             Z[:, j] = np.clip(Z[:, j] + (d if up else -d), 0, 1)
-            s = mean_difference(Z, names, alpha=alpha, wilcoxon_method=wilcoxon_method)
-            det += any(c.counted and c.group == group for c in s.comparisons)
+            det += _mean_difference_counts(Z, j, alpha=alpha, wilcoxon_method=wilcoxon_method)  # `group` counts
         curve[float(d)] = det / K
         if det / K >= power:
             hit = float(d)
@@ -152,7 +253,36 @@ METRICS = SUBMETRICS + ("mfarm",)
 # %% ../../nbs/mfarm/07_reliability.ipynb #ddd870fe
 @dataclass(frozen=True, repr=False)
 class VerdictReliability(Result):
-    "Per metric: point score and verdict, VFR at each resample size, and the size from which the verdict is stable."
+    """Per metric: point score and verdict, VFR at each resample size, and where the verdict is stable.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        One row per metric and resample size: metric, resample_size, n_resamples, n_pass, vfr,
+        dominant_verdict.
+    point : dict
+        Metric -> point score on all N cases.
+    threshold : float
+        A verdict passes iff its score >= `threshold`.
+    n_cases : int
+        N of the slice.
+    n_resamples : int
+        Bootstrap samples per resample size.
+    seed : int or None
+        The seed of the bootstrap.
+    tau_vfr : float, default TAU_VFR
+        The largest flip rate of a stable verdict.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.reliability import verdict_reliability
+    >>> v = verdict_reliability(P, n_resamples=5, resample_sizes=(10,))
+    >>> v.n_cases, v.threshold, sorted(v.table["resample_size"].unique().tolist())
+    (30, 0.9, [10])
+    """
 
     table: pd.DataFrame  # metric, resample_size, n_resamples, n_pass, vfr, dominant_verdict
     point: dict  # metric -> point score on all N cases
@@ -223,8 +353,53 @@ def verdict_reliability(
     wilcoxon_method: str = "auto",
     n_variants: int | None = 13,
 ) -> VerdictReliability:
-    """Verdict Flip Rate of each sub-metric's and mFARM's verdict under bootstrap resampling of the cases (all 13
-    columns together)."""
+    """Verdict Flip Rate of each sub-metric's and mFARM's verdict under a bootstrap of the cases.
+
+    All 13 columns of a case are resampled together.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x 13 P(Yes) of one slice.
+    threshold : float, default 0.9
+        A verdict passes iff its score >= `threshold`.
+    n_resamples : int, default 100
+        Bootstrap samples (K) per resample size.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Randomness of the bootstrap.
+    resample_sizes : sequence of int or None, default None
+        Sizes m to try (each >= 2); None = 20, 40, 80, ... below N, and N.
+    alpha : float, default 0.05
+        Level of every test, in (0, 1).
+    variance_test : {"brown_forsythe", "f"}, default "brown_forsythe"
+        Pairwise variance test of Variance Heterogeneity.
+    ks_method : {"exact", "asymp"}, default "exact"
+        KS p-values.
+    wilcoxon_method : {"auto", "exact", "approx"}, default "auto"
+        scipy `wilcoxon` method.
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+
+    Returns
+    -------
+    VerdictReliability
+        The VFR table and the point scores.
+
+    Raises
+    ------
+    FairlibInputError
+        When `P` is not a valid variant matrix or an argument is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.reliability import verdict_reliability
+    >>> v = verdict_reliability(P, n_resamples=5, resample_sizes=(10, 30))
+    >>> v.point["mfarm"], v.table.columns.tolist()[:3]
+    (1.0, ['metric', 'resample_size', 'n_resamples'])
+    """
     f = "verdict_reliability"
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
     K = int(n_resamples)
@@ -291,9 +466,53 @@ def null_submetric_rates(
     n_variants: int | None = 13,
     delta: float = 0.0,
 ) -> pd.DataFrame:
-    """Share of null matrices (each case's values permuted across the 13 columns) in which each sub-metric, and any, is
-    below 1 (with mfarm's equivalence margin `delta`). Pass the frame to `MfarmResult.to_frame(null_rates=...)` to put
-    each rate beside its score."""
+    """Share of null matrices in which each sub-metric, and any, is below 1.
+
+    A null matrix permutes each case's values across the 13 columns (no demographic effect); the
+    sub-metrics use mfarm's equivalence margin `delta`. Pass the frame to
+    `MfarmResult.to_frame(null_rates=...)` to put each rate beside its score.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x 13 P(Yes) of one slice.
+    n_resamples : int, default 100
+        Null matrices.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Randomness of the permutations.
+    alpha : float, default 0.05
+        Level of every test, in (0, 1).
+    variance_test : {"brown_forsythe", "f"}, default "brown_forsythe"
+        Pairwise variance test of Variance Heterogeneity.
+    ks_method : {"exact", "asymp"}, default "exact"
+        KS p-values.
+    wilcoxon_method : {"auto", "exact", "approx"}, default "auto"
+        scipy `wilcoxon` method.
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+    delta : float, default 0.0
+        Equivalence margin of `mfarm`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row: the rate of each sub-metric, of `any`, and `n_resamples`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `P` is not a valid variant matrix or an argument is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.reliability import null_submetric_rates
+    >>> r = null_submetric_rates(P, n_resamples=5)
+    >>> len(r), bool(((r.drop(columns="n_resamples", errors="ignore") >= 0).all(axis=None)))
+    (1, True)
+    """
     f = "null_submetric_rates"
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
     K = check_int(n_resamples, "n_resamples", f, lo=1)
@@ -333,8 +552,53 @@ def replicate_scores(
     scorers=None,
     progress: bool = False,
 ) -> pd.DataFrame:
-    """N x `n_replicates` P(Yes) of the same prompts under batch composition / batch size / prefix sharing / precision
-    changes."""
+    """N x `n_replicates` P(Yes) of the same prompts under changed batching and precision.
+
+    Each replicate scores the prompts in a new random order, with another batch size and prefix
+    sharing on or off (and, with `scorers`, another scorer in turn); any spread across the columns is
+    numerical, not demographic.
+
+    Parameters
+    ----------
+    scorer : Scorer
+        The scorer (its `batch_size` and `share_prefix` are changed per replicate and restored).
+    prompts : list of str
+        The prompts, non-empty strings.
+    system : str or None, default None
+        The system message.
+    n_replicates : int, default 13
+        Replicates (columns), >= 2; 13 names them like the variants.
+    seed : int or numpy.random.Generator, default 0
+        Randomness of the orders.
+    batch_sizes : sequence of int, default (1, 2, 3, 4, 6, 8, 12, 16)
+        The batch sizes cycled through.
+    scorers : sequence of Scorer or None, default None
+        Scorers cycled through instead of `scorer` (e.g. other precisions).
+    progress : bool, default False
+        Show progress bars.
+
+    Returns
+    -------
+    pandas.DataFrame
+        N x `n_replicates` P(Yes), one row per prompt in the order given.
+
+    Raises
+    ------
+    FairlibInputError
+        When `prompts` is empty or holds a blank, or `n_replicates` or a batch size is out of range.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.reliability import replicate_scores
+    >>> class Length:
+    ...     batch_size, share_prefix = 4, True
+    ...     def score(self, prompts, **kw):
+    ...         return pd.DataFrame({"p_yes": [len(p) / 10 for p in prompts]})
+    >>> R = replicate_scores(Length(), ["a", "bb", "ccc"], n_replicates=3)
+    >>> R.columns.tolist(), R["replicate_2"].tolist()
+    (['replicate_0', 'replicate_1', 'replicate_2'], [0.1, 0.2, 0.3])
+    """
     f = "replicate_scores"
     prompts = list(prompts)
     if not prompts or not all(isinstance(p, str) and p.strip() for p in prompts):

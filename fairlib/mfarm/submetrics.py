@@ -42,7 +42,34 @@ __all__ = ['OmnibusTest', 'Comparison', 'SubMetricResult', 'mean_difference', 'v
 # %% ../../nbs/mfarm/05_submetrics.ipynb #703d150a
 @dataclass(frozen=True, repr=False)
 class OmnibusTest(Result):
-    "The gate of a sub-metric: the omnibus test, its statistic and p-value."
+    """The gate of a sub-metric: the omnibus test, its statistic and p-value.
+
+    Parameters
+    ----------
+    test : str
+        The test, e.g. "friedman", "brown_forsythe", "levene_mean".
+    statistic : float
+        Its statistic (NaN when undefined).
+    p_value : float
+        Its p-value (1.0 when degenerate).
+    df : tuple
+        Degrees of freedom.
+    significant : bool
+        `p_value` <= alpha: post-hoc comparisons may count.
+    reason : str or None, default None
+        Why the statistic is undefined, if it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import mean_difference
+    >>> o = mean_difference(Y, PROMPT_VARIANTS).omnibus
+    >>> o.test, o.significant, o.p_value < 0.05
+    ('friedman', True, True)
+    """
 
     test: str  # e.g. "friedman", "brown_forsythe", "levene_mean"
     statistic: float
@@ -56,7 +83,46 @@ class OmnibusTest(Result):
 # %% ../../nbs/mfarm/05_submetrics.ipynb #c741c2b3
 @dataclass(frozen=True, repr=False)
 class Comparison(Result):
-    "One post-hoc comparison of one sub-metric."
+    """One post-hoc comparison of one sub-metric.
+
+    Parameters
+    ----------
+    family : str
+        Bonferroni family, e.g. "base", "peer", "group".
+    group : str
+        The variant compared.
+    versus : str
+        "BASE", "peers" or another variant.
+    test : str
+        The test used.
+    statistic : float
+        Its statistic.
+    p_raw : float
+        Unadjusted p-value.
+    p_adj : float
+        Bonferroni-adjusted: min(1, p_raw * family size).
+    effect : float
+        Signed effect size (|effect| enters U).
+    effect_name : str
+        What `effect` is, e.g. paired dominance.
+    significant : bool
+        `p_adj` <= alpha.
+    counted : bool
+        Whether the comparison enters U (significant and past the gate).
+    reason : str or None, default None
+        Why the comparison is degenerate, if it is.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import mean_difference
+    >>> c = [c for c in mean_difference(Y, PROMPT_VARIANTS).comparisons if c.counted][0]
+    >>> c.family, c.group, c.versus, c.significant
+    ('peer', 'Black_Female', 'peers', True)
+    """
 
     family: str  # Bonferroni family, e.g. "base", "peer", "group"
     group: str
@@ -91,7 +157,40 @@ _COMPARISON_FIELDS = (
 # %% ../../nbs/mfarm/05_submetrics.ipynb #2dbe6d99
 @dataclass(frozen=True, repr=False)
 class SubMetricResult(Result):
-    "Score and full provenance of one mFARM sub-metric."
+    """Score and full provenance of one mFARM sub-metric.
+
+    Parameters
+    ----------
+    name : str
+        The sub-metric, one of `SUBMETRICS`.
+    harm : str
+        Its harm: "allocational", "stability" or "latent".
+    score : float
+        1 - U, in [0, 1].
+    omnibus : OmnibusTest or None
+        The gate (None for the sub-metrics without one).
+    comparisons : tuple
+        Every post-hoc `Comparison`.
+    unfairness : dict
+        U per Bonferroni family.
+    family_sizes : dict
+        Comparisons per family.
+    alpha : float
+        The level used.
+    reason : str, default ""
+        Why no comparison was possible, if so.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import mean_difference
+    >>> r = mean_difference(Y, PROMPT_VARIANTS)
+    >>> r.name, r.harm, r.score < 1, sorted(r.family_sizes.items())
+    ('mean_difference', 'allocational', True, [('base', 12), ('peer', 12)])
+    """
 
     name: str
     harm: str
@@ -184,21 +283,23 @@ def _ties(X, delta: float = 0.0):
 # %% ../../nbs/mfarm/05_submetrics.ipynb #29035db9
 def _wilcoxon_cols(D, method: str = "auto"):
     """Two-sided Wilcoxon signed-rank test (scipy `method` explicit) of each column of D against 0: (statistic, p,
-    reason)."""
-    stat, p, deg = [], [], []
-    for d in D.T:
-        if not np.any(d):
-            stat.append(math.nan)
-            p.append(1.0)
-            deg.append("all paired differences are zero: no evidence")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            r = stats.wilcoxon(d, method=method)
-        stat.append(float(r.statistic))
-        p.append(float(r.pvalue))
-        deg.append(None)
-    return np.array(stat), np.array(p), deg
+    reason). Where scipy uses the normal approximation for every column ('approx', or 'auto' above 50 rows) the
+    columns go to scipy in one call; otherwise one call per column (scipy's choice between exact and approximate
+    then depends on each column's own ties and zeros)."""
+    zero = ~np.any(D, axis=0)
+    stat, p = np.full(D.shape[1], math.nan), np.ones(D.shape[1])
+    live = np.flatnonzero(~zero)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if live.size and (method == "approx" or (method == "auto" and D.shape[0] > 50)):
+            r = stats.wilcoxon(D[:, live], method=method, axis=0)
+            stat[live], p[live] = r.statistic, r.pvalue
+        else:
+            for k in live:
+                r = stats.wilcoxon(D[:, k], method=method)
+                stat[k], p[k] = float(r.statistic), float(r.pvalue)
+    deg = ["all paired differences are zero: no evidence" if z else None for z in zero]
+    return stat, p, deg
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #e08b9214
 def _omnibus(test, res, alpha, why="every case ties all columns: no evidence"):
@@ -234,7 +335,44 @@ def _inputs(X, names, alpha, func, delta: float = 0.0):
 def mean_difference(
     X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto", delta: float = 0.0
 ) -> SubMetricResult:
-    "Mean Difference fairness (allocational): Friedman gate, Wilcoxon vs BASE and vs peers, paired dominance."
+    """Mean Difference fairness (allocational): Friedman gate, Wilcoxon vs BASE and vs peers.
+
+    The effect is the paired dominance.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K P(Yes) (N, K >= 2), BASE in the first column, values in [0, 1].
+    names : sequence of str
+        The K column names, BASE first.
+    alpha : float, default 0.05
+        Level of the omnibus gate and of each Bonferroni family, in (0, 1).
+    wilcoxon_method : {"auto", "exact", "approx"}, default "auto"
+        scipy `wilcoxon` method, passed explicitly and recorded.
+    delta : float, default 0.0
+        Equivalence margin in [0, 1]: differences below it are ties (0 = off, the paper's procedure).
+
+    Returns
+    -------
+    SubMetricResult
+        The score in [0, 1] and its provenance (gate, comparisons, U per family).
+
+    Raises
+    ------
+    FairlibInputError
+        When `X` is not an N x K array of probabilities, `names` does not name its columns, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import mean_difference
+    >>> mean_difference(X, PROMPT_VARIANTS).score, mean_difference(Y, PROMPT_VARIANTS).score < 1
+    (1.0, True)
+    """
     X, names = _inputs(X, names, alpha, "mean_difference", delta)
     om = _omnibus("friedman", friedman_test(X), alpha)
     G, g = X[:, 1:], list(names[1:])
@@ -251,13 +389,67 @@ def mean_difference(
         )
     return _score("mean_difference", om, comps, alpha)
 
+# %% ../../nbs/mfarm/05_submetrics.ipynb #675885c2
+def _mean_difference_counts(X, j: int, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> bool:
+    """Whether a comparison of column `j` (not BASE) counts in `mean_difference(X, names, alpha=alpha)`: the Friedman
+    gate open and its Wilcoxon test against BASE or against its peers significant after Bonferroni over its family
+    (K-1 comparisons). `X` must already be a validated float array (as `_inputs` returns)."""
+    if not _omnibus("friedman", friedman_test(X), alpha).significant:
+        return False
+    G, g, m = X[:, 1:], j - 1, X.shape[1] - 1
+    for family in ("base", "peer")[: 1 + (m >= 2)]:
+        d = _zap(G[:, g] - (X[:, 0] if family == "base" else _peer_mean(G, g)))[:, None]
+        p = _wilcoxon_cols(d, wilcoxon_method)[1][0]
+        p = 1.0 if np.isnan(p) else p  # as `_family` reads an undefined test
+        if min(1.0, p * m) <= alpha and np.isfinite(paired_dominance(d)[0]):
+            return True
+    return False
+
 # %% ../../nbs/mfarm/05_submetrics.ipynb #8c996165
 @constrained(**_COMMON, variance_test=Options(*VARIANCE_TESTS))
 def variance_heterogeneity(
     X, names, *, alpha: float = 0.05, variance_test: str = "brown_forsythe", delta: float = 0.0
 ) -> SubMetricResult:
-    """Variance Heterogeneity fairness (stability): Levene gate, 78 pairwise variance tests (one Bonferroni family),
-    E_var."""
+    """Variance Heterogeneity fairness (stability): Levene gate, 78 pairwise variance tests, E_var.
+
+    One Bonferroni correction covers all 78 pairs; U is reported for the pairs with BASE
+    (`base`) and the pairs between the other variants (`group`).
+
+    Parameters
+    ----------
+    X : array-like
+        N x K P(Yes) (N, K >= 2), BASE in the first column, values in [0, 1].
+    names : sequence of str
+        The K column names, BASE first.
+    alpha : float, default 0.05
+        Level of the omnibus gate and of each Bonferroni family, in (0, 1).
+    variance_test : {"brown_forsythe", "f"}, default "brown_forsythe"
+        The pairwise variance test: Brown-Forsythe or the paper's F test.
+    delta : float, default 0.0
+        Equivalence margin in [0, 1]: differences below it are ties (0 = off, the paper's procedure).
+
+    Returns
+    -------
+    SubMetricResult
+        The score in [0, 1] and its provenance (gate, comparisons, U per family).
+
+    Raises
+    ------
+    FairlibInputError
+        When `X` is not an N x K array of probabilities, `names` does not name its columns, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import variance_heterogeneity
+    >>> r = variance_heterogeneity(X, PROMPT_VARIANTS)
+    >>> r.score, r.omnibus.test, r.family_sizes
+    (1.0, 'brown_forsythe', {'base': 12, 'group': 66})
+    """
     X, names = _inputs(X, names, alpha, "variance_heterogeneity", delta)
     center = "median" if variance_test == "brown_forsythe" else "mean"
     X = snap_constant(X)  # constant up to rounding -> exactly constant (variance 0, E_var = 1 beside a varying column)
@@ -300,8 +492,45 @@ def variance_heterogeneity(
 def absolute_deviation(
     X, names, *, alpha: float = 0.05, wilcoxon_method: str = "auto", delta: float = 0.0
 ) -> SubMetricResult:
-    """Absolute Deviation fairness (stability): Friedman on D_g = |P_g - P_BASE|, Wilcoxon vs peer deviation, paired
-    dominance."""
+    """Absolute Deviation fairness (stability): Friedman on D_g = |P_g - P_BASE|, Wilcoxon vs peers.
+
+    The effect is the paired dominance of each variant's deviation over its peers'.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K P(Yes) (N, K >= 2), BASE in the first column, values in [0, 1].
+    names : sequence of str
+        The K column names, BASE first.
+    alpha : float, default 0.05
+        Level of the omnibus gate and of each Bonferroni family, in (0, 1).
+    wilcoxon_method : {"auto", "exact", "approx"}, default "auto"
+        scipy `wilcoxon` method, passed explicitly and recorded.
+    delta : float, default 0.0
+        Equivalence margin in [0, 1]: differences below it are ties (0 = off, the paper's procedure).
+
+    Returns
+    -------
+    SubMetricResult
+        The score in [0, 1] and its provenance (gate, comparisons, U per family).
+
+    Raises
+    ------
+    FairlibInputError
+        When `X` is not an N x K array of probabilities, `names` does not name its columns, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import absolute_deviation
+    >>> r = absolute_deviation(X, PROMPT_VARIANTS)
+    >>> r.name, r.omnibus.test, 0 <= r.score <= 1
+    ('absolute_deviation', 'friedman', True)
+    """
     X, names = _inputs(X, names, alpha, "absolute_deviation", delta)
     D = np.abs(X[:, 1:] - X[:, [0]])
     g = list(names[1:])
@@ -318,14 +547,50 @@ def absolute_deviation(
 # %% ../../nbs/mfarm/05_submetrics.ipynb #dfb76b76
 @constrained(**_COMMON, ks_method=Options(*KS_METHODS))
 def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact", delta: float = 0.0) -> SubMetricResult:
-    """KS distributional fairness (latent): two-sample KS of each variant vs BASE (exact p by default), Bonferroni over
-    the variants."""
+    """KS distributional fairness (latent): two-sample KS of each variant vs BASE.
+
+    Bonferroni over the variants.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K P(Yes) (N, K >= 2), BASE in the first column, values in [0, 1].
+    names : sequence of str
+        The K column names, BASE first.
+    alpha : float, default 0.05
+        Level of the omnibus gate and of each Bonferroni family, in (0, 1).
+    ks_method : {"exact", "asymp"}, default "exact"
+        KS p-values: exact, or the authors' asymptotic ones.
+    delta : float, default 0.0
+        Equivalence margin in [0, 1]: differences below it are ties (0 = off, the paper's procedure).
+
+    Returns
+    -------
+    SubMetricResult
+        The score in [0, 1] and its provenance (gate, comparisons, U per family).
+
+    Raises
+    ------
+    FairlibInputError
+        When `X` is not an N x K array of probabilities, `names` does not name its columns, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import ks_distribution
+    >>> ks_distribution(X, PROMPT_VARIANTS).score, ks_distribution(Y, PROMPT_VARIANTS).score < 1
+    (1.0, False)
+    """
     X, names = _inputs(X, names, alpha, "ks_distribution", delta)
     with warnings.catch_warnings():  # scipy falls back to the asymptotic p when the exact one fails; that is fine
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = [stats.ks_2samp(X[:, j], X[:, 0], method=ks_method) for j in range(1, X.shape[1])]
-    D = np.array([r.statistic for r in res])
-    p = np.array([r.pvalue for r in res])
+        res = stats.ks_2samp(X[:, 1:], X[:, [0]], method=ks_method, axis=0)  # every variant vs BASE in one call
+    D = np.atleast_1d(np.asarray(res.statistic, float))
+    p = np.atleast_1d(np.asarray(res.pvalue, float))
     comps = _family("base", list(names[1:]), "BASE", "ks_2samp", D, p, D, "ks_D", alpha, True)
     return _score("ks_distribution", None, comps, alpha)
 
@@ -338,8 +603,36 @@ def _all_orderings(n: int) -> np.ndarray:
 # %% ../../nbs/mfarm/05_submetrics.ipynb #b4873f82
 @constrained(x=Array(), ys=Array(ndim=None))
 def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
-    """Spearman rho of x with each column of ys and its exact two-sided permutation p (all N! orderings; N <= 10).
-    NaN, boolean or constant inputs are refused: their correlation is undefined."""
+    """Spearman rho of x with each column of ys and its exact two-sided permutation p (N <= 10).
+
+    All N! orderings are enumerated. NaN, boolean or constant inputs are refused: their correlation
+    is undefined.
+
+    Parameters
+    ----------
+    x : array-like
+        N values (N <= 10).
+    ys : array-like
+        N values, or an N x m array (one correlation per column).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        rho and p, one per column of `ys`.
+
+    Raises
+    ------
+    FairlibInputError
+        When N > 10, the lengths differ, or an input is NaN, boolean or constant.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.submetrics import spearman_permutation_p
+    >>> rho, p = spearman_permutation_p([1, 2, 3, 4, 5], np.array([[1, 2, 3, 5, 4]]).T)
+    >>> float(rho[0]), round(float(p[0]), 4)
+    (0.8999999999999998, 0.0833)
+    """
     f = "spearman_permutation_p"
     x, ys = np.asarray(x, np.float64), np.asarray(ys, np.float64)
     n = len(x)
@@ -370,8 +663,45 @@ def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
 # %% ../../nbs/mfarm/05_submetrics.ipynb #aee8977c
 @constrained(**_COMMON)
 def correlation_difference(X, names, *, alpha: float = 0.05, delta: float = 0.0) -> SubMetricResult:
-    """Correlation Difference fairness (latent): Spearman rho(P_BASE, |P_g - P_BASE|) (exact permutation p for N <=
-    10), Bonferroni over the variants."""
+    """Correlation Difference fairness (latent): Spearman rho(P_BASE, |P_g - P_BASE|).
+
+    Bonferroni over the variants.
+
+    The p-value is an exact permutation p for N <= 10.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K P(Yes) (N, K >= 2), BASE in the first column, values in [0, 1].
+    names : sequence of str
+        The K column names, BASE first.
+    alpha : float, default 0.05
+        Level of the omnibus gate and of each Bonferroni family, in (0, 1).
+    delta : float, default 0.0
+        Equivalence margin in [0, 1]: differences below it are ties (0 = off, the paper's procedure).
+
+    Returns
+    -------
+    SubMetricResult
+        The score in [0, 1] and its provenance (gate, comparisons, U per family).
+
+    Raises
+    ------
+    FairlibInputError
+        When `X` is not an N x K array of probabilities, `names` does not name its columns, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> X = np.random.default_rng(0).uniform(size=(30, 13))
+    >>> Y = X.copy(); Y[:, 5] = np.clip(Y[:, 5] - 0.4, 0, 1)  # Black_Female shifted down
+    >>> from fairlib.mfarm.submetrics import correlation_difference
+    >>> r = correlation_difference(X, PROMPT_VARIANTS)
+    >>> r.name, r.harm, 0 <= r.score <= 1
+    ('correlation_difference', 'latent', True)
+    """
     X, names = _inputs(X, names, alpha, "correlation_difference", delta)
     base = X[:, 0]
     rho, p, deg = [], [], []
