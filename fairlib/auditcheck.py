@@ -16,7 +16,8 @@ from .reliability import MAX_UNDEFINED_SHARE, STABILITY, _cell_stability
 __all__ = []
 
 # %% ../nbs/02c_auditcheck.ipynb #c0a659d5
-_TOL = 1e-9  # relative tolerance of a recomputed number (the stored ones are exact; weighted counts need a little)
+# relative tolerance of a recomputed number (stored ones are exact; weighted counts need a little)
+_TOL = 1e-9
 
 
 def _nan(x) -> bool:
@@ -25,7 +26,7 @@ def _nan(x) -> bool:
     except (TypeError, ValueError):
         return False
 
-
+# %% ../nbs/02c_auditcheck.ipynb #7244621a
 def _same(a, b) -> bool:
     "Equal numbers (to _TOL, relative), or both undefined."
     if _nan(a) or _nan(b):
@@ -33,7 +34,7 @@ def _same(a, b) -> bool:
     a, b = float(a), float(b)
     return a == b or abs(a - b) <= _TOL * max(1.0, abs(a), abs(b))
 
-
+# %% ../nbs/02c_auditcheck.ipynb #747ae3ef
 def _bad(func: str, msg: str):
     raise FairlibInputError("s", msg, func)
 
@@ -46,35 +47,97 @@ def _labels(groups: pd.DataFrame, sf: list) -> list[str]:
     keys = groups[sf].itertuples(index=False, name=None)
     return [group_label(k if len(sf) > 1 else k[0]) for k in keys]
 
-
-def _rebuild_counts(groups: pd.DataFrame, labels, func: str) -> np.ndarray:
-    "The (G, 2, 2) counts [group, y, ŷ] that each row's n, positives, predicted_positives and TPR imply."
-    out = np.zeros((len(groups), 2, 2))
-    for i, (lab, r) in enumerate(zip(labels, groups.itertuples(index=False))):
-        n, P, PP, tpr, sup = (float(getattr(r, c)) for c in ("n", "positives", "predicted_positives", "TPR", "support"))
-        where = f"field `groups`, group {lab!r}"
-        if not (0 <= P <= n and 0 <= PP <= n):
-            _bad(func, f"{where}: positives={P:g} and predicted_positives={PP:g} must lie within 0..n={n:g}")
-        if P > 0 and _nan(tpr):
-            _bad(func, f"{where}, column `TPR`: undefined although the group has {P:g} positives")
-        tp = 0.0 if P == 0 else tpr * P
-        if n == sup:  # unweighted: whole records
-            if abs(tp - round(tp)) > 1e-6:
-                _bad(func, f"{where}, column `TPR`: {tpr!r} x {P:g} positives is not a whole number of records")
-            tp = float(round(tp))
-        fp = PP - tp
-        tn = n - P - fp
-        if tp < -1e-9 or fp < -1e-9 or tn < -1e-9 or P - tp < -1e-9:
+# %% ../nbs/02c_auditcheck.ipynb #05ede8a0
+def _row_counts(lab: str, r, func: str) -> list:
+    "The [[tn, fp], [fn, tp]] counts implied by a row's n, positives, predicted_positives and TPR."
+    n, P, PP, tpr, sup = (float(getattr(r, c)) for c in ("n", "positives", "predicted_positives", "TPR", "support"))
+    where = f"field `groups`, group {lab!r}"
+    if not (0 <= P <= n and 0 <= PP <= n):
+        _bad(
+            func,
+            f"{where}: positives={P:g} and predicted_positives={PP:g} must lie within 0..n={n:g}",
+        )
+    if P > 0 and _nan(tpr):
+        _bad(func, f"{where}, column `TPR`: undefined although the group has {P:g} positives")
+    tp = 0.0 if P == 0 else tpr * P
+    if n == sup:  # unweighted: whole records
+        if abs(tp - round(tp)) > 1e-6:
             _bad(
                 func,
-                f"{where}: n={n:g}, positives={P:g}, predicted_positives={PP:g} and TPR={tpr!r} give a negative count",
+                f"{where}, column `TPR`: {tpr!r} x {P:g} positives is not a whole number of records",
             )
-        out[i] = [[max(tn, 0.0), max(fp, 0.0)], [max(P - tp, 0.0), max(tp, 0.0)]]
+        tp = float(round(tp))
+    fp = PP - tp
+    tn = n - P - fp
+    if tp < -1e-9 or fp < -1e-9 or tn < -1e-9 or P - tp < -1e-9:
+        why = f"n={n:g}, positives={P:g}, predicted_positives={PP:g} and TPR={tpr!r}"
+        why += " give a negative count"
+        _bad(func, f"{where}: {why}")
+    return [[max(tn, 0.0), max(fp, 0.0)], [max(P - tp, 0.0), max(tp, 0.0)]]
+
+# %% ../nbs/02c_auditcheck.ipynb #10cd62b2
+def _rebuild_counts(groups: pd.DataFrame, labels, func: str) -> np.ndarray:
+    """The (G, 2, 2) counts [group, y, ŷ] implied by each row's n, positives, predicted_positives,
+    TPR."""
+    out = np.zeros((len(groups), 2, 2))
+    for i, (lab, r) in enumerate(zip(labels, groups.itertuples(index=False))):
+        out[i] = _row_counts(lab, r, func)
     return out
+
+# %% ../nbs/02c_auditcheck.ipynb #8a04e2f1
+def _check_support(r, labels, func: str) -> np.ndarray:
+    """Support (whole, summing to n), `included` (support >= min_support), `excluded`; returns
+    included."""
+    g = r.groups
+    sup = g["support"].to_numpy(dtype=float)
+    if np.isnan(sup).any() or (sup < 0).any() or (sup != np.round(sup)).any():
+        _bad(func, "field `groups`, column `support`: every group size must be a whole number >= 0")
+    if int(sup.sum()) != r.n:
+        _bad(
+            func,
+            f"field `groups`, column `support` sums to {int(sup.sum()):,}, but field `n` is {r.n:,}",
+        )
+    inc = g["included"].to_numpy(dtype=bool)
+    for lab, s, i in zip(labels, sup, inc):
+        if bool(i) != bool(s >= r.min_support):
+            why = f"{bool(i)} does not follow from support={s:g} and min_support={r.min_support}"
+            _bad(func, f"field `groups`, group {lab!r}, column `included`: {why}")
+    want = {lab: int(s) for lab, s, i in zip(labels, sup, inc) if not i}
+    if dict(r.excluded) != want:
+        why = f"the groups below min_support={r.min_support} are {want}"
+        _bad(func, f"field `excluded` is {dict(r.excluded)} but {why}")
+    return inc
+
+# %% ../nbs/02c_auditcheck.ipynb #3a5b4aa8
+def _check_rates(r, labels, counts: np.ndarray, func: str) -> None:
+    "Each group's stored rates, its observed rate and the `overall` rates against the counts."
+    g = r.groups
+    for c, want_c in group_rates_from_counts(counts).items():
+        if c not in g.columns:
+            continue
+        for lab, have, w in zip(labels, g[c].to_numpy(dtype=float), np.asarray(want_c, dtype=float)):
+            if not _same(have, w):
+                why = f"{have!r} does not follow from the group's counts"
+                _bad(
+                    func,
+                    f"field `groups`, group {lab!r}, column `{c}`: {why} (n, positives, "
+                    f"predicted_positives and TPR give {w!r})",
+                )
+    if "observed_rate" in g.columns:
+        for lab, have, w in zip(labels, g["observed_rate"], g["base_rate"]):
+            if not _same(have, w):
+                why = f"{have!r} is not its base rate {w!r}"
+                _bad(func, f"field `groups`, group {lab!r}, column `observed_rate`: {why}")
+    tot = group_rates_from_counts(counts.sum(0))
+    for k, have in dict(r.overall).items():
+        if k in tot and not _same(have, float(tot[k])):
+            why = f"{have!r} does not follow from the groups' counts ({float(tot[k])!r})"
+            _bad(func, f"field `overall`, key `{k}`: {why}")
 
 # %% ../nbs/02c_auditcheck.ipynb #844a389b
 def _check_groups(r, func: str):
-    "Support, included, excluded and each rate of the per-group table; returns (labels, counts, included)."
+    """Support, included, excluded, each rate of the per-group table; returns labels, counts,
+    included."""
     g, sf = r.groups, list(r.sensitive_features)
     missing = [c for c in [*sf, *_NEEDED] if c not in g.columns]
     if missing:
@@ -83,49 +146,9 @@ def _check_groups(r, func: str):
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
         _bad(func, f"field `groups` lists group {dup[0]!r} more than once")
-    sup = g["support"].to_numpy(dtype=float)
-    if np.isnan(sup).any() or (sup < 0).any() or (sup != np.round(sup)).any():
-        _bad(func, "field `groups`, column `support`: every group size must be a whole number >= 0")
-    if int(sup.sum()) != r.n:
-        _bad(func, f"field `groups`, column `support` sums to {int(sup.sum()):,}, but field `n` is {r.n:,}")
-    inc = g["included"].to_numpy(dtype=bool)
-    for lab, s, i in zip(labels, sup, inc):
-        if bool(i) != bool(s >= r.min_support):
-            _bad(
-                func,
-                f"field `groups`, group {lab!r}, column `included`: {bool(i)} does not follow from support={s:g} "
-                f"and min_support={r.min_support}",
-            )
-    want = {lab: int(s) for lab, s, i in zip(labels, sup, inc) if not i}
-    if dict(r.excluded) != want:
-        _bad(
-            func, f"field `excluded` is {dict(r.excluded)} but the groups below min_support={r.min_support} are {want}"
-        )
+    inc = _check_support(r, labels, func)
     counts = _rebuild_counts(g, labels, func)
-    rates = group_rates_from_counts(counts)
-    for c, want_c in rates.items():
-        if c not in g.columns:
-            continue
-        for lab, have, w in zip(labels, g[c].to_numpy(dtype=float), np.asarray(want_c, dtype=float)):
-            if not _same(have, w):
-                _bad(
-                    func,
-                    f"field `groups`, group {lab!r}, column `{c}`: {have!r} does not follow from the group's counts "
-                    f"(n, positives, predicted_positives and TPR give {w!r})",
-                )
-    if "observed_rate" in g.columns:
-        for lab, have, w in zip(labels, g["observed_rate"], g["base_rate"]):
-            if not _same(have, w):
-                _bad(
-                    func, f"field `groups`, group {lab!r}, column `observed_rate`: {have!r} is not its base rate {w!r}"
-                )
-    tot = group_rates_from_counts(counts.sum(0))
-    for k, have in dict(r.overall).items():
-        if k in tot and not _same(have, float(tot[k])):
-            _bad(
-                func,
-                f"field `overall`, key `{k}`: {have!r} does not follow from the groups' counts ({float(tot[k])!r})",
-            )
+    _check_rates(r, labels, counts, func)
     return labels, counts, inc
 
 # %% ../nbs/02c_auditcheck.ipynb #1189cf32
@@ -133,11 +156,12 @@ def _spec(name):
     try:
         return audit_metric(name)
     except (UnknownMetricError, KeyError, TypeError):
-        return None  # a metric this check has no definition of (e.g. a custom one): its value is not recomputed
+        return None  # a metric this check has no definition of (a custom one): value not recomputed
 
-
+# %% ../nbs/02c_auditcheck.ipynb #9db1368a
 def _check_values(r, counts, inc, func: str) -> None:
-    "Each metric's rule against its threshold, its value against the per-group table, and a reason when undefined."
+    """Each metric's rule against its threshold, value against the per-group table, reason if
+    undefined."""
     m = r.metrics
     names = list(m["metric"])
     dup = sorted({x for x in names if names.count(x) > 1})
@@ -149,56 +173,85 @@ def _check_values(r, counts, inc, func: str) -> None:
             continue
         rule = f"{'|x|' if spec.uses_abs else 'x'} {spec.direction} {float(row.threshold):g}"
         if "rule" in m.columns and row.rule != rule:
-            _bad(func, f"{where}, column `rule`: {row.rule!r} is not the metric's rule at its threshold ({rule!r})")
+            _bad(
+                func,
+                f"{where}, column `rule`: {row.rule!r} is not the metric's rule at its threshold ({rule!r})",
+            )
         if not spec.needs_prob:
             want = float(metric_from_counts(spec.name, counts, included=inc))
             if not _same(row.value, want):
                 _bad(
-                    func, f"{where}, column `value`: {row.value!r} does not follow from the per-group table ({want!r})"
+                    func,
+                    f"{where}, column `value`: {row.value!r} does not follow from the per-group table ({want!r})",
                 )
         reason = getattr(row, "reason", None)
         if _nan(row.value) and not (isinstance(reason, str) and reason):
             _bad(func, f"{where}: the value is undefined but column `reason` gives no reason")
 
-# %% ../nbs/02c_auditcheck.ipynb #a53a4a0b
-def _check_flips(r, func: str) -> None:
-    "Flip rates in [0, 0.5], whole numbers of flips, undefined with the value, and the stability they imply."
-    m, settings = r.metrics, r.vfr_settings
+# %% ../nbs/02c_auditcheck.ipynb #25c0f300
+def _n_resamples(m: pd.DataFrame, settings, func: str) -> int | None:
+    "The audit's number of resamples K (None without flip rates); columns and settings must agree."
     if ("vfr" in m.columns) != (settings is not None):
         _bad(func, "field `vfr_settings` and the `vfr` columns of field `metrics` must come together")
     if settings is None:
-        return
+        return None
     K = settings.get("n_resamples")
     if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
         _bad(func, f"field `vfr_settings`, key `n_resamples`: must be an int >= 1, got {K!r}")
+    return K
+
+# %% ../nbs/02c_auditcheck.ipynb #3d951d63
+def _check_flip_count(where: str, row, vfr: float, nu: float, K: int, func: str) -> int:
+    """Undefined resamples within 0..K, the flip rate whole flips in [0, 0.5]; returns the number
+    defined."""
+    if not (0 <= nu <= K and nu == round(nu)):
+        _bad(func, f"{where}, column `vfr_n_undefined`: {nu:g} is not a whole number within 0..{K}")
+    n_def = int(K - nu)
+    if not _nan(vfr):
+        if not 0 <= vfr <= 0.5:
+            _bad(func, f"{where}, column `vfr`: a flip rate lies in [0, 0.5], got {vfr!r}")
+        if _nan(row.value):
+            _bad(
+                func,
+                f"{where}, column `vfr`: {vfr!r} although the value is undefined (the flip rate is too)",
+            )
+        if n_def == 0 or abs(vfr * n_def - round(vfr * n_def)) > 1e-6:
+            _bad(
+                func,
+                f"{where}, column `vfr`: {vfr!r} is not a whole number of flips in {n_def} defined resamples",
+            )
+    return n_def
+
+# %% ../nbs/02c_auditcheck.ipynb #263aecbb
+def _check_stability(where: str, row, m: pd.DataFrame, vfr: float, nu: float, n_def: int, K: int, func: str):
+    "The dominant verdict (Undefined with the flip rate) and the stability the flips give."
+    dom = next((c for c in ("dominant_verdict", "vfr_verdict") if c in m.columns), None)  # the name changed
+    if dom is not None and (getattr(row, dom) == "Undefined") != _nan(vfr):
+        _bad(func, f"{where}, column `{dom}`: {getattr(row, dom)!r} with a flip rate of {vfr!r}")
+    if "vfr_stability" in m.columns:
+        auditable = not _nan(row.value) and nu <= MAX_UNDEFINED_SHARE * K and not _nan(vfr)
+        want = _cell_stability(vfr, n_def, auditable)[0]
+        if row.vfr_stability not in STABILITY or row.vfr_stability != want:
+            _bad(
+                func,
+                f"{where}, column `vfr_stability`: "
+                f"{row.vfr_stability!r} does not follow from its flips "
+                f"(flip rate {vfr!r} over {n_def} defined resamples of {K} gives {want!r})",
+            )
+
+# %% ../nbs/02c_auditcheck.ipynb #a53a4a0b
+def _check_flips(r, func: str) -> None:
+    "Flip rates in [0, 0.5], whole numbers of flips, undefined with the value, and their stability."
+    m = r.metrics
+    K = _n_resamples(m, r.vfr_settings, func)
+    if K is None:
+        return
     for row in m.itertuples(index=False):
         where, vfr = f"field `metrics`, metric {row.metric!r}", float(row.vfr)
         nu = getattr(row, "vfr_n_undefined", 0)
         nu = 0 if _nan(nu) else float(nu)
-        if not (0 <= nu <= K and nu == round(nu)):
-            _bad(func, f"{where}, column `vfr_n_undefined`: {nu:g} is not a whole number within 0..{K}")
-        n_def = int(K - nu)
-        if not _nan(vfr):
-            if not 0 <= vfr <= 0.5:
-                _bad(func, f"{where}, column `vfr`: a flip rate lies in [0, 0.5], got {vfr!r}")
-            if _nan(row.value):
-                _bad(func, f"{where}, column `vfr`: {vfr!r} although the value is undefined (the flip rate is too)")
-            if n_def == 0 or abs(vfr * n_def - round(vfr * n_def)) > 1e-6:
-                _bad(
-                    func, f"{where}, column `vfr`: {vfr!r} is not a whole number of flips in {n_def} defined resamples"
-                )
-        dom = next((c for c in ("dominant_verdict", "vfr_verdict") if c in m.columns), None)  # the name changed
-        if dom is not None and (getattr(row, dom) == "Undefined") != _nan(vfr):
-            _bad(func, f"{where}, column `{dom}`: {getattr(row, dom)!r} with a flip rate of {vfr!r}")
-        if "vfr_stability" in m.columns:
-            auditable = not _nan(row.value) and nu <= MAX_UNDEFINED_SHARE * K and not _nan(vfr)
-            want = _cell_stability(vfr, n_def, auditable)[0]
-            if row.vfr_stability not in STABILITY or row.vfr_stability != want:
-                _bad(
-                    func,
-                    f"{where}, column `vfr_stability`: {row.vfr_stability!r} does not follow from its flips (flip rate "
-                    f"{vfr!r} over {n_def} defined resamples of {K} gives {want!r})",
-                )
+        n_def = _check_flip_count(where, row, vfr, nu, K, func)
+        _check_stability(where, row, m, vfr, nu, n_def, K, func)
         for low, high in (("vfr_ci_low", "vfr_ci_high"), ("value_ci_low", "value_ci_high")):
             lo, hi = getattr(row, low, np.nan), getattr(row, high, np.nan)
             if not (_nan(lo) or _nan(hi)) and float(lo) > float(hi):
@@ -206,7 +259,8 @@ def _check_flips(r, func: str) -> None:
 
 # %% ../nbs/02c_auditcheck.ipynb #adb9655a
 def _check_plan(r, func: str) -> None:
-    "The size plan's records, metrics, values and thresholds are the audit's; `reachable` follows from n_required."
+    """The size plan's records, metrics, values, thresholds are the audit's; `reachable` follows
+    n_required."""
     p = r.size_plan
     if p is None:
         return
@@ -219,17 +273,27 @@ def _check_plan(r, func: str) -> None:
     for row in p.itertuples(index=False):
         where = f"field `size_plan`, metric {row.metric!r}"
         if int(row.n_available) != r.n:
-            _bad(func, f"{where}, column `n_available`: {row.n_available} is not the audit's n={r.n:,}")
+            _bad(
+                func,
+                f"{where}, column `n_available`: {row.n_available} is not the audit's n={r.n:,}",
+            )
         for c in ("value", "threshold"):
             if c in p.columns and not _same(getattr(row, c), mv.loc[row.metric, c]):
-                _bad(func, f"{where}, column `{c}`: {getattr(row, c)!r} is not the audit's {mv.loc[row.metric, c]!r}")
+                _bad(
+                    func,
+                    f"{where}, column `{c}`: {getattr(row, c)!r} is not the audit's {mv.loc[row.metric, c]!r}",
+                )
         need = float(row.n_required)
         if bool(row.reachable) != (math.isfinite(need) and need <= row.n_available):
-            _bad(func, f"{where}, column `reachable`: {bool(row.reachable)} does not follow from n_required={need:g}")
+            _bad(
+                func,
+                f"{where}, column `reachable`: {bool(row.reachable)} does not follow from n_required={need:g}",
+            )
 
 # %% ../nbs/02c_auditcheck.ipynb #252cc1a8
 def _check_audit(r, func: str) -> None:
-    "Refuse an AuditResult whose fields disagree (see the notebook's list), naming the first field that does."
+    """Refuse an AuditResult whose fields disagree (see the notebook's list), naming the first such
+    field."""
     _, counts, inc = _check_groups(r, func)
     _check_values(r, counts, inc, func)
     _check_flips(r, func)

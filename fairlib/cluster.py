@@ -18,37 +18,68 @@ __all__ = ['read_dataset', 'client_for', 'is_dataset_path', 'open_dataset']
 # %% ../nbs/02d_cluster.ipynb #3ef4f143
 _PARQUET, _CSV = (".parquet", ".pq"), (".csv", ".csv.gz", ".csv.bz2", ".csv.xz")
 
-
+# %% ../nbs/02d_cluster.ipynb #4ab3a728
 def _kind(files, path: str) -> str:
     names = [str(f).lower() for f in files]
     if names and all(n.endswith(_PARQUET) for n in names):
         return "parquet"
     if names and all(n.endswith(_CSV) for n in names):
         return "csv"
-    raise FairlibInputError(
-        "data",
-        f"{path!r}: name .parquet or .csv files (a folder of Parquet files, a glob, or one file)",
-        "read_dataset",
-    )
+    why = f"{path!r}: name .parquet or .csv files (a folder of Parquet files, a glob, or one file)"
+    raise FairlibInputError("data", why, "read_dataset")
+
+# %% ../nbs/02d_cluster.ipynb #5ac52a33
+def _files(p: str, func: str) -> tuple:
+    "(the data files at `p`, whether `p` is a folder); nothing there raises."
+    if any(ch in p for ch in "*?["):
+        files = sorted(f for f in glob.glob(p, recursive=True) if Path(f).is_file())
+        if not files:
+            raise FairlibInputError("data", f"{p!r} matches no file", func)
+        return files, False
+    if Path(p).is_dir():
+        files = sorted(str(f) for f in Path(p).rglob("*") if f.is_file() and not f.name.startswith(("_", ".")))
+        if not files:
+            raise FairlibInputError("data", f"{p!r} is a folder with no data files", func)
+        return files, True
+    if Path(p).is_file():
+        return [p], False
+    raise FairlibInputError("data", f"{p!r}: no such file or folder", func)
+
+# %% ../nbs/02d_cluster.ipynb #057d3849
+def _read_csv(files: list, cols, sensitive_features):
+    "CSV files as a dask DataFrame, the `sensitive_features` columns as text."
+    import dask.dataframe as dd
+
+    sf = sensitive_features
+    sens = [sf] if isinstance(sf, str) else list(sf or [])
+    packed = any(f.lower().endswith((".gz", ".bz2", ".xz")) for f in map(str, files))  # no split
+    blocks = None if packed else "64MB"
+    return dd.read_csv(files, usecols=cols, dtype={c: str for c in sens}, blocksize=blocks)
+
+# %% ../nbs/02d_cluster.ipynb #4275c124
+_NAMES = Instance(list, tuple, label="a list of column names")
+_READ_ARGS = dict(
+    data=Instance(str, Path, label="a path: a folder, a glob or a file"),
+    columns=None | _NAMES,
+    sensitive_features=None | Text | _NAMES,
+)
 
 # %% ../nbs/02d_cluster.ipynb #8c1aaa5f
-@constrained(
-    data=Instance(str, Path, label="a path: a folder, a glob or a file"),
-    columns=None | Instance(list, tuple, label="a list of column names"),
-    sensitive_features=None | Text | Instance(list, tuple, label="a list of column names"),
-)
+@constrained(**_READ_ARGS)
 def read_dataset(data, *, columns=None, sensitive_features=None):
     """A Parquet or CSV dataset as a dask DataFrame (nothing is read until the pass).
 
     Parameters
     ----------
     data : str or Path
-        A folder of Parquet files (a partitioned dataset), a glob such as ``"claims/*.parquet"``, or one file.
+        A folder of Parquet files (a partitioned dataset), a glob such as ``"claims/*.parquet"``, or
+        one file.
     columns : list of str, optional
         Read only these columns.
     sensitive_features : str or list of str, optional
-        In CSV files these columns are read as text, so that every distinct code is its own group ('007' and '7'
-        are two), as `fairlib.datafiles.read_audit_table` reads them; Parquet keeps its stored types.
+        In CSV files these columns are read as text, so that every distinct code is its own group
+        ('007' and '7' are two), as `fairlib.datafiles.read_audit_table` reads them; Parquet keeps
+        its stored types.
 
     Returns
     -------
@@ -66,48 +97,76 @@ def read_dataset(data, *, columns=None, sensitive_features=None):
     """
     import dask.dataframe as dd
 
-    p, func = str(data), "read_dataset"
-    if any(ch in p for ch in "*?["):
-        files = sorted(f for f in glob.glob(p, recursive=True) if Path(f).is_file())
-        if not files:
-            raise FairlibInputError("data", f"{p!r} matches no file", func)
-    elif Path(p).is_dir():
-        files = sorted(str(f) for f in Path(p).rglob("*") if f.is_file() and not f.name.startswith(("_", ".")))
-        if not files:
-            raise FairlibInputError("data", f"{p!r} is a folder with no data files", func)
-        if _kind(files, p) == "parquet":
-            return dd.read_parquet(p, columns=None if columns is None else list(columns))
-    elif Path(p).is_file():
-        files = [p]
-    else:
-        raise FairlibInputError("data", f"{p!r}: no such file or folder", func)
+    p = str(data)
+    files, folder = _files(p, "read_dataset")
     cols = None if columns is None else list(columns)
     if _kind(files, p) == "parquet":
-        return dd.read_parquet(files, columns=cols)
-    sens = [sensitive_features] if isinstance(sensitive_features, str) else list(sensitive_features or [])
-    packed = any(f.lower().endswith((".gz", ".bz2", ".xz")) for f in map(str, files))  # cannot be split
-    return dd.read_csv(files, usecols=cols, dtype={c: str for c in sens}, blocksize=None if packed else "64MB")
+        return dd.read_parquet(p if folder else files, columns=cols)
+    return _read_csv(files, cols, sensitive_features)
 
-# %% ../nbs/02d_cluster.ipynb #af4b3ab7
-@constrained(
+# %% ../nbs/02d_cluster.ipynb #713c8d8c
+_MEMORY = Unchecked("passed to dask.distributed.LocalCluster: 'auto', bytes or a text such as '2GB'")
+
+# %% ../nbs/02d_cluster.ipynb #4d36c56d
+@contextlib.contextmanager
+def _connected(scheduler: str):
+    "A Client of the running `scheduler` for the block, closed at its end."
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as e:
+        raise FairlibInputError("scheduler", f"cannot reach {scheduler!r}: {e}", "client_for") from None
+    with client:
+        yield client
+
+# %% ../nbs/02d_cluster.ipynb #65f8fc1f
+@contextlib.contextmanager
+def _local_cluster(workers: int, threads_per_worker: int, memory_limit):
+    "A Client of a new local cluster of `workers` processes for the block."
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=threads_per_worker,
+            processes=True,
+            memory_limit=memory_limit,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+# %% ../nbs/02d_cluster.ipynb #b8415352
+_CLIENT_ARGS = dict(
     scheduler=None | Text,
     workers=None | PositiveInt,
     threads_per_worker=PositiveInt,
-    memory_limit=Unchecked("passed to dask.distributed.LocalCluster: 'auto', bytes or a text such as '2GB'"),
+    memory_limit=_MEMORY,
 )
+
+# %% ../nbs/02d_cluster.ipynb #af4b3ab7
+@constrained(**_CLIENT_ARGS)
 @contextlib.contextmanager
 def client_for(
-    scheduler: str | None = None, *, workers: int | None = None, threads_per_worker: int = 1, memory_limit="auto"
+    scheduler: str | None = None,
+    *,
+    workers: int | None = None,
+    threads_per_worker: int = 1,
+    memory_limit="auto",
 ):
-    """A dask.distributed Client for the block: connected to `scheduler`, or on a new local cluster of `workers`
-    processes, or none (dask's local scheduler).
+    """A dask.distributed Client for the block: connected to `scheduler`, or on a new local cluster
+    of `workers` processes, or none (dask's local scheduler).
 
     Parameters
     ----------
     scheduler : str, optional
         Address of a running scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
     workers : int, optional
-        Start a local cluster of this many worker processes instead (closed at the end of the block).
+        Start a local cluster of this many worker processes instead (closed at the end of the
+        block).
     threads_per_worker : int
         Threads of each local worker.
     memory_limit : str or int
@@ -129,33 +188,16 @@ def client_for(
     ...     result = fl.audit("y", "y_hat", sensitive_features="race", data=read_dataset("claims/"))
     """
     if scheduler is not None and workers is not None:
-        raise FairlibInputError(
-            "workers", "give a scheduler address or a number of local workers, not both", "client_for"
-        )
+        why = "give a scheduler address or a number of local workers, not both"
+        raise FairlibInputError("workers", why, "client_for")
     if scheduler is None and workers is None:
         yield None
         return
-    from distributed import Client, LocalCluster
-
     if scheduler is not None:
-        try:
-            client = Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as e:
-            raise FairlibInputError("scheduler", f"cannot reach {scheduler!r}: {e}", "client_for") from None
-        with client:
-            yield client
-        return
-    with (
-        LocalCluster(
-            n_workers=workers,
-            threads_per_worker=threads_per_worker,
-            processes=True,
-            memory_limit=memory_limit,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+        block = _connected(scheduler)
+    else:
+        block = _local_cluster(workers, threads_per_worker, memory_limit)
+    with block as client:
         yield client
 
 # %% ../nbs/02d_cluster.ipynb #eea7ceae
@@ -165,21 +207,30 @@ def is_dataset_path(path) -> bool:
     p = str(path)
     return isinstance(path, (str, Path)) and p != "-" and (any(ch in p for ch in "*?[") or Path(p).is_dir())
 
-# %% ../nbs/02d_cluster.ipynb #c78692b0
-@constrained(
+# %% ../nbs/02d_cluster.ipynb #fe440997
+_OPEN_ARGS = dict(
     data=Instance(str, Path, label="a path: a folder, a glob or a file"),
     sensitive_features=None | Text | Instance(list, tuple, label="a list of column names"),
     scheduler=None | Text,
     workers=None | PositiveInt,
     progress=Flag,
-    memory_limit=Unchecked("passed to dask.distributed.LocalCluster: 'auto', bytes or a text such as '2GB'"),
+    memory_limit=_MEMORY,
 )
+
+# %% ../nbs/02d_cluster.ipynb #c78692b0
+@constrained(**_OPEN_ARGS)
 @contextlib.contextmanager
 def open_dataset(
-    data, *, sensitive_features=None, scheduler=None, workers=None, progress: bool = False, memory_limit="auto"
+    data,
+    *,
+    sensitive_features=None,
+    scheduler=None,
+    workers=None,
+    progress: bool = False,
+    memory_limit="auto",
 ):
-    """A dataset as a dask DataFrame, with a client for the block (`client_for`) and, if asked, a progress bar over
-    the partitions of every pass (`fairlib.distributed.show_progress`).
+    """A dataset as a dask DataFrame, with a client for the block (`client_for`) and, if asked, a
+    progress bar over the partitions of every pass (`fairlib.distributed.show_progress`).
 
     Parameters
     ----------
@@ -207,7 +258,7 @@ def open_dataset(
     Examples
     --------
     >>> with open_dataset("claims/", workers=4) as claims:  # doctest: +SKIP
-    ...     result = fl.audit("y", "y_hat", sensitive_features=["race", "sex"], data=claims, vfr=True)
+    ...     result = fl.audit("y", "y_hat", sensitive_features="race", data=claims, vfr=True)
     """
     with client_for(scheduler, workers=workers, memory_limit=memory_limit), show_progress(progress):
         yield read_dataset(data, sensitive_features=sensitive_features)

@@ -25,40 +25,51 @@ SETTINGS_KEYS = {  # key -> (kind, default, description)
     "texas100x_csv": ("path", "", "Texas-100X CSV as written by the Texas-100X processing script"),
     "mimic_root": ("path", "", "root of a credentialed MIMIC-IV copy (hosp/, icu/, ed/, note/)"),
     "cache_dir": ("path", "data/cache", "SQLite answer cache and other resumable state"),
-    "llm_model": ("str", "bundled", "local Hugging Face model directory or id; 'bundled' = SmolLM2-135M-Instruct"),
+    "llm_model": (
+        "str",
+        "bundled",
+        "local Hugging Face model directory or id; 'bundled' = SmolLM2-135M-Instruct",
+    ),
     "llm_gguf_file": ("str", "", "GGUF file inside llm_model's directory (empty = autodetect)"),
-    "llm_server_url": ("str", "", "OpenAI-compatible server URL used instead of local transformers"),
+    "llm_server_url": (
+        "str",
+        "",
+        "OpenAI-compatible server URL used instead of local transformers",
+    ),
     "n_jobs": ("int", "-1", "parallel workers for training and grids (-1 = all cores)"),
 }
 
 # %% ../nbs/00_config.ipynb #8e38f8f1
 @constrained()
 def checkout_root() -> Path | None:
-    "The fairlib checkout holding the package (with `pyproject.toml` and `nbs/`), or None when installed from a wheel."
+    "The fairlib checkout holding the package (with `pyproject.toml`, `nbs/`); None from a wheel."
     import fairlib
 
     root = Path(fairlib.__file__).resolve().parent.parent
     return root if (root / "pyproject.toml").is_file() and (root / "nbs").is_dir() else None
 
-
+# %% ../nbs/00_config.ipynb #33e50b4e
 @constrained()
 def repo_root() -> Path:
-    "Where `settings.ini`, `params/`, `figures/` and `runs/` live: the checkout, or the working directory outside one."
+    "Where `settings.ini`, `params/`, `figures/`, `runs/` live: the checkout, or the working dir."
     return checkout_root() or Path.cwd()
 
-
+# %% ../nbs/00_config.ipynb #ea48a4fb
 @constrained(kind=Options("cache", "config"))
 def user_dir(kind: str) -> Path:
     """Per-user folder outside any checkout: `kind` 'cache' ($XDG_CACHE_HOME/fairlib) or 'config'
     ($XDG_CONFIG_HOME/fairlib)."""
-    env, default = {"cache": ("XDG_CACHE_HOME", ".cache"), "config": ("XDG_CONFIG_HOME", ".config")}[kind]
+    env, default = {
+        "cache": ("XDG_CACHE_HOME", ".cache"),
+        "config": ("XDG_CONFIG_HOME", ".config"),
+    }[kind]
     return Path(os.environ.get(env) or Path.home() / default) / "fairlib"
 
-
+# %% ../nbs/00_config.ipynb #4f0ba3f7
 @constrained()
 def settings_path() -> Path:
-    """The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist), the checkout's `settings.ini`, or the
-    user's."""
+    """The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist), the checkout's
+    `settings.ini`, or the user's."""
     env = os.environ.get("FAIRLIB_SETTINGS", "")
     if not env.strip():  # unset or empty: the checkout's file (or, installed from a wheel, the user's)
         return (checkout_root() / "settings.ini") if checkout_root() else user_dir("config") / "settings.ini"
@@ -77,24 +88,21 @@ SETTINGS_SECTION = "fairlib"
 ENV_PREFIX = "FAIRLIB_"
 ENV_EXTRA = ("FAIRLIB_SETTINGS",)  # environment keys that are not settings
 
-
+# %% ../nbs/00_config.ipynb #94ff9c34
 def _suggest(name: str, known) -> str:
     close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; known: {sorted(known)}"
 
-
+# %% ../nbs/00_config.ipynb #55c2cccb
 def _line_of(path: Path, pattern: str) -> int | None:
     for i, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
         if re.match(pattern, line.strip(), re.I):
             return i
     return None
 
-
-def _read_ini(path: Path) -> dict:
-    "The `[fairlib]` section of `path` ({} when the default file is absent), validated."
-    func = "read_settings"
-    if not path.exists():
-        return {}
+# %% ../nbs/00_config.ipynb #61e45ad5
+def _parse_ini(path: Path, func: str) -> configparser.ConfigParser:
+    "The settings file `path` parsed (inline # and ; comments, no interpolation), or refused."
     cp = configparser.ConfigParser(inline_comment_prefixes=("#", ";"), interpolation=None)
     try:
         cp.read(path, encoding="utf-8")
@@ -104,35 +112,79 @@ def _read_ini(path: Path) -> dict:
         ) from None
     except UnicodeDecodeError:
         raise FairlibInputError("settings", f"{path} is not UTF-8 text", func) from None
+    return cp
+
+# %% ../nbs/00_config.ipynb #6138853e
+def _check_sections(cp: configparser.ConfigParser, path: Path, func: str) -> None:
+    "Refuse a section other than [fairlib], naming its line and the nearest known name."
     for sec in cp.sections():
         if sec != SETTINGS_SECTION:
             line = _line_of(path, rf"\[\s*{re.escape(sec)}\s*\]")
-            raise FairlibInputError(
-                "settings", f"{path}, line {line}: unknown section [{sec}]" + _suggest(sec, [SETTINGS_SECTION]), func
-            )
-    if not cp.has_section(SETTINGS_SECTION):
-        return {}
-    sec = dict(cp[SETTINGS_SECTION])
+            why = f"{path}, line {line}: unknown section [{sec}]" + _suggest(sec, [SETTINGS_SECTION])
+            raise FairlibInputError("settings", why, func)
+
+# %% ../nbs/00_config.ipynb #f8690fd0
+def _check_keys(sec: dict, path: Path, func: str) -> None:
+    "Refuse a key of [fairlib] that names no setting, naming its line and the nearest known keys."
     for k in sec:
         if k not in SETTINGS_KEYS:
             line = _line_of(path, rf"{re.escape(k)}\s*[=:]")
-            raise FairlibInputError(
-                "settings",
-                f"{path}, line {line}: unknown key {k!r} in [{SETTINGS_SECTION}]" + _suggest(k, SETTINGS_KEYS),
-                func,
-            )
+            why = f"{path}, line {line}: unknown key {k!r} in [{SETTINGS_SECTION}]" + _suggest(k, SETTINGS_KEYS)
+            raise FairlibInputError("settings", why, func)
+
+# %% ../nbs/00_config.ipynb #5ae1bf02
+def _read_ini(path: Path) -> dict:
+    "The `[fairlib]` section of `path` ({} when the default file is absent), validated."
+    func = "read_settings"
+    if not path.exists():
+        return {}
+    cp = _parse_ini(path, func)
+    _check_sections(cp, path, func)
+    if not cp.has_section(SETTINGS_SECTION):
+        return {}
+    sec = dict(cp[SETTINGS_SECTION])
+    _check_keys(sec, path, func)
     return sec
 
-
+# %% ../nbs/00_config.ipynb #2cdb2571
 @constrained()
 def check_environment() -> None:
     "Raise on a `FAIRLIB_*` environment variable that names no setting."
     known = {f"{ENV_PREFIX}{k.upper()}" for k in SETTINGS_KEYS} | set(ENV_EXTRA)
     for k in sorted(os.environ):
         if k.startswith(ENV_PREFIX) and k not in known:
+            why = f"environment variable {k} names no fairlib setting" + _suggest(k, known)
+            raise FairlibInputError(k, why, "get_setting")
+
+# %% ../nbs/00_config.ipynb #71bc86e4
+def _setting_source(key: str, builtin: str) -> tuple[str, str]:
+    "The raw text of setting `key` and where it came from: environment, settings file or default."
+    env = os.environ.get(f"{ENV_PREFIX}{key.upper()}")
+    if env is not None:
+        return env, f"environment variable {ENV_PREFIX}{key.upper()}"
+    path = settings_path()
+    ini = _read_ini(path)
+    return (ini[key], f"{path}") if key in ini else (builtin, "built-in default")
+
+# %% ../nbs/00_config.ipynb #be89dfed
+def _typed_setting(key: str, kind: str, raw: str, where: str):
+    "The non-empty text `raw` of setting `key` as its kind: an int, a resolved Path or the str."
+    if kind == "int":
+        try:
+            v = int(raw)
+        except ValueError:
+            raise FairlibInputError(key, f"must be an integer, got {raw!r} (from {where})", "get_setting") from None
+        if key == "n_jobs" and v == 0:
             raise FairlibInputError(
-                k, f"environment variable {k} names no fairlib setting" + _suggest(k, known), "get_setting"
+                key,
+                f"must be a non-zero integer (-1 = all cores), got 0 (from {where})",
+                "get_setting",
             )
+        return v
+    if kind == "path":
+        p = Path(raw).expanduser()
+        return p if p.is_absolute() else (settings_path().parent / p).resolve()
+    return raw
 
 # %% ../nbs/00_config.ipynb #c398313e
 @constrained(
@@ -145,33 +197,13 @@ def get_setting(key: str, default=None):
         raise FairlibInputError("key", f"unknown setting {key!r}" + _suggest(str(key), SETTINGS_KEYS), "get_setting")
     check_environment()
     kind, builtin, _ = SETTINGS_KEYS[key]
-    env = os.environ.get(f"{ENV_PREFIX}{key.upper()}")
-    where = f"environment variable {ENV_PREFIX}{key.upper()}" if env is not None else None
-    if env is None:
-        path = settings_path()
-        ini = _read_ini(path)
-        raw, where = (ini[key], f"{path}") if key in ini else (builtin, "built-in default")
-        if key == "cache_dir" and key not in ini and checkout_root() is None:
-            return user_dir("cache")  # installed from a wheel: never beside site-packages
-    else:
-        raw = env
+    raw, where = _setting_source(key, builtin)
+    if key == "cache_dir" and where == "built-in default" and checkout_root() is None:
+        return user_dir("cache")  # installed from a wheel: never beside site-packages
     raw = (raw or "").strip()
     if raw == "":
         return default
-    if kind == "int":
-        try:
-            v = int(raw)
-        except ValueError:
-            raise FairlibInputError(key, f"must be an integer, got {raw!r} (from {where})", "get_setting") from None
-        if key == "n_jobs" and v == 0:
-            raise FairlibInputError(
-                key, f"must be a non-zero integer (-1 = all cores), got 0 (from {where})", "get_setting"
-            )
-        return v
-    if kind == "path":
-        p = Path(raw).expanduser()
-        return p if p.is_absolute() else (settings_path().parent / p).resolve()
-    return raw
+    return _typed_setting(key, kind, raw, where)
 
 # %% ../nbs/00_config.ipynb #0828861d
 @constrained()

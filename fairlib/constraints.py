@@ -16,16 +16,63 @@ __all__ = ['Share', 'Probabilities', 'Labels', 'PositiveInt', 'NonNegativeInt', 
 
 # %% ../nbs/01b_constraints.ipynb #72eea5119410473aa328ad9291626812
 class FairlibInputError(ValueError):
-    "Bad input to a fairlib function; `argument` names the offending parameter."
+    """Bad input to a fairlib function; `argument` names the offending parameter.
+
+    A `ValueError` whose message reads ``argument `<argument>` in <func>(): <problem>``. It
+    pickles with its three parts, so an error raised on a dask or joblib worker reaches the
+    caller with its type and arguments.
+
+    Parameters
+    ----------
+    argument : str
+        The name of the offending parameter (or field), as the caller wrote it.
+    problem : str
+        What is wrong with the value and what is accepted instead.
+    func : str or None, default None
+        The function that refuses the value; left out of the message when None.
+
+    Examples
+    --------
+    >>> e = FairlibInputError("alpha", "must be in (0, 1), got 5", "fdr_adjust")
+    >>> str(e)
+    'argument `alpha` in fdr_adjust(): must be in (0, 1), got 5'
+    >>> (e.argument, e.func, isinstance(e, ValueError))
+    ('alpha', 'fdr_adjust', True)
+    """
 
     def __init__(self, argument: str, problem: str, func: str | None = None):
         self.argument, self.problem, self.func = argument, problem, func
         where = f" in {func}()" if func else ""
         super().__init__(f"argument `{argument}`{where}: {problem}")
 
+    def __reduce__(self):
+        "Rebuild from the three parts (Exception's own reduce would call `cls(message)`)."
+        return type(self), (self.argument, self.problem, self.func), self.__dict__ or None
 
+# %% ../nbs/01b_constraints.ipynb #6c1e0b47
 class UnknownMetricError(FairlibInputError, KeyError):
-    "A metric name that no registry knows."
+    """A metric name that no registry knows.
+
+    Both a `FairlibInputError` and a `KeyError` (a lookup that catches `KeyError` still catches
+    it), with the plain message of a `FairlibInputError` rather than a `KeyError`'s quoted one.
+
+    Parameters
+    ----------
+    argument : str
+        The parameter that named the metric.
+    problem : str
+        Which name is unknown, and the names that are known.
+    func : str or None, default None
+        The function that refuses the name.
+
+    Examples
+    --------
+    >>> e = UnknownMetricError("metric", "unknown metric 'AUC'; known: ['DI', 'SPD']", "audit")
+    >>> print(e)
+    argument `metric` in audit(): unknown metric 'AUC'; known: ['DI', 'SPD']
+    >>> isinstance(e, KeyError)
+    True
+    """
 
     def __str__(self):
         return ValueError.__str__(self)
@@ -40,9 +87,9 @@ def _show(x, width: int = 60) -> str:
     r = repr(x)
     return r if len(r) <= width else r[: width - 3] + "..."
 
-
+# %% ../nbs/01b_constraints.ipynb #6b9d036d
 class Constraint:
-    "Base class: `problem(value)` returns None when `value` is allowed, else a short text of what is wrong."
+    "Base class: `problem(value)` is None for an allowed `value`, else a short text of the fault."
 
     description = "a valid value"
 
@@ -58,21 +105,6 @@ class Constraint:
     def __ror__(self, other):
         return AnyOf(other, self)
 
-
-def as_constraint(c) -> Constraint:
-    "Turn a shorthand into a Constraint: None -> IsNone, a type -> Instance, a tuple -> AnyOf, a name -> NAMED[name]."
-    if isinstance(c, Constraint):
-        return c
-    if c is None:
-        return IsNone()
-    if isinstance(c, type):
-        return Instance(c)
-    if isinstance(c, tuple):
-        return AnyOf(*c)
-    if isinstance(c, str) and c in NAMED:
-        return NAMED[c]
-    raise TypeError(f"not a constraint: {c!r} (use a Constraint, None, a type, a tuple or one of {sorted(NAMED)})")
-
 # %% ../nbs/01b_constraints.ipynb #c763ec06
 def _is_int(x) -> bool:
     return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
@@ -81,34 +113,46 @@ def _is_int(x) -> bool:
 def _is_real(x) -> bool:
     return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(x, (bool, np.bool_))
 
-
+# %% ../nbs/01b_constraints.ipynb #48f72ad4
 class IsNone(Constraint):
     description = "None"
 
     def problem(self, value):
         return None if value is None else "is not None"
 
+# %% ../nbs/01b_constraints.ipynb #a6fa3382
+def _interval_text(lo, hi, closed: str, integer: bool, finite: bool) -> str:
+    "The description of an interval: 'a number in [0, 1]', 'an int >= 1', 'a number < 5'."
+    kind = "an int" if integer else "a number"
+    left, right = closed in ("both", "left"), closed in ("both", "right")
+    if lo is not None and hi is not None:
+        rng = f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
+    elif lo is not None:
+        rng = f"{'>=' if left else '>'} {lo}"
+    elif hi is not None:
+        rng = f"{'<=' if right else '<'} {hi}"
+    else:
+        rng = "(finite)" if finite else ""
+    return f"{kind} {rng}".strip()
 
+# %% ../nbs/01b_constraints.ipynb #61c59c3a
 class Interval(Constraint):
-    "A real (or, with `integer=True`, an int) in an interval; `closed` in 'both', 'left', 'right', 'neither'."
+    "A real (with `integer=True`, an int) in an interval; `closed`: both, left, right or neither."
 
     def __init__(
-        self, lo=None, hi=None, *, closed: str = "both", integer: bool = False, finite: bool = True, label=None
+        self,
+        lo=None,
+        hi=None,
+        *,
+        closed: str = "both",
+        integer: bool = False,
+        finite: bool = True,
+        label=None,
     ):
         if closed not in ("both", "left", "right", "neither"):
             raise ValueError(f"closed must be 'both', 'left', 'right' or 'neither', got {closed!r}")
         self.lo, self.hi, self.closed, self.integer, self.finite = lo, hi, closed, integer, finite
-        kind = "an int" if integer else "a number"
-        left, right = closed in ("both", "left"), closed in ("both", "right")
-        if lo is not None and hi is not None:
-            rng = f"in {'[' if left else '('}{lo}, {hi}{']' if right else ')'}"
-        elif lo is not None:
-            rng = f"{'>=' if left else '>'} {lo}"
-        elif hi is not None:
-            rng = f"{'<=' if right else '<'} {hi}"
-        else:
-            rng = "(finite)" if finite else ""
-        self.description = label or f"{kind} {rng}".strip()
+        self.description = label or _interval_text(lo, hi, closed, integer, finite)
 
     def problem(self, value):
         if self.integer:
@@ -126,7 +170,7 @@ class Interval(Constraint):
             return "is out of range"
         return None
 
-
+# %% ../nbs/01b_constraints.ipynb #8aa9be44
 class Options(Constraint):
     "One of a fixed set of values (compared with ==, booleans never match ints)."
 
@@ -144,9 +188,9 @@ class Options(Constraint):
                     pass
         return "is not one of the choices"
 
-
+# %% ../nbs/01b_constraints.ipynb #7de38685
 class Instance(Constraint):
-    "An instance of one of `types` (a bool is not accepted as an int or a float unless `bool` is listed)."
+    "An instance of one of `types` (a bool is no int or float here unless `bool` is listed)."
 
     def __init__(self, *types, label=None):
         self.types = types
@@ -157,7 +201,7 @@ class Instance(Constraint):
             return "is a bool"
         return None if isinstance(value, self.types) else f"is a {type(value).__name__}"
 
-
+# %% ../nbs/01b_constraints.ipynb #3000552d
 class AnyOf(Constraint):
     "Any one of several constraints."
 
@@ -169,13 +213,13 @@ class AnyOf(Constraint):
         probs = [c.problem(value) for c in self.cs]
         if any(p is None for p in probs):
             return None
-        # say why the value failed the alternatives of its own kind (not "is not None", "is a str", ...)
+        # say why the value failed the alternatives of its own kind (not "is not None", "is a str")
         kind = [p for p in probs if not p.startswith(("is a ", "is not None", "is not a", "is not an"))]
         return "; ".join(dict.fromkeys(kind)) if kind else "matches none of them"
 
-
+# %% ../nbs/01b_constraints.ipynb #d4136ed4
 class Unchecked(Constraint):
-    "An argument deliberately left unchecked here; `why` says why (checked further in, or free by design)."
+    "An argument deliberately left unchecked here; `why` says why (checked further in, or free)."
 
     def __init__(self, why: str):
         if not why or not isinstance(why, str):
@@ -185,7 +229,7 @@ class Unchecked(Constraint):
     def problem(self, value):
         return None
 
-
+# %% ../nbs/01b_constraints.ipynb #ec5b9132
 class Predicate(Constraint):
     "Any value for which `test(value)` is true; `description` says what that means."
 
@@ -198,9 +242,97 @@ class Predicate(Constraint):
         except Exception as e:  # a predicate that cannot even run on the value refuses it
             return f"fails the check ({type(e).__name__})"
 
-# %% ../nbs/01b_constraints.ipynb #46073720
+# %% ../nbs/01b_constraints.ipynb #c70e37bc
+def as_constraint(c) -> Constraint:
+    "A shorthand as a Constraint: None: IsNone, a type: Instance, a tuple: AnyOf, a name: NAMED."
+    if isinstance(c, Constraint):
+        return c
+    if c is None:
+        return IsNone()
+    if isinstance(c, type):
+        return Instance(c)
+    if isinstance(c, tuple):
+        return AnyOf(*c)
+    if isinstance(c, str) and c in NAMED:
+        return NAMED[c]
+    raise TypeError(f"not a constraint: {c!r} (use a Constraint, None, a type, a tuple or one of {sorted(NAMED)})")
+
+# %% ../nbs/01b_constraints.ipynb #4680fc4a
+def _array_text(ndim, dtype: str, min_size: int, allow_nan: bool, lo, hi, binary: bool) -> str:
+    "The description of an Array: 'a 1-d numeric array without NaN with at least 1 value'."
+    dims = {None: "", 1: "1-d ", 2: "2-d "}.get(ndim, f"{ndim}-d ")
+    what = {"numeric": "numeric ", "bool": "boolean ", "str": "string ", "any": ""}[dtype]
+    extra = []
+    if binary:
+        extra.append("of 0/1 values")
+    elif lo is not None or hi is not None:
+        extra.append(f"with values in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
+    if dtype == "numeric" and not allow_nan:
+        extra.append("without NaN")
+    if min_size > 0:
+        extra.append(f"with at least {min_size} value{'s' if min_size > 1 else ''}")
+    return f"a {dims}{what}array {' '.join(extra)}".replace("  ", " ").strip()
+
+# %% ../nbs/01b_constraints.ipynb #e05c060b
+def _read_array(value, ndim):
+    "(`value` as an ndarray of `ndim` dimensions, None) or (None, why not); a column vector is 1-d"
+    if value is None or isinstance(value, (str, bytes, dict, set)) or np.isscalar(value):
+        return None, "is not an array-like"
+    if isinstance(value, pd.DataFrame):
+        a = value.to_numpy()
+    else:
+        try:
+            a = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+        except (ValueError, TypeError):
+            return None, "cannot be read as an array (ragged?)"
+    if ndim is not None:
+        if ndim == 1 and a.ndim == 2 and 1 in a.shape:
+            a = a.reshape(-1)
+        if a.ndim != ndim:
+            return None, f"has {a.ndim} dimension(s)"
+    return a, None
+
+# %% ../nbs/01b_constraints.ipynb #9a7ecc01
+def _kind_problem(a: np.ndarray, dtype: str):
+    "(`a`, None) when its values are of kind `dtype` (object numbers become float), else (a, why)."
+    if dtype == "bool":
+        return a, None if a.dtype == bool or a.size == 0 else f"has dtype {a.dtype}"
+    if dtype == "str":
+        ok = a.dtype.kind in "US" or (a.dtype == object and all(isinstance(v, str) for v in a.ravel()))
+        return a, None if ok or a.size == 0 else f"has dtype {a.dtype}"
+    if a.dtype == bool or a.dtype.kind not in "iuf":
+        if a.dtype != object:
+            return a, f"has dtype {a.dtype}"
+        try:
+            a = a.astype(np.float64)
+        except (TypeError, ValueError):
+            return a, "has non-numeric values"
+    return a, None
+
+# %% ../nbs/01b_constraints.ipynb #871d64d2
+def _number_problem(a: np.ndarray, c) -> str | None:
+    "What is wrong with the numbers in `a` under the NaN, inf, 0/1 and range settings of Array `c`."
+    if a.dtype.kind == "f":
+        n_nan = int(np.isnan(a).sum())
+        if n_nan and not c.allow_nan:
+            return f"contains {n_nan} NaN value(s)"
+        if c.finite and np.isinf(a).any():
+            return "contains infinite value(s)"
+    if a.size == 0:
+        return None
+    if c.binary:
+        bad = ~np.isin(a, (0, 1)) & ~np.isnan(a.astype(np.float64))
+        return f"contains values other than 0/1 (e.g. {a[bad][0]!r})" if bad.any() else None
+    finite = a[np.isfinite(a)] if a.dtype.kind == "f" else a
+    if finite.size and c.lo is not None and finite.min() < c.lo:
+        return f"has values below {c.lo} (min {finite.min():.4g})"
+    if finite.size and c.hi is not None and finite.max() > c.hi:
+        return f"has values above {c.hi} (max {finite.max():.4g})"
+    return None
+
+# %% ../nbs/01b_constraints.ipynb #06591242
 class Array(Constraint):
-    "An array-like (list, tuple, ndarray, Series) with the stated dimensions, dtype, range and NaN policy."
+    "An array-like (list, tuple, ndarray, Series) of the given dimensions, dtype, range, NaN rule."
 
     def __init__(
         self,
@@ -217,72 +349,28 @@ class Array(Constraint):
     ):
         if dtype not in ("numeric", "bool", "any", "str"):
             raise ValueError(f"dtype must be 'numeric', 'bool', 'str' or 'any', got {dtype!r}")
-        self.ndim, self.dtype, self.min_size, self.allow_nan, self.finite = ndim, dtype, min_size, allow_nan, finite
+        self.ndim, self.dtype, self.min_size, self.allow_nan, self.finite = (
+            ndim,
+            dtype,
+            min_size,
+            allow_nan,
+            finite,
+        )
         self.lo, self.hi, self.binary = lo, hi, binary
-        dims = {None: "", 1: "1-d ", 2: "2-d "}.get(ndim, f"{ndim}-d ")
-        what = {"numeric": "numeric ", "bool": "boolean ", "str": "string ", "any": ""}[dtype]
-        extra = []
-        if binary:
-            extra.append("of 0/1 values")
-        elif lo is not None or hi is not None:
-            extra.append(f"with values in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
-        if dtype == "numeric" and not allow_nan:
-            extra.append("without NaN")
-        if min_size > 0:
-            extra.append(f"with at least {min_size} value{'s' if min_size > 1 else ''}")
-        self.description = label or f"a {dims}{what}array {' '.join(extra)}".replace("  ", " ").strip()
+        self.description = label or _array_text(ndim, dtype, min_size, allow_nan, lo, hi, binary)
 
     def problem(self, value):
-        if value is None or isinstance(value, (str, bytes, dict, set)) or np.isscalar(value):
-            return "is not an array-like"
-        if isinstance(value, pd.DataFrame):
-            a = value.to_numpy()
-        else:
-            try:
-                a = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
-            except (ValueError, TypeError):
-                return "cannot be read as an array (ragged?)"
-        if self.ndim is not None:
-            if self.ndim == 1 and a.ndim == 2 and 1 in a.shape:
-                a = a.reshape(-1)
-            if a.ndim != self.ndim:
-                return f"has {a.ndim} dimension(s)"
-        if a.size < self.min_size:
-            return f"has {a.size} value(s)"
-        if self.dtype == "any":
-            return None
-        if self.dtype == "bool":
-            return None if a.dtype == bool or a.size == 0 else f"has dtype {a.dtype}"
-        if self.dtype == "str":
-            ok = a.dtype.kind in "US" or (a.dtype == object and all(isinstance(v, str) for v in a.ravel()))
-            return None if ok or a.size == 0 else f"has dtype {a.dtype}"
-        if a.dtype == bool or a.dtype.kind not in "iuf":
-            if a.dtype == object:
-                try:
-                    a = a.astype(np.float64)
-                except (TypeError, ValueError):
-                    return "has non-numeric values"
-            else:
-                return f"has dtype {a.dtype}"
-        if a.dtype.kind == "f":
-            n_nan = int(np.isnan(a).sum())
-            if n_nan and not self.allow_nan:
-                return f"contains {n_nan} NaN value(s)"
-            if self.finite and np.isinf(a).any():
-                return "contains infinite value(s)"
-        if a.size == 0:
-            return None
-        if self.binary:
-            bad = ~np.isin(a, (0, 1)) & ~np.isnan(a.astype(np.float64))
-            return f"contains values other than 0/1 (e.g. {a[bad][0]!r})" if bad.any() else None
-        finite = a[np.isfinite(a)] if a.dtype.kind == "f" else a
-        if finite.size and self.lo is not None and finite.min() < self.lo:
-            return f"has values below {self.lo} (min {finite.min():.4g})"
-        if finite.size and self.hi is not None and finite.max() > self.hi:
-            return f"has values above {self.hi} (max {finite.max():.4g})"
-        return None
+        a, why = _read_array(value, self.ndim)
+        if why is None and a.size < self.min_size:
+            why = f"has {a.size} value(s)"
+        if why is not None or self.dtype == "any":
+            return why
+        a, why = _kind_problem(a, self.dtype)
+        if why is not None or self.dtype in ("bool", "str"):
+            return why
+        return _number_problem(a, self)
 
-
+# %% ../nbs/01b_constraints.ipynb #8a3e31b6
 class Frame(Constraint):
     "A pandas DataFrame, optionally with required `columns` and at least `min_rows` rows."
 
@@ -302,17 +390,7 @@ class Frame(Constraint):
             return f"has {len(value)} row(s)"
         return None
 
-
-def _is_seed(x) -> bool:
-    if isinstance(x, (np.random.Generator, np.random.SeedSequence, np.random.RandomState)) or x is None:
-        return True
-    return _is_int(x) and x >= 0
-
-
-def _is_pathlike(x) -> bool:
-    return isinstance(x, (str, os.PathLike)) and str(x) != ""
-
-
+# %% ../nbs/01b_constraints.ipynb #380d4291
 Share = Interval(0, 1, label="a share in [0, 1]")
 Probabilities = Array(lo=0, hi=1, label="probabilities: a 1-d numeric array in [0, 1] without NaN")
 Labels = Array(binary=True, label="0/1 labels: a 1-d array of 0/1 (or booleans) without NaN")
@@ -320,14 +398,32 @@ PositiveInt = Interval(1, integer=True, label="an int >= 1")
 NonNegativeInt = Interval(0, integer=True, label="an int >= 0")
 Flag = Instance(bool, np.bool_, label="True or False")
 Text = Instance(str, label="a string")
+
+# %% ../nbs/01b_constraints.ipynb #94d3f1f6
+def _is_seed(x) -> bool:
+    if isinstance(x, (np.random.Generator, np.random.SeedSequence, np.random.RandomState)):
+        return True
+    return x is None or (_is_int(x) and x >= 0)
+
+
 Seed = Predicate(_is_seed, "a random seed: None, an int >= 0, a SeedSequence or a numpy Generator")
+
+# %% ../nbs/01b_constraints.ipynb #b124c004
+def _is_pathlike(x) -> bool:
+    return isinstance(x, (str, os.PathLike)) and str(x) != ""
+
+
 PathLike = Predicate(_is_pathlike, "a path (a non-empty str or os.PathLike)")
 Function = Predicate(callable, "a callable")
 DataFrame = Frame(min_rows=0, label="a DataFrame")
+
+# %% ../nbs/01b_constraints.ipynb #ffa086b3
 Sha256 = Predicate(
     lambda s: isinstance(s, str) and len(s) == 64 and all(ch in "0123456789abcdef" for ch in s),
     "a sha256 hex digest (64 lower-case hex characters)",
 )
+
+# %% ../nbs/01b_constraints.ipynb #36b15510
 # duck-typed so that the core never imports torch or transformers
 Module = Predicate(lambda m: callable(getattr(m, "parameters", None)), "a torch model (a torch.nn.Module)")
 Tokenizer = Predicate(
@@ -338,6 +434,7 @@ Tokenizer = Predicate(
     "a Hugging Face tokenizer",
 )
 
+# %% ../nbs/01b_constraints.ipynb #b5078d27
 NAMED = {
     "share": Share,
     "probabilities": Probabilities,
@@ -361,8 +458,20 @@ _SKIP_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 def _declarable(sig: inspect.Signature) -> list[str]:
     return [n for n, p in sig.parameters.items() if n not in ("self", "cls") and p.kind not in _SKIP_KINDS]
 
+# %% ../nbs/01b_constraints.ipynb #98a1fe48
+def _check_bound(bound, cons: dict, defaults: dict, where: str) -> None:
+    "Raise a FairlibInputError for the first passed argument (not a default) that is refused."
+    for k, v in bound.arguments.items():
+        c = cons.get(k)
+        if c is None or v is defaults.get(k, inspect.Parameter.empty):
+            continue
+        why = c.problem(v)
+        if why is not None:
+            raise FairlibInputError(k, f"must be {c.description}; got {_show(v)} ({why})", where)
 
+# %% ../nbs/01b_constraints.ipynb #3aec7594
 def _checker(func, spec: dict, where: str):
+    "`check(args, kwargs)` for `func` under `spec`, and `spec` as Constraints; unknown names raise."
     sig = inspect.signature(func)
     names = set(_declarable(sig))
     unknown = sorted(set(spec) - names)
@@ -378,17 +487,11 @@ def _checker(func, spec: dict, where: str):
             bound = sig.bind(*args, **kwargs)
         except TypeError:
             return  # let Python raise its own, clearer, signature error when the function is called
-        for k, v in bound.arguments.items():
-            c = cons.get(k)
-            if c is None or v is defaults.get(k, inspect.Parameter.empty):
-                continue
-            why = c.problem(v)
-            if why is not None:
-                raise FairlibInputError(k, f"must be {c.description}; got {_show(v)} ({why})", where)
+        _check_bound(bound, cons, defaults, where)
 
     return check, cons
 
-
+# %% ../nbs/01b_constraints.ipynb #80bca5e3
 def constrained(**spec):
     "Decorator declaring each argument's constraint; checked on every call (see the module notes)."
 
@@ -408,7 +511,7 @@ def constrained(**spec):
 
     return deco
 
-
+# %% ../nbs/01b_constraints.ipynb #ead6aa7d
 def _constrain_class(cls, spec):
     where = cls.__qualname__
     if hasattr(cls, "get_params") and hasattr(cls, "fit"):
@@ -434,12 +537,12 @@ def _constrain_class(cls, spec):
     cls.__fairlib_constraints__ = cons
     return cls
 
-
+# %% ../nbs/01b_constraints.ipynb #32c8ecc6
 def declared(obj) -> dict:
     "The declared constraints of a function or class ({} when it declares none)."
     return dict(getattr(obj, "__fairlib_constraints__", {}))
 
-
+# %% ../nbs/01b_constraints.ipynb #4ad82cc4
 def undeclared(obj) -> list[str]:
     "The parameters of `obj` that have no declared constraint (for the coverage test)."
     target = obj.__init__ if inspect.isclass(obj) else obj
@@ -453,7 +556,7 @@ def undeclared(obj) -> list[str]:
 # %% ../nbs/01b_constraints.ipynb #acae54e37e7d407bbb7b55eff062a284
 _Bound = Interval(finite=False, label="a number (or None)") | None
 _Label = Text | None
-for _cls, _spec in {
+_OWN_SPECS = {
     Interval: dict(
         lo=_Bound,
         hi=_Bound,
@@ -465,21 +568,28 @@ for _cls, _spec in {
     Instance: dict(label=_Label),
     Unchecked: dict(why=Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty reason")),
     Predicate: dict(test=Function, description=Text),
-    Array: dict(
-        ndim=Interval(1, integer=True) | None,
-        dtype=Options("numeric", "bool", "any", "str"),
-        min_size=NonNegativeInt,
-        allow_nan=Flag,
-        finite=Flag,
-        lo=_Bound,
-        hi=_Bound,
-        binary=Flag,
-        label=_Label,
-    ),
-    Frame: dict(
-        columns=Instance(tuple, list, label="a tuple or list of column names"), min_rows=NonNegativeInt, label=_Label
-    ),
-}.items():
+}
+
+# %% ../nbs/01b_constraints.ipynb #858bc402
+_OWN_SPECS[Array] = dict(
+    ndim=Interval(1, integer=True) | None,
+    dtype=Options("numeric", "bool", "any", "str"),
+    min_size=NonNegativeInt,
+    allow_nan=Flag,
+    finite=Flag,
+    lo=_Bound,
+    hi=_Bound,
+    binary=Flag,
+    label=_Label,
+)
+_OWN_SPECS[Frame] = dict(
+    columns=Instance(tuple, list, label="a tuple or list of column names"),
+    min_rows=NonNegativeInt,
+    label=_Label,
+)
+
+# %% ../nbs/01b_constraints.ipynb #186625d1
+for _cls, _spec in _OWN_SPECS.items():
     constrained(**_spec)(_cls)
 _Callable = Predicate(lambda o: callable(o), "a function or a class")
 as_constraint = constrained(c=Unchecked("any shorthand; an unknown one is refused with the list of names"))(

@@ -19,13 +19,14 @@ __all__ = ['LOCK_FILE', 'SMALL_CELL_THRESHOLD', 'as_1d', 'check_binary', 'check_
 # %% ../nbs/01_core.ipynb #3ae91e74
 # re-exported: the errors are defined with the constraint mechanism
 from .constraints import FairlibInputError, UnknownMetricError  # noqa: F401
-from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, PathLike, PositiveInt, Text
-from .constraints import Unchecked, constrained
+from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, PathLike
+from .constraints import PositiveInt, Text, Unchecked, constrained
+
+# %% ../nbs/01_core.ipynb #eb5d61af
+_VALUE_CHECK = dict(x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None)
 
 # %% ../nbs/01_core.ipynb #45886bff
-@constrained(
-    x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None, allow_empty=Flag
-)
+@constrained(**_VALUE_CHECK, allow_empty=Flag)
 def as_1d(x, name: str, func: str | None = None, *, allow_empty: bool = False) -> np.ndarray:
     "Coerce a list, array or Series `x` to a 1-d numpy array, or raise naming `name`."
     if x is None:
@@ -40,7 +41,7 @@ def as_1d(x, name: str, func: str | None = None, *, allow_empty: bool = False) -
     return a
 
 # %% ../nbs/01_core.ipynb #86ea93d9
-@constrained(x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None)
+@constrained(**_VALUE_CHECK)
 def check_binary(x, name: str, func: str | None = None) -> np.ndarray:
     "Return `x` as an int8 array of 0/1 labels; booleans and {0,1} floats are accepted."
     a = as_1d(x, name, func)
@@ -57,7 +58,7 @@ def check_binary(x, name: str, func: str | None = None) -> np.ndarray:
     return a.astype(np.int8)
 
 # %% ../nbs/01_core.ipynb #5d6903f1
-@constrained(x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None)
+@constrained(**_VALUE_CHECK)
 def check_probability(x, name: str, func: str | None = None) -> np.ndarray:
     "Return `x` as float64 probabilities in [0, 1]; NaN or out-of-range values raise."
     a = as_1d(x, name, func)
@@ -68,7 +69,9 @@ def check_probability(x, name: str, func: str | None = None) -> np.ndarray:
         raise FairlibInputError(name, f"contains {int(np.isnan(a).sum())} NaN value(s)", func)
     if (a < 0).any() or (a > 1).any():
         raise FairlibInputError(
-            name, f"probabilities must lie in [0, 1], found range [{a.min():.4g}, {a.max():.4g}]", func
+            name,
+            f"probabilities must lie in [0, 1], found range [{a.min():.4g}, {a.max():.4g}]",
+            func,
         )
     return a
 
@@ -85,12 +88,7 @@ def check_same_length(func: str | None = None, **arrays) -> int:
     return next(iter(lens.values()))
 
 # %% ../nbs/01_core.ipynb #9eb03456
-@constrained(
-    x=Unchecked("the value under check: this function is the check"),
-    name=Text,
-    func=Text | None,
-    lo=Interval(integer=True),
-)
+@constrained(**_VALUE_CHECK, lo=Interval(integer=True))
 def check_int(x, name: str, func: str | None = None, *, lo: int = 1) -> int:
     "Return `x` as an int, raising unless it is an integer (not a bool) >= `lo`."
     if isinstance(x, bool) or not isinstance(x, (numbers.Integral, np.integer)) or x < lo:
@@ -114,7 +112,7 @@ def check_rng(seed) -> np.random.Generator:
 # %% ../nbs/01_core.ipynb #ac1736ba
 @constrained(seed=Unchecked("checked here: an int >= 0, a SeedSequence or a Generator"))
 def root_entropy(seed) -> int:
-    "One non-negative int from an int, a SeedSequence or a Generator (drawn from it), for deriving cell seeds."
+    "One int >= 0 from an int, a SeedSequence or a Generator (drawn from it), to derive cell seeds."
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(0, 2**63 - 1))
     if isinstance(seed, np.random.SeedSequence):
@@ -125,9 +123,9 @@ def root_entropy(seed) -> int:
         )
     return int(seed)
 
-
+# %% ../nbs/01_core.ipynb #bbb51eb5
 def _key_bytes(part) -> bytes:
-    "One key part of `cell_seed` as type tag + length + text, so 1 and '1' (or 'a', 'bc' and 'ab', 'c') differ."
+    "A key part of `cell_seed` as type tag + length + text, so 1 and '1' are different keys."
     if isinstance(part, str):
         tag, text = b"s", part
     elif isinstance(part, (numbers.Integral, np.integer)) and not isinstance(part, (bool, np.bool_)):
@@ -137,25 +135,20 @@ def _key_bytes(part) -> bytes:
     b = text.encode()
     return tag + len(b).to_bytes(8, "little") + b
 
-
+# %% ../nbs/01_core.ipynb #fed92700
 @constrained(root=Unchecked("any seed root_entropy accepts; checked there"))
 def cell_seed(root, *key) -> np.random.SeedSequence:
-    """A SeedSequence for the cell named by `key` (str or int parts, type-tagged), derived from `root` independently of
-    order."""
+    """A SeedSequence for the cell named by `key` (str or int parts, type-tagged), derived from
+    `root` independently of order."""
     h = hashlib.sha256(b"".join(map(_key_bytes, key))).digest()
     words = [int.from_bytes(h[i : i + 4], "little") for i in range(0, 16, 4)]
     return np.random.SeedSequence([root_entropy(root), *words])
 
 # %% ../nbs/01_core.ipynb #f75a10b8
-@constrained(
-    x=Unchecked("the value under check: this function is the check"),
-    name=Text,
-    func=Text | None,
-    lo=Interval(finite=False) | None,
-    hi=Interval(finite=False) | None,
-    lo_open=Flag,
-    hi_open=Flag,
-)
+_BOUND = Interval(finite=False) | None
+
+
+@constrained(**_VALUE_CHECK, lo=_BOUND, hi=_BOUND, lo_open=Flag, hi_open=Flag)
 def check_float(
     x,
     name: str,
@@ -166,7 +159,7 @@ def check_float(
     lo_open: bool = False,
     hi_open: bool = False,
 ) -> float:
-    "Return `x` as a finite float in [lo, hi] (open ends with `lo_open`/`hi_open`), or raise naming `name`."
+    "`x` as a finite float in [lo, hi] (open ends: `lo_open`/`hi_open`), or raise naming `name`."
     if isinstance(x, bool) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
         raise FairlibInputError(name, f"must be a number, got {type(x).__name__} {x!r}", func)
     v = float(x)
@@ -180,13 +173,8 @@ def check_float(
         raise FairlibInputError(name, f"must lie in {rng}, got {v!r}", func)
     return v
 
-
-@constrained(
-    x=Unchecked("the value under check: this function is the check"),
-    name=Text,
-    func=Text | None,
-    choices=Unchecked("any collection of allowed values"),
-)
+# %% ../nbs/01_core.ipynb #8e794063
+@constrained(**_VALUE_CHECK, choices=Unchecked("any collection of allowed values"))
 def check_choice(x, name: str, choices, func: str | None = None):
     "Return `x` if it is one of `choices`, else raise listing them."
     choices = tuple(choices)
@@ -210,8 +198,8 @@ def renamed_arguments(**old_to_new):
                     if new in kwargs:
                         raise FairlibInputError(old, f"is the old name of `{new}`; pass only `{new}`", f.__name__)
                     warnings.warn(
-                        f"{f.__name__}(): argument `{old}` is renamed `{new}`; the old name will be removed "
-                        "in the next release",
+                        f"{f.__name__}(): argument `{old}` is renamed `{new}`; "
+                        "the old name will be removed in the next release",
                         DeprecationWarning,
                         stacklevel=2,
                     )
@@ -223,29 +211,30 @@ def renamed_arguments(**old_to_new):
 
     return deco
 
-
+# %% ../nbs/01_core.ipynb #9a4d6776
 @constrained(new=Text)
 def deprecated_alias(new: str):
-    "A read-only property that returns attribute `new`, with a DeprecationWarning (for renamed result fields)."
+    "A read-only property giving attribute `new` with a DeprecationWarning (renamed result fields)."
 
     def get(self):
-        warnings.warn(f"{type(self).__name__}: this attribute is renamed `{new}`", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            f"{type(self).__name__}: this attribute is renamed `{new}`",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return getattr(self, new)
 
     return property(get, doc=f"Deprecated alias of `{new}`.")
 
-# %% ../nbs/01_core.ipynb #eb1b4375
-@constrained(
-    sizes=Unchecked("checked here with its own message: a non-empty 1-d array, non-negative, positive total"),
-    total=NonNegativeInt,
-    cap=Array(lo=0) | None,
-)
-def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
-    "Split the int `total` over `sizes` in proportion (Hamilton / largest-remainder), optionally capped per entry."
+# %% ../nbs/01_core.ipynb #1915fcfd
+def _remainder_inputs(sizes, total, cap):
+    "`sizes` as floats, `total` as an int, `cap` as ints (or None); refused naming the argument."
     s = np.asarray(sizes, dtype=float)
     if s.ndim != 1 or s.size == 0 or not np.isfinite(s).all() or (s < 0).any() or s.sum() <= 0:
         raise FairlibInputError(
-            "sizes", "must be a non-empty 1-d array of non-negative numbers with a positive total", "largest_remainder"
+            "sizes",
+            "must be a non-empty 1-d array of non-negative numbers with a positive total",
+            "largest_remainder",
         )
     total = check_int(total, "total", "largest_remainder", lo=0)
     c = None if cap is None else np.asarray(cap, dtype=np.int64)
@@ -255,6 +244,17 @@ def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
             f"must match `sizes` in shape, be non-negative and sum to at least total={total}",
             "largest_remainder",
         )
+    return s, total, c
+
+# %% ../nbs/01_core.ipynb #eb1b4375
+@constrained(
+    sizes=Unchecked("checked here with its own message: a non-empty 1-d array, non-negative, positive total"),
+    total=NonNegativeInt,
+    cap=Array(lo=0) | None,
+)
+def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
+    "Split the int `total` over `sizes` in proportion (largest remainder), optionally capped."
+    s, total, c = _remainder_inputs(sizes, total, cap)
     exact = s / s.sum() * total
     out = np.floor(exact).astype(np.int64)
     if c is not None:
@@ -268,16 +268,22 @@ def largest_remainder(sizes, total: int, *, cap=None) -> np.ndarray:
         rem = np.where(np.isin(np.arange(s.size), order[:k]), rem - 1, rem)
     return out
 
-
+# %% ../nbs/01_core.ipynb #d8ceb2ca
 @constrained(
     values=Array(ndim=None, min_size=0, allow_nan=True),
     confidence_level=Interval(0, 1, closed="neither"),
     axis=Interval(integer=True),
 )
 def percentile_interval(values, *, confidence_level: float = 0.95, axis: int = 0):
-    "Percentile interval (low, high) of resampled `values`, ignoring NaN; NaN where no value is defined."
+    "Percentile interval (low, high) of resampled `values` ignoring NaN; NaN where none is defined."
     level = check_float(
-        confidence_level, "confidence_level", "percentile_interval", lo=0, hi=1, lo_open=True, hi_open=True
+        confidence_level,
+        "confidence_level",
+        "percentile_interval",
+        lo=0,
+        hi=1,
+        lo_open=True,
+        hi_open=True,
     )
     v = np.asarray(values, dtype=float)
     q = [(100 - 100 * level) / 2, (100 + 100 * level) / 2]
@@ -286,7 +292,7 @@ def percentile_interval(values, *, confidence_level: float = 0.95, axis: int = 0
         lo, hi = np.nanpercentile(v, q, axis=axis) if v.size else (np.nan, np.nan)
     return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
-
+# %% ../nbs/01_core.ipynb #64e30182
 @constrained(values=Array(ndim=None, min_size=0, allow_nan=True, binary=True))
 def majority_vote(values) -> float:
     "Majority of 0/1 `values` ignoring NaN: 1.0, 0.0, or NaN on a tie or when nothing is defined."
@@ -299,23 +305,28 @@ def majority_vote(values) -> float:
 
 # %% ../nbs/01_core.ipynb #7741a74d
 def _put(h, tag: str, *payloads: bytes) -> None:
-    "Feed a type tag and each payload with its length first, so no two different inputs give one byte stream."
+    "Feed a type tag and each payload with its length first: no two inputs give one byte stream."
     h.update(tag.encode() + b":" + len(payloads).to_bytes(8, "little"))
     for p in payloads:
         h.update(len(p).to_bytes(8, "little") + p)
 
+# %% ../nbs/01_core.ipynb #47c9830d
+def _hash_frame(h, x) -> None:
+    cols = list(x.columns) if isinstance(x, pd.DataFrame) else x.name
+    dtypes = [str(t) for t in (x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype])]
+    values = pd.util.hash_pandas_object(x, index=True).to_numpy().tobytes()
+    _put(h, type(x).__name__, values, repr(cols).encode(), repr(dtypes).encode())
 
-def _hash_update(h, x):
-    if isinstance(x, (pd.DataFrame, pd.Series)):
-        cols = list(x.columns) if isinstance(x, pd.DataFrame) else x.name
-        dtypes = [str(t) for t in (x.dtypes if isinstance(x, pd.DataFrame) else [x.dtype])]
-        values = pd.util.hash_pandas_object(x, index=True).to_numpy().tobytes()
-        _put(h, type(x).__name__, values, repr(cols).encode(), repr(dtypes).encode())
-    elif isinstance(x, np.ndarray):
-        a = np.ascontiguousarray(x)
-        data = a.tobytes() if a.dtype != object else repr(a.tolist()).encode()
-        _put(h, "ndarray", str(a.dtype).encode(), repr(a.shape).encode(), data)
-    elif isinstance(x, Path):
+
+def _hash_array(h, x) -> None:
+    a = np.ascontiguousarray(x)
+    data = a.tobytes() if a.dtype != object else repr(a.tolist()).encode()
+    _put(h, "ndarray", str(a.dtype).encode(), repr(a.shape).encode(), data)
+
+# %% ../nbs/01_core.ipynb #1dd64bb1
+def _hash_scalar(h, x) -> None:
+    "A path (by its contents), bytes, str, bool, int, float, None, or another value by its repr."
+    if isinstance(x, Path):
         _put(h, "file", file_digest(x).encode())
     elif isinstance(x, (bytes, bytearray)):
         _put(h, "bytes", bytes(x))
@@ -329,6 +340,15 @@ def _hash_update(h, x):
         _put(h, "float", repr(float(x)).encode())
     elif x is None:
         _put(h, "None")
+    else:
+        _put(h, type(x).__name__, repr(x).encode())
+
+# %% ../nbs/01_core.ipynb #7b26f166
+def _hash_update(h, x):
+    if isinstance(x, (pd.DataFrame, pd.Series)):
+        _hash_frame(h, x)
+    elif isinstance(x, np.ndarray):
+        _hash_array(h, x)
     elif isinstance(x, dict):
         _put(h, "dict", str(len(x)).encode())
         for k in sorted(x, key=repr):
@@ -339,19 +359,20 @@ def _hash_update(h, x):
         for v in x:
             _hash_update(h, v)
     else:
-        _put(h, type(x).__name__, repr(x).encode())
+        _hash_scalar(h, x)
 
-
+# %% ../nbs/01_core.ipynb #80a9c7a9
 def content_hash(*parts) -> str:
-    """sha256 hex digest of `parts` (DataFrames, arrays, Paths = file contents, dicts, lists, scalars); every part
-    is type-tagged and length-prefixed, so `content_hash(b'a', b'bc') != content_hash(b'abbc')` and 1 != '1'."""
+    """sha256 hex digest of `parts` (DataFrames, arrays, Paths = file contents, dicts, lists,
+    scalars); every part is type-tagged and length-prefixed, so `content_hash(b'a', b'bc') !=
+    content_hash(b'abbc')` and 1 != '1'."""
     h = hashlib.sha256()
     _put(h, "parts", str(len(parts)).encode())
     for p in parts:
         _hash_update(h, p)
     return h.hexdigest()
 
-
+# %% ../nbs/01_core.ipynb #a3cf6b51
 @constrained(path=PathLike, chunk=PositiveInt)
 def file_digest(path, chunk: int = 1 << 20) -> str:
     "sha256 hex digest of a file's bytes."
@@ -364,7 +385,7 @@ def file_digest(path, chunk: int = 1 << 20) -> str:
             h.update(b)
     return h.hexdigest()
 
-
+# %% ../nbs/01_core.ipynb #6ca90bcd
 @constrained(path=PathLike)
 @contextmanager
 def atomic_path(path):
@@ -383,7 +404,7 @@ def atomic_path(path):
         if os.path.exists(tmp):
             os.remove(tmp)
 
-
+# %% ../nbs/01_core.ipynb #dc27692d
 @constrained(path=PathLike, data=Instance(str, bytes, bytearray, label="str or bytes"))
 def atomic_write(path, data) -> Path:
     "Write `data` (str or bytes) to `path` atomically (temp file + rename)."
@@ -391,17 +412,46 @@ def atomic_write(path, data) -> Path:
         (tmp.write_bytes if isinstance(data, (bytes, bytearray)) else tmp.write_text)(data)
     return Path(path)
 
-
+# %% ../nbs/01_core.ipynb #652ad78f
 LOCK_FILE = ".fairlib.lock"
 
 
+def _lock_holder(f) -> str:
+    "Who holds the lock, from the note in the open lock file `f`."
+    import json
+
+    f.seek(0)
+    try:
+        h = json.loads(f.read())
+        return f"{h['what']} (pid {h['pid']} on host {h['host']}, started {h['started']})"
+    except (ValueError, KeyError, TypeError):
+        return "another process (its note in the lock file is not written yet)"
+
+# %% ../nbs/01_core.ipynb #dbcc1aac
+def _write_lock_note(f, what: str) -> None:
+    "Replace the note in the held lock file `f` by this process's pid, host and start time."
+    import json, socket, time
+
+    note = dict(
+        what=what,
+        pid=os.getpid(),
+        host=socket.gethostname(),
+        started=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    )
+    f.seek(0)
+    f.truncate()
+    f.write(json.dumps(note))
+    f.flush()
+
+# %% ../nbs/01_core.ipynb #5af7711a
 @constrained(folder=PathLike, what=Text, func=Text | None)
 @contextmanager
 def folder_lock(folder, what: str = "a fairlib run", func: str | None = None):
-    """Hold an exclusive lock on `folder` (`fcntl.flock` on its `.fairlib.lock`, which notes the holder's pid, host
-    and start time) while the block runs; released on exit, error or death of the process. A folder another holder
-    has locked is refused with a FairlibInputError naming the folder and that holder."""
-    import fcntl, json, socket, time
+    """Hold an exclusive lock on `folder` (`fcntl.flock` on its `.fairlib.lock`, which notes the
+    holder's pid, host and start time) while the block runs; released on exit, error or death of the
+    process. A folder another holder has locked is refused with a FairlibInputError naming the
+    folder and that holder."""
+    import fcntl
 
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
@@ -409,24 +459,15 @@ def folder_lock(folder, what: str = "a fairlib run", func: str | None = None):
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        f.seek(0)
-        try:
-            h = json.loads(f.read())
-            holder = f"{h['what']} (pid {h['pid']} on host {h['host']}, started {h['started']})"
-        except (ValueError, KeyError, TypeError):
-            holder = "another process (its note in the lock file is not written yet)"
+        holder = _lock_holder(f)
         f.close()
         raise FairlibInputError(
-            "runs_dir", f"folder {d} is in use by {holder}; wait for it to finish or use another folder", func
+            "runs_dir",
+            f"folder {d} is in use by {holder}; wait for it to finish or use another folder",
+            func,
         ) from None
     try:
-        note = dict(
-            what=what, pid=os.getpid(), host=socket.gethostname(), started=time.strftime("%Y-%m-%d %H:%M:%S %Z")
-        )
-        f.seek(0)
-        f.truncate()
-        f.write(json.dumps(note))
-        f.flush()
+        _write_lock_note(f, what)
         yield d / LOCK_FILE
     finally:
         f.seek(0)
@@ -448,7 +489,7 @@ def is_small_count(n) -> bool:
         return False
     return bool(np.isfinite(v) and 0 < v < SMALL_CELL_THRESHOLD)
 
-
+# %% ../nbs/01_core.ipynb #6a96cb0a
 @constrained(n=Unchecked("a count (or NaN) shown as text"))
 def mask_count(n) -> str:
     "A count as text for messages: the number, or '<11' when it is a small cell."

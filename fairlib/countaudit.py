@@ -11,6 +11,7 @@ from .core import FairlibInputError, check_rng
 from .constraints import Instance, PositiveInt, Seed, constrained
 from .distributed import DatasetCounts, _check_columns, dataset_counts
 from .records import AuditData
+from .resample import _block_counts, _tables_from_blocks
 from .reliability import TAU_VFR
 from .tables import _metric_specs, _split_metrics
 from .views import _cell_keys
@@ -18,43 +19,71 @@ from .views import _cell_keys
 # %% auto #0
 __all__ = ['draw_histogram_bins']
 
+# %% ../nbs/04d_countaudit.ipynb #6267c104
+def _draw_picks(rng, h: np.ndarray, mu: np.ndarray, c: np.ndarray) -> np.ndarray:
+    "Per resample k, the sum of `c[k]` picks from sub-bins of sizes `h` and means `mu`, one by one."
+    cdf = np.cumsum(h) / h.sum()
+    picks = np.searchsorted(cdf, rng.random(int(c.sum())), side="right")
+    vals = mu[np.minimum(picks, len(h) - 1)]
+    out, nz = np.zeros(len(c)), c > 0
+    out[nz] = np.add.reduceat(vals, (np.cumsum(c) - c)[nz])
+    return out
+
 # %% ../nbs/04d_countaudit.ipynb #e37aa377
 def _pick_sums(rng, h: np.ndarray, mu: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Per resample k, the sum of `c[k]` picks from sub-bins of sizes `h` and mean scores `mu`: one draw per pick when
-    the picks are few, else a multinomial per resample (the same law)."""
+    """Per resample k, the sum of `c[k]` picks from sub-bins of sizes `h` and mean scores `mu`: one
+    draw per pick when the picks are few, else a multinomial per resample (the same law)."""
     K, tot = len(c), int(c.sum())
     if tot <= K * len(h):
-        cdf = np.cumsum(h) / h.sum()
-        vals = mu[np.minimum(np.searchsorted(cdf, rng.random(tot), side="right"), len(h) - 1)]
-        out, nz = np.zeros(K), c > 0
-        out[nz] = np.add.reduceat(vals, (np.cumsum(c) - c)[nz])
-        return out
+        return _draw_picks(rng, h, mu, c)
     return rng.multinomial(c, h / h.sum()) @ mu
 
-# %% ../nbs/04d_countaudit.ipynb #45f005d3
-@constrained(
+# %% ../nbs/04d_countaudit.ipynb #499b59f4
+def _check_histogram(score_counts: np.ndarray, score_sums: np.ndarray, G: int, nb: int) -> None:
+    "Refuse a score histogram whose shape is not (G, 2, nb, 2, score_bins), sums alike."
+    shape = score_counts.shape
+    if score_counts.ndim != 5 or shape[:4] != (G, 2, nb, 2) or score_sums.shape != shape:
+        why = f"must have shape ({G}, 2, {nb}, 2, score_bins), got {shape}"
+        raise FairlibInputError("score_counts", why, "draw_histogram_bins")
+
+# %% ../nbs/04d_countaudit.ipynb #3bd9db59
+def _histogram_sums(c: np.ndarray, H: np.ndarray, sums: np.ndarray, K: int, rng) -> np.ndarray:
+    "Score sums `(blocks, K)` of `c[k, j]` picks inside each block j, from its sub-bins `H[j]`."
+    sp = np.zeros((c.shape[1], K))
+    for j in np.flatnonzero(c.sum(0)):
+        nz = np.flatnonzero(H[j])
+        sp[j] = _pick_sums(rng, H[j, nz], sums[j, nz] / H[j, nz], c[:, j])
+    return sp
+
+# %% ../nbs/04d_countaudit.ipynb #05d940c1
+_HISTOGRAM_ARGS = dict(
     data=Instance(AuditData),
     score_counts=Instance(np.ndarray, label="records per block and sub-bin, (G, 2, n_bins, 2, score_bins)"),
     score_sums=Instance(np.ndarray, label="sums of their scores, the same shape"),
     n_resamples=PositiveInt,
     seed=Seed,
 )
+
+# %% ../nbs/04d_countaudit.ipynb #45f005d3
+@constrained(**_HISTOGRAM_ARGS)
 def draw_histogram_bins(
     data: AuditData, score_counts: np.ndarray, score_sums: np.ndarray, n_resamples: int, seed
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Resampled count tables `(K, G, 2, 2)` and calibration bins `(K, G, n_bins, 3)` from a score histogram.
+    """Resampled count tables `(K, G, 2, 2)` and calibration bins `(K, G, n_bins, 3)` from histograms.
 
     Parameters
     ----------
     data : AuditData
-        The audit data of the same groups (its strata sizes `m` set the resample size); it needs no records.
+        The audit data of the same groups (its strata sizes `m` set the resample size); it needs no
+        records.
     score_counts, score_sums : ndarray
-        Per (group, y, calibration bin, ŷ) block and score sub-bin, the records and the sum of their scores
-        (`DatasetCounts.score_counts`, `.score_sums`).
+        Per (group, y, calibration bin, ŷ) block and score sub-bin, the records and the sum of their
+        scores (`DatasetCounts.score_counts`, `.score_sums`).
     n_resamples : int
         K, the resamples.
     seed : None, int, SeedSequence or Generator
-        As in `fairlib.resample.draw_counts_bins`; the same seed gives the same counts and Σy as there.
+        As in `fairlib.resample.draw_counts_bins`; the same seed gives the same counts and Σy as
+        there.
 
     Returns
     -------
@@ -68,37 +97,33 @@ def draw_histogram_bins(
 
     Examples
     --------
-    >>> counts, bins = draw_histogram_bins(data, dc.score_counts, dc.score_sums, 500, seed=0)  # doctest: +SKIP
+    >>> import dask.dataframe as dd
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from fairlib.countaudit import draw_histogram_bins
+    >>> from fairlib.distributed import dataset_counts
+    >>> from fairlib.views import _view_data
+    >>> rng = np.random.default_rng(1)
+    >>> f = pd.DataFrame(dict(g=rng.choice(["a", "b"], 400), y=rng.integers(0, 2, 400)))
+    >>> f["p"] = np.clip(0.3 + 0.4 * f.y + rng.normal(0, 0.15, 400), 0, 1)
+    >>> f["yh"] = (f.p > 0.5).astype(int)
+    >>> ddf = dd.from_pandas(f, npartitions=2)
+    >>> dc = dataset_counts(ddf, "y", "yh", sensitive_features="g", y_prob="p")
+    >>> data = _view_data(dc.ct)  # the audit data of the pass's count table
+    >>> counts, bins = draw_histogram_bins(data, dc.score_counts, dc.score_sums, 50, seed=0)
+    >>> counts.shape, bins.shape, bool((counts.sum((2, 3)) == dc.ct.support).all())
+    ((50, 2, 2, 2), (50, 2, 10, 3), True)
     """
     G, nb = len(data.groups), data.n_bins
-    if score_counts.ndim != 5 or score_counts.shape[:4] != (G, 2, nb, 2) or score_sums.shape != score_counts.shape:
-        raise FairlibInputError(
-            "score_counts",
-            f"must have shape ({G}, 2, {nb}, 2, score_bins), got {score_counts.shape}",
-            "draw_histogram_bins",
-        )
+    _check_histogram(score_counts, score_sums, G, nb)
     rng, K, Q = check_rng(seed), n_resamples, score_counts.shape[-1]
     H, sums = score_counts.reshape(-1, Q), score_sums.reshape(-1, Q)
-    size = H.sum(1)
-    S = size.reshape(G * 2, nb * 2)
-    m = data.m.reshape(-1)
-    c = np.zeros((K, G * 2, nb * 2), np.int64)
-    for s in np.flatnonzero(m):  # stage 1: block counts, drawn as fairlib.resample.draw_counts_bins draws them
-        c[:, s] = rng.multinomial(m[s], S[s] / S[s].sum(), size=K)
-    c = c.reshape(K, -1)
-    sp = np.zeros((c.shape[1], K))
-    for j in np.flatnonzero(c.sum(0)):  # stage 2: picks inside block j, from its histogram
-        nz = np.flatnonzero(H[j])
-        sp[j] = _pick_sums(rng, H[j, nz], sums[j, nz] / H[j, nz], c[:, j])
-    c5 = c.reshape(K, G, 2, nb, 2)
-    s5 = sp.T.reshape(K, G, 2, nb, 2)
-    counts = c5.sum(3).astype(np.float64)
-    bins = np.stack([c5.sum((2, 4)), c5[:, :, 1].sum(-1), s5.sum((2, 4))], axis=-1).astype(np.float64)
-    return counts, bins
+    c = _block_counts(data, H.sum(1).reshape(G * 2, nb * 2), K, rng)  # as draw_counts_bins draws them
+    return _tables_from_blocks(c, _histogram_sums(c, H, sums, K, rng), K, G, nb)
 
 # %% ../nbs/04d_countaudit.ipynb #823eaf40
 def _view_histogram(dc: DatasetCounts, attributes) -> tuple[np.ndarray, np.ndarray]:
-    "The score histogram (counts, sums) of the view of `attributes`, its groups in `view_table`'s order."
+    "The score histogram (counts, sums) of the view of `attributes`, groups in `view_table`'s order."
     names = [str(n) for n in dc.ct.groups.names]
     if list(attributes) == names:
         return dc.score_counts, dc.score_sums
@@ -112,7 +137,7 @@ def _view_histogram(dc: DatasetCounts, attributes) -> tuple[np.ndarray, np.ndarr
 
 # %% ../nbs/04d_countaudit.ipynb #7687075f
 def _histogram_draws(dc: DatasetCounts):
-    "The `draw_bins(attributes, data, K, rng)` of `fairlib.audit._audit_from_counts`, from the pass's histogram."
+    "The `draw_bins(attributes, data, K, rng)` of `_audit_from_counts`, from the pass's histogram."
     cache = {}
 
     def draw_bins(attributes, data, K, rng):
@@ -122,6 +147,24 @@ def _histogram_draws(dc: DatasetCounts):
         return draw_histogram_bins(data, *cache[key], K, rng)
 
     return draw_bins
+
+# %% ../nbs/04d_countaudit.ipynb #a9a104b0
+def _refuse_custom(custom: dict, func: str) -> None:
+    "Refuse custom metric functions: they need the records, and a dask DataFrame is only counted."
+    if custom:
+        names = list(custom)
+        why = f"custom metric function(s) {names} need the records; a dask DataFrame is counted"
+        raise FairlibInputError("metrics", why, func)
+
+# %% ../nbs/04d_countaudit.ipynb #cee97522
+def _attribute_names(sensitive_features, func: str) -> list:
+    "The attribute column names as a list; 'view', 'support' and 'included' are refused."
+    sf = [sensitive_features] if isinstance(sensitive_features, str) else list(sensitive_features)
+    bad = [a for a in sf if a in ("view", "support", "included")]
+    if bad:
+        why = f"an attribute may not be called {bad[0]!r}: rename it"
+        raise FairlibInputError("sensitive_features", why, func)
+    return sf
 
 # %% ../nbs/04d_countaudit.ipynb #fda5cf8f
 def _dask_audit(
@@ -149,24 +192,24 @@ def _dask_audit(
     reference=None,
     func="audit",
 ) -> dict:
-    "The arguments of `_audit_from_counts` for a dask DataFrame `data` whose columns `fl.audit`'s arguments name."
+    "The arguments of `_audit_from_counts` for a dask DataFrame `data` (columns named as in `fl.audit`)."
     named = dict(y_true=y_true, y_pred=y_pred, y_prob=y_prob)
-    _check_columns(data, named, sensitive_features, pos_label, func)  # columns and dtypes first, as in memory
+    _check_columns(data, named, sensitive_features, pos_label, func)  # columns first, as in memory
     builtin, thresholds, custom = _split_metrics(metrics, thresholds, func)
-    if custom:
-        raise FairlibInputError(
-            "metrics", f"custom metric function(s) {list(custom)} need the records; a dask DataFrame is counted", func
-        )
+    _refuse_custom(custom, func)
     specs = _metric_specs(builtin, thresholds, y_prob, func)
     if sample_weight is not None:
         raise FairlibInputError("sample_weight", "is not supported when `data` is a dask DataFrame", func)
     if vfr:
         check_rng(seed)
-    sf = [sensitive_features] if isinstance(sensitive_features, str) else list(sensitive_features)
-    bad = [a for a in sf if a in ("view", "support", "included")]
-    if bad:
-        raise FairlibInputError("sensitive_features", f"an attribute may not be called {bad[0]!r}: rename it", func)
-    kw = dict(sensitive_features=sf, y_prob=y_prob, pos_label=pos_label, min_support=min_support, n_bins=n_bins)
+    sf = _attribute_names(sensitive_features, func)
+    kw = dict(
+        sensitive_features=sf,
+        y_prob=y_prob,
+        pos_label=pos_label,
+        min_support=min_support,
+        n_bins=n_bins,
+    )
     dc = dataset_counts(data, y_true, y_pred, func=func, **kw)
     return dict(
         ct=dc.ct,

@@ -25,7 +25,8 @@ _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 # %% ../nbs/02d_datafiles.ipynb #53587529
 def _source(data, func: str):
-    "(kind, source, name) of `data`: 'CSV' or 'Parquet' by suffix; '-' is CSV text from standard input."
+    """(kind, source, name) of `data`: 'CSV' or 'Parquet' by suffix; '-' is CSV text from standard
+    input."""
     if str(data) == "-":
         return "CSV", io.StringIO(sys.stdin.read()), "standard input"
     p, name = Path(data), repr(str(data))
@@ -36,12 +37,15 @@ def _source(data, func: str):
     low = p.name.lower()
     kind = "Parquet" if low.endswith(_PARQUET) else "CSV" if low.endswith(_CSV) else None
     if kind is None:
-        raise FairlibInputError(
-            "data", f"{name}: unknown file type; name a .csv or .parquet file (or - for CSV on stdin)", func
-        )
+        why = f"{name}: unknown file type; name a .csv or .parquet file (or - for CSV on stdin)"
+        raise FairlibInputError("data", why, func)
     if p.stat().st_size == 0:
         raise FairlibInputError("data", f"{name} is empty", func)
     return kind, p, name
+
+# %% ../nbs/02d_datafiles.ipynb #675f8fc5
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 # %% ../nbs/02d_datafiles.ipynb #f768e2f1
 def _header_cells(kind: str, src, func: str, name: str) -> list[str]:
@@ -60,20 +64,22 @@ def _header_cells(kind: str, src, func: str, name: str) -> list[str]:
         src.seek(0)
     return [str(c).lstrip("\ufeff") for c in raw.iloc[0].tolist()] if len(raw) else []
 
-
-def _first_line(e: Exception) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
-
-# %% ../nbs/02d_datafiles.ipynb #160d250e
-def _check_header(cells: list[str], func: str, name: str) -> None:
-    "Refuse a header whose every cell is a number, or one with a repeated column name."
+# %% ../nbs/02d_datafiles.ipynb #21a32a9f
+def _numbers_only(cells: list[str], func: str, name: str) -> None:
+    "Refuse a header whose every cell is a number: it is likely the first record."
     if cells and all(_NUMBER.fullmatch(c.strip()) for c in cells):
+        shown = f"{', '.join(cells[:6])}{', ...' if len(cells) > 6 else ''}"
         raise FairlibInputError(
             "data",
-            f"{name}: its first line ({', '.join(cells[:6])}{', ...' if len(cells) > 6 else ''}) looks like data, "
-            "not a header: every cell is a number; add a first line with the column names",
+            f"{name}: its first line ({shown}) looks like "
+            "data, not a header: every cell is a number; "
+            "add a first line with the column names",
             func,
         )
+
+# %% ../nbs/02d_datafiles.ipynb #86cf0968
+def _repeated_name(cells: list[str], func: str, name: str) -> None:
+    "Refuse a header that names a (non-empty) column more than once."
     seen = {}
     for i, c in enumerate(cells):
         if c.strip():
@@ -83,32 +89,101 @@ def _check_header(cells: list[str], func: str, name: str) -> None:
         c, at = next(iter(dup.items()))
         raise FairlibInputError(
             "data",
-            f"{name}: the header names column {c!r} {len(at)} times (columns {', '.join(map(str, at))}), so which "
-            "one is meant is ambiguous; rename the repeated columns",
+            f"{name}: the header names column {c!r} {len(at)} "
+            f"times (columns {', '.join(map(str, at))}), "
+            "so which one is meant is ambiguous; rename the repeated columns",
             func,
         )
 
+# %% ../nbs/02d_datafiles.ipynb #160d250e
+def _check_header(cells: list[str], func: str, name: str) -> None:
+    "Refuse a header whose every cell is a number, or one with a repeated column name."
+    _numbers_only(cells, func, name)
+    _repeated_name(cells, func, name)
+
+# %% ../nbs/02d_datafiles.ipynb #a9cf1d69
+def _sensitive_as_text(df: pd.DataFrame, src, cells: list[str], sens: list) -> None:
+    """Replace the sensitive columns of the CSV records `df` by the file's text (an empty cell is
+    missing)."""
+    at = [i for i, c in enumerate(cells) if c in sens]
+    if not at or len(df.columns) != len(cells):
+        return
+    if isinstance(src, io.StringIO):
+        src.seek(0)
+    text = pd.read_csv(src, usecols=at, dtype=str, keep_default_na=False, na_values=[""])
+    for i in at:
+        df[df.columns[i]] = text[text.columns[at.index(i)]]
+
+# %% ../nbs/02d_datafiles.ipynb #8534ac01
+def _read_records(kind: str, src, sens: list, func: str, name: str) -> pd.DataFrame:
+    """The records of a CSV or Parquet source, after its header is checked; raises what pandas
+    raises."""
+    cells = _header_cells(kind, src, func, name)
+    _check_header(cells, func, name)
+    if kind == "Parquet":
+        return pd.read_parquet(src)
+    df = pd.read_csv(src)
+    _sensitive_as_text(df, src, cells, sens)
+    return df
+
+# %% ../nbs/02d_datafiles.ipynb #cd408571
+def _check_records(df: pd.DataFrame, func: str, name: str) -> None:
+    "Refuse records with a repeated column, no rows, or a single row."
+    if df.columns.duplicated().any():
+        raise FairlibInputError("data", f"{name}: column {df.columns[df.columns.duplicated()][0]!r} is repeated", func)
+    if len(df) == 0:
+        raise FairlibInputError("data", f"{name} has a header but no rows", func)
+    if len(df) == 1:
+        raise FairlibInputError(
+            "data",
+            f"{name} has a single record: one record cannot "
+            "be audited, and a file of two lines may be a "
+            "header and a record or two records without a header; check the file",
+            func,
+        )
+
+# %% ../nbs/02d_datafiles.ipynb #9797c0f0
+def _check_named_columns(df: pd.DataFrame, named: list, sens: list, func: str) -> None:
+    """Refuse a named or sensitive column that is not in `df`, and a sensitive column used as a
+    label too."""
+    for arg, col in [*named, *(("sensitive_features", c) for c in sens)]:
+        if col not in df.columns:
+            raise FairlibInputError(arg, _no_column(col, df.columns), func)
+    for arg, col in named:
+        if col in sens:
+            raise FairlibInputError(
+                "sensitive_features",
+                f"names column {col!r}, which is also {arg}: "
+                "a sensitive column is read as group codes "
+                "(text) and cannot be a label or score column as well",
+                func,
+            )
+
 # %% ../nbs/02d_datafiles.ipynb #61a57e8c
-@constrained(
+_READ_ARGS = dict(
     data=PathLike,
     sensitive_features=Text | Instance(list, tuple, label="a column name or a list of column names"),
     columns=None | Instance(dict, label="a dict {argument: column name}"),
     func=None | Text,
 )
+
+# %% ../nbs/02d_datafiles.ipynb #fed215a1
+@constrained(**_READ_ARGS)
 def read_audit_table(data, *, sensitive_features, columns=None, func: str | None = None) -> pd.DataFrame:
     """Read an audit's records from a CSV or Parquet file without guessing what its columns are.
 
     Parameters
     ----------
     data : str or os.PathLike
-        A `.csv` file (also `.txt`, `.csv.gz`, `.csv.bz2`, `.csv.xz`, `.csv.zip`), a `.parquet` / `.pq` file, or `-`
-        for CSV text on standard input.
+        A `.csv` file (also `.txt`, `.csv.gz`, `.csv.bz2`, `.csv.xz`, `.csv.zip`), a `.parquet` /
+        `.pq` file, or `-` for CSV text on standard input.
     sensitive_features : str or list of str
-        The sensitive columns. In a CSV they are read as text, so every distinct code is a group of its own ('007'
-        and '7' are two); a Parquet file keeps its stored types.
+        The sensitive columns. In a CSV they are read as text, so every distinct code is a group of
+        its own ('007' and '7' are two); a Parquet file keeps its stored types.
     columns : dict, optional
-        Other columns that must be there, as {argument: column name} (e.g. {"y_true": "income"}); a missing one is
-        refused naming the argument, with the closest column names. None values are skipped.
+        Other columns that must be there, as {argument: column name} (e.g. {"y_true": "income"}); a
+        missing one is refused naming the argument, with the closest column names. None values are
+        skipped.
     func : str, optional
         The function to name in error messages (default: read_audit_table).
 
@@ -120,9 +195,10 @@ def read_audit_table(data, *, sensitive_features, columns=None, func: str | None
     Raises
     ------
     FairlibInputError
-        `data`: no such file, a folder, an unknown file type, an empty file, a file that cannot be parsed, a
-        header that repeats a column name or whose every cell is a number, a file with no record or a single one;
-        `sensitive_features` or the argument named in `columns`: a column that is not in the file.
+        `data`: no such file, a folder, an unknown file type, an empty file, a file that cannot be
+        parsed, a header that repeats a column name or whose every cell is a number, a file with no
+        record or a single one; `sensitive_features` or the argument named in `columns`: a column
+        that is not in the file.
 
     Examples
     --------
@@ -136,21 +212,7 @@ def read_audit_table(data, *, sensitive_features, columns=None, func: str | None
     sens = [sensitive_features] if isinstance(sensitive_features, str) else list(sensitive_features)
     kind, src, name = _source(data, func)
     try:
-        cells = _header_cells(kind, src, func, name)
-        _check_header(cells, func, name)
-        if kind == "Parquet":
-            df = pd.read_parquet(src)
-        else:
-            df = pd.read_csv(src)
-            at = [i for i, c in enumerate(cells) if c in sens]
-            if at and len(df.columns) == len(
-                cells
-            ):  # the sensitive columns again, as text: only an empty cell is missing
-                if isinstance(src, io.StringIO):
-                    src.seek(0)
-                text = pd.read_csv(src, usecols=at, dtype=str, keep_default_na=False, na_values=[""])
-                for i in at:
-                    df[df.columns[i]] = text[text.columns[at.index(i)]]
+        df = _read_records(kind, src, sens, func, name)
     except ImportError:
         raise FairlibInputError("data", "reading Parquet needs pyarrow: pip install fairlib[parquet]", func) from None
     except pd.errors.EmptyDataError:
@@ -159,29 +221,8 @@ def read_audit_table(data, *, sensitive_features, columns=None, func: str | None
         if isinstance(e, FairlibInputError):
             raise
         raise FairlibInputError("data", f"{name} cannot be read as {kind}: {_first_line(e)}", func) from None
-    if df.columns.duplicated().any():
-        raise FairlibInputError("data", f"{name}: column {df.columns[df.columns.duplicated()][0]!r} is repeated", func)
-    if len(df) == 0:
-        raise FairlibInputError("data", f"{name} has a header but no rows", func)
-    if len(df) == 1:
-        raise FairlibInputError(
-            "data",
-            f"{name} has a single record: one record cannot be audited, and a file of two lines may be a header "
-            "and a record or two records without a header; check the file",
-            func,
-        )
-    named = [(k, v) for k, v in (columns or {}).items() if v is not None]
-    for arg, col in [*named, *(("sensitive_features", c) for c in sens)]:
-        if col not in df.columns:
-            raise FairlibInputError(arg, _no_column(col, df.columns), func)
-    for arg, col in named:
-        if col in sens:
-            raise FairlibInputError(
-                "sensitive_features",
-                f"names column {col!r}, which is also {arg}: a sensitive column is read as group codes (text) and "
-                "cannot be a label or score column as well",
-                func,
-            )
+    _check_records(df, func, name)
+    _check_named_columns(df, [(k, v) for k, v in (columns or {}).items() if v is not None], sens, func)
     return df
 
 # %% ../nbs/02d_datafiles.ipynb #cf8e4dd1
@@ -194,21 +235,37 @@ def _same_file(a: Path, b: Path) -> bool:
     except OSError:
         return False
 
+# %% ../nbs/02d_datafiles.ipynb #23178543
+def _output_path(k: str, v, func: str) -> Path:
+    "The output `v` of argument `k` as a Path, refused when it cannot name a file to write."
+    if not isinstance(v, (str, os.PathLike)) or not str(v).strip():
+        raise FairlibInputError(k, f"is empty ({v!r}): name the file to write", func)
+    if str(v) == "-":
+        raise FairlibInputError(k, "is '-': writing to standard output is not supported here; name a file", func)
+    p = Path(v)
+    if p.is_dir():
+        raise FairlibInputError(k, f"{str(v)!r} is a folder; name the file to write", func)
+    up = next((q for q in p.absolute().parents if q.exists()), None)
+    if up is not None and not up.is_dir():
+        raise FairlibInputError(k, f"{str(v)!r} cannot be written: {str(up)!r} is a file, not a folder", func)
+    return p
+
 # %% ../nbs/02d_datafiles.ipynb #6f11256d
-@constrained(
-    outputs=Instance(dict, label="a dict {argument: path or None}"),
-    inputs=None | Instance(dict, label="a dict {argument: path or None}"),
-    func=None | Text,
-)
+_PATHS = Instance(dict, label="a dict {argument: path or None}")
+
+
+@constrained(outputs=_PATHS, inputs=None | _PATHS, func=None | Text)
 def check_output_paths(outputs: dict, inputs: dict | None = None, func: str | None = None) -> dict:
-    """Refuse output paths that could destroy an input or each other, before anything is read or written.
+    """Refuse output paths that could destroy an input or each other, before any read or write.
 
     Parameters
     ----------
     outputs : dict
-        {argument: path} of the files to write (None: not asked for), e.g. {"out": "report.html", "json": "r.json"}.
+        {argument: path} of the files to write (None: not asked for), e.g. {"out": "report.html",
+        "json": "r.json"}.
     inputs : dict, optional
-        {argument: path} of the files read, e.g. {"data": "adult.csv"}; `-` (standard input) and None are skipped.
+        {argument: path} of the files read, e.g. {"data": "adult.csv"}; `-` (standard input) and
+        None are skipped.
     func : str, optional
         The function to name in error messages.
 
@@ -220,8 +277,8 @@ def check_output_paths(outputs: dict, inputs: dict | None = None, func: str | No
     Raises
     ------
     FairlibInputError
-        Naming the output's argument: an empty path, `-`, an existing folder, a path under a file, the same file
-        as an input or as another output.
+        Naming the output's argument: an empty path, `-`, an existing folder, a path under a file,
+        the same file as an input or as another output.
 
     Examples
     --------
@@ -234,21 +291,12 @@ def check_output_paths(outputs: dict, inputs: dict | None = None, func: str | No
     for k, v in outputs.items():
         if v is None:
             continue
-        if not isinstance(v, (str, os.PathLike)) or not str(v).strip():
-            raise FairlibInputError(k, f"is empty ({v!r}): name the file to write", func)
-        if str(v) == "-":
-            raise FairlibInputError(k, "is '-': writing to standard output is not supported here; name a file", func)
-        p = Path(v)
-        if p.is_dir():
-            raise FairlibInputError(k, f"{str(v)!r} is a folder; name the file to write", func)
-        up = next((q for q in p.absolute().parents if q.exists()), None)
-        if up is not None and not up.is_dir():
-            raise FairlibInputError(k, f"{str(v)!r} cannot be written: {str(up)!r} is a file, not a folder", func)
+        p = _output_path(k, v, func)
         for ik, ip in ins.items():
             if _same_file(p, ip):
-                raise FairlibInputError(
-                    k, f"{str(v)!r} is the input file {ik} ({str(ip)!r}): writing it would destroy the input", func
-                )
+                why = f"{str(v)!r} is the input file {ik} ({str(ip)!r}): "
+                why += "writing it would destroy the input"
+                raise FairlibInputError(k, why, func)
         for ok, op in out.items():
             if _same_file(p, op):
                 raise FairlibInputError(k, f"{str(v)!r} is the same file as {ok} ({str(op)!r}); name two files", func)

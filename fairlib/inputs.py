@@ -18,6 +18,16 @@ _CALLER = "checked inside, so that the message names the caller's function"
 # %% auto #0
 __all__ = ['group_label', 'group_codes', 'excluded_text', 'align_inputs', 'binary_labels', 'resolve_inputs']
 
+# %% ../nbs/02_inputs.ipynb #553e8f63
+def _sf_frame_columns(sf: pd.DataFrame, func) -> list:
+    "A sensitive-features DataFrame's columns as (name, array); none, or duplicates, are refused."
+    if sf.shape[1] == 0:
+        raise FairlibInputError("sensitive_features", "is a DataFrame with no columns", func)
+    dup = sf.columns[sf.columns.duplicated()].unique().tolist()
+    if dup:
+        raise FairlibInputError("sensitive_features", f"has duplicated column(s) {dup}", func)
+    return [(str(c), sf[c].to_numpy()) for c in sf.columns]
+
 # %% ../nbs/02_inputs.ipynb #52f2b944
 def _sf_columns(sensitive_features, func):
     "Split `sensitive_features` into a list of (name, 1-d array) columns."
@@ -25,16 +35,10 @@ def _sf_columns(sensitive_features, func):
     if sf is None:
         raise FairlibInputError("sensitive_features", "is required", func)
     if isinstance(sf, str):
-        raise FairlibInputError(
-            "sensitive_features", f"is the string {sf!r}: a column name needs `data=` (a DataFrame)", func
-        )
+        why = f"is the string {sf!r}: a column name needs `data=` (a DataFrame)"
+        raise FairlibInputError("sensitive_features", why, func)
     if isinstance(sf, pd.DataFrame):
-        if sf.shape[1] == 0:
-            raise FairlibInputError("sensitive_features", "is a DataFrame with no columns", func)
-        dup = sf.columns[sf.columns.duplicated()].unique().tolist()
-        if dup:
-            raise FairlibInputError("sensitive_features", f"has duplicated column(s) {dup}", func)
-        return [(str(c), sf[c].to_numpy()) for c in sf.columns]
+        return _sf_frame_columns(sf, func)
     if isinstance(sf, dict):
         if not sf:
             raise FairlibInputError("sensitive_features", "is an empty dict", func)
@@ -56,7 +60,7 @@ def group_label(g) -> str:
 
 # %% ../nbs/02_inputs.ipynb #3481ac1a
 def _same_text(values, name: str, func, what: str = "codes") -> None:
-    "Refuse distinct group values that print as the same text (e.g. 7 and '7'): two groups under one name."
+    "Refuse distinct group values that print as the same text (7 and '7'): two groups, one name."
     seen = {}
     for v in values:
         t = group_label(v)
@@ -64,43 +68,36 @@ def _same_text(values, name: str, func, what: str = "codes") -> None:
             a, b = seen[t], v
             raise FairlibInputError(
                 "sensitive_features",
-                f"column {name!r} holds distinct {what} {a!r} ({type(a).__name__}) and {b!r} ({type(b).__name__}) "
-                f"that read the same as text ({t!r}), so two groups would share one name: give the column one type "
-                "(e.g. .astype(str), which also keeps codes such as '007' and '7' apart)",
+                f"column {name!r} holds distinct {what} {a!r} ({type(a).__name__}) and {b!r} "
+                f"({type(b).__name__}) that read the same as text ({t!r}), so two groups would "
+                "share one name: give the column one type (e.g. .astype(str), which also keeps "
+                "codes such as '007' and '7' apart)",
                 func,
             )
         seen[t] = v
 
+# %% ../nbs/02_inputs.ipynb #d29955f4
+def _column_codes(name: str, col, func) -> tuple[np.ndarray, pd.Index]:
+    "Codes of one sensitive column over its sorted distinct values, and those values as an Index."
+    if len(col) == 0:
+        raise FairlibInputError("sensitive_features", "is empty", func)
+    try:
+        c, u = pd.factorize(col, sort=True, use_na_sentinel=True)
+    except TypeError:  # mixed, unorderable labels (e.g. 1 and "a"): order by their text
+        obj = pd.Series(col, dtype=object)
+        _same_text(pd.unique(obj.dropna()), name, func)
+        text = obj.map(lambda v: v if pd.isna(v) else str(v)).to_numpy()
+        c, u = pd.factorize(text, sort=True, use_na_sentinel=True)
+    else:
+        _same_text(u, name, func)
+    if (c < 0).any():
+        why = f"column {name!r} has {int((c < 0).sum())} missing value(s)"
+        raise FairlibInputError("sensitive_features", why, func)
+    return c.astype(np.int64), pd.Index(u, name=name)
 
-@constrained(sensitive_features=Unchecked(_CALLER), func=_FUNC)
-def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray, pd.Index]:
-    """Integer code per row and the sorted Index of observed groups (a MultiIndex for intersections). Every distinct
-    value is its own group; distinct values that read the same as text (7 and '7') are refused."""
-    cols = _sf_columns(sensitive_features, func)
-    codes, levels = [], []
-    for name, col in cols:
-        if len(col) == 0:
-            raise FairlibInputError("sensitive_features", "is empty", func)
-        try:
-            c, u = pd.factorize(col, sort=True, use_na_sentinel=True)
-        except TypeError:  # mixed, unorderable labels (e.g. 1 and "a"): order by their text
-            obj = pd.Series(col, dtype=object)
-            _same_text(pd.unique(obj.dropna()), name, func)
-            c, u = pd.factorize(
-                obj.map(lambda v: v if pd.isna(v) else str(v)).to_numpy(),
-                sort=True,
-                use_na_sentinel=True,
-            )
-        else:
-            _same_text(u, name, func)
-        if (c < 0).any():
-            raise FairlibInputError(
-                "sensitive_features", f"column {name!r} has {int((c < 0).sum())} missing value(s)", func
-            )
-        codes.append(c.astype(np.int64))
-        levels.append(pd.Index(u, name=name))
-    if len(cols) == 1:
-        return codes[0], levels[0]
+# %% ../nbs/02_inputs.ipynb #10ddc791
+def _intersections(cols, codes, levels, func) -> tuple[np.ndarray, pd.MultiIndex]:
+    "One code per row for the observed intersections of the columns, and the MultiIndex of them."
     check_same_length(func, **{f"sensitive_features[{n}]": c for (n, _), c in zip(cols, codes)})
     flat = np.ravel_multi_index(codes, [len(l) for l in levels])
     obs, inv = np.unique(flat, return_inverse=True)
@@ -109,11 +106,24 @@ def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray
     _same_text(list(idx), " × ".join(str(l.name) for l in levels), func, "intersections")
     return inv.astype(np.int64), idx
 
+# %% ../nbs/02_inputs.ipynb #924b0153
+@constrained(sensitive_features=Unchecked(_CALLER), func=_FUNC)
+def group_codes(sensitive_features, func: str | None = None) -> tuple[np.ndarray, pd.Index]:
+    """Integer code per row and the sorted Index of observed groups (a MultiIndex for
+    intersections). Every distinct value is its own group; distinct values that read the same as
+    text (7 and '7') are refused."""
+    cols = _sf_columns(sensitive_features, func)
+    codes, levels = zip(*(_column_codes(name, col, func) for name, col in cols))
+    if len(cols) == 1:
+        return codes[0], levels[0]
+    return _intersections(cols, list(codes), list(levels), func)
+
 # %% ../nbs/02_inputs.ipynb #70a99908
 @constrained(excluded=Instance(dict, label="a dict {group: size}"))
 def excluded_text(excluded: dict) -> str:
-    """Excluded groups and their sizes as text ("b (n=5)"). Unmasked: it is shown to the user whose data it is;
-    `report.save_table` masks it ("n=<11") when it writes a table from real data, and the scanner reads it."""
+    """Excluded groups and their sizes as text ("b (n=5)"). Unmasked: it is shown to the user whose
+    data it is; `report.save_table` masks it ("n=<11") when it writes a table from real data, and
+    the scanner reads it."""
     return (
         ", ".join(f"{group_label(g)} (n={int(s) if float(s).is_integer() else s})" for g, s in excluded.items())
         or "none"
@@ -160,7 +170,8 @@ def _align_one(k, v, ref_name, ref_idx, func):
         raise FairlibInputError(
             k,
             f"has an index with other labels than `{ref_name}`'s ({n_diff} label(s) in one but "
-            "not the other); fairlib never pairs pandas inputs by position: align them or pass arrays",
+            "not the other); fairlib never pairs pandas inputs by position: align them or pass "
+            "arrays",
             func,
         )
     return v.loc[ref_idx]
@@ -168,7 +179,7 @@ def _align_one(k, v, ref_name, ref_idx, func):
 # %% ../nbs/02_inputs.ipynb #b3d815a4
 @constrained(func=_FUNC)
 def align_inputs(func: str | None = None, **named) -> dict:
-    "Return `named` with every pandas input re-ordered to the first one's index (same labels required), else raise."
+    "`named` with every pandas input re-ordered to the first one's index (same labels), else raise."
     parts = list(_pandas_parts(named))
     if len(parts) < 2:
         return dict(named)
@@ -192,48 +203,59 @@ def align_inputs(func: str | None = None, **named) -> dict:
 def _has_missing(a) -> int:
     return int(pd.isna(pd.Series(a, dtype=object if a.dtype == object else None)).sum())
 
+# %% ../nbs/02_inputs.ipynb #dee85437
+def _binary_01(y_true, y_pred, func) -> tuple[np.ndarray, np.ndarray]:
+    "Both label arrays as 0/1, refused with a hint at `pos_label=` when their labels are not 0/1."
+    out = []
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        try:
+            out.append(check_binary(y, name, func))
+        except FairlibInputError as e:
+            if "binary 0/1" not in e.problem:
+                raise
+            why = e.problem + "; for other labels pass pos_label= (the positive label)"
+            raise FairlibInputError(name, why, func) from None
+    return tuple(out)
+
+# %% ../nbs/02_inputs.ipynb #f2361557
+def _two_labels(name: str, y, pos_label, func) -> np.ndarray:
+    "`y` as a 1-d array with no missing value and at most two distinct labels."
+    a = as_1d(y, name, func)
+    if _has_missing(a):
+        raise FairlibInputError(name, f"contains {_has_missing(a)} missing value(s)", func)
+    labels = pd.unique(pd.Series(a, dtype=object))
+    if len(labels) > 2:
+        raise FairlibInputError(
+            name,
+            f"has {len(labels)} distinct labels {sorted(map(str, labels))[:5]}; a binary audit "
+            f"needs two (pos_label={pos_label!r} and one other)",
+            func,
+        )
+    return a
+
+# %% ../nbs/02_inputs.ipynb #73b57cb6
+def _pos_label_01(yt: np.ndarray, yp: np.ndarray, pos_label, func) -> tuple[np.ndarray, np.ndarray]:
+    "Both arrays as 0/1 (1 where the label is `pos_label`); they share two labels, it among them."
+    both = pd.unique(pd.Series(np.concatenate([yt.astype(object), yp.astype(object)])))
+    if len(both) > 2:
+        why = f"uses other labels than y_true ({sorted(map(str, both))}); both need the same two"
+        raise FairlibInputError("y_pred", why, func)
+    if not any(l == pos_label for l in both):
+        why = f"{pos_label!r} is not one of the labels {sorted(map(str, both))}"
+        raise FairlibInputError("pos_label", why, func)
+    return tuple(pd.Series(a, dtype=object).eq(pos_label).to_numpy().astype(np.int8) for a in (yt, yp))
+
 # %% ../nbs/02_inputs.ipynb #bd5e9cd2
 @constrained(y_true=Unchecked(_CALLER), y_pred=Unchecked(_CALLER), pos_label=Unchecked(_CALLER), func=_FUNC)
 def binary_labels(y_true, y_pred, *, pos_label=None, func: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    "`y_true`, `y_pred` as 0/1 arrays; with `pos_label`, any two labels (1 where the label equals `pos_label`)."
+    "`y_true`, `y_pred` as 0/1 arrays; with `pos_label`, any two labels (1 where it is pos_label)."
     if pos_label is None:
-        out = []
-        for name, y in (("y_true", y_true), ("y_pred", y_pred)):
-            try:
-                out.append(check_binary(y, name, func))
-            except FairlibInputError as e:
-                if "binary 0/1" not in e.problem:
-                    raise
-                raise FairlibInputError(
-                    name, e.problem + "; for other labels pass pos_label= (the positive label)", func
-                ) from None
-        return tuple(out)
+        return _binary_01(y_true, y_pred, func)
     if isinstance(pos_label, float) and np.isnan(pos_label):
         raise FairlibInputError("pos_label", "is NaN", func)
-    arrays = {}
-    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
-        a = as_1d(y, name, func)
-        if _has_missing(a):
-            raise FairlibInputError(name, f"contains {_has_missing(a)} missing value(s)", func)
-        labels = pd.unique(pd.Series(a, dtype=object))
-        if len(labels) > 2:
-            raise FairlibInputError(
-                name,
-                f"has {len(labels)} distinct labels {sorted(map(str, labels))[:5]}; a binary audit "
-                f"needs two (pos_label={pos_label!r} and one other)",
-                func,
-            )
-        arrays[name] = a
-    both = pd.unique(pd.Series(np.concatenate([arrays["y_true"].astype(object), arrays["y_pred"].astype(object)])))
-    if len(both) > 2:
-        raise FairlibInputError(
-            "y_pred", f"uses other labels than y_true ({sorted(map(str, both))}); both need the same two", func
-        )
-    if not any(l == pos_label for l in both):
-        raise FairlibInputError("pos_label", f"{pos_label!r} is not one of the labels {sorted(map(str, both))}", func)
-    return tuple(
-        pd.Series(arrays[k], dtype=object).eq(pos_label).to_numpy().astype(np.int8) for k in ("y_true", "y_pred")
-    )
+    yt = _two_labels("y_true", y_true, pos_label, func)
+    yp = _two_labels("y_pred", y_pred, pos_label, func)
+    return _pos_label_01(yt, yp, pos_label, func)
 
 # %% ../nbs/02_inputs.ipynb #8b3c818f
 def _is_name(x) -> bool:
@@ -241,13 +263,13 @@ def _is_name(x) -> bool:
 
 # %% ../nbs/02_inputs.ipynb #fe009e24
 def _no_column(key, columns, where: str = "`data`") -> str:
-    "'no column 'x' in `data`; did you mean ...?': the one message for a column name that is not there."
+    "'no column 'x' in `data`; did you mean ...?': the one message for a column that is not there."
     names = [str(c) for c in columns]
     close = difflib.get_close_matches(str(key), names, n=3, cutoff=0.6)
     hint = f"did you mean {', '.join(map(repr, close))}?" if close else f"columns: {', '.join(names[:12])}"
     return f"no column {key!r} in {where}; {hint}"
 
-
+# %% ../nbs/02_inputs.ipynb #92e4ca51
 def _column(data: pd.DataFrame, key, name, func):
     if key not in data.columns:
         raise FairlibInputError(name, _no_column(key, data.columns), func)
@@ -256,21 +278,9 @@ def _column(data: pd.DataFrame, key, name, func):
         raise FairlibInputError(name, f"column {key!r} is duplicated in `data`", func)
     return col
 
-# %% ../nbs/02_inputs.ipynb #258457a1
-@constrained(func=_FUNC, data=Unchecked(_CALLER), sensitive_features=Unchecked(_CALLER))
-def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=None, **arrays) -> dict:
-    "Look up column names in `data` (strings for the arrays, a name or a list of names for `sensitive_features`)."
-    if data is None:
-        for k, v in arrays.items():
-            if isinstance(v, str):
-                raise FairlibInputError(k, f"is the string {v!r}: a column name needs `data=` (a DataFrame)", func)
-        return dict(arrays, sensitive_features=sensitive_features)
-    if not isinstance(data, pd.DataFrame):
-        raise FairlibInputError("data", f"must be a pandas DataFrame, got {type(data).__name__}", func)
-    if len(data) == 0:
-        raise FairlibInputError("data", "has no rows", func)
-    out = {k: _column(data, v, k, func) if isinstance(v, str) else v for k, v in arrays.items()}
-    sf = sensitive_features
+# %% ../nbs/02_inputs.ipynb #5860fc74
+def _sf_from_data(data: pd.DataFrame, sf, func):
+    "Sensitive features given as column name(s) of `data` as a DataFrame of them; else as given."
     if isinstance(sf, str):
         sf = [sf]
     if (
@@ -284,16 +294,55 @@ def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=Non
             raise FairlibInputError("sensitive_features", f"names column(s) {dup} more than once", func)
         for c in sf:
             _column(data, c, "sensitive_features", func)
-        sf = data[list(sf)]
-    elif isinstance(sf, (list, tuple)) and sf and all(isinstance(c, str) for c in sf) and len(sf) < len(data):
+        return data[list(sf)]
+    if isinstance(sf, (list, tuple)) and sf and all(isinstance(c, str) for c in sf) and len(sf) < len(data):
         missing = [c for c in sf if c not in data.columns]
         raise FairlibInputError("sensitive_features", _no_column(missing[0], data.columns), func)
-    out["sensitive_features"] = sf
+    return sf
+
+# %% ../nbs/02_inputs.ipynb #258457a1
+@constrained(func=_FUNC, data=Unchecked(_CALLER), sensitive_features=Unchecked(_CALLER))
+def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=None, **arrays) -> dict:
+    "Look up column names in `data` (str for the arrays; a name or names for `sensitive_features`)."
+    if data is None:
+        for k, v in arrays.items():
+            if isinstance(v, str):
+                raise FairlibInputError(k, f"is the string {v!r}: a column name needs `data=` (a DataFrame)", func)
+        return dict(arrays, sensitive_features=sensitive_features)
+    if not isinstance(data, pd.DataFrame):
+        raise FairlibInputError("data", f"must be a pandas DataFrame, got {type(data).__name__}", func)
+    if len(data) == 0:
+        raise FairlibInputError("data", "has no rows", func)
+    out = {k: _column(data, v, k, func) if isinstance(v, str) else v for k, v in arrays.items()}
+    out["sensitive_features"] = _sf_from_data(data, sensitive_features, func)
     return out
 
+# %% ../nbs/02_inputs.ipynb #2b81be02
+def _unbox(v):
+    return v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame)) else v
+
+
+def _plain_sf(sf):
+    "Aligned sensitive features without their index: a frame re-indexed 0..n-1, a dict of arrays."
+    if isinstance(sf, (pd.Series, pd.DataFrame)):
+        sf = sf.reset_index(drop=True)
+    if isinstance(sf, dict):
+        sf = {k: _unbox(v) for k, v in sf.items()}
+    return sf
+
 # %% ../nbs/02_inputs.ipynb #40aff026
-def _prepare(func, y_true, y_pred, sensitive_features, *, data=None, pos_label=None, y_prob=None, sample_weight=None):
-    "Resolve column names, align pandas inputs by label and map labels to 0/1: what every public metric does first."
+def _prepare(
+    func,
+    y_true,
+    y_pred,
+    sensitive_features,
+    *,
+    data=None,
+    pos_label=None,
+    y_prob=None,
+    sample_weight=None,
+):
+    "Resolve column names, align pandas inputs by label, map labels to 0/1: a metric's first step."
     r = resolve_inputs(
         func,
         data=data,
@@ -305,10 +354,10 @@ def _prepare(func, y_true, y_pred, sensitive_features, *, data=None, pos_label=N
     )
     r = align_inputs(func, **r)
     y, yh = binary_labels(r["y_true"], r["y_pred"], pos_label=pos_label, func=func)
-    sf = r["sensitive_features"]
-    if isinstance(sf, (pd.Series, pd.DataFrame)):
-        sf = sf.reset_index(drop=True)
-    if isinstance(sf, dict):
-        sf = {k: v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame)) else v for k, v in sf.items()}
-    unbox = lambda v: v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame)) else v
-    return y, yh, sf, unbox(r["y_prob"]), unbox(r["sample_weight"])
+    return (
+        y,
+        yh,
+        _plain_sf(r["sensitive_features"]),
+        _unbox(r["y_prob"]),
+        _unbox(r["sample_weight"]),
+    )

@@ -23,8 +23,9 @@ __all__ = ['kernel_shell', 'ShownFigure', 'show_figure', 'format_float', 'displa
 def kernel_shell():
     """The IPython shell of the notebook kernel this code runs in, or None.
 
-    A Jupyter kernel (papermill, JupyterLab) or nbdev-test's executor counts; plain Python and a terminal IPython,
-    which have no cell output to show an image in, do not. IPython is never imported here.
+    A Jupyter kernel (papermill, JupyterLab) or nbdev-test's executor counts; plain Python and a
+    terminal IPython, which have no cell output to show an image in, do not. IPython is never
+    imported here.
 
     Returns
     -------
@@ -49,14 +50,14 @@ def _png(fig, dpi: int = 120) -> bytes:
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     return buf.getvalue()
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #1189ef79
 def _close_pyplot(fig) -> None:
     "Close `fig` in pyplot when pyplot manages it (pyplot is never imported here)."
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None and getattr(fig, "number", None) in plt.get_fignums():
         plt.close(fig)
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #6c292445
 def _show_png(data: bytes) -> None:
     from IPython.display import Image, display
 
@@ -70,16 +71,17 @@ def _figure_hook(fig) -> None:
         fig._fairlib_shown = True
     _close_pyplot(fig)
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #9bb8f5bd
 def _install_figure_hook(ip) -> None:
     ip.display_formatter.ipython_display_formatter.for_type_by_name("matplotlib.figure", "Figure", _figure_hook)
 
 # %% ../nbs/03c_nbdisplay.ipynb #e9030339
 class ShownFigure(type(Path())):
-    """The path of a figure file that is shown in the notebook already: as a cell's last value it adds nothing.
+    """The path of a figure already shown in the notebook: as a cell's last value it adds nothing.
 
     A `pathlib.Path` in every other way (`save_figure(...)` ending a cell would otherwise print
-    `PosixPath('figures/...png')` under the image). Paths derived from it (`.parent`, `/`) are of the same class.
+    `PosixPath('figures/...png')` under the image). Paths derived from it (`.parent`, `/`) are of
+    the same class.
     """
 
     def _ipython_display_(self) -> None:
@@ -91,11 +93,12 @@ _FIGURE = Predicate(lambda f: hasattr(f, "savefig"), "a matplotlib Figure")
 
 @constrained(fig=_FIGURE, path=PathLike)
 def show_figure(fig, path) -> Path:
-    """Show the PNG file at `path`, just written from `fig`, as an image output of the running notebook cell.
+    """Show the PNG file at `path`, just written from `fig`, as an image output of the running cell.
 
-    `fairlib.report.save_figure` calls it, so every saved paper figure is also shown where it is made. The figure is
-    shown once: leaving `fig` as the cell's last expression or calling `plt.show()` afterwards adds nothing (and
-    never the `<Figure size ...>` placeholder). Outside a notebook kernel nothing is shown.
+    `fairlib.report.save_figure` calls it, so every saved paper figure is also shown where it is
+    made. The figure is shown once: leaving `fig` as the cell's last expression or calling
+    `plt.show()` afterwards adds nothing (and never the `<Figure size ...>` placeholder). Outside a
+    notebook kernel nothing is shown.
 
     Parameters
     ----------
@@ -107,8 +110,8 @@ def show_figure(fig, path) -> Path:
     Returns
     -------
     pathlib.Path
-        `path`, so that a caller can pass the file on; in a notebook a `ShownFigure`, which as a cell's last value
-        shows nothing more (not its repr).
+        `path`, so that a caller can pass the file on; in a notebook a `ShownFigure`, which as a
+        cell's last value shows nothing more (not its repr).
 
     Raises
     ------
@@ -120,7 +123,7 @@ def show_figure(fig, path) -> Path:
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> show_figure(Figure(), "figures/demo.png")   # outside a notebook: nothing shown, nothing read
+    >>> show_figure(Figure(), "figures/demo.png")  # outside a notebook: nothing shown, nothing read
     PosixPath('figures/demo.png')
     """
     path = Path(path)
@@ -139,7 +142,7 @@ _DECIMALS = Interval(0, 15, integer=True, label="a number of decimals, 0..15")
 
 @constrained(x=Unchecked("any value: a number is formatted, NaN and None give 'NaN'"), precision=_DECIMALS)
 def format_float(x, precision: int = 3) -> str:
-    """`x` at `precision` decimals, or at `precision` significant digits when it would print as zero.
+    """`x` at `precision` decimals, or at `precision` significant digits where it would print as 0.
 
     Parameters
     ----------
@@ -183,21 +186,22 @@ def _decimals(text: str) -> int:
     t = text.strip().lower()
     return 99 if "e" in t else (len(t.split(".")[1]) if "." in t else 0)
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #ea215b68
 def _int_like(values: pd.Series) -> bool:
     v = values.to_numpy(dtype=float, na_value=np.nan)
     v = v[np.isfinite(v)]
     return bool(v.size) and bool(np.all(v == np.round(v))) and bool(np.all(np.abs(v) < 2**53))
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #c7266637
 def _float_formatter(col: pd.Series, precision: int):
     if _int_like(col):
         return lambda x: "NaN" if pd.isna(x) else f"{float(x):.0f}"
     return functools.partial(format_float, precision=precision)
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #97c2bcf4
 def _short_text(col: pd.Series, places) -> pd.Series:
-    "Numeric strings of `col` with more decimals than `places` (a number, or one per row) rewritten with format_float."
+    """Numeric strings of `col` with more decimals than `places` (a number, or one per row)
+    rewritten with format_float."""
     places = [places] * len(col) if np.isscalar(places) else list(places)
     new, changed = [], False
     for v, p in zip(col, places):
@@ -206,10 +210,18 @@ def _short_text(col: pd.Series, places) -> pd.Series:
         new.append(v)
     return pd.Series(new, index=col.index, name=col.name, dtype=object) if changed else col
 
+# %% ../nbs/03c_nbdisplay.ipynb #05ce5909
+def _places(df: pd.DataFrame, precision: int):
+    "The decimals to show: `precision`, or per row at least the decimals of its `published` value."
+    if "published" in df.columns and isinstance(df["published"], pd.Series):
+        pub = df["published"].map(lambda v: _decimals(v) if isinstance(v, str) and _NUMBER_TEXT.match(v.strip()) else 0)
+        return pub.clip(lower=precision, upper=15)
+    return precision
+
 # %% ../nbs/03c_nbdisplay.ipynb #d164c29c
 @constrained(df=Predicate(lambda d: isinstance(d, pd.DataFrame), "a pandas DataFrame"), precision=_DECIMALS)
 def display_frame(df: pd.DataFrame, precision: int = 3) -> tuple[pd.DataFrame, list]:
-    """What a notebook shows of `df`: a copy with long numeric text shortened, and one formatter per column.
+    """What a notebook shows of `df`: a copy with long numeric text shortened, and its formatters.
 
     Parameters
     ----------
@@ -223,7 +235,8 @@ def display_frame(df: pd.DataFrame, precision: int = 3) -> tuple[pd.DataFrame, l
     shown : pandas.DataFrame
         `df`, or a copy whose text columns have numbers longer than the precision shortened.
     formatters : list
-        For each column a callable (float columns) or None, as `DataFrame.to_html(formatters=...)` takes them.
+        For each column a callable (float columns) or None, as `DataFrame.to_html(formatters=...)`
+        takes them.
 
     Raises
     ------
@@ -233,14 +246,12 @@ def display_frame(df: pd.DataFrame, precision: int = 3) -> tuple[pd.DataFrame, l
     Examples
     --------
     >>> import pandas as pd
-    >>> shown, fmts = display_frame(pd.DataFrame({"rate": [0.497959], "fairlib": ["0.49795918367346936"]}))
+    >>> df = pd.DataFrame({"rate": [0.497959], "fairlib": ["0.49795918367346936"]})
+    >>> shown, fmts = display_frame(df)
     >>> fmts[0](0.497959), shown["fairlib"].iloc[0]
     ('0.498', '0.498')
     """
-    places = precision
-    if "published" in df.columns and isinstance(df["published"], pd.Series):
-        pub = df["published"].map(lambda v: _decimals(v) if isinstance(v, str) and _NUMBER_TEXT.match(v.strip()) else 0)
-        places = pub.clip(lower=precision, upper=15)
+    places = _places(df, precision)
     shown, fmts = df, []
     for i in range(df.shape[1]):
         col = df.iloc[:, i]
@@ -258,7 +269,7 @@ def display_frame(df: pd.DataFrame, precision: int = 3) -> tuple[pd.DataFrame, l
 # %% ../nbs/03c_nbdisplay.ipynb #df611796
 @constrained(df=Predicate(lambda d: isinstance(d, pd.DataFrame), "a pandas DataFrame"), precision=_DECIMALS)
 def frame_html(df: pd.DataFrame, precision: int = 3) -> str:
-    """`df` as a notebook shows it: pandas' notebook HTML, truncated as pandas truncates, floats at `precision`.
+    """`df` as a notebook shows it: pandas' notebook HTML (truncated alike), floats at `precision`.
 
     Parameters
     ----------
@@ -295,13 +306,13 @@ def frame_html(df: pd.DataFrame, precision: int = 3) -> str:
 # %% ../nbs/03c_nbdisplay.ipynb #97aa636f
 @constrained(precision=AnyOf(None, _DECIMALS))
 def notebook_display(precision: int | None = 3) -> bool:
-    """Show matplotlib figures as PNGs and DataFrames with floats at `precision` in the running notebook.
+    """Show figures as PNGs, and DataFrames with floats at `precision`, in the running notebook.
 
     Parameters
     ----------
     precision : int or None, default 3
-        Decimals for the floats of a displayed DataFrame (and pandas' `display.precision`); None leaves pandas' own
-        display as it is and sets up the figures only.
+        Decimals for the floats of a displayed DataFrame (and pandas' `display.precision`); None
+        leaves pandas' own display as it is and sets up the figures only.
 
     Returns
     -------
@@ -331,7 +342,7 @@ def notebook_display(precision: int | None = 3) -> bool:
 # %% ../nbs/03c_nbdisplay.ipynb #550b46d0
 @constrained(paper=Text)
 def display_precision(paper: str) -> int:
-    """The number of decimals `paper` prints most often, from its published values; 3 for a paper fairlib does not know.
+    """The decimals `paper` prints most often (from its published values); 3 for an unknown paper.
 
     Parameters
     ----------
@@ -353,10 +364,10 @@ def display_precision(paper: str) -> int:
     printed = pd.to_numeric(published_values(paper)["printed"], errors="coerce").dropna()
     return int(printed.mode().min()) if len(printed) else 3
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #8f712dcc
 @constrained(paper=Text)
 def paper_display(paper: str) -> bool:
-    """`notebook_display` at the precision `paper` prints (`display_precision`); `fairlib.report.paper_dirs` calls it.
+    """`notebook_display` at the precision `paper` prints; `fairlib.report.paper_dirs` calls it.
 
     Parameters
     ----------

@@ -26,11 +26,11 @@ PAPERS = (
 )  # one data file each, as the paper keys of `make reproduce`
 
 # %% ../nbs/07_published.ipynb #54a9a6ce
-_COLUMNS = ("id", "table", "location", "quantity", "value", "printed", "note")  # the header of every file, in order
+_COLUMNS = ("id", "table", "location", "quantity", "value", "printed", "note")  # in this order
 
 # %% ../nbs/07_published.ipynb #579c60d0
 def _parse_value(raw: str, printed: str):
-    "The value of one row as a Python number, bool or str, or None when `raw` does not match `printed`."
+    "The value of one row as a number, bool or str; None when `raw` does not match `printed`."
     if printed == "text":
         return {"True": True, "False": False}.get(raw, raw) if raw else None
     if printed == "int":
@@ -39,59 +39,61 @@ def _parse_value(raw: str, printed: str):
         return float(raw)
     return None
 
+# %% ../nbs/07_published.ipynb #b3eb3541
+def _file_rows(paper: str, name: str, func: str) -> list:
+    "The rows of `paper`'s file after its header (the header checked); a missing file raises."
+    res = importlib.resources.files("fairlib") / "paper_values" / f"{paper}.csv"
+    if not res.is_file():
+        why = f"{name} is missing from the installed fairlib package; reinstall fairlib (pip install -e .)"
+        raise FileNotFoundError(why)
+    rows = list(csv.reader(res.read_text(encoding="utf-8").splitlines()))
+    if not rows or tuple(rows[0]) != _COLUMNS:
+        got = rows[0] if rows else "an empty file"
+        why = f"{name} must start with the header {','.join(_COLUMNS)}, got {got}"
+        raise FairlibInputError("paper", why, func)
+    return rows[1:]
+
+# %% ../nbs/07_published.ipynb #a2d21773
+_ID = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+")
+
+# %% ../nbs/07_published.ipynb #f67a1634
+def _row(r: list, n: int, seen: set, name: str, func: str) -> dict:
+    "Line `n` of a file as a record with its parsed value; refused with the line and id when wrong."
+    if len(r) != len(_COLUMNS):
+        raise FairlibInputError("paper", f"{name} line {n} has {len(r)} fields, not {len(_COLUMNS)}", func)
+    rec = dict(zip(_COLUMNS, r))
+    i, where = rec["id"], f"{name} line {n}"
+    if not _ID.fullmatch(i):
+        why = f"{where}: id {i!r} must be two or more dot-separated parts of letters, digits, _"
+        raise FairlibInputError("paper", why, func)
+    if i in seen:
+        raise FairlibInputError("paper", f"{where}: id {i!r} is not unique", func)
+    seen.add(i)
+    for c in ("table", "location", "quantity"):
+        if not rec[c].strip():
+            raise FairlibInputError("paper", f"{where} ({i}): empty {c}", func)
+    v = _parse_value(rec["value"], rec["printed"])
+    if v is None:
+        got = f"value {rec['value']!r} does not match printed {rec['printed']!r}"
+        raise FairlibInputError("paper", f"{where} ({i}): {got} (decimals, 'int' or 'text')", func)
+    return {**rec, "value": v}
+
 # %% ../nbs/07_published.ipynb #162c8b71
 @functools.cache
 def _read(paper: str) -> pd.DataFrame:
-    "One paper's file, checked (header, ids, locations, values against their precision) and parsed; cached."
-    func = "published_values"
-    name = f"paper_values/{paper}.csv"
-    res = importlib.resources.files("fairlib") / "paper_values" / f"{paper}.csv"
-    if not res.is_file():
-        raise FileNotFoundError(
-            f"{name} is missing from the installed fairlib package; reinstall fairlib (pip install -e .)"
-        )
-    rows = list(csv.reader(res.read_text(encoding="utf-8").splitlines()))
-    if not rows or tuple(rows[0]) != _COLUMNS:
-        raise FairlibInputError(
-            "paper",
-            f"{name} must start with the header {','.join(_COLUMNS)}, got {rows[0] if rows else 'an empty file'}",
-            func,
-        )
-    out, seen = [], set()
-    for n, r in enumerate(rows[1:], start=2):
-        if len(r) != len(_COLUMNS):
-            raise FairlibInputError("paper", f"{name} line {n} has {len(r)} fields, not {len(_COLUMNS)}", func)
-        rec = dict(zip(_COLUMNS, r))
-        i = rec["id"]
-        if not re.fullmatch(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+", i):
-            raise FairlibInputError(
-                "paper",
-                f"{name} line {n}: id {i!r} must be two or more dot-separated parts of letters, digits, _",
-                func,
-            )
-        if i in seen:
-            raise FairlibInputError("paper", f"{name} line {n}: id {i!r} is not unique", func)
-        seen.add(i)
-        for c in ("table", "location", "quantity"):
-            if not rec[c].strip():
-                raise FairlibInputError("paper", f"{name} line {n} ({i}): empty {c}", func)
-        v = _parse_value(rec["value"], rec["printed"])
-        if v is None:
-            raise FairlibInputError(
-                "paper",
-                f"{name} line {n} ({i}): value {rec['value']!r} does not match printed {rec['printed']!r} "
-                "(decimals, 'int' or 'text')",
-                func,
-            )
-        out.append({**rec, "value": v})
+    "One paper's file, checked (header, ids, locations, values against their precision) and parsed."
+    func, name, seen = "published_values", f"paper_values/{paper}.csv", set()
+    rows = enumerate(_file_rows(paper, name, func), start=2)
+    out = [_row(r, n, seen, name, func) for n, r in rows]
     df = pd.DataFrame(out, columns=list(_COLUMNS))
-    df["value"] = pd.Series([r["value"] for r in out], index=df.index, dtype=object)  # ints stay ints, floats floats
+    df["value"] = pd.Series([r["value"] for r in out], index=df.index, dtype=object)  # ints stay
     return df
 
 # %% ../nbs/07_published.ipynb #a6a5d1aa
 @constrained(paper=Options(*PAPERS))
 def published_values(paper: str) -> pd.DataFrame:
-    "Every published number of `paper` (one of `PAPERS`): id, table, location, quantity, value (parsed), printed, note."
+    """Every published number of `paper` (one of `PAPERS`): id, table, location, quantity, value
+    (parsed), printed, note."""
     return _read(paper).copy()
 
 # %% ../nbs/07_published.ipynb #c7eb1109
@@ -102,42 +104,66 @@ def published_value(paper: str, id: str):
     hit = v.loc[v["id"] == id, "value"]
     if hit.empty:
         near = difflib.get_close_matches(str(id), v["id"].tolist(), n=3)
-        raise FairlibInputError(
-            "id", f"{paper!r} has no published value {id!r}" + (f"; nearest: {near}" if near else ""), "published_value"
-        )
+        why = f"{paper!r} has no published value {id!r}" + (f"; nearest: {near}" if near else "")
+        raise FairlibInputError("id", why, "published_value")
     return hit.iloc[0]
+
+# %% ../nbs/07_published.ipynb #62a3863c
+def _norm(s) -> str:
+    "A table label without blanks, lower case ('Table 5' -> 'table5')."
+    return re.sub(r"\s+", "", str(s)).lower()
+
+# %% ../nbs/07_published.ipynb #dc7eb3d8
+def _selection(v: pd.DataFrame, table: str, paper: str, func: str) -> tuple:
+    "(id prefix, the rows of `v`) of a table label or an id prefix; refused when ambiguous or absent."
+    labelled = v[v["table"].map(_norm) == _norm(table)]
+    if len(labelled):
+        groups = list(dict.fromkeys(labelled["id"].str.split(".").str[0]))
+        if len(groups) > 1 and _norm(table) in groups:
+            groups = [_norm(table)]  # 'Table 5' is group table5, not a stray cell
+        if len(groups) > 1:
+            why = f"{table!r} of {paper!r} spans the id groups {groups}: ask for one of them"
+            raise FairlibInputError("table", why, func)
+        return groups[0], labelled[labelled["id"].str.startswith(groups[0] + ".")]
+    prefix = str(table).rstrip(".")
+    sel = v[v["id"].str.startswith(prefix + ".")]
+    if sel.empty:
+        tables = list(dict.fromkeys(v.loc[v["table"].str.startswith(("Table", "Out", "In")), "table"]))
+        why = f"{paper!r} has no table or id prefix {table!r}; tables: {tables}"
+        raise FairlibInputError("table", why, func)
+    return prefix, sel
+
+# %% ../nbs/07_published.ipynb #9d2cfda3
+def _cell_keys(sel: pd.DataFrame, prefix: str, func: str) -> tuple:
+    "(row key, column) of every cell of `sel` under `prefix`."
+    parts = sel["id"].str[len(prefix) + 1 :].str.split(".")
+    if len(set(parts.map(len))) > 1:
+        sub = sorted(set(prefix + "." + p[0] for p in parts if len(p) > 1))
+        why = f"the ids under {prefix!r} have different shapes; ask for one of {sub}"
+        raise FairlibInputError("table", why, func)
+    return [tuple(p[:-1]) if len(p) > 1 else (prefix,) for p in parts], [p[-1] for p in parts]
+
+# %% ../nbs/07_published.ipynb #80210c90
+def _typed(out: pd.DataFrame) -> pd.DataFrame:
+    "`out` with each object column cast to the type all its values share."
+    for c in out.columns:
+        vals, gaps = out[c].dropna().tolist(), out[c].isna().any()
+        if all(isinstance(x, bool) for x in vals):
+            out[c] = out[c].astype("boolean" if gaps else bool)
+        elif all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
+            out[c] = out[c].astype("Int64" if gaps else "int64")
+        elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+            out[c] = out[c].astype(float)
+    return out
 
 # %% ../nbs/07_published.ipynb #08331a90
 @constrained(paper=Options(*PAPERS), table=Text)
 def published_table(paper: str, table: str) -> pd.DataFrame:
-    "The cells of one table (label such as 'Table 5', or id prefix such as 'table5') of `paper` as rows x columns."
+    """The cells of one table (label such as 'Table 5', or id prefix such as 'table5') of `paper` as
+    rows x columns."""
     func = "published_table"
-    v = published_values(paper)
-    norm = lambda s: re.sub(r"\s+", "", str(s)).lower()
-    labelled = v[v["table"].map(norm) == norm(table)]
-    if len(labelled):
-        groups = list(dict.fromkeys(labelled["id"].str.split(".").str[0]))
-        if len(groups) > 1 and norm(table) in groups:
-            groups = [norm(table)]  # 'Table 5' is group table5, not a stray cell
-        if len(groups) > 1:
-            raise FairlibInputError(
-                "table", f"{table!r} of {paper!r} spans the id groups {groups}: ask for one of them", func
-            )
-        prefix = groups[0]
-        sel = labelled[labelled["id"].str.startswith(prefix + ".")]
-    else:
-        prefix = str(table).rstrip(".")
-        sel = v[v["id"].str.startswith(prefix + ".")]
-        if sel.empty:
-            tables = list(dict.fromkeys(v.loc[v["table"].str.startswith(("Table", "Out", "In")), "table"]))
-            raise FairlibInputError("table", f"{paper!r} has no table or id prefix {table!r}; tables: {tables}", func)
-    parts = sel["id"].str[len(prefix) + 1 :].str.split(".")
-    shapes = sorted(set(parts.map(len)))
-    if len(shapes) > 1:
-        sub = sorted(set(prefix + "." + p[0] for p in parts if len(p) > 1))
-        raise FairlibInputError("table", f"the ids under {prefix!r} have different shapes; ask for one of {sub}", func)
-    keys = [tuple(p[:-1]) if len(p) > 1 else (prefix,) for p in parts]
-    cols = [p[-1] for p in parts]
+    prefix, sel = _selection(published_values(paper), table, paper, func)
+    keys, cols = _cell_keys(sel, prefix, func)
     rows = list(dict.fromkeys(keys))
     out = pd.DataFrame(
         index=pd.MultiIndex.from_tuples(rows) if len(rows[0]) > 1 else pd.Index([k[0] for k in rows]),
@@ -146,12 +172,4 @@ def published_table(paper: str, table: str) -> pd.DataFrame:
     )
     for k, c, x in zip(keys, cols, sel["value"]):
         out.loc[k if len(k) > 1 else k[0], c] = x
-    for c in out.columns:  # ints stay ints (nullable where a row has no cell), bools bools
-        vals = out[c].dropna().tolist()
-        if all(isinstance(x, bool) for x in vals):
-            out[c] = out[c].astype("boolean" if out[c].isna().any() else bool)
-        elif all(isinstance(x, int) and not isinstance(x, bool) for x in vals):
-            out[c] = out[c].astype("Int64" if out[c].isna().any() else "int64")
-        elif all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
-            out[c] = out[c].astype(float)
-    return out
+    return _typed(out)

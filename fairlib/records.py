@@ -10,57 +10,76 @@ import warnings
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field, replace
-from fairlib.core import (
-    FairlibInputError,
-    check_binary,
-    check_int,
-    check_probability,
-    deprecated_alias,
-    largest_remainder,
-)
+from .core import FairlibInputError, check_binary, check_int, check_probability
+from .core import deprecated_alias, largest_remainder
 from .counts import _GROUPS, CountTable, count_table
-from .constraints import Flag, Instance, NonNegativeInt, PositiveInt, Text, Unchecked, constrained
+from .constraints import Flag, Instance, NonNegativeInt, PositiveInt, Text, Unchecked
+from .constraints import constrained
 
 # %% auto #0
 __all__ = ['ResampleSizeWarning', 'AuditData', 'audit_data']
 
 # %% ../nbs/04_records.ipynb #6a281a2e
 class ResampleSizeWarning(UserWarning):
-    "A resample larger than the cohort (N > n): bootstrap VFR is understated."
+    """Warned when a resample is larger than the cohort it is drawn from (N > n).
+
+    A bootstrap resample larger than its cohort understates how often a verdict flips (VFR), so the
+    verdict reads more stable than it is. `audit_data` warns with it when given N > n; the
+    audit-facing functions refuse such an N unless asked with ``allow_oversize=True``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fairlib.records import ResampleSizeWarning, audit_data
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     d = audit_data([1, 0, 1, 0], [1, 0, 0, 0], list("aabb"), resample_size=10)
+    >>> [w.category.__name__ for w in caught]
+    ['ResampleSizeWarning']
+    """
 
 # %% ../nbs/04_records.ipynb #8f51fdb6
+def _positional_to_keywords(fname: str, n_pos: int, names, args: tuple, kwargs: dict):
+    "Move the positional `args` after the first `n_pos` onto the keywords `names`, with a warning."
+    extra = args[n_pos:]
+    if len(extra) > len(names):
+        raise TypeError(f"{fname}() takes {n_pos} positional arguments; pass the rest by keyword")
+    for k, v in zip(names, extra):
+        if k in kwargs:
+            raise FairlibInputError(k, "given both by position and by keyword", fname)
+        kwargs[k] = v
+    keys = ", ".join(f"`{k}=`" for k in names[: len(extra)])
+    warnings.warn(
+        f"{fname}(): pass {keys} by keyword; positional use will be removed in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return args[:n_pos], kwargs
+
+# %% ../nbs/04_records.ipynb #12ff0787
 def _positional_deprecated(*names):
-    "Decorator: map extra positional arguments onto the keyword-only `names`, with a DeprecationWarning."
+    "Decorator: map extra positional arguments onto the keyword-only `names`, with a warning."
 
     def deco(f):
-        n_pos = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in inspect.signature(f).parameters.values())
+        params = inspect.signature(f).parameters.values()
+        n_pos = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
 
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
             if len(args) > n_pos:
-                extra = args[n_pos:]
-                if len(extra) > len(names):
-                    raise TypeError(f"{f.__name__}() takes {n_pos} positional arguments; pass the rest by keyword")
-                for k, v in zip(names, extra):
-                    if k in kwargs:
-                        raise FairlibInputError(k, "given both by position and by keyword", f.__name__)
-                    kwargs[k] = v
-                warnings.warn(
-                    f"{f.__name__}(): pass {', '.join(f'`{k}=`' for k in names[: len(extra)])} by keyword; "
-                    "positional use will be removed in the next release",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                args = args[:n_pos]
+                args, kwargs = _positional_to_keywords(f.__name__, n_pos, names, args, kwargs)
             return f(*args, **kwargs)
 
         return wrapper
 
     return deco
 
-# %% ../nbs/04_records.ipynb #35db030e
-@constrained(
-    y=Instance(np.ndarray, label="0/1 labels as an ndarray (audit_data validates them with core.check_binary)"),
+# %% ../nbs/04_records.ipynb #d454c8dd
+_AUDIT_DATA_FIELDS = dict(
+    y=Instance(
+        np.ndarray,
+        label="0/1 labels as an ndarray (audit_data validates them with core.check_binary)",
+    ),
     yhat=Instance(np.ndarray, label="0/1 predictions as an ndarray (validated by core.check_binary)"),
     prob=None | Instance(np.ndarray, label="probabilities as an ndarray (validated by core.check_probability)"),
     ct=Instance(CountTable),
@@ -70,16 +89,53 @@ def _positional_deprecated(*names):
     n_bins=PositiveInt,
     _blocks=None | Instance(tuple),
 )
+
+# %% ../nbs/04_records.ipynb #35db030e
+@constrained(**_AUDIT_DATA_FIELDS)
 @dataclass
 class AuditData:
-    "Predictions of one model on the audit cohort, stratified by one attribute (label × group)."
+    """Predictions of one model on the audit cohort, stratified by one attribute (label × group).
 
-    y: np.ndarray  # (n,) labels 0/1
-    yhat: np.ndarray  # (n,) predicted labels 0/1
-    prob: np.ndarray | None  # (n,) scores in [0, 1], or None
-    ct: object  # fairlib.metrics.CountTable of the whole cohort
-    resample_size: int  # N: records per resample
-    m: np.ndarray  # (G, 2) resampled stratum sizes m_gy (sum N)
+    Built by `audit_data`, which validates the inputs once and allocates the resample size over the
+    label × group strata; every resample of the cell draws from it, over the same audited groups.
+
+    Parameters
+    ----------
+    y : numpy.ndarray
+        The ``(n,)`` 0/1 labels.
+    yhat : numpy.ndarray
+        The ``(n,)`` 0/1 predicted labels.
+    prob : numpy.ndarray or None
+        The ``(n,)`` scores in [0, 1], or None without scores.
+    ct : fairlib.counts.CountTable
+        The count table of the whole cohort.
+    resample_size : int
+        N, the records in one resample.
+    m : numpy.ndarray
+        The ``(G, 2)`` resampled stratum sizes :math:`m_{gy}`; they sum to N.
+    min_support : int
+        Groups smaller than this in the cohort are not audited.
+    n_bins : int
+        Probability bins of the calibration metrics.
+    _blocks : tuple or None, optional
+        Cache of the scores sorted into (group, y, bin, ŷ) blocks, filled by the calibration draws
+        (`fairlib.resample`); leave it None.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), resample_size=4, min_support=1)
+    >>> d.m.tolist(), d.group_sizes, d.n
+    ([[1, 1], [1, 1]], {'a': 4, 'b': 4}, 8)
+    """
+
+    y: np.ndarray
+    yhat: np.ndarray
+    prob: np.ndarray | None
+    ct: object
+    resample_size: int
+    m: np.ndarray
     min_support: int
     n_bins: int
     _blocks: tuple | None = field(default=None, repr=False)
@@ -108,9 +164,9 @@ class AuditData:
 
     @property
     def starved_strata(self) -> list:
-        """The (group, y) strata of the audited groups that hold records in the cohort but get none in a resample of
-        `resample_size` records (their share rounds to 0): at that size a resample cannot represent the cohort, so
-        its flip rate is undefined, never a sign of stability."""
+        """The (group, y) strata of the audited groups that hold records in the cohort but get none
+        in a resample of `resample_size` records (their share rounds to 0): at that size a resample
+        cannot represent the cohort, so its flip rate is undefined, never a sign of stability."""
         n_gy, inc = self.n_gy, self.included
         return [
             (str(g), y)
@@ -121,36 +177,64 @@ class AuditData:
 
     @property
     def excluded(self) -> dict:
-        """Groups below `min_support` in the cohort, with their cohort sizes (left out of the point estimate and every
-        resample)."""
-        return {str(g): int(s) for g, s, i in zip(self.groups, self.ct.support, self.included) if not i}
+        """Groups below `min_support` in the cohort, with their cohort sizes (left out of the point
+        estimate and every resample)."""
+        s, inc = self.ct.support, self.included
+        return {str(g): int(n) for g, n, i in zip(self.groups, s, inc) if not i}
 
 # %% ../nbs/04_records.ipynb #6f038a3c
 def _resample_size(resample_size, n: int, func: str, allow_oversize: bool = True) -> int:
-    """Resolve N: None -> the cohort size n. N > n is refused unless `allow_oversize`, and then warns: a bootstrap
-    resample larger than the cohort it is drawn from understates verdict instability."""
+    """Resolve N: None -> the cohort size n. N > n is refused unless `allow_oversize`, and then
+    warns: a bootstrap resample larger than the cohort it is drawn from understates verdict
+    instability."""
     if resample_size is None:
         return n
     N = check_int(resample_size, "resample_size", func)
     if N > n and not allow_oversize:
         raise FairlibInputError(
             "resample_size",
-            f"is {N:,}, more than the {n:,} records it is drawn from; a bootstrap resample larger than the cohort "
-            "understates how often a verdict flips (VFR), so it can read 'stable' when it is not: use at most "
-            f"{n:,} (default: the cohort size), or pass allow_oversize=True to use it anyway (with a warning)",
+            f"is {N:,}, more than the {n:,} records it is drawn from; a bootstrap resample larger "
+            "than the cohort understates how often a verdict flips (VFR), so it can read 'stable' "
+            f"when it is not: use at most {n:,} (default: the cohort size), or pass "
+            "allow_oversize=True to use it anyway (with a warning)",
             func,
         )
     if N > n:
         warnings.warn(
-            f"{func}(): resample_size={N:,} exceeds the cohort's {n:,} records; a bootstrap resample "
-            "larger than the cohort understates verdict instability (VFR)",
+            f"{func}(): resample_size={N:,} exceeds the cohort's {n:,} records; a bootstrap "
+            "resample larger than the cohort understates verdict instability (VFR)",
             ResampleSizeWarning,
             stacklevel=3,
         )
     return N
 
-# %% ../nbs/04_records.ipynb #10cf596d
-@constrained(
+# %% ../nbs/04_records.ipynb #ca1eb16c
+def _allocation(n_gy: np.ndarray, N: int, n: int) -> np.ndarray:
+    "The stratum sizes `m_gy` of a resample of N of the n records (`n_gy` itself when N = n)."
+    if N == n:
+        return n_gy.astype(np.int64)
+    return largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
+
+# %% ../nbs/04_records.ipynb #0e47d241
+def _category_codes(s: pd.Series, func: str) -> np.ndarray:
+    "A categorical column's codes; a missing value (code -1) raises."
+    raw = np.asarray(s.array.codes)
+    if (raw < 0).any():
+        n_missing = int((raw < 0).sum())
+        raise FairlibInputError("sensitive_features", f"has {n_missing} missing value(s)", func)
+    return raw
+
+# %% ../nbs/04_records.ipynb #23a992e3
+def _cohort_table(y_true, y_pred, sf, y_prob, min_support: int, n_bins: int, func: str) -> CountTable:
+    "The count table of the whole cohort; a categorical `sf` is read from its codes."
+    kw = dict(y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func)
+    if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):
+        ct = count_table(y_true, y_pred, _category_codes(sf, func), **kw)
+        return replace(ct, groups=pd.Index(sf.cat.categories[ct.groups.to_numpy()], name=sf.name))
+    return count_table(y_true, y_pred, sf, **kw)
+
+# %% ../nbs/04_records.ipynb #f7f42353
+_AUDIT_DATA_ARGS = dict(
     y_true=Unchecked("0/1 labels, checked by core.check_binary"),
     y_pred=Unchecked("0/1 labels, checked by core.check_binary"),
     sensitive_features=_GROUPS,
@@ -161,6 +245,9 @@ def _resample_size(resample_size, n: int, func: str, allow_oversize: bool = True
     func=Text,
     allow_oversize=Flag,
 )
+
+# %% ../nbs/04_records.ipynb #10cf596d
+@constrained(**_AUDIT_DATA_ARGS)
 def audit_data(
     y_true,
     y_pred,
@@ -171,104 +258,151 @@ def audit_data(
     min_support: int = 30,
     n_bins: int = 10,
     func: str = "audit_data",
-    allow_oversize: bool = True,  # N > n: allowed with a ResampleSizeWarning (the engine); False refuses it
+    allow_oversize: bool = True,
 ) -> AuditData:
-    """Validate one (model, attribute) audit input once and allocate the resample size over its label × group strata.
-    The engine allows N > n with a warning (the VFR grids pass their N explicitly); the audit-facing functions
-    (`verdict_flip_rate`, `fl.audit`) refuse it unless asked with `allow_oversize=True`."""
-    sf = sensitive_features
-    if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):  # categorical: reuse its codes
-        codes = sf.cat.codes.to_numpy()
-        if (codes < 0).any():
-            raise FairlibInputError("sensitive_features", f"has {int((codes < 0).sum())} missing value(s)", func)
-        ct = count_table(y_true, y_pred, codes, y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func)
-        ct = replace(ct, groups=pd.Index(sf.cat.categories[ct.groups.to_numpy()], name=sf.name))
-    else:
-        ct = count_table(y_true, y_pred, sf, y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func)
+    """Validate one (model, attribute) audit input and allocate the resample size to its strata.
+
+    The resample size N is shared out over the label × group strata by largest remainder
+    (`fairlib.core.largest_remainder`); with the default N = n every stratum keeps its size (the
+    ordinary stratified bootstrap). This engine allows N > n with a `ResampleSizeWarning` (the VFR
+    grids pass their N explicitly); the audit-facing functions (`verdict_flip_rate`, `fl.audit`)
+    refuse it unless asked with ``allow_oversize=True``.
+
+    Parameters
+    ----------
+    y_true : array-like
+        The 0/1 labels, one per record.
+    y_pred : array-like
+        The 0/1 predictions, one per record.
+    sensitive_features : array-like or pandas.Series
+        The group of each record. A categorical Series is read from its codes: its groups are the
+        observed categories, in category order.
+    y_prob : array-like, optional
+        The scores in [0, 1], needed by the calibration metrics.
+    resample_size : int, optional
+        N, the records in one resample; None (the default) is the cohort size n.
+    min_support : int, default 30
+        Groups smaller than this in the cohort are left out of the audit (0 keeps every group).
+    n_bins : int, default 10
+        Probability bins of the calibration metrics.
+    func : str, default "audit_data"
+        The function that error messages name (the public function that called this one).
+    allow_oversize : bool, default True
+        Whether N > n is allowed, with a `ResampleSizeWarning`; False refuses it.
+
+    Returns
+    -------
+    AuditData
+        The validated records, the cohort's count table and the stratum allocation ``m``.
+
+    Raises
+    ------
+    FairlibInputError
+        When the labels or predictions are not 0/1, the lengths differ, a score is outside [0, 1],
+        a categorical attribute has a missing value, or ``resample_size`` exceeds the cohort with
+        ``allow_oversize=False``.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), resample_size=6, min_support=1)
+    >>> d.resample_size, int(d.m.sum()), list(d.groups)
+    (6, 6, ['a', 'b'])
+    >>> audit_data(y, yhat, list("aaaabbbb")).excluded  # both groups are below min_support=30
+    {'a': 4, 'b': 4}
+    """
+    ct = _cohort_table(y_true, y_pred, sensitive_features, y_prob, min_support, n_bins, func)
     y = check_binary(y_true, "y_true", func)
     yh = check_binary(y_pred, "y_pred", func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
     N = _resample_size(resample_size, len(y), func, allow_oversize)
-    n_gy = ct.counts.sum(-1)
-    m = n_gy.astype(np.int64) if N == len(y) else largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
-    return AuditData(y, yh, p, ct, N, m, min_support, n_bins)
+    return AuditData(y, yh, p, ct, N, _allocation(ct.counts.sum(-1), N, len(y)), min_support, n_bins)
 
 # %% ../nbs/04_records.ipynb #4db2a462
-_JOINT_PREP_MAX = 2**20  # joint (attributes × y × ŷ) categories up to this many: one bincount serves every attribute
+_JOINT_PREP_MAX = 2**20  # joint (attributes × y × ŷ) categories up to this many: one bincount
 
 # %% ../nbs/04_records.ipynb #e64b9ce3
 @dataclass(frozen=True, eq=False)
 class _AuditRecords:
-    """The model-independent part of `_model_audit_datas` on one set of audit records: validated labels and the
-    categorical attributes' codes. Its arrays are read-only (the audit data of several models share them)."""
+    """The model-independent part of `_model_audit_datas` on one set of audit records: validated
+    labels and the categorical attributes' codes. Its arrays are read-only (the audit data of
+    several models share them).
 
-    y_true: np.ndarray  # the labels as given (to recognise the same records)
-    y: np.ndarray  # validated int8 labels
-    raw: dict  # categorical attribute -> its codes as given (checked: no missing value)
-    categories: dict  # categorical attribute -> its categories
-    parts: tuple  # (attributes, key = (joint code) * 4 + 2y, shape): one joint key or one per attribute
-    layout: dict | None = None  # attribute -> (observed categories mask, groups, dense int64 codes, group sizes)
+    y_true: the labels as given (to recognise the same records); y: the validated int8 labels;
+    raw: categorical attribute -> its codes as given (checked: no missing value); categories:
+    categorical attribute -> its categories; parts: (attributes, key = (joint code) * 4 + 2y,
+    shape), one joint key or one per attribute; layout: attribute -> (observed categories mask,
+    groups, dense int64 codes, group sizes), filled for a panel's records."""
+
+    y_true: np.ndarray
+    y: np.ndarray
+    raw: dict
+    categories: dict
+    parts: tuple
+    layout: dict | None = None
+
+# %% ../nbs/04_records.ipynb #2148d2af
+def _joint_key(shape: tuple, codes: list, y: np.ndarray) -> np.ndarray:
+    "The read-only key (mixed-radix code of `codes` in `shape`) * 4 + 2y of every record."
+    M = 4 * int(np.prod(shape))
+    key = np.zeros(len(y), np.int16 if M < 2**15 else np.int32 if M < 2**31 else np.int64)
+    for c, k in zip(codes, shape):
+        key *= k
+        key += c
+    key *= 4
+    key += 2 * y  # + ŷ per model: the (codes, y, ŷ) category
+    key.flags.writeable = False
+    return key
 
 # %% ../nbs/04_records.ipynb #e8a2697a
 def _records(y_true, y, col, cat, func) -> _AuditRecords:
-    "The records of one model: `y` = the validated `y_true`, `col` its columns; a missing attribute code raises."
-    raws = {}
-    for a in cat:
-        raws[a] = raw = np.asarray(col[a].array.codes)
-        if (raw < 0).any():
-            raise FairlibInputError("sensitive_features", f"has {int((raw < 0).sum())} missing value(s)", func)
+    "The records of one model: `y` is the validated `y_true`, `col` its columns."
+    raws = {a: _category_codes(col[a], func) for a in cat}
     sizes = {a: len(col[a].dtype.categories) for a in cat}
     joint = 4 * np.prod(list(sizes.values()), dtype=float) <= _JOINT_PREP_MAX
     parts = []
     for attrs in [cat] if joint else [[a] for a in cat]:
         shape = tuple(sizes[a] for a in attrs)
-        M = 4 * int(np.prod(shape))
-        key = np.zeros(len(y), np.int16 if M < 2**15 else np.int32 if M < 2**31 else np.int64)
-        for a, k in zip(attrs, shape):
-            key *= k
-            key += raws[a]
-        key *= 4
-        key += 2 * y  # + ŷ per model: the (codes, y, ŷ) category
-        key.flags.writeable = False
-        parts.append((tuple(attrs), key, shape))
+        parts.append((tuple(attrs), _joint_key(shape, [raws[a] for a in attrs], y), shape))
     y = y.view()
     y.flags.writeable = False
     return _AuditRecords(y_true, y, raws, {a: col[a].dtype.categories for a in cat}, tuple(parts))
 
 # %% ../nbs/04_records.ipynb #d862c490
 def _cells(rec: _AuditRecords, yh) -> dict:
-    "Each categorical attribute's (category, y, ŷ) counts `(categories, 4)` under the predictions yh (None: all ŷ = 0)."
+    "Each categorical attribute's (category, y, ŷ) counts `(categories, 4)` under predictions yh."
     out = {}
     for attrs, key, shape in rec.parts:
-        joint = np.bincount(key if yh is None else key + yh, minlength=4 * int(np.prod(shape))).reshape(*shape, 4)
+        joint = np.bincount(key if yh is None else key + yh, minlength=4 * int(np.prod(shape)))
+        joint = joint.reshape(*shape, 4)
         for i, a in enumerate(attrs):
             out[a] = joint.sum(tuple(j for j in range(len(attrs)) if j != i))
     return out
 
+# %% ../nbs/04_records.ipynb #5ee6d54d
+def _attribute_layout(c: np.ndarray, raw: np.ndarray, cats: pd.Index, a) -> tuple:
+    "(observed mask, groups, dense int64 codes, sizes) of one attribute from its cells `c`."
+    support = c.sum(1)
+    seen = support > 0
+    if seen.all():
+        codes, groups = raw.astype(np.int64), cats.rename(a)
+    else:  # dense codes of the observed categories
+        codes = (np.cumsum(seen, dtype=np.int64) - 1)[raw]
+        groups, support = cats[np.flatnonzero(seen)].rename(a), support[seen]
+    for x in (seen, codes, support):
+        x.flags.writeable = False
+    return seen, groups, codes, support
+
 # %% ../nbs/04_records.ipynb #e09ca738
 def _layout(rec: _AuditRecords, cells: dict) -> dict:
-    """Per categorical attribute: the observed categories (in code order, as `audit_data` reads them), dense codes,
-    sizes."""
-    out = {}
-    for a, c in cells.items():
-        support = c.sum(1)
-        seen = support > 0
-        raw = rec.raw[a]
-        cats = rec.categories[a]
-        if seen.all():
-            codes, groups = raw.astype(np.int64), cats.rename(a)
-        else:  # dense codes of the observed categories
-            codes, groups = (np.cumsum(seen, dtype=np.int64) - 1)[raw], cats[np.flatnonzero(seen)].rename(a)
-            support = support[seen]
-        for x in (seen, codes, support):
-            x.flags.writeable = False
-        out[a] = (seen, groups, codes, support)
-    return out
+    "`_attribute_layout` of every categorical attribute of `rec`."
+    return {a: _attribute_layout(c, rec.raw[a], rec.categories[a], a) for a, c in cells.items()}
 
 # %% ../nbs/04_records.ipynb #2a24bcb4
 def _panel_records(f: pd.DataFrame, attributes, func: str) -> _AuditRecords | None:
-    """The records of a panel's first model, with their groups, for the other models; None if invalid (each model
-    raises)."""
+    """The records of a panel's first model, with their groups, for the other models; None if
+    invalid (each model raises)."""
     col = {a: f[a] for a in attributes}
     cat = [a for a in attributes if isinstance(col[a].dtype, pd.CategoricalDtype)]
     if not cat:
@@ -282,36 +416,84 @@ def _panel_records(f: pd.DataFrame, attributes, func: str) -> _AuditRecords | No
 
 # %% ../nbs/04_records.ipynb #d1e78d86
 def _same_values(x: np.ndarray, ref: np.ndarray) -> bool:
-    "Same dtype, shape and values (so the same validation result); a view of the same memory needs no comparison."
+    "Same dtype, shape and values (so the same validation result)."
     if x.dtype != ref.dtype or x.shape != ref.shape:
         return False
-    same_memory = x.__array_interface__["data"][0] == ref.__array_interface__["data"][0] and x.strides == ref.strides
-    return same_memory or np.array_equal(x, ref)
+    same_address = x.__array_interface__["data"][0] == ref.__array_interface__["data"][0]
+    return (same_address and x.strides == ref.strides) or np.array_equal(x, ref)
 
 # %% ../nbs/04_records.ipynb #dd49017e
 def _same_categories(c: pd.Index, ref: pd.Index) -> bool:
-    """The same categories in the same order, of the same dtype (and, for objects, the same Python types: str() of
-    groups)."""
+    "The same categories in the same order, of the same dtype (for objects, of the same types)."
     return c is ref or (
         c.dtype == ref.dtype
         and c.equals(ref)
         and (c.dtype != object or all(type(u) is type(v) for u, v in zip(c, ref)))
     )
 
+# %% ../nbs/04_records.ipynb #604b2eb9
+def _same_attribute(s: pd.Series, rec: _AuditRecords, a) -> bool:
+    "Whether the categorical column `s` is attribute `a` of `rec` (same categories, same codes)."
+    same_categories = _same_categories(s.dtype.categories, rec.categories[a])
+    return same_categories and _same_values(np.asarray(s.array.codes), rec.raw[a])
+
 # %% ../nbs/04_records.ipynb #4d21b87b
 def _reuses(rec: _AuditRecords | None, y_true, col, cat) -> bool:
-    "Whether a model's labels and categorical attributes are those of `rec` (same dtype and values, same categories)."
+    "Whether a model's labels and categorical attributes are those of `rec`."
     return (
         rec is not None
         and rec.layout is not None
         and list(rec.raw) == cat
         and _same_values(y_true, rec.y_true)
-        and all(
-            _same_categories(col[a].dtype.categories, rec.categories[a])
-            and _same_values(np.asarray(col[a].array.codes), rec.raw[a])
-            for a in cat
-        )
+        and all(_same_attribute(col[a], rec, a) for a in cat)
     )
+
+# %% ../nbs/04_records.ipynb #54dac26b
+def _generic_audit_data(y_true, y_pred, sf, prob, resample_size, min_support, n_bins, func):
+    "`audit_data` of one attribute that is not categorical, without the N > n warning."
+    kw = dict(y_prob=prob, resample_size=resample_size, min_support=min_support, n_bins=n_bins)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResampleSizeWarning)
+        return audit_data(y_true, y_pred, sf, func=func, **kw)
+
+# %% ../nbs/04_records.ipynb #f2cf35c7
+def _score_parts(y: np.ndarray, p, n_bins: int):
+    "(bin of each record, (1, y, score) weights) for the calibration bins; None without scores."
+    if p is None:
+        return None
+    b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)  # count_table's bins
+    ones = np.ones(len(y))
+    return b, (ones, ones * y, ones * p)
+
+# %% ../nbs/04_records.ipynb #209c0813
+def _score_bins(codes: np.ndarray, scores: tuple, G: int, n_bins: int) -> np.ndarray:
+    "The calibration bins `(G, n_bins, 3)`: records, sum of y, sum of scores per (group, bin)."
+    b, weights = scores
+    idx = codes * n_bins + b
+    bins = [np.bincount(idx, weights=w, minlength=G * n_bins) for w in weights]
+    return np.stack(bins, axis=-1).reshape(G, n_bins, 3)
+
+# %% ../nbs/04_records.ipynb #dfc34e01
+def _categorical_audit_data(lay, cells, y, yh, p, scores, N: int, min_support: int, n_bins: int):
+    "The `AuditData` of one categorical attribute from its layout `lay` and its `cells`."
+    seen, groups, codes, support = lay
+    G = len(groups)
+    counts = cells[seen].astype(np.float64).reshape(G, 2, 2)
+    bins = None if scores is None else _score_bins(codes, scores, G, n_bins)
+    ct = CountTable(groups, codes, counts, support, int(min_support), bins)
+    m = _allocation(counts.sum(-1), N, len(y))
+    return AuditData(y, yh, p, ct, N, m, min_support, n_bins)
+
+# %% ../nbs/04_records.ipynb #8128810c
+def _model_inputs(rec, y_true, y_pred, prob, resample_size, func: str) -> tuple:
+    "(y, ŷ, scores, N) of one model, validated; `rec`: the panel's records when they are reused."
+    y = rec.y if rec is not None else check_binary(y_true, "y_true", func)
+    yh = check_binary(y_pred, "y_pred", func)
+    p = None if prob is None else check_probability(prob, "y_prob", func)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResampleSizeWarning)
+        N = _resample_size(resample_size, len(y), func)
+    return y, yh, p, N
 
 # %% ../nbs/04_records.ipynb #e4e2059d
 def _model_audit_datas(
@@ -325,65 +507,28 @@ def _model_audit_datas(
     resample_size: int | None = None,
     records: _AuditRecords | None = None,
 ) -> dict:
-    """`audit_data` of every attribute of one model's frame, with y, ŷ and the scores validated once per model; a
-    categorical attribute is read from its codes (observed categories in code order, as `audit_data` reads it)
-    without re-encoding; any other attribute goes through `audit_data`. resample_size: N as in `audit_data` (None =
-    the cohort); the caller warns about N > n. records: a panel's `_panel_records`, reused when this model's labels
-    and categorical attributes are the same (then only ŷ and the scores are read)."""
+    """`audit_data` of every attribute of one model's frame, y, ŷ and the scores validated once per
+    model; a categorical attribute is read from its codes (observed categories in code order,
+    as `audit_data` reads it) without re-encoding; any other attribute goes through `audit_data`.
+    resample_size: N as in `audit_data` (None = the cohort); the caller warns about N > n. records:
+    a panel's `_panel_records`, reused when this model's labels and categorical attributes are the
+    same (then only ŷ and the scores are read)."""
     y_true, y_pred = f["y_true"].to_numpy(), f["y_pred"].to_numpy()
     col = {a: f[a] for a in attributes}  # one column lookup each
     cat = [a for a in attributes if isinstance(col[a].dtype, pd.CategoricalDtype)]
-
-    def generic(a):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ResampleSizeWarning)
-            return audit_data(
-                y_true,
-                y_pred,
-                col[a],
-                y_prob=prob,
-                resample_size=resample_size,
-                min_support=min_support,
-                n_bins=n_bins,
-                func=func,
-            )
-
-    if not cat:
-        return {a: generic(a) for a in attributes}
-    min_support = check_int(min_support, "min_support", func, lo=0)
-    n_bins = check_int(n_bins, "n_bins", func)
-    rec = records if _reuses(records, y_true, col, cat) else None
-    y = rec.y if rec is not None else check_binary(y_true, "y_true", func)  # checked in the same order as audit_data
-    yh = check_binary(y_pred, "y_pred", func)
-    p = None if prob is None else check_probability(prob, "y_prob", func)
-    n = len(y)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResampleSizeWarning)
-        N = _resample_size(resample_size, n, func)
-    if rec is None:
-        rec = _records(y_true, y, col, cat, func)
-    cells_of = _cells(rec, yh)  # one bincount over the joint (codes, y, ŷ) key
-    layout = rec.layout if rec.layout is not None else _layout(rec, cells_of)
-    if p is not None:
-        b = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)  # count_table's bins
-        ones = np.ones(n)
-        oy, op = ones * y, ones * p
+    if cat:
+        min_support = check_int(min_support, "min_support", func, lo=0)
+        n_bins = check_int(n_bins, "n_bins", func)
+        rec = records if _reuses(records, y_true, col, cat) else None
+        y, yh, p, N = _model_inputs(rec, y_true, y_pred, prob, resample_size, func)
+        rec = rec if rec is not None else _records(y_true, y, col, cat, func)
+        cells_of = _cells(rec, yh)  # one bincount over the joint (codes, y, ŷ) key
+        layout = rec.layout if rec.layout is not None else _layout(rec, cells_of)
+        scores = _score_parts(y, p, n_bins)
     out = {}
     for a in attributes:
-        if a not in cat:
-            out[a] = generic(a)
-            continue
-        seen, groups, codes, support = layout[a]
-        G = len(groups)
-        counts = cells_of[a][seen].astype(np.float64).reshape(G, 2, 2)
-        bins = None
-        if p is not None:
-            idx = codes * n_bins + b
-            bins = np.stack(
-                [np.bincount(idx, weights=w, minlength=G * n_bins) for w in (ones, oy, op)], axis=-1
-            ).reshape(G, n_bins, 3)
-        ct = CountTable(groups, codes, counts, support, int(min_support), bins)
-        n_gy = counts.sum(-1)
-        m = n_gy.astype(np.int64) if N == n else largest_remainder(n_gy.ravel(), N).reshape(n_gy.shape)
-        out[a] = AuditData(y, yh, p, ct, N, m, min_support, n_bins)
+        if a in cat:
+            out[a] = _categorical_audit_data(layout[a], cells_of[a], y, yh, p, scores, N, min_support, n_bins)
+        else:
+            out[a] = _generic_audit_data(y_true, y_pred, col[a], prob, resample_size, min_support, n_bins, func)
     return out

@@ -8,16 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field
-from fairlib.core import (
-    FairlibInputError,
-    check_rng,
-    deprecated_alias,
-    percentile_interval,
-    renamed_arguments,
-)
-from .counts import _CALIBRATION, _GROUPS, _LABELS, _NUMBER, _PROBS, audit_metric, metric_from_counts
-from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed, Share
-from .constraints import Text, constrained
+from .core import FairlibInputError, check_rng, deprecated_alias, percentile_interval
+from .core import renamed_arguments
+from .counts import _CALIBRATION, _GROUPS, _LABELS, _NUMBER, _PROBS
+from .counts import audit_metric, metric_from_counts
+from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, Options
+from .constraints import PositiveInt, Seed, Share, Text, constrained
 from .resample import draw_counts, draw_counts_bins, index_resample_values
 from .records import AuditData, _positional_deprecated, audit_data
 from .results import Result
@@ -30,51 +26,83 @@ __all__ = ['TAU_VFR', 'MAX_UNDEFINED_SHARE', 'METHODS', 'STABILITY', 'min_resamp
 TAU_VFR = 0.10  # τ_VFR: a cell is practically stable when VFR <= 0.10
 
 # %% ../nbs/04b_reliability.ipynb #b8b31c06
-MAX_UNDEFINED_SHARE = 0.05  # a cell with more undefined resamples than this is not auditable at that N
+MAX_UNDEFINED_SHARE = 0.05  # more undefined resamples than this: not auditable at that N
 
 # %% ../nbs/04b_reliability.ipynb #11d9cf67
 METHODS = ("fast", "index")  # fast = count/bin draws (exact); index = plain index resampling
 
 # %% ../nbs/04b_reliability.ipynb #985f6172
+STABILITY = ("Stable", "Unstable", "Undetermined", "Undefined")  # what verdict_stability answers
+
+# %% ../nbs/04b_reliability.ipynb #bb7e92be
 _LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
+_TAU = Interval(0, 0.5, closed="neither", label="a flip rate in (0, 0.5)")
 
-
-STABILITY = ("Stable", "Unstable", "Undetermined", "Undefined")  # the four answers of verdict_stability
-
-
+# %% ../nbs/04b_reliability.ipynb #68b2f427
 def _flip_upper(n_flips: int, n_defined: int, level: float) -> float:
     "One-sided upper Clopper-Pearson bound of a flip probability from `n_flips` of `n_defined`."
     from scipy.stats import beta
 
     return 1.0 if n_flips >= n_defined else float(beta.ppf(level, n_flips + 1, n_defined - n_flips))
 
-
-@constrained(tau=Interval(0, 0.5, closed="neither", label="a flip rate in (0, 0.5)"), confidence_level=_LEVEL)
+# %% ../nbs/04b_reliability.ipynb #6f229e6c
+@constrained(tau=_TAU, confidence_level=_LEVEL)
 def min_resamples_for_stability(tau: float = TAU_VFR, confidence_level: float = 0.95) -> int:
-    """The fewest defined resamples that can show a verdict stable: with no flip, the upper bound
-    1 - (1 - level)^(1/K) is at most `tau`."""
+    """The fewest defined resamples that can show a verdict stable.
+
+    With no flip among K resamples, the upper bound of the flip probability is
+    :math:`1 - (1 - \\text{level})^{1/K}`; this is the smallest K for which that bound is at most
+    `tau`. A flip rate from fewer resamples cannot tell a stable verdict from an unstable one.
+
+    Parameters
+    ----------
+    tau : float, default 0.10
+        The largest acceptable flip rate (τ_VFR), in (0, 0.5).
+    confidence_level : float, default 0.95
+        Level of the one-sided Clopper-Pearson upper bound.
+
+    Returns
+    -------
+    int
+        The fewest resamples, K.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tau` is not in (0, 0.5) or `confidence_level` not in (0, 1).
+
+    Examples
+    --------
+    >>> from fairlib.reliability import min_resamples_for_stability
+    >>> min_resamples_for_stability()
+    29
+    >>> min_resamples_for_stability(0.05, confidence_level=0.99)
+    90
+    """
     return int(np.ceil(np.log(1 - confidence_level) / np.log(1 - tau) - 1e-12))
 
+# %% ../nbs/04b_reliability.ipynb #934127ee
+def _undetermined_text(n_flips: int, n_defined: int, upper: float, tau: float, level: float) -> str:
+    "Why a verdict is Undetermined: its flip probability's upper bound, and the resamples needed."
+    need = min_resamples_for_stability(tau, level)
+    more = f"; at least {need} resamples are needed even with no flip" if n_defined < need else ""
+    return (
+        f"{n_flips} flip(s) in {n_defined} resamples: the flip probability may be up to "
+        f"{upper:.1%} ({level:.0%} upper bound), above τ_VFR = {tau:g}{more}"
+    )
 
-@constrained(
-    n_flips=NonNegativeInt,
-    n_defined=NonNegativeInt,
-    tau=Interval(0, 0.5, closed="neither", label="a flip rate in (0, 0.5)"),
-    confidence_level=_LEVEL,
-)
+# %% ../nbs/04b_reliability.ipynb #9fac0feb
+@constrained(n_flips=NonNegativeInt, n_defined=NonNegativeInt, tau=_TAU, confidence_level=_LEVEL)
 def verdict_stability(
-    n_flips: int,  # resamples whose verdict differs from the dominant one: min(n_pass, n_defined - n_pass)
-    n_defined: int,  # resamples where the metric is defined
-    *,
-    tau: float = TAU_VFR,  # τ_VFR
-    confidence_level: float = 0.95,  # level of the one-sided upper bound
+    n_flips: int, n_defined: int, *, tau: float = TAU_VFR, confidence_level: float = 0.95
 ) -> tuple[str, str | None]:
-    """Whether a verdict is stable, from its flips: one of `STABILITY`, and the reason when it is not "Stable".
+    """Whether a verdict is stable, from its flips: one of `STABILITY`, and why when not "Stable".
 
     Parameters
     ----------
     n_flips : int
-        Defined resamples whose verdict is not the dominant one (at most half of `n_defined`).
+        Defined resamples whose verdict is not the dominant one: min(n_pass, n_defined - n_pass),
+        at most half of `n_defined`.
     n_defined : int
         Resamples in which the metric is defined.
     tau : float
@@ -94,6 +122,7 @@ def verdict_stability(
 
     Examples
     --------
+    >>> from fairlib.reliability import verdict_stability
     >>> verdict_stability(0, 500)
     ('Stable', None)
     >>> verdict_stability(0, 10)[0]
@@ -101,61 +130,116 @@ def verdict_stability(
     """
     func = "verdict_stability"
     if 2 * n_flips > n_defined:
-        raise FairlibInputError(
-            "n_flips", f"is {n_flips}, more than half of n_defined={n_defined}: flips count the minority verdict", func
-        )
+        half = f"is {n_flips}, more than half of n_defined={n_defined}"
+        raise FairlibInputError("n_flips", f"{half}: flips count the minority verdict", func)
     if n_defined == 0:
         return "Undefined", "no defined resample: the flip rate is undefined"
     rate = n_flips / n_defined
     if rate > tau:
-        return "Unstable", f"the verdict flips in {rate:.1%} of {n_defined} resamples, above τ_VFR = {tau:g}"
+        return (
+            "Unstable",
+            f"the verdict flips in {rate:.1%} of {n_defined} resamples, above τ_VFR = {tau:g}",
+        )
     upper = _flip_upper(n_flips, n_defined, confidence_level)
     if upper <= tau:
         return "Stable", None
-    need = min_resamples_for_stability(tau, confidence_level)
-    more = f"; at least {need} resamples are needed even with no flip" if n_defined < need else ""
-    return "Undetermined", (
-        f"{n_flips} flip(s) in {n_defined} resamples: the flip probability may be up to {upper:.1%} "
-        f"({confidence_level:.0%} upper bound), above τ_VFR = {tau:g}{more}"
-    )
+    return "Undetermined", _undetermined_text(n_flips, n_defined, upper, tau, confidence_level)
 
-
-def _cell_stability(vfr, n_defined: int, auditable: bool, reason=None, tau: float = TAU_VFR, level: float = 0.95):
-    """`verdict_stability` of one VFR cell from its flip rate over `n_defined` resamples; "Undefined" (with its
-    reason) for a cell that is not auditable or has no flip rate."""
+# %% ../nbs/04b_reliability.ipynb #49cfd84a
+def _cell_stability(vfr, n_defined: int, auditable: bool, reason=None, tau=TAU_VFR, level=0.95):
+    "`verdict_stability` of one VFR cell from its flip rate over `n_defined` resamples."
     vfr = float(vfr)
     if not auditable or not np.isfinite(vfr):
         why = reason or "the flip rate is undefined"
         return "Undefined", f"not auditable: {why}" if np.isfinite(vfr) else why
-    return verdict_stability(int(round(vfr * n_defined)), int(n_defined), tau=tau, confidence_level=level)
+    n_flips = int(round(vfr * n_defined))
+    return verdict_stability(n_flips, int(n_defined), tau=tau, confidence_level=level)
 
-
+# %% ../nbs/04b_reliability.ipynb #c125c48d
 def _starved_text(starved, N: int) -> str:
     "Why a resample size that leaves audited strata without records gives no flip rate."
-    cells = ", ".join(f"group {g} with y={y}" for g, y in starved[:4]) + (" ..." if len(starved) > 4 else "")
+    cells = ", ".join(f"group {g} with y={y}" for g, y in starved[:4])
+    more = " ..." if len(starved) > 4 else ""
     return (
-        f"resample_size={N:,} is too small for the audited groups: {len(starved)} stratum(s) ({cells}) get no "
-        "record in any resample, so the resamples do not represent the cohort and the flip rate is undefined"
+        f"resample_size={N:,} is too small for the audited groups: {len(starved)} stratum(s) "
+        f"({cells}{more}) get no record in any resample, so the resamples do not represent the "
+        "cohort and the flip rate is undefined"
     )
 
-
+# %% ../nbs/04b_reliability.ipynb #26d906a3
 def _check_enough_resamples(n_resamples: int, func: str, tau: float = TAU_VFR, level: float = 0.95) -> None:
     "Refuse fewer resamples than could ever show a verdict stable (`min_resamples_for_stability`)."
     need = min_resamples_for_stability(tau, level)
     if n_resamples < need:
         raise FairlibInputError(
             "n_resamples",
-            f"is {n_resamples}, below {need}, the fewest resamples that can show a verdict stable at τ = {tau:g} "
-            f"(with no flip, {level:.0%} upper bound; min_resamples_for_stability()): a flip rate from fewer "
-            f"resamples cannot tell a stable verdict from an unstable one; use n_resamples >= {need} (500 is usual)",
+            f"is {n_resamples}, below {need}, the fewest resamples that can show a verdict stable "
+            f"at τ = {tau:g} (with no flip, {level:.0%} upper bound; "
+            "min_resamples_for_stability()): a flip rate from fewer resamples cannot tell a stable "
+            f"verdict from an unstable one; use n_resamples >= {need} (500 is usual)",
             func,
         )
+
+# %% ../nbs/04b_reliability.ipynb #4800dd25
+def _check_counts(r, func: str) -> int:
+    "Refuse resample counts of the result `r` that do not add up; the number of defined resamples."
+    n_def = int(r.n_resamples) - int(r.n_undefined)
+    if n_def < 0:
+        raise FairlibInputError("n_undefined", f"is {r.n_undefined}, more than the {r.n_resamples} resamples", func)
+    if not 0 <= int(r.n_pass) <= max(n_def, 0):
+        raise FairlibInputError("n_pass", f"{r.n_pass} is not within 0..{n_def} defined resamples", func)
+    return n_def
+
+# %% ../nbs/04b_reliability.ipynb #d6486799
+def _check_values(r, func: str) -> None:
+    "Refuse stored values `r.metric_values` that disagree with the counts of `r`."
+    v = None if r.metric_values is None else np.asarray(r.metric_values, dtype=np.float64)
+    if v is None or not v.size:
+        return
+    spec = audit_metric(r.metric)
+    n_nan = int(np.isnan(v).sum())
+    if v.size != r.n_resamples or n_nan != r.n_undefined:
+        raise FairlibInputError(
+            "metric_values",
+            f"holds {v.size} values ({n_nan} undefined), not n_resamples="
+            f"{r.n_resamples} with n_undefined={r.n_undefined}",
+            func,
+        )
+    n_pass = int(spec.passes(v).sum())
+    if n_pass != r.n_pass:
+        raise FairlibInputError("n_pass", f"is {r.n_pass} but {n_pass} of the stored values pass", func)
+
+# %% ../nbs/04b_reliability.ipynb #e9935f3a
+def _check_auditable(r, func: str) -> None:
+    "Refuse `auditable=True` for a cell whose point value or too many resamples are undefined."
+    undefined_share = r.n_undefined > MAX_UNDEFINED_SHARE * r.n_resamples
+    if r.auditable and (np.isnan(float(r.value)) and r.verdict != "" or undefined_share):
+        raise FairlibInputError(
+            "auditable",
+            "is true for a cell whose point value or more than 5% of resamples are undefined",
+            func,
+        )
+
+# %% ../nbs/04b_reliability.ipynb #3a156779
+def _check_verdict(r, n_def: int, func: str) -> None:
+    "Refuse a dominant verdict or VFR that `r.n_pass` passes of `n_def` defined do not give."
+    if r.dominant_verdict == "Undefined":
+        if not np.isnan(float(r.vfr)):
+            raise FairlibInputError("vfr", f"is {r.vfr!r} for an Undefined dominant verdict (must be NaN)", func)
+        return
+    dom = "Pass" if r.n_pass > n_def / 2 else "Fail"
+    vfr = min(r.n_pass, n_def - r.n_pass) / n_def if n_def else np.nan
+    if r.dominant_verdict != dom:
+        why = f"is {r.dominant_verdict!r} but {r.n_pass} of {n_def} resamples pass"
+        raise FairlibInputError("dominant_verdict", why, func)
+    if not abs(float(r.vfr) - vfr) <= 1e-12:
+        raise FairlibInputError("vfr", f"is {r.vfr!r} but {r.n_pass} of {n_def} passing gives {vfr!r}", func)
 
 # %% ../nbs/04b_reliability.ipynb #527f792d
 _VERDICTS = ("Pass", "Fail", "Undefined")
 
-
-@constrained(
+# %% ../nbs/04b_reliability.ipynb #c79ab1e2
+_VFR_FIELDS = dict(
     metric=Text,
     vfr=_NUMBER,
     dominant_verdict=Options(*_VERDICTS),
@@ -177,72 +261,94 @@ _VERDICTS = ("Pass", "Fail", "Undefined")
     reason=None | Text,
     metric_values=None | Array(allow_nan=True, finite=False, min_size=0, label="the K resampled values"),
 )
+
+# %% ../nbs/04b_reliability.ipynb #7dfe09bb
+@constrained(**_VFR_FIELDS)
 @dataclass(frozen=True, repr=False)
 class VFRResult(Result):
-    """Axis-1 result of one (model, metric, attribute) cell: VFR, dominant verdict, stability margin σ, interval and
-    the K values."""
+    """Axis-1 result of one (model, metric, attribute) cell: the VFR and what it rests on.
+
+    Built by `verdict_flip_rate` and `summarise_resamples`; read back from JSON with
+    ``VFRResult.from_json``, which checks every field against the others.
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name (e.g. ``"SPD"``).
+    vfr : float
+        The flip rate min(n_pass, n_defined - n_pass) / n_defined, in [0, 0.5]; NaN when undefined.
+    dominant_verdict : {"Pass", "Fail", "Undefined"}
+        "Pass" only if n_pass > n_defined / 2 (a tie is "Fail").
+    n_pass : int
+        Defined resamples whose value passes the metric's threshold.
+    n_resamples : int
+        K, the resamples drawn.
+    resample_size : int
+        N, the records in one resample.
+    threshold : float
+        The metric's threshold :math:`\\tau_m`.
+    direction : {">=", "<="}
+        How a value passes the threshold (on \\|m\\| for difference metrics).
+    stability_margin : float
+        σ = \\|mean(M) - τ\\| / SD(M) of the defined values M; inf when SD = 0 and mean != τ.
+    ci : tuple of float
+        The percentile interval of the defined values of M.
+    confidence_level : float, default 0.95
+        The level of `ci`.
+    value : float, default NaN
+        The point estimate on the whole cohort.
+    verdict : {"Pass", "Fail", "Undefined", ""}, default ""
+        The point estimate's verdict ("" when no point estimate was given).
+    n_undefined : int, default 0
+        Resamples in which the metric is undefined.
+    auditable : bool, default True
+        False when the point estimate, or more than 5% of the resamples, is undefined.
+    group_sizes : dict, optional
+        The cohort size of every observed group.
+    excluded : dict, optional
+        The groups below ``min_support`` in the cohort, with their sizes.
+    method : {"fast", "index"}, default "fast"
+        How the resamples were drawn (`METHODS`).
+    reason : str or None, optional
+        Why something is undefined, degenerate or not auditable.
+    metric_values : numpy.ndarray or None, optional
+        The K resampled values M (NaN where undefined).
+
+    Examples
+    --------
+    >>> from fairlib.reliability import summarise_resamples
+    >>> r = summarise_resamples([0.7, 0.85, 0.9, 0.75], "DI", resample_size=100)
+    >>> r.vfr, r.dominant_verdict, r.flipped, r.stability  # 2 of 4 pass: a tie is Fail
+    (0.5, 'Fail', True, 'Unstable')
+    """
 
     metric: str
-    vfr: float  # min(n_pass, n_defined - n_pass) / n_defined, in [0, 0.5]; NaN when undefined
-    dominant_verdict: str  # "Pass" iff n_pass > n_defined/2, "Fail", or "Undefined"
+    vfr: float
+    dominant_verdict: str
     n_pass: int
-    n_resamples: int  # K
-    resample_size: int  # N
-    threshold: float  # τ_m
-    direction: str  # ">=" or "<=" (on |m| for difference metrics)
-    stability_margin: float  # σ = |mean(M) - τ| / SD(M); inf when SD = 0 and mean != τ
-    ci: tuple  # percentile interval of the defined values of M
+    n_resamples: int
+    resample_size: int
+    threshold: float
+    direction: str
+    stability_margin: float
+    ci: tuple
     confidence_level: float = 0.95
-    value: float = float("nan")  # the point estimate on the whole cohort
-    verdict: str = ""  # its verdict (Pass / Fail / Undefined)
-    n_undefined: int = 0  # resamples where the metric is undefined
-    auditable: bool = True  # False when the point estimate is undefined or > 5% of resamples are
-    group_sizes: dict = field(default_factory=dict)  # cohort size of every observed group
-    excluded: dict = field(default_factory=dict)  # groups below min_support in the cohort -> cohort size
+    value: float = float("nan")
+    verdict: str = ""
+    n_undefined: int = 0
+    auditable: bool = True
+    group_sizes: dict = field(default_factory=dict)
+    excluded: dict = field(default_factory=dict)
     method: str = "fast"
-    reason: str | None = None  # why something is undefined / degenerate / not auditable
-    metric_values: np.ndarray = field(default=None, compare=False)  # the K resampled values M
+    reason: str | None = None
+    metric_values: np.ndarray = field(default=None, compare=False)
     _title = "Verdict Flip Rate (Axis 1)"
 
     def _check_consistent(self, func: str) -> None:
-        n_def = int(self.n_resamples) - int(self.n_undefined)
-        if n_def < 0:
-            raise FairlibInputError(
-                "n_undefined", f"is {self.n_undefined}, more than the {self.n_resamples} resamples", func
-            )
-        if not 0 <= int(self.n_pass) <= max(n_def, 0):
-            raise FairlibInputError("n_pass", f"{self.n_pass} is not within 0..{n_def} defined resamples", func)
-        v = None if self.metric_values is None else np.asarray(self.metric_values, dtype=np.float64)
-        if v is not None and v.size:
-            spec = audit_metric(self.metric)
-            if v.size != self.n_resamples or int(np.isnan(v).sum()) != self.n_undefined:
-                raise FairlibInputError(
-                    "metric_values",
-                    f"holds {v.size} values ({int(np.isnan(v).sum())} undefined), not n_resamples="
-                    f"{self.n_resamples} with n_undefined={self.n_undefined}",
-                    func,
-                )
-            if int(spec.passes(v).sum()) != self.n_pass:
-                raise FairlibInputError(
-                    "n_pass", f"is {self.n_pass} but {int(spec.passes(v).sum())} of the stored values pass", func
-                )
-        undefined_share = self.n_undefined > MAX_UNDEFINED_SHARE * self.n_resamples
-        if self.auditable and (np.isnan(float(self.value)) and self.verdict != "" or undefined_share):
-            raise FairlibInputError(
-                "auditable", "is true for a cell whose point value or more than 5% of resamples are undefined", func
-            )
-        if self.dominant_verdict == "Undefined":
-            if not np.isnan(float(self.vfr)):
-                raise FairlibInputError("vfr", f"is {self.vfr!r} for an Undefined dominant verdict (must be NaN)", func)
-            return
-        dom = "Pass" if self.n_pass > n_def / 2 else "Fail"
-        vfr = min(self.n_pass, n_def - self.n_pass) / n_def if n_def else np.nan
-        if self.dominant_verdict != dom:
-            raise FairlibInputError(
-                "dominant_verdict", f"is {self.dominant_verdict!r} but {self.n_pass} of {n_def} resamples pass", func
-            )
-        if not abs(float(self.vfr) - vfr) <= 1e-12:
-            raise FairlibInputError("vfr", f"is {self.vfr!r} but {self.n_pass} of {n_def} passing gives {vfr!r}", func)
+        n_def = _check_counts(self, func)
+        _check_values(self, func)
+        _check_auditable(self, func)
+        _check_verdict(self, n_def, func)
 
     K = deprecated_alias("n_resamples")
     N = deprecated_alias("resample_size")
@@ -260,14 +366,16 @@ class VFRResult(Result):
 
     @property
     def stable(self) -> bool:
-        """The VFR paper's point rule, kept for its own tables: auditable and VFR <= τ_VFR (never True for an
-        undefined cell). It reads a flip rate of 0 from 5 resamples as stable; an audit's stability is `stability`."""
+        """The VFR paper's point rule, kept for its own tables: auditable and VFR <= τ_VFR (never
+        True for an undefined cell). It reads a flip rate of 0 from 5 resamples as stable; an
+        audit's stability is `stability`."""
         return bool(self.auditable and np.isfinite(self.vfr) and self.vfr <= TAU_VFR)
 
     @property
     def stability(self) -> str:
-        """ "Stable", "Unstable", "Undetermined" or "Undefined" (`verdict_stability`): Stable only when the upper
-        confidence bound of the flip probability is at most τ_VFR; Undefined for a cell that is not auditable."""
+        """ "Stable", "Unstable", "Undetermined" or "Undefined" (`verdict_stability`): Stable only
+        when the upper confidence bound of the flip probability is at most τ_VFR; Undefined for a
+        cell that is not auditable."""
         return _cell_stability(self.vfr, self.n_defined, self.auditable, self.reason)[0]
 
     @property
@@ -284,10 +392,57 @@ class VFRResult(Result):
         d["stability_reason"] = self.stability_reason
         return pd.DataFrame([d])
 
-# %% ../nbs/04b_reliability.ipynb #cc5c7c9e
-@constrained(
+# %% ../nbs/04b_reliability.ipynb #80b7786a
+def _auditability(undefined_reason, point_undefined, n_undef, K, max_undefined, N, excluded) -> tuple:
+    "(notes, auditable) of a cell: its undefined point or resamples, and its excluded groups."
+    notes, auditable = ([undefined_reason], False) if undefined_reason else ([], True)
+    if point_undefined:
+        auditable = False
+        notes.append("the point estimate on the cohort is undefined, so the VFR is undefined")
+    if n_undef:
+        notes.append(f"{n_undef} of {K} resamples undefined (left out of the VFR)")
+        if n_undef > max_undefined * K:
+            auditable = False
+            notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={N:,}")
+    if excluded:
+        notes.append("excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items()))
+    return notes, auditable
+
+# %% ../nbs/04b_reliability.ipynb #eec9c7d5
+def _flip_rate(n_pass: int, n_def: int, undefined: bool, notes: list) -> tuple:
+    "(VFR, dominant verdict) of `n_pass` passes among `n_def` defined resamples."
+    if undefined or n_def == 0:
+        if n_def == 0:
+            notes.append("no defined resample")
+        return np.nan, "Undefined"
+    return min(n_pass, n_def - n_pass) / n_def, "Pass" if n_pass > n_def / 2 else "Fail"
+
+# %% ../nbs/04b_reliability.ipynb #89eff3ba
+def _margin(stat: np.ndarray, threshold: float, notes: list) -> float:
+    "σ of the defined values `stat` (|M| for a difference metric) around `threshold`."
+    mean, sd = stat.mean(), stat.std(ddof=1)
+    if sd > 0:
+        return abs(mean - threshold) / sd
+    flat = "SD(M) = 0: every resample gives the same value"
+    notes.append(flat if mean != threshold else "SD(M) = 0 and mean(M) = τ: margin undefined")
+    return np.inf if mean != threshold else np.nan
+
+# %% ../nbs/04b_reliability.ipynb #f0a41652
+def _margin_and_interval(v, ok, stat, threshold: float, confidence_level: float, notes: list) -> tuple:
+    "(σ, percentile interval) of the defined values `v[ok]`; both undefined with fewer than 2."
+    if ok.sum() >= 2:
+        margin = _margin(stat[ok], threshold, notes)
+        return margin, percentile_interval(v[ok], confidence_level=confidence_level)
+    notes.append("fewer than 2 defined resamples: margin and interval undefined")
+    return np.nan, (np.nan, np.nan)
+
+# %% ../nbs/04b_reliability.ipynb #887a6d8c
+_SUMMARISE_ARGS = dict(
     values=Array(
-        ndim=None, allow_nan=True, finite=False, label="the K resampled values: a numeric array (NaN = undefined)"
+        ndim=None,
+        allow_nan=True,
+        finite=False,
+        label="the K resampled values: a numeric array (NaN = undefined)",
     ),
     metric=Text,
     resample_size=PositiveInt,
@@ -299,6 +454,9 @@ class VFRResult(Result):
     max_undefined=Share,
     undefined_reason=None | Text,
 )
+
+# %% ../nbs/04b_reliability.ipynb #cc5c7c9e
+@constrained(**_SUMMARISE_ARGS)
 def summarise_resamples(
     values,
     metric: str,
@@ -310,10 +468,60 @@ def summarise_resamples(
     excluded=None,
     confidence_level: float = 0.95,
     max_undefined: float = MAX_UNDEFINED_SHARE,
-    undefined_reason: str | None = None,  # the resamples cannot measure this cell (e.g. starved strata): VFR NaN
+    undefined_reason: str | None = None,
 ) -> VFRResult:
-    """Turn K resampled metric values into VFR, dominant verdict, stability margin and percentile interval (Algorithm
-    1, lines 7-10). With `undefined_reason` the cell is not auditable and its VFR undefined, for that reason."""
+    """Turn K resampled metric values into the VFR result of one cell (Algorithm 1, lines 7-10).
+
+    The flip rate, the dominant verdict, the stability margin σ and the percentile interval are
+    computed over the defined values (NaN = undefined); a cell whose point estimate is undefined,
+    or with more than `max_undefined` of its resamples undefined, is not auditable, and an
+    undefined point estimate (or an `undefined_reason`) makes its VFR NaN.
+
+    Parameters
+    ----------
+    values : array-like of float
+        The K resampled metric values M; NaN where the metric is undefined.
+    metric : str
+        The metric's name (`fairlib.counts.audit_metric`), which sets the threshold and direction.
+    resample_size : int
+        N, the records in one resample (reported, and named in the notes).
+    value : float, optional
+        The point estimate on the whole cohort; NaN makes the VFR undefined.
+    method : {"fast", "index"}, default "fast"
+        How the values were drawn (`METHODS`), recorded in the result.
+    group_sizes : dict, optional
+        The cohort size of every observed group, recorded in the result.
+    excluded : dict, optional
+        The groups below ``min_support`` with their sizes, recorded and named in the notes.
+    confidence_level : float, default 0.95
+        The level of the percentile interval.
+    max_undefined : float, default 0.05
+        The largest share of undefined resamples of an auditable cell (`MAX_UNDEFINED_SHARE`).
+    undefined_reason : str, optional
+        Why the resamples cannot measure this cell (e.g. starved strata): the cell is not
+        auditable and its VFR undefined, for that reason.
+
+    Returns
+    -------
+    VFRResult
+        The cell's flip rate, dominant verdict, margin, interval and the values themselves.
+
+    Raises
+    ------
+    FairlibInputError
+        When `values` is empty, the metric is unknown, or an argument is not of the declared kind.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.reliability import summarise_resamples
+    >>> r = summarise_resamples([0.02, -0.03, 0.5, np.nan], "SPD", resample_size=100)
+    >>> r.n_pass, r.n_undefined, round(r.vfr, 3), r.dominant_verdict, r.auditable
+    (2, 1, 0.333, 'Pass', False)
+    >>> r.reason.split("; ")
+    ['1 of 4 resamples undefined (left out of the VFR)',
+     'more than 5% of resamples undefined: not auditable at N=100']
+    """
     spec = audit_metric(metric)
     v = np.asarray(values, dtype=np.float64).ravel()
     K = v.size
@@ -321,43 +529,15 @@ def summarise_resamples(
         raise FairlibInputError("values", "is empty (no resamples)", "summarise_resamples")
     ok = ~np.isnan(v)
     n_def = int(ok.sum())
-    n_undef = K - n_def
     n_pass = int(spec.passes(v).sum())
-    stat = np.abs(v) if spec.uses_abs else v
     point = np.nan if value is None else float(value)
-    notes, auditable = ([undefined_reason], False) if undefined_reason else ([], True)
     point_undefined = value is not None and np.isnan(point)
-    if point_undefined:
-        auditable = False
-        notes.append("the point estimate on the cohort is undefined, so the VFR is undefined")
-    if n_undef:
-        notes.append(f"{n_undef} of {K} resamples undefined (left out of the VFR)")
-        if n_undef > max_undefined * K:
-            auditable = False
-            notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={resample_size:,}")
-    if excluded:
-        notes.append("excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items()))
-    if point_undefined or n_def == 0 or undefined_reason:
-        vfr, dom = np.nan, "Undefined"
-        if n_def == 0:
-            notes.append("no defined resample")
-    else:
-        vfr = min(n_pass, n_def - n_pass) / n_def
-        dom = "Pass" if n_pass > n_def / 2 else "Fail"
-    if n_def >= 2:
-        mean, sd = stat[ok].mean(), stat[ok].std(ddof=1)
-        if sd > 0:
-            margin = abs(mean - spec.threshold) / sd
-        elif mean != spec.threshold:
-            margin = np.inf
-            notes.append("SD(M) = 0: every resample gives the same value")
-        else:
-            margin = np.nan
-            notes.append("SD(M) = 0 and mean(M) = τ: margin undefined")
-        ci = percentile_interval(v[ok], confidence_level=confidence_level)
-    else:
-        margin, ci = np.nan, (np.nan, np.nan)
-        notes.append("fewer than 2 defined resamples: margin and interval undefined")
+    notes, auditable = _auditability(
+        undefined_reason, point_undefined, K - n_def, K, max_undefined, resample_size, excluded
+    )
+    vfr, dom = _flip_rate(n_pass, n_def, point_undefined or bool(undefined_reason), notes)
+    stat = np.abs(v) if spec.uses_abs else v
+    margin, ci = _margin_and_interval(v, ok, stat, spec.threshold, confidence_level, notes)
     return VFRResult(
         spec.name,
         float(vfr),
@@ -372,7 +552,7 @@ def summarise_resamples(
         confidence_level,
         point,
         spec.verdict(point) if value is not None else "",
-        n_undef,
+        K - n_def,
         auditable,
         dict(group_sizes or {}),
         dict(excluded or {}),
@@ -383,16 +563,13 @@ def summarise_resamples(
 
 # %% ../nbs/04b_reliability.ipynb #8c8c9925
 def _values(data: AuditData, metric: str, K: int, rng, method: str, calibration: str) -> np.ndarray:
+    "The K resampled values of `metric` on `data`, drawn with `method`."
     spec = audit_metric(metric)
     if method == "index":
         return index_resample_values(data, spec.name, K, rng, calibration=calibration)
-    if spec.needs_prob:
-        counts, bins = draw_counts_bins(data, K, rng)
-    else:
-        counts, bins = draw_counts(data, K, rng), None
-    return np.asarray(
-        metric_from_counts(spec.name, counts, bins, included=data.included, calibration=calibration), dtype=np.float64
-    )
+    counts, bins = draw_counts_bins(data, K, rng) if spec.needs_prob else (draw_counts(data, K, rng), None)
+    v = metric_from_counts(spec.name, counts, bins, included=data.included, calibration=calibration)
+    return np.asarray(v, dtype=np.float64)
 
 # %% ../nbs/04b_reliability.ipynb #d3636683
 def _point(data: AuditData, metric: str, calibration: str) -> float:
@@ -400,10 +577,8 @@ def _point(data: AuditData, metric: str, calibration: str) -> float:
     ct = data.ct
     return float(metric_from_counts(metric, ct.counts, ct.bins, included=data.included, calibration=calibration))
 
-# %% ../nbs/04b_reliability.ipynb #434db39f
-@_positional_deprecated("sensitive_features", "metric")
-@renamed_arguments(K="n_resamples", N="resample_size", rng="seed")
-@constrained(
+# %% ../nbs/04b_reliability.ipynb #71c284ce
+_VFR_ARGS = dict(
     y_true=_LABELS,
     y_pred=_LABELS,
     sensitive_features=_GROUPS,
@@ -419,6 +594,11 @@ def _point(data: AuditData, metric: str, calibration: str) -> float:
     confidence_level=_LEVEL,
     allow_oversize=Flag,
 )
+
+# %% ../nbs/04b_reliability.ipynb #434db39f
+@_positional_deprecated("sensitive_features", "metric")
+@renamed_arguments(K="n_resamples", N="resample_size", rng="seed")
+@constrained(**_VFR_ARGS)
 def verdict_flip_rate(
     y_true,
     y_pred,
@@ -438,27 +618,77 @@ def verdict_flip_rate(
 ) -> VFRResult:
     """Verdict Flip Rate of one audit cell under stratified bootstrap resamples (Algorithm 1).
 
-    n_resamples: K in Algorithm 1 (the paper uses 500). resample_size: N, records per resample; None means
-    the cohort size n (the ordinary bootstrap). N > n is refused unless `allow_oversize=True` (then it warns: it
-    understates the VFR); the paper's N = 10,000 is a fixed audit size drawn from a 185,026-record partition. An N
-    so small that an audited group's stratum gets no record gives an undefined VFR, with the strata named. seed: None,
-    an int, a SeedSequence or a Generator. min_support: groups smaller than this in the cohort are left out of the
-    point estimate and of every resample (0 keeps every group)."""
+    K resamples of N records are drawn per label × group stratum; the metric is recomputed on
+    each, over the groups the cohort audits, and the flip rate is the share of defined resamples
+    whose verdict is not the dominant one. The paper's N = 10,000 is a fixed audit size drawn from
+    a 185,026-record partition; here N defaults to the cohort size n (the ordinary bootstrap). An
+    N so small that an audited group's stratum gets no record gives an undefined VFR, with the
+    strata named.
+
+    Parameters
+    ----------
+    y_true : array-like
+        The 0/1 labels.
+    y_pred : array-like
+        The 0/1 predictions.
+    sensitive_features : array-like
+        The group of each record.
+    metric : str
+        The audited metric (`fairlib.counts.audit_metric`), e.g. ``"SPD"``, ``"DI"`` or ``"Cal"``.
+    y_prob : array-like, optional
+        The scores in [0, 1]; required by the calibration metrics.
+    n_resamples : int, default 500
+        K in Algorithm 1 (the paper uses 500).
+    resample_size : int, optional
+        N, the records per resample; None (the default) is the cohort size n. N > n is refused
+        unless ``allow_oversize=True``.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        The random state (`fairlib.core.check_rng`).
+    min_support : int, default 30
+        Groups smaller than this in the cohort are left out of the point estimate and of every
+        resample (0 keeps every group).
+    n_bins : int, default 10
+        Probability bins of the calibration metrics.
+    calibration : {"ece_gap", "worst_group_mce"}, default "ece_gap"
+        How a calibration metric is summarised over the groups.
+    method : {"fast", "index"}, default "fast"
+        "fast" draws the count tables (exact, the same distribution); "index" resamples indices.
+    confidence_level : float, default 0.95
+        The level of the percentile interval of the resampled values.
+    allow_oversize : bool, default False
+        Allow N > n, with a `fairlib.records.ResampleSizeWarning`: such a resample understates the
+        VFR.
+
+    Returns
+    -------
+    VFRResult
+        The flip rate, dominant verdict, stability margin, interval and the K values.
+
+    Raises
+    ------
+    FairlibInputError
+        When the metric is unknown or needs ``y_prob`` that is not given, the inputs are not 0/1 or
+        of different lengths, N exceeds the cohort without ``allow_oversize``, or an argument is
+        not of the declared kind.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.reliability import verdict_flip_rate
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.choice(["a", "b"], 4000)
+    >>> y = rng.binomial(1, 0.5, 4000)
+    >>> yhat = rng.binomial(1, np.where(g == "a", 0.62, 0.38))
+    >>> r = verdict_flip_rate(y, yhat, sensitive_features=g, metric="SPD", n_resamples=200)
+    >>> r.dominant_verdict, r.vfr, r.stability
+    ('Fail', 0.0, 'Stable')
+    """
     func = "verdict_flip_rate"
     spec = audit_metric(metric)
     if spec.needs_prob and y_prob is None:
         raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
-    data = audit_data(
-        y_true,
-        y_pred,
-        sensitive_features,
-        y_prob=y_prob,
-        resample_size=resample_size,
-        min_support=min_support,
-        n_bins=n_bins,
-        func=func,
-        allow_oversize=allow_oversize,
-    )
+    kw = dict(y_prob=y_prob, resample_size=resample_size, min_support=min_support, n_bins=n_bins)
+    data = audit_data(y_true, y_pred, sensitive_features, func=func, allow_oversize=allow_oversize, **kw)
     rng = check_rng(seed)
     starved = data.starved_strata
     return summarise_resamples(

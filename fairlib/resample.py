@@ -7,27 +7,71 @@ from __future__ import annotations
 import numpy as np
 from .core import FairlibInputError, check_int, check_rng
 from .counts import count_table, metric_from_counts
-from .records import AuditData, ResampleSizeWarning as ResampleSizeWarning, audit_data as audit_data
-from .constraints import AnyOf, Array, Instance, Options, PositiveInt, Seed, Text, constrained
-
-_DATA = Instance(AuditData, label="an AuditData (fairlib.records.audit_data)")
-_DRAW = dict(n_resamples=PositiveInt, seed=Seed)
-_METRIC = dict(metric=Text, calibration=Options("ece_gap", "worst_group_mce"))
-_SIZES = AnyOf(None, Array(lo=1, label="a list of audit sizes (ints >= 1)"))
+from .records import AuditData, ResampleSizeWarning as ResampleSizeWarning
+from .records import audit_data as audit_data
+from .constraints import AnyOf, Array, Instance, Options, PositiveInt, Seed, Text
+from .constraints import constrained
 
 # %% auto #0
 __all__ = ['AUDIT_SIZES', 'draw_counts', 'draw_counts_bins', 'metric_at', 'index_resample_values', 'draw_subsample_counts',
            'draw_subsample_bins_shared', 'draw_subsample_bins', 'index_subsample_values']
 
+# %% ../nbs/04a_resample.ipynb #4708ca7a
+_DATA = Instance(AuditData, label="an AuditData (fairlib.records.audit_data)")
+_DRAW = dict(n_resamples=PositiveInt, seed=Seed)
+_METRIC = dict(metric=Text, calibration=Options("ece_gap", "worst_group_mce"))
+_SIZES = AnyOf(None, Array(lo=1, label="a list of audit sizes (ints >= 1)"))
+
+# %% ../nbs/04a_resample.ipynb #51c0863f
+def _positive_shares(data: AuditData) -> np.ndarray:
+    "Each (group, y) stratum's share of predicted positives c_gy1 / n_gy (0 for an empty stratum)."
+    n_gy = data.n_gy
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_gy > 0, data.ct.counts[..., 1] / np.where(n_gy > 0, n_gy, 1), 0.0)
+
 # %% ../nbs/04a_resample.ipynb #bdf9adac
 @constrained(data=_DATA, **_DRAW)
 def draw_counts(data: AuditData, n_resamples: int, seed) -> np.ndarray:
-    """`n_resamples` resampled count tables `(K, G, 2, 2)`: per stratum, predicted positives ~ Binomial(m_gy,
-    c_gy1/n_gy)."""
+    """Resampled count tables of a stratified bootstrap, drawn from the counts alone.
+
+    Within a (group, y) stratum every record has the same group and label, so a resample of
+    :math:`m_{gy}` of its records only changes how many are predicted positive: a
+    Binomial(:math:`m_{gy}`, :math:`c_{gy1}/n_{gy}`) draw, the same distribution as drawing the
+    indices.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records (`fairlib.records.audit_data`), with the stratum sizes ``m`` of one
+        resample.
+    n_resamples : int
+        K, the number of resamples.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``(K, G, 2, 2)`` count tables (resample, group, y, ŷ), as floats.
+
+    Raises
+    ------
+    FairlibInputError
+        When `data` is not an AuditData, `n_resamples` is not a positive int or `seed` is not a
+        seed.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import draw_counts
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), min_support=1)
+    >>> c = draw_counts(d, 3, seed=0)
+    >>> c.shape, c[0].sum(-1).tolist()  # every resample keeps the stratum sizes
+    ((3, 2, 2, 2), [[2.0, 2.0], [2.0, 2.0]])
+    """
     rng = check_rng(seed)
-    n_gy = data.n_gy
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p1 = np.where(n_gy > 0, data.ct.counts[..., 1] / np.where(n_gy > 0, n_gy, 1), 0.0)
+    p1 = _positive_shares(data)
     pos = rng.binomial(data.m, p1, size=(n_resamples, *data.m.shape))
     out = np.empty((n_resamples, *data.ct.counts.shape))
     out[..., 1] = pos
@@ -56,43 +100,93 @@ def _blocks(data: AuditData):
     if data._blocks is None:
         if data.prob is None:
             raise FairlibInputError("y_prob", "calibration needs predicted probabilities", "verdict_flip_rate")
-        nb = data.n_bins
         cat = _category(data)
-        ncat = len(data.groups) * 2 * nb * 2
+        ncat = len(data.groups) * 2 * data.n_bins * 2
         order = np.argsort(cat.astype(np.int16) if ncat < 2**15 else cat, kind="stable")  # radix sort
         size = np.bincount(cat, minlength=ncat)
         start = np.concatenate([[0], np.cumsum(size)[:-1]])
         data._blocks = (data.prob[order], size, start, cat)
     return data._blocks
 
-# %% ../nbs/04a_resample.ipynb #c00d14bd
-@constrained(data=_DATA, **_DRAW)
-def draw_counts_bins(data: AuditData, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    """Resampled count tables `(K, G, 2, 2)` and calibration bins `(K, G, n_bins, 3)`, exactly as index resampling
-    draws them."""
-    rng = check_rng(seed)
-    K = n_resamples
-    ps, size, start, _ = _blocks(data)
-    G, nb = len(data.groups), data.n_bins
-    S = size.reshape(G * 2, nb * 2)
+# %% ../nbs/04a_resample.ipynb #517ede27
+def _block_counts(data: AuditData, S: np.ndarray, K: int, rng) -> np.ndarray:
+    "Draws per (stratum, block) `(K, strata * blocks)`; `S`: block sizes `(strata, blocks)`."
     m = data.m.reshape(-1)
-    c = np.zeros((K, G * 2, nb * 2), np.int64)
-    for s in np.flatnonzero(m):  # stage 1: block counts
+    c = np.zeros((K, *S.shape), np.int64)
+    for s in np.flatnonzero(m):
         c[:, s] = rng.multinomial(m[s], S[s] / S[s].sum(), size=K)
-    c = c.reshape(K, -1)
+    return c.reshape(K, -1)
+
+# %% ../nbs/04a_resample.ipynb #a4abcd4d
+def _block_sums(c: np.ndarray, ps, size, start, K: int, rng) -> np.ndarray:
+    "Score sums `(blocks, K)` of `c[k, j]` uniform picks inside each block j, per resample k."
     tot = c.sum(0)
     sums = np.zeros((c.shape[1], K))
-    for j in np.flatnonzero(tot):  # stage 2: picks inside block j
+    for j in np.flatnonzero(tot):
         dt = np.uint32 if size[j] < 2**32 else np.int64
         vals = np.take(ps[start[j] : start[j] + size[j]], rng.integers(0, size[j], tot[j], dtype=dt))
         cj = c[:, j]
         nz = cj > 0  # resample k owns the next c[k, j] picks
         sums[j, nz] = np.add.reduceat(vals, (np.cumsum(cj) - cj)[nz])
+    return sums
+
+# %% ../nbs/04a_resample.ipynb #570379e0
+def _tables_from_blocks(c, sums, K: int, G: int, nb: int) -> tuple:
+    "Counts `(K, G, 2, 2)` and bins `(K, G, nb, 3)` from block counts and block score sums."
     c5 = c.reshape(K, G, 2, nb, 2)
     s5 = sums.T.reshape(K, G, 2, nb, 2)
     counts = c5.sum(3).astype(np.float64)
-    bins = np.stack([c5.sum((2, 4)), c5[:, :, 1].sum(-1), s5.sum((2, 4))], axis=-1).astype(np.float64)
-    return counts, bins
+    bins = np.stack([c5.sum((2, 4)), c5[:, :, 1].sum(-1), s5.sum((2, 4))], axis=-1)
+    return counts, bins.astype(np.float64)
+
+# %% ../nbs/04a_resample.ipynb #c00d14bd
+@constrained(data=_DATA, **_DRAW)
+def draw_counts_bins(data: AuditData, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
+    """Resampled count tables and calibration bins, exactly as index resampling draws them.
+
+    The two stages above (block counts, then uniform picks inside each block) are index resampling
+    reorganised so that each (group, y, bin, ŷ) category is one contiguous block: the same
+    distribution, with the scores summed per block rather than gathered record by record.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records with scores (`fairlib.records.audit_data` with ``y_prob``).
+    n_resamples : int
+        K, the number of resamples.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+
+    Returns
+    -------
+    counts : numpy.ndarray
+        The ``(K, G, 2, 2)`` count tables (resample, group, y, ŷ).
+    bins : numpy.ndarray
+        The ``(K, G, n_bins, 3)`` calibration bins: records, sum of y and sum of scores per
+        (group, bin).
+
+    Raises
+    ------
+    FairlibInputError
+        When `data` has no scores (``y_prob``), or an argument is not of the declared kind.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import draw_counts_bins
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> p = [0.9, 0.2, 0.4, 0.1, 0.8, 0.7, 0.6, 0.3]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), y_prob=p, min_support=1)
+    >>> counts, bins = draw_counts_bins(d, 3, seed=0)
+    >>> counts.shape, bins.shape, bins[0, :, :, 0].sum(-1).tolist()  # 4 records per group
+    ((3, 2, 2, 2), (3, 2, 10, 3), [4.0, 4.0])
+    """
+    rng = check_rng(seed)
+    ps, size, start, _ = _blocks(data)
+    G, nb = len(data.groups), data.n_bins
+    c = _block_counts(data, size.reshape(G * 2, nb * 2), n_resamples, rng)
+    sums = _block_sums(c, ps, size, start, n_resamples, rng)
+    return _tables_from_blocks(c, sums, n_resamples, G, nb)
 
 # %% ../nbs/04a_resample.ipynb #3f067285
 def _strata_index(data: AuditData):
@@ -102,26 +196,69 @@ def _strata_index(data: AuditData):
     bounds = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=data.m.size))])
     return [order[bounds[s] : bounds[s + 1]] for s in range(data.m.size)]
 
+# %% ../nbs/04a_resample.ipynb #4eeedd3b
+def _on_cohort_groups(ct, G: int, n_bins: int) -> tuple:
+    "The counts `(G, 2, 2)` and bins (or None) of the count table `ct`, on the cohort's G groups."
+    counts = np.zeros((G, 2, 2))
+    counts[ct.groups.to_numpy()] = ct.counts
+    bins = None
+    if ct.bins is not None:
+        bins = np.zeros((G, n_bins, 3))
+        bins[ct.groups.to_numpy()] = ct.bins
+    return counts, bins
+
 # %% ../nbs/04a_resample.ipynb #5280c662
 @constrained(data=_DATA, idx=Array(dtype="any", ndim=None, min_size=0, label="record indices"), **_METRIC)
 def metric_at(data: AuditData, idx, metric: str, *, calibration: str = "ece_gap") -> float:
-    """The metric on the records `idx` of the audit data, over the cohort's fixed group set (the reference path of Axes
-    1 and 2)."""
+    """The metric on some records of the audit data, over the cohort's audited groups.
+
+    The reference path of Axes 1 and 2: the records ``idx`` (a resample or a subsample) get their
+    own count table, placed on the cohort's group set, and the metric is computed over the groups
+    the cohort audits (a group missing from the records counts as empty, never as dropped).
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records (`fairlib.records.audit_data`).
+    idx : array-like of int
+        The indices of the records to measure; repeats count again (a bootstrap resample).
+    metric : str
+        The metric's name (`fairlib.counts.audit_metric`), e.g. ``"SPD"`` or ``"DI"``.
+    calibration : {"ece_gap", "worst_group_mce"}, default "ece_gap"
+        How a calibration metric is summarised over the groups.
+
+    Returns
+    -------
+    float
+        The metric's value; NaN where it is undefined.
+
+    Raises
+    ------
+    FairlibInputError
+        When the metric is unknown, needs scores that `data` lacks, or an argument is not of the
+        declared kind.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import metric_at
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), min_support=1)
+    >>> float(metric_at(d, range(8), "SPD"))  # selection rates 1/4 and 3/4
+    0.5
+    >>> float(metric_at(d, [0, 1, 2, 3], "SPD"))  # group b not drawn: undefined
+    nan
+    """
+    prob = None if data.prob is None else data.prob[idx]
     ct = count_table(
         data.y[idx],
         data.yhat[idx],
         data.ct.codes[idx],
-        y_prob=None if data.prob is None else data.prob[idx],
+        y_prob=prob,
         min_support=0,
         n_bins=data.n_bins,
     )
-    G = len(data.groups)
-    counts = np.zeros((G, 2, 2))
-    counts[ct.groups.to_numpy()] = ct.counts  # the cohort's group set
-    bins = None
-    if ct.bins is not None:
-        bins = np.zeros((G, data.n_bins, 3))
-        bins[ct.groups.to_numpy()] = ct.bins
+    counts, bins = _on_cohort_groups(ct, len(data.groups), data.n_bins)
     return metric_from_counts(metric, counts, bins, included=data.included, calibration=calibration)
 
 # %% ../nbs/04a_resample.ipynb #ae8f02c0
@@ -129,7 +266,44 @@ def metric_at(data: AuditData, idx, metric: str, *, calibration: str = "ece_gap"
 def index_resample_values(
     data: AuditData, metric: str, n_resamples: int, seed, *, calibration: str = "ece_gap"
 ) -> np.ndarray:
-    "Metric values from plain stratified index resampling (the slow reference for the fast path)."
+    """Metric values from plain stratified index resampling (the slow reference for the fast path).
+
+    Literally Algorithm 1: per resample, ``m_gy`` indices are drawn with replacement from each
+    stratum, and the metric is computed on the resampled cohort with `metric_at`.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records, with the stratum sizes ``m`` of one resample.
+    metric : str
+        The metric's name (`fairlib.counts.audit_metric`).
+    n_resamples : int
+        K, the number of resamples.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+    calibration : {"ece_gap", "worst_group_mce"}, default "ece_gap"
+        How a calibration metric is summarised over the groups.
+
+    Returns
+    -------
+    numpy.ndarray
+        The K metric values (NaN where undefined).
+
+    Raises
+    ------
+    FairlibInputError
+        When the metric is unknown or an argument is not of the declared kind.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import index_resample_values
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), min_support=1)
+    >>> v = index_resample_values(d, "SPD", 200, seed=0)
+    >>> v.shape, bool(((v >= -1) & (v <= 1)).all())
+    ((200,), True)
+    """
     rng = check_rng(seed)
     strata, m = _strata_index(data), data.m.reshape(-1)
     out = np.empty(n_resamples)
@@ -139,11 +313,11 @@ def index_resample_values(
     return out
 
 # %% ../nbs/04a_resample.ipynb #d735d86a
-AUDIT_SIZES = (1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000)  # Algorithm 2's grid, plus the full partition
+AUDIT_SIZES = (1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000)  # Algorithm 2's grid
 
 # %% ../nbs/04a_resample.ipynb #4950cb08
 def _sizes(sizes, n: int, func: str) -> np.ndarray:
-    "The audit sizes strictly below n (validated, sorted), then n itself (the degenerate full point)."
+    "The audit sizes strictly below n (validated, sorted), then n itself (the degenerate point)."
     if sizes is None:
         sizes = AUDIT_SIZES
     if isinstance(sizes, (str, bytes)) or not np.iterable(sizes):
@@ -154,26 +328,58 @@ def _sizes(sizes, n: int, func: str) -> np.ndarray:
 # %% ../nbs/04a_resample.ipynb #e91e8da8
 @constrained(data=_DATA, size=PositiveInt, **_DRAW)
 def draw_subsample_counts(data: AuditData, size: int, n_resamples: int, seed) -> np.ndarray:
-    "Count tables `(R, G, 2, 2)` of R subsamples of `size` records without replacement: multivariate hypergeometric."
+    """Count tables of subsamples without replacement, drawn from the counts alone.
+
+    A simple random sample of ``size`` of the n records, tallied by (group, y, ŷ), is multivariate
+    hypergeometric with the cohort's counts as colours, exactly; one draw costs O(colours), not
+    O(size).
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records (`fairlib.records.audit_data`).
+    size : int
+        The records in one subsample (at most the cohort's n).
+    n_resamples : int
+        R, the number of subsamples.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``(R, G, 2, 2)`` count tables (subsample, group, y, ŷ), as floats.
+
+    Raises
+    ------
+    FairlibInputError
+        When an argument is not of the declared kind.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import draw_subsample_counts
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), min_support=1)
+    >>> c = draw_subsample_counts(d, 5, 4, seed=0)
+    >>> c.shape, c.sum((1, 2, 3)).tolist()
+    ((4, 2, 2, 2), [5.0, 5.0, 5.0, 5.0])
+    """
     rng = check_rng(seed)
     colors = data.ct.counts.reshape(-1).astype(np.int64)
-    c = rng.multivariate_hypergeometric(
-        colors, int(size), size=n_resamples, method="marginals"
-    )  # O(colours), not O(size)
+    c = rng.multivariate_hypergeometric(colors, int(size), size=n_resamples, method="marginals")
     return c.reshape(n_resamples, *data.ct.counts.shape).astype(np.float64)
-
-# %% ../nbs/04a_resample.ipynb #53785201
-_JOINT_MAX_CELLS = 2**22  # joint path: at most this many (size x repetition x joint category) cells per array (32 MiB)
 
 # %% ../nbs/04a_resample.ipynb #c31d39a8
 def _subsample_plan(datas, sizes, func):
+    "(n, sizes, the sizes below n, the longest of those, the segment of each sample position)."
     n = datas[0].n
     sizes = np.asarray(sizes, np.int64)
     if any(d.n != n for d in datas):
         raise FairlibInputError("datas", "must describe the same records", func)
     part = sizes[sizes < n]
     top = int(part.max()) if part.size else 0  # sizes >= n are the whole cohort: no draw
-    seg = np.searchsorted(part, np.arange(top), side="right")  # position -> first size that contains it
+    seg = np.searchsorted(part, np.arange(top), side="right")  # position -> first size holding it
     return n, sizes, part, top, seg
 
 # %% ../nbs/04a_resample.ipynb #9c485aff
@@ -183,50 +389,60 @@ def _full_rows(d, cat, ncat):
 
 # %% ../nbs/04a_resample.ipynb #23e17e6a
 def _bins_out(d, cnt, sp, S, R):
-    """Counts `(S, R, G, 2, 2)` and bins `(S, R, G, n_bins, 3)` from per-category counts and score sums `(S, R,
-    G*2*n_bins*2)`."""
+    """Counts `(S, R, G, 2, 2)` and bins `(S, R, G, n_bins, 3)` from per-category counts and score
+    sums `(S, R, G*2*n_bins*2)`."""
     G, nb = len(d.groups), d.n_bins
     c5 = cnt.reshape(S, R, G, 2, nb, 2)
     s5 = sp.reshape(S, R, G, 2, nb, 2)
     return c5.sum(4), np.stack([c5.sum((3, 5)), c5[:, :, :, 1].sum(-1), s5.sum((3, 5))], axis=-1)
 
+# %% ../nbs/04a_resample.ipynb #290367b4
+def _attribute_prep(d, S: int, P: int, R: int) -> tuple:
+    "(d, categories, their number, counts, score sums): tallies `(S, R, ncat)`, sizes >= n filled."
+    cat = _category(d)
+    ncat = len(d.groups) * 2 * d.n_bins * 2
+    cnt = np.zeros((S, R, ncat))
+    sp = np.zeros((S, R, ncat))
+    cnt[P:], sp[P:] = _full_rows(d, cat, ncat)
+    return d, cat, ncat, cnt, sp
+
+# %% ../nbs/04a_resample.ipynb #ed95c9c2
+def _tally_pick(prep: list, pick: np.ndarray, seg: np.ndarray, P: int, r: int) -> None:
+    "Tally the ordered sample `pick` into repetition r of each attribute of `prep`, per segment."
+    pp = {}  # prob[pick] once per score vector
+    for d, cat, ncat, cnt, sp in prep:
+        w = pp.get(id(d.prob))
+        if w is None:
+            w = pp[id(d.prob)] = d.prob[pick]
+        key = seg * ncat + cat[pick]
+        cnt[:P, r] = np.bincount(key, minlength=P * ncat).reshape(P, ncat)
+        sp[:P, r] = np.bincount(key, weights=w, minlength=P * ncat).reshape(P, ncat)
+
+# %% ../nbs/04a_resample.ipynb #5ac689fb
+def _prefix_out(d, cnt, sp, S: int, P: int, R: int) -> tuple:
+    "`_bins_out` of an attribute's tallies after the prefix sums (size k = segments 0..k)."
+    cnt[:P] = np.cumsum(cnt[:P], 0)
+    sp[:P] = np.cumsum(sp[:P], 0)  # prefix of length sizes[k]
+    return _bins_out(d, cnt, sp, S, R)
+
 # %% ../nbs/04a_resample.ipynb #fc9379ab
 def _subsample_bins_per_attribute(datas, sizes, n_resamples: int, seed) -> list:
-    """`draw_subsample_bins_shared`, one bincount pair per attribute and repetition (any records; the reference of the
-    joint path)."""
+    """`draw_subsample_bins_shared`, one bincount pair per attribute and repetition (any records;
+    the reference of the joint path)."""
     rng = check_rng(seed)
     n, sizes, part, top, seg = _subsample_plan(datas, sizes, "draw_subsample_bins_shared")
     S, P = len(sizes), len(part)
-    prep = []
-    for d in datas:
-        cat = _category(d)
-        ncat = len(d.groups) * 2 * d.n_bins * 2
-        cnt = np.zeros((S, n_resamples, ncat))
-        sp = np.zeros((S, n_resamples, ncat))
-        cnt[P:], sp[P:] = _full_rows(d, cat, ncat)
-        prep.append((d, cat, ncat, cnt, sp))
+    prep = [_attribute_prep(d, S, P, n_resamples) for d in datas]
     for r in range(n_resamples):
         if not top:
             break
         pick = rng.choice(n, top, replace=False)  # a uniformly random ordered sample: every prefix is SRS
-        pp = {}  # prob[pick] once per score vector
-        for d, cat, ncat, cnt, sp in prep:
-            w = pp.get(id(d.prob))
-            if w is None:
-                w = pp[id(d.prob)] = d.prob[pick]
-            key = seg * ncat + cat[pick]
-            cnt[:P, r] = np.bincount(key, minlength=P * ncat).reshape(P, ncat)
-            sp[:P, r] = np.bincount(key, weights=w, minlength=P * ncat).reshape(P, ncat)
-    out = []
-    for d, cat, ncat, cnt, sp in prep:
-        cnt[:P] = np.cumsum(cnt[:P], 0)
-        sp[:P] = np.cumsum(sp[:P], 0)  # prefix of length sizes[k]
-        out.append(_bins_out(d, cnt, sp, S, n_resamples))
-    return out
+        _tally_pick(prep, pick, seg, P, r)
+    return [_prefix_out(d, cnt, sp, S, P, n_resamples) for d, _, _, cnt, sp in prep]
 
 # %% ../nbs/04a_resample.ipynb #1125733f
 def _same_records(datas) -> bool:
-    "Whether the attributes share labels, predictions, scores and bins (only the group codes differ)."
+    "Whether the attributes share labels, predictions, scores and bins (only the groups differ)."
     d0 = datas[0]
     return all(
         d.n_bins == d0.n_bins
@@ -236,30 +452,17 @@ def _same_records(datas) -> bool:
         for d in datas[1:]
     )
 
-# %% ../nbs/04a_resample.ipynb #0b747bb0
-@constrained(datas=Instance(list, tuple, label="a list of AuditData"), sizes=_SIZES, **_DRAW)
-def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
-    """Like `draw_subsample_bins` for several attributes of the same records: one ordered sample per repetition, shared
-    (Algorithm 2 subsamples records, then audits each attribute).
-
-    When the attributes share labels, predictions and scores (the same records, only the group codes differ), one
-    joint category over (every attribute's group × y × bin × ŷ) lets a single bincount and a single weighted bincount
-    per repetition serve all attributes, which are then marginalised. The draws (one `rng.choice` per repetition) are
-    the same as the per-attribute path's, so the counts are identical and the score sums equal up to the order of
-    floating-point summation. Falls back to one bincount pair per attribute when the joint space is too large."""
-    rng = check_rng(seed)
-    n, sizes, part, top, seg = _subsample_plan(datas, sizes, "draw_subsample_bins_shared")
-    S, P, R = len(sizes), len(part), n_resamples
-    Gs = [len(d.groups) for d in datas]
-    inner = 2 * datas[0].n_bins * 2  # (y, bin, ŷ) categories
-    J = int(np.prod(Gs, dtype=np.float64)) * inner
-    if len(datas) == 1 or J * max(P, 1) * R > _JOINT_MAX_CELLS or not _same_records(datas):
-        return _subsample_bins_per_attribute(datas, sizes, R, rng)
-    d0 = datas[0]
-    code = np.zeros(n, np.int64)
+# %% ../nbs/04a_resample.ipynb #3f8d34bb
+def _joint_category(datas, inner: int) -> np.ndarray:
+    "Each record's joint (every attribute's group × y × bin × ŷ) category, attribute 0 slowest."
+    code = np.zeros(datas[0].n, np.int64)
     for d in datas:
         code = code * len(d.groups) + d.ct.codes  # mixed radix: attribute 0 slowest
-    jcat = code * inner + _inner_category(d0)
+    return code * inner + _inner_category(datas[0])
+
+# %% ../nbs/04a_resample.ipynb #001dc060
+def _joint_tallies(jcat, prob, n: int, top: int, seg, P: int, R: int, J: int, rng) -> tuple:
+    "Counts and score sums `(R, P, J)` of R ordered samples over the J joint categories."
     cnt = np.zeros((R, P, J))
     sp = np.zeros((R, P, J))
     off = seg * J
@@ -269,28 +472,131 @@ def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
         pick = rng.choice(n, top, replace=False)  # the same draw as the per-attribute path
         key = off + jcat[pick]
         cnt[r] = np.bincount(key, minlength=P * J).reshape(P, J)
-        sp[r] = np.bincount(key, weights=d0.prob[pick], minlength=P * J).reshape(P, J)
-    cnt = cnt.reshape(R, P, *Gs, inner)
-    sp = sp.reshape(R, P, *Gs, inner)
-    out = []
-    for i, d in enumerate(datas):
-        other = tuple(2 + j for j in range(len(datas)) if j != i)
-        ncat = Gs[i] * inner
-        c = np.empty((S, R, ncat))
-        s = np.empty((S, R, ncat))
-        c[:P] = np.cumsum(cnt.sum(other).reshape(R, P, ncat), 1).transpose(
-            1, 0, 2
-        )  # marginal, then prefix of length sizes[k]
-        s[:P] = np.cumsum(sp.sum(other).reshape(R, P, ncat), 1).transpose(1, 0, 2)
-        c[P:], s[P:] = _full_rows(d, _category(d), ncat)
-        out.append(_bins_out(d, c, s, S, R))
-    return out
+        sp[r] = np.bincount(key, weights=prob[pick], minlength=P * J).reshape(P, J)
+    return cnt, sp
+
+# %% ../nbs/04a_resample.ipynb #75c29659
+def _attribute_marginal(cnt, sp, i: int, d, Gs: list, inner: int, S: int, P: int, R: int) -> tuple:
+    "`_bins_out` of attribute i from the joint tallies `(R, P, *Gs, inner)`."
+    other = tuple(2 + j for j in range(len(Gs)) if j != i)
+    ncat = Gs[i] * inner
+    c = np.empty((S, R, ncat))
+    s = np.empty((S, R, ncat))
+    c[:P] = np.cumsum(cnt.sum(other).reshape(R, P, ncat), 1).transpose(1, 0, 2)  # prefix sums
+    s[:P] = np.cumsum(sp.sum(other).reshape(R, P, ncat), 1).transpose(1, 0, 2)
+    c[P:], s[P:] = _full_rows(d, _category(d), ncat)
+    return _bins_out(d, c, s, S, R)
+
+# %% ../nbs/04a_resample.ipynb #53785201
+_JOINT_MAX_CELLS = 2**22  # joint path: at most this many (size x repetition x joint category) cells
+
+# %% ../nbs/04a_resample.ipynb #0b747bb0
+@constrained(datas=Instance(list, tuple, label="a list of AuditData"), sizes=_SIZES, **_DRAW)
+def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
+    """Nested subsamples of several attributes of the same records, sharing the ordered samples.
+
+    Like `draw_subsample_bins` for each attribute, with the draws shared (Algorithm 2 subsamples
+    records, then audits each attribute). When the attributes share labels, predictions and scores
+    (only the group codes differ), one joint category over (every attribute's group × y × bin × ŷ)
+    lets a single bincount and a single weighted bincount per repetition serve all attributes,
+    which are then marginalised. The draws (one ``rng.choice`` per repetition) are the same as the
+    per-attribute path's, so the counts are identical and the score sums equal up to the order of
+    floating-point summation. Falls back to one bincount pair per attribute when the joint space
+    is too large.
+
+    Parameters
+    ----------
+    datas : list of AuditData
+        The attributes' audit records, all on the same records (the same n).
+    sizes : list of int or None
+        The audit sizes; those at or above n are the whole cohort. None is `AUDIT_SIZES`.
+    n_resamples : int
+        R, the repetitions (one ordered sample each).
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+
+    Returns
+    -------
+    list of tuple of numpy.ndarray
+        Per attribute, the counts ``(S, R, G, 2, 2)`` and calibration bins ``(S, R, G, n_bins, 3)``
+        of the S sizes and R repetitions.
+
+    Raises
+    ------
+    FairlibInputError
+        When the attributes describe different records, one has no scores, or an argument is not
+        of the declared kind.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import draw_subsample_bins_shared
+    >>> y, yhat = np.array([1, 0, 1, 0, 1, 1, 0, 0]), np.array([1, 0, 0, 0, 1, 1, 1, 0])
+    >>> p = np.array([0.9, 0.2, 0.4, 0.1, 0.8, 0.7, 0.6, 0.3])
+    >>> sex = audit_data(y, yhat, list("aaaabbbb"), y_prob=p, min_support=1)
+    >>> age = audit_data(y, yhat, list("xyxyxyxy"), y_prob=p, min_support=1)
+    >>> (c1, b1), (c2, b2) = draw_subsample_bins_shared([sex, age], [4, 8], 2, seed=0)
+    >>> c1.shape, c1[0].sum((1, 2, 3)).tolist(), float(c2[1, 0].sum())  # sizes 4 and 8 (all)
+    ((2, 2, 2, 2, 2), [4.0, 4.0], 8.0)
+    """
+    rng = check_rng(seed)
+    n, sizes, part, top, seg = _subsample_plan(datas, sizes, "draw_subsample_bins_shared")
+    S, P, R = len(sizes), len(part), n_resamples
+    Gs = [len(d.groups) for d in datas]
+    inner = 2 * datas[0].n_bins * 2  # (y, bin, ŷ) categories
+    J = int(np.prod(Gs, dtype=np.float64)) * inner
+    if len(datas) == 1 or J * max(P, 1) * R > _JOINT_MAX_CELLS or not _same_records(datas):
+        return _subsample_bins_per_attribute(datas, sizes, R, rng)
+    cnt, sp = _joint_tallies(_joint_category(datas, inner), datas[0].prob, n, top, seg, P, R, J, rng)
+    cnt, sp = cnt.reshape(R, P, *Gs, inner), sp.reshape(R, P, *Gs, inner)
+    return [_attribute_marginal(cnt, sp, i, d, Gs, inner, S, P, R) for i, d in enumerate(datas)]
 
 # %% ../nbs/04a_resample.ipynb #5d24cd79
 @constrained(data=_DATA, sizes=_SIZES, **_DRAW)
 def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
-    """Counts `(S, R, G, 2, 2)` and calibration bins `(S, R, G, n_bins, 3)` of nested subsamples without replacement
-    (prefixes of one random ordered sample per repetition)."""
+    """Counts and calibration bins of nested subsamples without replacement.
+
+    Calibration needs the scores inside each bin, which no count determines: each repetition draws
+    one uniformly random ordered sample of the records without replacement, and size :math:`N_i`
+    takes its first :math:`N_i` records (a uniform subset). The sizes of one repetition are nested
+    (common random numbers), each exactly a simple random sample; the repetitions are independent.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records with scores (`fairlib.records.audit_data` with ``y_prob``).
+    sizes : list of int or None
+        The audit sizes; those at or above the cohort's n are the whole cohort. None is
+        `AUDIT_SIZES`.
+    n_resamples : int
+        R, the repetitions.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+
+    Returns
+    -------
+    counts : numpy.ndarray
+        The ``(S, R, G, 2, 2)`` count tables of the S sizes and R repetitions.
+    bins : numpy.ndarray
+        The ``(S, R, G, n_bins, 3)`` calibration bins.
+
+    Raises
+    ------
+    FairlibInputError
+        When `data` has no scores, or an argument is not of the declared kind.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import draw_subsample_bins
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> p = [0.9, 0.2, 0.4, 0.1, 0.8, 0.7, 0.6, 0.3]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), y_prob=p, min_support=1)
+    >>> counts, bins = draw_subsample_bins(d, [4, 8], 3, seed=0)
+    >>> counts.shape, counts[0].sum((1, 2, 3)).tolist(), bool((counts[1] == d.ct.counts).all())
+    ((2, 3, 2, 2, 2), [4.0, 4.0, 4.0], True)
+    """
     return draw_subsample_bins_shared([data], sizes, n_resamples, seed)[0]
 
 # %% ../nbs/04a_resample.ipynb #6a13c46e
@@ -298,7 +604,45 @@ def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple
 def index_subsample_values(
     data: AuditData, metric: str, size: int, n_resamples: int, seed, *, calibration: str = "ece_gap"
 ) -> np.ndarray:
-    "Metric values of R plain index subsamples without replacement (the slow reference for Axis 2)."
+    """Metric values of plain index subsamples without replacement (the slow reference for Axis 2).
+
+    Per repetition, ``size`` distinct records are drawn and the metric computed on them with
+    `metric_at`.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audit records (`fairlib.records.audit_data`).
+    metric : str
+        The metric's name (`fairlib.counts.audit_metric`).
+    size : int
+        The records in one subsample (at most the cohort's n).
+    n_resamples : int
+        R, the number of subsamples.
+    seed : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        The random state (`fairlib.core.check_rng`).
+    calibration : {"ece_gap", "worst_group_mce"}, default "ece_gap"
+        How a calibration metric is summarised over the groups.
+
+    Returns
+    -------
+    numpy.ndarray
+        The R metric values (NaN where undefined).
+
+    Raises
+    ------
+    FairlibInputError
+        When the metric is unknown or an argument is not of the declared kind.
+
+    Examples
+    --------
+    >>> from fairlib.records import audit_data
+    >>> from fairlib.resample import index_subsample_values
+    >>> y, yhat = [1, 0, 1, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 0]
+    >>> d = audit_data(y, yhat, list("aaaabbbb"), min_support=1)
+    >>> index_subsample_values(d, "SPD", 8, 2, seed=0).tolist()  # all 8 records: the point value
+    [0.5, 0.5]
+    """
     rng = check_rng(seed)
     out = np.empty(n_resamples)
     for r in range(n_resamples):

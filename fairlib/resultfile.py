@@ -16,29 +16,31 @@ __all__ = ['RESULT_FORMAT', 'RESULT_SCHEMA', 'RESULT_FORMS', 'HEADER']
 
 # %% ../nbs/01a_resultfile.ipynb #07592220
 RESULT_FORMAT = "fairlib-result"  # the header's `format`: what kind of file this is
-
-# %% ../nbs/01a_resultfile.ipynb #8e089794
-RESULT_SCHEMA = 2  # the layout this fairlib writes and reads (1: the headerless JSON before the content hash)
+# the layout this fairlib writes and reads (1: the headerless JSON before the content hashes)
+RESULT_SCHEMA = 2
 
 # %% ../nbs/01a_resultfile.ipynb #32c10e32
-RESULT_FORMS = ("full", "suppressed")  # every number ("full"), or the shareable form (fairlib.auditshare)
-
-# %% ../nbs/01a_resultfile.ipynb #f8877326
+RESULT_FORMS = ("full", "suppressed")  # every number, or the shareable form (fairlib.auditshare)
 HEADER = "__fairlib__"  # the header's key, first in every saved result
 
 # %% ../nbs/01a_resultfile.ipynb #cf1dc4ef
 def _canonical(x) -> bytes:
-    "The canonical JSON text of `x`: keys sorted, no spaces, UTF-8 (what every content hash is computed from)."
+    "The canonical JSON text of `x`: keys sorted, no spaces, UTF-8 (what every content hash is of)."
     return json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
-
+# %% ../nbs/01a_resultfile.ipynb #d24873c3
 def _sha256(x) -> str:
     return hashlib.sha256(_canonical(x)).hexdigest()
 
 # %% ../nbs/01a_resultfile.ipynb #334169eb
 def _result_header(payload: dict, form: str = "full") -> dict:
-    "The header of a saved result whose fields (plain JSON types, with its `__result__` name) are `payload`."
-    h = {"format": RESULT_FORMAT, "schema": RESULT_SCHEMA, "form": form, "result": payload.get("__result__")}
+    "The header of a saved result whose fields (plain JSON, with `__result__`) are `payload`."
+    h = {
+        "format": RESULT_FORMAT,
+        "schema": RESULT_SCHEMA,
+        "form": form,
+        "result": payload.get("__result__"),
+    }
     h["fields_sha256"] = {k: _sha256(v) for k, v in payload.items() if k != "__result__"}
     h["sha256"] = _sha256({"header": h, "payload": payload})
     return h
@@ -47,7 +49,7 @@ def _result_header(payload: dict, form: str = "full") -> dict:
 def _refuse_constant(name):
     raise ValueError(f"holds the literal {name}, which JSON does not have (fairlib writes NaN as null)")
 
-
+# %% ../nbs/01a_resultfile.ipynb #a383d975
 def _path_kind(s) -> str | None:
     "'file' or 'folder' when the str or Path `s` names one that exists, else None."
     try:
@@ -58,9 +60,9 @@ def _path_kind(s) -> str | None:
     except (OSError, ValueError):  # a name too long for the file system, a NUL byte
         return None
 
-
-def _read_json(s, func: str) -> dict:
-    "The JSON object that `s` (JSON text, bytes, or the path of a file holding it) holds."
+# %% ../nbs/01a_resultfile.ipynb #f2b3aaac
+def _json_text(s, func: str) -> tuple[str, str]:
+    "The text `s` holds (JSON text, bytes, or a file's contents) and, for a file, 'file <name> '."
     src = ""
     kind = _path_kind(s) if isinstance(s, (str, Path)) else None
     if kind == "folder":
@@ -76,43 +78,34 @@ def _read_json(s, func: str) -> dict:
         try:
             s = bytes(s).decode("utf-8-sig")
         except UnicodeDecodeError as e:
-            raise FairlibInputError("s", f"{src}is not UTF-8 JSON text ({e.reason} at byte {e.start})", func) from None
+            why = f"{src}is not UTF-8 JSON text ({e.reason} at byte {e.start})"
+            raise FairlibInputError("s", why, func) from None
     if not isinstance(s, str):
         raise FairlibInputError("s", f"must be JSON text, a path or bytes, got {type(s).__name__}", func)
+    return s, src
+
+# %% ../nbs/01a_resultfile.ipynb #a6d8d44f
+def _read_json(s, func: str) -> dict:
+    "The JSON object that `s` (JSON text, bytes, or the path of a file holding it) holds."
+    s, src = _json_text(s, func)
     text = s.strip()
     try:
         d = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as e:
         if not src and not text.startswith(("{", "[")):
-            raise FairlibInputError(
-                "s", f"is neither JSON text nor the path of an existing file: {s[:80]!r}", func
-            ) from None
+            why = f"is neither JSON text nor the path of an existing file: {s[:80]!r}"
+            raise FairlibInputError("s", why, func) from None
         raise FairlibInputError("s", f"{src}is not JSON text: {e}", func) from None
     except (ValueError, RecursionError) as e:
         raise FairlibInputError("s", f"{src}{e}" if str(e) else f"{src}is nested too deeply", func) from None
     if not isinstance(d, dict):
-        raise FairlibInputError("s", f"{src}must hold a JSON object (a saved result), got {type(d).__name__}", func)
+        why = f"{src}must hold a JSON object (a saved result), got {type(d).__name__}"
+        raise FairlibInputError("s", why, func)
     return d
 
-# %% ../nbs/01a_resultfile.ipynb #aa1bc794
-_HEX = re.compile(r"[0-9a-f]{64}")
-
-
-def _split_header(d: dict, cls_name: str, func: str) -> tuple[dict, dict]:
-    "The header and the payload of a saved result `d`; refuses a missing or foreign header, another schema or form."
-
-    def bad(msg):
-        raise FairlibInputError("s", msg, func)
-
-    h = d.get(HEADER)
-    if h is None:
-        bad(
-            f"has no fairlib header (`{HEADER}`: format, schema, form, content hash): it was not written by "
-            f"to_json() of a fairlib that writes schema {RESULT_SCHEMA}, so it cannot be checked; re-run the audit "
-            "and save it again"
-        )
-    if not isinstance(h, dict):
-        bad(f"field `{HEADER}` must be an object (the header), got {h!r}"[:300])
+# %% ../nbs/01a_resultfile.ipynb #20ea3b45
+def _check_layout(h: dict, bad) -> None:
+    "Refuse (through `bad`) a header of another format, another schema or an unknown form."
     if h.get("format") != RESULT_FORMAT:
         bad(f"field `{HEADER}.format` is {h.get('format')!r}, not {RESULT_FORMAT!r}: not a saved fairlib result")
     schema = h.get("schema")
@@ -123,36 +116,64 @@ def _split_header(d: dict, cls_name: str, func: str) -> tuple[dict, dict]:
             + ("; the file was written by a newer fairlib" if newer else "")
         )
     if h.get("form") not in RESULT_FORMS:
-        bad(f"field `{HEADER}.form` is {h.get('form')!r}; this fairlib reads {', '.join(map(repr, RESULT_FORMS))}")
-    payload = {k: v for k, v in d.items() if k != HEADER}
-    held = h.get("result")
-    if held != cls_name or payload.get("__result__", cls_name) != cls_name:
-        bad(f"holds a {held or payload.get('__result__')}, not a {cls_name}")
+        forms = ", ".join(map(repr, RESULT_FORMS))
+        bad(f"field `{HEADER}.form` is {h.get('form')!r}; this fairlib reads {forms}")
+
+# %% ../nbs/01a_resultfile.ipynb #aa1bc794
+_HEX = re.compile(r"[0-9a-f]{64}")  # a SHA-256 hex digest, as hashlib writes it
+
+# %% ../nbs/01a_resultfile.ipynb #adceb1b2
+def _check_digests(h: dict, bad) -> None:
+    "Refuse (through `bad`) a header whose `sha256` or `fields_sha256` are not SHA-256 hex digests."
     if not (isinstance(h.get("sha256"), str) and _HEX.fullmatch(h["sha256"])):
         bad(f"field `{HEADER}.sha256` must be a SHA-256 hex digest, got {h.get('sha256')!r}"[:300])
     fh = h.get("fields_sha256")
     if not (isinstance(fh, dict) and all(isinstance(v, str) and _HEX.fullmatch(v) for v in fh.values())):
         bad(f"field `{HEADER}.fields_sha256` must map each field to a SHA-256 hex digest")
+
+# %% ../nbs/01a_resultfile.ipynb #7f5ab9fd
+def _split_header(d: dict, cls_name: str, func: str) -> tuple[dict, dict]:
+    "The header and payload of a saved result `d`; refuses a missing or foreign header."
+
+    def bad(msg):
+        raise FairlibInputError("s", msg, func)
+
+    h = d.get(HEADER)
+    if h is None:
+        bad(
+            f"has no fairlib header (`{HEADER}`: format, schema, form, content hash): "
+            f"it was not written by to_json() of a fairlib that writes schema {RESULT_SCHEMA}, "
+            "so it cannot be checked; re-run the audit and save it again"
+        )
+    if not isinstance(h, dict):
+        bad(f"field `{HEADER}` must be an object (the header), got {h!r}"[:300])
+    _check_layout(h, bad)
+    payload = {k: v for k, v in d.items() if k != HEADER}
+    held = h.get("result")
+    if held != cls_name or payload.get("__result__", cls_name) != cls_name:
+        bad(f"holds a {held or payload.get('__result__')}, not a {cls_name}")
+    _check_digests(h, bad)
     return h, payload
 
 # %% ../nbs/01a_resultfile.ipynb #d8c97953
 def _check_hashes(h: dict, payload: dict, order, func: str) -> None:
-    "Refuse a payload whose content hashes differ from the header's, naming the first changed field (in `order`)."
+    "Refuse a payload whose hashes differ from the header's, naming the first changed field."
     fh = h["fields_sha256"]
     names = [k for k in payload if k != "__result__"]
     for k in sorted(set(names) | set(fh), key=lambda k: (list(order).index(k) if k in order else len(order), k)):
         if k not in fh or k not in payload or fh[k] != _sha256(payload[k]):
             raise FairlibInputError(
                 "s",
-                f"field `{k}` was changed after to_json() wrote it: its content hash (SHA-256) differs from the "
-                "header's, although every check of its values passed; restore the file or re-run and save again",
+                f"field `{k}` was changed after to_json() wrote it: its content hash "
+                "(SHA-256) differs from the header's, although every check of its values "
+                "passed; restore the file or re-run and save again",
                 func,
             )
     rest = {k: v for k, v in h.items() if k != "sha256"}
     if h["sha256"] != _sha256({"header": rest, "payload": payload}):
         raise FairlibInputError(
             "s",
-            f"field `{HEADER}` was changed after to_json() wrote it: the file's content hash (SHA-256) does not "
-            "match; restore the file or re-run and save again",
+            f"field `{HEADER}` was changed after to_json() wrote it: the file's content "
+            "hash (SHA-256) does not match; restore the file or re-run and save again",
             func,
         )

@@ -18,25 +18,48 @@ from .resultfile import HEADER, _check_hashes, _read_json, _result_header, _spli
 __all__ = ['FRAME_FORMAT', 'round_frame', 'Result', 'save_frame', 'load_frame']
 
 # %% ../nbs/01a_results.ipynb #f74d65b8
-_INF = {"inf": math.inf, "-inf": -math.inf}  # JSON has no infinity: ±inf is written as {"__float__": "inf"}
+# JSON has no infinity: ±inf is written as {"__float__": "inf"}
+_INF = {"inf": math.inf, "-inf": -math.inf}
 
 
+def _jsonable_scalar(x):
+    "A number, str, None or NA as a JSON scalar (NaN: None, ±inf tagged); anything else as its str."
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (numbers.Integral, np.integer)):
+        return int(x)
+    if isinstance(x, (numbers.Real, np.floating)):
+        v = float(x)
+        if math.isfinite(v):
+            return v
+        return None if math.isnan(v) else {"__float__": "inf" if v > 0 else "-inf"}
+    if x is None or x is pd.NA or x is pd.NaT or isinstance(x, str):
+        return None if x is pd.NA or x is pd.NaT else x
+    return str(x)
+
+# %% ../nbs/01a_results.ipynb #537e52ee
+def _jsonable_frame(x: pd.DataFrame) -> dict:
+    "A DataFrame as a tagged {columns, index, data} object, every cell through `_jsonable`."
+    return {
+        "__frame__": {
+            "columns": [_jsonable(c) for c in x.columns],
+            "index": [_jsonable(i) for i in x.index],
+            "data": [[_jsonable(v) for v in row] for row in x.itertuples(index=False, name=None)],
+        }
+    }
+
+# %% ../nbs/01a_results.ipynb #3f433cee
 def _jsonable(x):
-    """Turn `x` into plain JSON types: NaN becomes None, ±inf a tagged {"__float__": "inf"}, frames are tagged so
-    they come back; every float is kept to the last bit (Python's shortest repr round-trips exactly)."""
+    """Turn `x` into plain JSON types: NaN becomes None, ±inf a tagged {"__float__": "inf"}, frames
+    are tagged so they come back; every float is kept to the last bit (Python's shortest repr
+    round-trips exactly)."""
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return {
             "__result__": type(x).__name__,
             **{f.name: _jsonable(getattr(x, f.name)) for f in dataclasses.fields(x)},
         }
     if isinstance(x, pd.DataFrame):
-        return {
-            "__frame__": {
-                "columns": [_jsonable(c) for c in x.columns],
-                "index": [_jsonable(i) for i in x.index],
-                "data": [[_jsonable(v) for v in row] for row in x.itertuples(index=False, name=None)],
-            }
-        }
+        return _jsonable_frame(x)
     if isinstance(x, pd.Series):
         return _jsonable(x.to_dict())
     if isinstance(x, dict):
@@ -45,18 +68,9 @@ def _jsonable(x):
         return [_jsonable(v) for v in (sorted(x, key=repr) if isinstance(x, (set, frozenset)) else x)]
     if isinstance(x, np.ndarray):
         return _jsonable(x.tolist())
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (numbers.Integral, np.integer)):
-        return int(x)
-    if isinstance(x, (numbers.Real, np.floating)):
-        v = float(x)
-        return v if math.isfinite(v) else None if math.isnan(v) else {"__float__": "inf" if v > 0 else "-inf"}
-    if x is None or x is pd.NA or x is pd.NaT or isinstance(x, str):
-        return None if x is pd.NA or x is pd.NaT else x
-    return str(x)
+    return _jsonable_scalar(x)
 
-
+# %% ../nbs/01a_results.ipynb #2b14ed96
 def _from_jsonable(x):
     if isinstance(x, dict):
         if "__frame__" in x:
@@ -70,7 +84,7 @@ def _from_jsonable(x):
         return [_from_jsonable(v) for v in x]
     return x
 
-
+# %% ../nbs/01a_results.ipynb #4b2524bf
 def _restore(cls, name, value):
     "Coerce a decoded field back to its declared kind (float NaN, tuple, array, mapping)."
     ann = str({f.name: f.type for f in dataclasses.fields(cls)}.get(name, ""))
@@ -82,7 +96,7 @@ def _restore(cls, name, value):
         return np.array([np.nan if v is None else v for v in value], dtype=np.float64)
     return value
 
-
+# %% ../nbs/01a_results.ipynb #c12be087
 def _round_sig(x, digits):
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating)):
         return x
@@ -93,10 +107,10 @@ def _round_sig(x, digits):
         return v
     return float(f"{v:.{digits}g}") if abs(v) < 10**digits else round(v)
 
-
+# %% ../nbs/01a_results.ipynb #d6675336
 @constrained(df=DataFrame, digits=PositiveInt)
 def round_frame(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
-    "A copy of `df` with every float cell rounded to `digits` significant figures (for display only)."
+    "A copy of `df` with every float cell rounded to `digits` significant figures (for display)."
     out = df.copy()
     for c in out.columns:
         if pd.api.types.is_float_dtype(out[c]):
@@ -107,10 +121,22 @@ def round_frame(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
 
 # %% ../nbs/01a_results.ipynb #7776be99
 _BOOL_COLUMNS = frozenset(
-    {"included", "auditable", "stable", "flipped", "reached", "reachable", "significant", "defined", "exact"}
+    {
+        "included",
+        "auditable",
+        "stable",
+        "flipped",
+        "reached",
+        "reachable",
+        "significant",
+        "defined",
+        "exact",
+    }
 )
 _COUNT_COLUMNS = frozenset({"support", "n", "positives", "predicted_positives", "n_pass", "n_defined", "n_undefined"})
 _COUNT_MAPS = frozenset({"excluded", "group_sizes"})  # fields {group: size}: every size a whole number >= 0
+
+# %% ../nbs/01a_results.ipynb #d80204ba
 _RATE_COLUMNS = frozenset({"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE"})
 _FLIP_COLUMNS = frozenset({"vfr"})  # a verdict flip rate min(n_pass, n - n_pass) / n lies in [0, 0.5]
 _NUMBER_COLUMNS = (
@@ -119,9 +145,8 @@ _NUMBER_COLUMNS = (
     | _FLIP_COLUMNS
     | {"value", "threshold", "vfr_ci_low", "vfr_ci_high", "vfr_n_undefined"}
 )
-_RULE = re.compile(r"(\|x\||x) (>=|<=) (\S+)")
 
-
+# %% ../nbs/01a_results.ipynb #0e6905aa
 def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -134,10 +159,13 @@ def _num(v) -> float | None:
         return _INF[v["__float__"]]
     return None
 
+# %% ../nbs/01a_results.ipynb #405640bd
+_RULE = re.compile(r"(\|x\||x) (>=|<=) (\S+)")
+
 
 def _loaded_verdict(value, rule: str, threshold=None) -> str | None:
-    """The verdict an audit rule ('x >= 0.8', '|x| <= 0.1') gives `value`, at `threshold` when given (the rule prints
-    it to 6 significant figures); None for a rule this check cannot read."""
+    """The verdict an audit rule ('x >= 0.8', '|x| <= 0.1') gives `value`, at `threshold` when given
+    (the rule prints it to 6 significant figures); None for a rule this check cannot read."""
     m = _RULE.fullmatch(rule) if isinstance(rule, str) else None
     if m is None:
         return None
@@ -148,50 +176,65 @@ def _loaded_verdict(value, rule: str, threshold=None) -> str | None:
     x = abs(value) if m[1] == "|x|" else value
     return "Pass" if (x >= t if m[2] == ">=" else x <= t) else "Fail"
 
-
-def _check_frame(name: str, v: dict, bad) -> None:
+# %% ../nbs/01a_results.ipynb #67ada19d
+def _frame_parts(name: str, v: dict, bad) -> tuple[list, list]:
+    "The columns and rows of the stored table `v` of field `name`, refused unless they line up."
     fr = v.get("__frame__")
     if not (isinstance(fr, dict) and all(isinstance(fr.get(k), list) for k in ("columns", "index", "data"))):
         bad(f"field `{name}` is not a stored table (columns, index, data)")
     cols, rows = fr["columns"], fr["data"]
     if len(fr["index"]) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in rows):
         bad(f"field `{name}`: rows and columns of the stored table do not line up")
+    return cols, rows
+
+# %% ../nbs/01a_results.ipynb #0a30ccb7
+def _check_cell(where: str, c, x, bad) -> None:
+    "Refuse the value `x` of column `c` unless it has the kind and range of that column."
+    if c in _BOOL_COLUMNS and not isinstance(x, bool):
+        bad(f"{where}: must be true or false, got {x!r}")
+    if c in _NUMBER_COLUMNS and _num(x) is None:
+        bad(f"{where}: must be a number (or null), got {x!r}")
+    if c in _COUNT_COLUMNS and not 0 <= _num(x) < math.inf:
+        bad(f"{where}: a count must be a finite number >= 0, got {x!r}")
+    if c in _RATE_COLUMNS and not 0 <= _num(x) <= 1:
+        bad(f"{where}: a rate must lie in [0, 1], got {x!r}")
+    if c in _FLIP_COLUMNS and not 0 <= _num(x) <= 0.5:
+        bad(f"{where}: a verdict flip rate must lie in [0, 0.5], got {x!r}")
+
+# %% ../nbs/01a_results.ipynb #2345db9d
+def _check_verdicts(name: str, cols: list, rows: list, bad) -> None:
+    "Refuse a row whose verdict does not follow from its value, rule (and threshold)."
+    k = {c: cols.index(c) for c in ("value", "rule", "verdict", "threshold") if c in cols}
+    for i, r in enumerate(rows):
+        want = _loaded_verdict(r[k["value"]], r[k["rule"]], r[k["threshold"]] if "threshold" in k else None)
+        if want is None:
+            bad(f"field `{name}`, column `rule`, row {i}: cannot read the rule {r[k['rule']]!r}")
+        if (
+            "threshold" in k
+            and r[k["threshold"]] is not None
+            and f"{_num(r[k['threshold']]):g}" != r[k["rule"]].split()[-1]
+        ):
+            bad(f"field `{name}`, row {i}: threshold {r[k['threshold']]!r} is not the one in rule {r[k['rule']]!r}")
+        if r[k["verdict"]] != want:
+            bad(
+                f"field `{name}`, column `verdict`, row {i}: {r[k['verdict']]!r} "
+                f"does not follow from value {r[k['value']]!r} and rule {r[k['rule']]!r} "
+                f"(it gives {want!r})"
+            )
+
+# %% ../nbs/01a_results.ipynb #7d5c5c3c
+def _check_frame(name: str, v: dict, bad) -> None:
+    cols, rows = _frame_parts(name, v, bad)
     for j, c in enumerate(cols):
         if not isinstance(c, (str, int)):  # a column label these checks do not know (e.g. a list): no rule to apply
             continue
         for i, r in enumerate(rows):
-            x, where = r[j], f"field `{name}`, column `{c}`, row {i}"
-            if x is None:
-                continue
-            if c in _BOOL_COLUMNS and not isinstance(x, bool):
-                bad(f"{where}: must be true or false, got {x!r}")
-            if c in _NUMBER_COLUMNS and _num(x) is None:
-                bad(f"{where}: must be a number (or null), got {x!r}")
-            if c in _COUNT_COLUMNS and not 0 <= _num(x) < math.inf:
-                bad(f"{where}: a count must be a finite number >= 0, got {x!r}")
-            if c in _RATE_COLUMNS and not 0 <= _num(x) <= 1:
-                bad(f"{where}: a rate must lie in [0, 1], got {x!r}")
-            if c in _FLIP_COLUMNS and not 0 <= _num(x) <= 0.5:
-                bad(f"{where}: a verdict flip rate must lie in [0, 0.5], got {x!r}")
+            if r[j] is not None:
+                _check_cell(f"field `{name}`, column `{c}`, row {i}", c, r[j], bad)
     if {"value", "rule", "verdict"} <= set(cols):
-        k = {c: cols.index(c) for c in ("value", "rule", "verdict", "threshold") if c in cols}
-        for i, r in enumerate(rows):
-            want = _loaded_verdict(r[k["value"]], r[k["rule"]], r[k["threshold"]] if "threshold" in k else None)
-            if want is None:
-                bad(f"field `{name}`, column `rule`, row {i}: cannot read the rule {r[k['rule']]!r}")
-            if (
-                "threshold" in k
-                and r[k["threshold"]] is not None
-                and f"{_num(r[k['threshold']]):g}" != r[k["rule"]].split()[-1]
-            ):
-                bad(f"field `{name}`, row {i}: threshold {r[k['threshold']]!r} is not the one in rule {r[k['rule']]!r}")
-            if r[k["verdict"]] != want:
-                bad(
-                    f"field `{name}`, column `verdict`, row {i}: {r[k['verdict']]!r} does not follow from value "
-                    f"{r[k['value']]!r} and rule {r[k['rule']]!r} (it gives {want!r})"
-                )
+        _check_verdicts(name, cols, rows, bad)
 
-
+# %% ../nbs/01a_results.ipynb #4d6cae7a
 _KINDS = {
     "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     "float": lambda v: v is None or _num(v) is not None,
@@ -205,12 +248,37 @@ _KINDS = {
     "np.ndarray": lambda v: isinstance(v, list),
     "pd.DataFrame": lambda v: isinstance(v, dict) and "__frame__" in v,
 }
-_KIND_TEXT = {"int": "a non-negative int", "float": "a number or null", "bool": "true or false", "None": "null"}
+_KIND_TEXT = {
+    "int": "a non-negative int",
+    "float": "a number or null",
+    "bool": "true or false",
+    "None": "null",
+}
 
+# %% ../nbs/01a_results.ipynb #54e2b6ee
+def _check_field(f, v, bad) -> None:
+    "Refuse the stored value `v` of dataclass field `f` unless it has the declared kind and range."
+    kinds = [k.strip() for k in str(f.type).split("|")]
+    if not set(kinds) <= set(_KINDS):  # a field of another declared kind (object, a result class): not checked here
+        return
+    if not any(_KINDS[k](v) for k in kinds):
+        want = " or ".join(_KIND_TEXT.get(k, k) for k in kinds)
+        bad(f"field `{f.name}` must be {want}, got {v!r}"[:300])
+    if isinstance(v, dict) and "__frame__" in v:
+        _check_frame(f.name, v, bad)
+    if f.name in _COUNT_MAPS and isinstance(v, dict):
+        for k, s in v.items():
+            if s is None:  # a size the suppressed, shareable form hides (fairlib.auditshare)
+                continue
+            if not (_is_num(s) and s >= 0 and float(s).is_integer()):
+                msg = f"field `{f.name}`, group {k!r}: a group size must be a whole number >= 0"
+                msg += f", got {s!r}"
+                bad(msg[:300])
 
+# %% ../nbs/01a_results.ipynb #997c13ff
 def _check_loaded(cls, d: dict, func: str) -> None:
-    """Refuse JSON with a field the class does not have, or whose fields have the wrong kind or range, or whose
-    verdicts do not follow from value and rule."""
+    """Refuse JSON with a field the class does not have, or whose fields have the wrong kind or
+    range, or whose verdicts do not follow from value and rule."""
 
     def bad(msg):
         raise FairlibInputError("s", msg, func)
@@ -218,52 +286,90 @@ def _check_loaded(cls, d: dict, func: str) -> None:
     names = {f.name for f in dataclasses.fields(cls)}
     extra = sorted(k for k in d if k not in names and k != "__result__")
     if extra:
-        bad(f"field `{extra[0]}` is not a field of {cls.__name__} (its fields: {', '.join(sorted(names))})"[:300])
+        fields = ", ".join(sorted(names))
+        msg = f"field `{extra[0]}` is not a field of {cls.__name__} (its fields: {fields})"
+        bad(msg[:300])
     for f in dataclasses.fields(cls):
-        if f.name not in d:
-            if (
-                f.default is dataclasses.MISSING
-                and f.default_factory is dataclasses.MISSING
-                and not f.name.startswith("_")
-            ):
-                bad(f"field `{f.name}` is missing")
+        if f.name in d:
+            _check_field(f, d[f.name], bad)
+        elif (
+            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING and not f.name.startswith("_")
+        ):
+            bad(f"field `{f.name}` is missing")
+
+# %% ../nbs/01a_results.ipynb #e457b8d3
+def _scalar_fields(r) -> dict:
+    "The fields of result `r` that fit one table row: scalars, short number tuples, small mappings."
+    out = {}
+    for f in dataclasses.fields(r):
+        if f.name.startswith("_"):
             continue
-        kinds = [k.strip() for k in str(f.type).split("|")]
-        if not set(kinds) <= set(_KINDS):  # a field of another declared kind (object, a result class): not checked here
-            continue
-        v = d[f.name]
-        if not any(_KINDS[k](v) for k in kinds):
-            want = " or ".join(_KIND_TEXT.get(k, k) for k in kinds)
-            bad(f"field `{f.name}` must be {want}, got {v!r}"[:300])
-        if isinstance(v, dict) and "__frame__" in v:
-            _check_frame(f.name, v, bad)
-        if f.name in _COUNT_MAPS and isinstance(v, dict):
-            for k, s in v.items():
-                if s is None:  # a size the suppressed, shareable form hides (fairlib.auditshare)
-                    continue
-                if not (_is_num(s) and s >= 0 and float(s).is_integer()):
-                    bad(f"field `{f.name}`, group {k!r}: a group size must be a whole number >= 0, got {s!r}"[:300])
+        v = getattr(r, f.name)
+        if v is None or isinstance(v, (str, numbers.Number, np.number, np.bool_)):
+            out[f.name] = v
+        elif isinstance(v, tuple) and len(v) <= 3 and all(isinstance(t, (numbers.Number, np.number)) for t in v):
+            out[f.name] = tuple(_round_sig(t, r._digits) for t in v)
+        elif isinstance(v, dict) and all(isinstance(t, (str, numbers.Number)) for t in v.values()) and len(v) <= 6:
+            out[f.name] = ", ".join(f"{k}: {_round_sig(t, r._digits)}" for k, t in v.items()) or "none"
+    return out
+
+# %% ../nbs/01a_results.ipynb #5ecb1263
+def _load_result(cls, s):
+    "The `cls` result saved in `s` (JSON text, bytes or a path), checked; see `Result.from_json`."
+    func = f"{cls.__name__}.from_json"
+    header, d = _split_header(_read_json(s, func), cls.__name__, func)
+    _check_loaded(cls, d, func)  # kinds, ranges, and verdicts against value and rule
+    names = [f.name for f in dataclasses.fields(cls)]
+    vals = {k: _restore(cls, k, _from_jsonable(v)) for k, v in d.items() if k in names}
+    try:
+        out = cls(**vals)
+    except FairlibInputError as e:
+        raise FairlibInputError("s", f"field `{e.argument}`: {e.problem}", func) from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+        _check_hashes(header, d, names, func)  # an edited file: its hashes name the field
+        raise FairlibInputError(
+            "s", f"its fields do not make a {cls.__name__}: {type(e).__name__}: {e}", func
+        ) from None
+    try:
+        out._check_consistent(func)  # a class's own verdict fields against their numbers
+    except FairlibInputError:
+        raise
+    except Exception:
+        _check_hashes(header, d, names, func)  # a check that cannot read an edited file: the hash names the field
+        raise  # the file is as written: a fault of the check, not of the file
+    _check_hashes(header, d, names, func)  # last: an edit that kept every field consistent
+    return out
 
 # %% ../nbs/01a_results.ipynb #851e571c
 class Result:
-    "Mixin for fairlib result dataclasses: tidy table, rounded text and HTML, JSON round trip."
+    """Mixin for fairlib result dataclasses: tidy table, rounded text and HTML, JSON round trip.
+
+    A subclass is a frozen dataclass declared with ``repr=False`` (so this mixin's text is its
+    repr); it may set `_title` (the heading, default the class name) and `_digits` (significant
+    figures shown, default 3), override `to_frame` for a per-group table, and `_check_consistent`
+    to refuse a loaded file whose verdict fields disagree with their numbers.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> @dataclasses.dataclass(frozen=True, repr=False)
+    ... class Rate(Result):
+    ...     value: float
+    ...     n: int
+    >>> r = Rate(2 / 3, 12)
+    >>> print(r.summary())
+    Rate
+     value  n
+     0.667 12
+    >>> Rate.from_json(r.to_json()) == r
+    True
+    """
 
     _title: str = ""  # shown above the table; defaults to the class name
     _digits: int = 3  # significant figures in summaries
 
     def _scalars(self) -> dict:
-        out = {}
-        for f in dataclasses.fields(self):
-            if f.name.startswith("_"):
-                continue
-            v = getattr(self, f.name)
-            if v is None or isinstance(v, (str, numbers.Number, np.number, np.bool_)):
-                out[f.name] = v
-            elif isinstance(v, tuple) and len(v) <= 3 and all(isinstance(t, (numbers.Number, np.number)) for t in v):
-                out[f.name] = tuple(_round_sig(t, self._digits) for t in v)
-            elif isinstance(v, dict) and all(isinstance(t, (str, numbers.Number)) for t in v.values()) and len(v) <= 6:
-                out[f.name] = ", ".join(f"{k}: {_round_sig(t, self._digits)}" for k, t in v.items()) or "none"
-        return out
+        return _scalar_fields(self)
 
     def to_frame(self) -> pd.DataFrame:
         "The result as one tidy DataFrame (default: one row of its scalar fields)."
@@ -296,8 +402,9 @@ class Result:
         return _jsonable(self)
 
     def to_json(self, path=None, **kw) -> str:
-        """JSON text of every field (NaN as null, ±inf tagged, floats to the last bit) after a header with the schema
-        version, the form and the content hashes (`fairlib.resultfile`); written atomically to `path` when given."""
+        """JSON text of every field (NaN as null, ±inf tagged, floats to the last bit) after a
+        header with the schema version, the form and the content hashes (`fairlib.resultfile`);
+        written atomically to `path` when given."""
         payload = self.to_dict()
         s = json.dumps({HEADER: _result_header(payload), **payload}, **({"indent": 1} | kw))
         if path is not None:
@@ -306,37 +413,16 @@ class Result:
 
     @classmethod
     def from_json(cls, s):
-        """Rebuild a result from `to_json()` text, bytes, or the path of a file holding it. Checked on every load, in
-        this order: the header (format, schema version, form, result class); every field's kind and range (counts
-        >= 0, rates in [0, 1], flip rates in [0, 0.5], booleans as JSON booleans) and each verdict against its value
-        and rule; the class's own cross-field consistency (`_check_consistent`); last, the content hashes, which
-        catch an edit that left every field consistent. Each refusal names the field."""
-        func = f"{cls.__name__}.from_json"
-        header, d = _split_header(_read_json(s, func), cls.__name__, func)
-        _check_loaded(cls, d, func)  # kinds, ranges, and verdicts against value and rule
-        names = [f.name for f in dataclasses.fields(cls)]
-        vals = {k: _restore(cls, k, _from_jsonable(v)) for k, v in d.items() if k in names}
-        try:
-            out = cls(**vals)
-        except FairlibInputError as e:
-            raise FairlibInputError("s", f"field `{e.argument}`: {e.problem}", func) from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
-            _check_hashes(header, d, names, func)  # an edited file: its hashes name the field
-            raise FairlibInputError(
-                "s", f"its fields do not make a {cls.__name__}: {type(e).__name__}: {e}", func
-            ) from None
-        try:
-            out._check_consistent(func)  # a class's own verdict fields against their numbers
-        except FairlibInputError:
-            raise
-        except Exception:
-            _check_hashes(header, d, names, func)  # a check that cannot read an edited file: the hash names the field
-            raise  # the file is as written: a fault of the check, not of the file
-        _check_hashes(header, d, names, func)  # last: an edit that kept every field consistent
-        return out
+        """Rebuild a result from `to_json()` text, bytes, or the path of a file holding it. Checked
+        on every load, in this order: the header (format, schema version, form, result class);
+        every field's kind and range (counts >= 0, rates in [0, 1], flip rates in [0, 0.5],
+        booleans as JSON booleans) and each verdict against its value and rule; the class's own
+        cross-field consistency (`_check_consistent`); last, the content hashes, which catch an
+        edit that left every field consistent. Each refusal names the field."""
+        return _load_result(cls, s)
 
     def _check_consistent(self, func: str) -> None:
-        "Raise a FairlibInputError when a loaded verdict field disagrees with the numbers it is computed from."
+        "Raise a FairlibInputError when a loaded verdict field disagrees with its numbers."
 
 # %% ../nbs/01a_results.ipynb #55d5a12b
 FRAME_FORMAT = "fairlib-frame-1"  # written into every frame file; load_frame reads no other
@@ -345,39 +431,53 @@ FRAME_FORMAT = "fairlib-frame-1"  # written into every frame file; load_frame re
 def _missing(v) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v))
 
+# %% ../nbs/01a_results.ipynb #e825f50f
+def _encode_category(label: str, s: pd.Series, func: str) -> tuple[dict, dict]:
+    "A categorical column (or index) with str or number categories as codes + categories."
+    cats = s.dtype.categories
+    if not (pd.api.types.is_string_dtype(cats) or pd.api.types.is_numeric_dtype(cats)):
+        why = f"{label} is categorical with {cats.dtype} categories (str or numbers only)"
+        raise FairlibInputError("df", why, func)
+    c = cats.to_numpy(dtype=str) if pd.api.types.is_string_dtype(cats) else cats.to_numpy()
+    meta = {"kind": "category", "ordered": bool(s.dtype.ordered)}
+    return meta, {"codes": s.cat.codes.to_numpy(), "categories": c}
 
+# %% ../nbs/01a_results.ipynb #4d548220
+def _encode_text(label: str, s: pd.Series, func: str) -> tuple[dict, dict]:
+    "A str or object column of str values (or missing) as a unicode array + missing mask."
+    vals = s.to_numpy(dtype=object)
+    mask = np.array([_missing(v) for v in vals], dtype=bool)
+    bad = [v for v, m in zip(vals, mask) if not m and not isinstance(v, str)]
+    if bad:
+        raise FairlibInputError(
+            "df",
+            f"{label} holds {type(bad[0]).__name__} values such as {bad[0]!r}: an object column is "
+            "stored only when every value is a str (or missing); convert it (e.g. to JSON text) "
+            "or drop it",
+            func,
+        )
+    text = np.array(["" if m else v for v, m in zip(vals, mask)], dtype=str)
+    return {"kind": "str", "dtype": str(s.dtype)}, {"values": text, "mask": mask}
+
+# %% ../nbs/01a_results.ipynb #3d016f1d
 def _encode(label: str, s: pd.Series, func: str) -> tuple[dict, dict]:
-    "A JSON description and the typed arrays of one column (or the index); refuses what needs a pickle."
+    "A JSON description and the typed arrays of a column (or the index); refuses what needs pickle."
     dt = s.dtype
     if isinstance(dt, pd.CategoricalDtype):
-        cats = dt.categories
-        if not (pd.api.types.is_string_dtype(cats) or pd.api.types.is_numeric_dtype(cats)):
-            raise FairlibInputError(
-                "df", f"{label} is categorical with {cats.dtype} categories (str or numbers only)", func
-            )
-        c = cats.to_numpy(dtype=str) if pd.api.types.is_string_dtype(cats) else cats.to_numpy()
-        return {"kind": "category", "ordered": bool(dt.ordered)}, {"codes": s.cat.codes.to_numpy(), "categories": c}
+        return _encode_category(label, s, func)
     if isinstance(dt, np.dtype) and dt.kind in "biufcmM":
         return {"kind": "numpy", "dtype": str(dt)}, {"values": s.to_numpy()}
     if getattr(dt, "numpy_dtype", None) is not None and str(dt)[0] in "IUFb":  # nullable Int64, Float64, boolean
         mask = s.isna().to_numpy()
-        return {"kind": "masked", "dtype": str(dt)}, {"values": s.to_numpy(dt.numpy_dtype, na_value=0), "mask": mask}
+        return {"kind": "masked", "dtype": str(dt)}, {
+            "values": s.to_numpy(dt.numpy_dtype, na_value=0),
+            "mask": mask,
+        }
     if pd.api.types.is_string_dtype(dt) or dt == object:
-        vals = s.to_numpy(dtype=object)
-        mask = np.array([_missing(v) for v in vals], dtype=bool)
-        bad = [v for v, m in zip(vals, mask) if not m and not isinstance(v, str)]
-        if bad:
-            raise FairlibInputError(
-                "df",
-                f"{label} holds {type(bad[0]).__name__} values such as {bad[0]!r}: an object column is stored only "
-                "when every value is a str (or missing); convert it (e.g. to JSON text) or drop it",
-                func,
-            )
-        text = np.array(["" if m else v for v, m in zip(vals, mask)], dtype=str)
-        return {"kind": "str", "dtype": str(dt)}, {"values": text, "mask": mask}
+        return _encode_text(label, s, func)
     raise FairlibInputError("df", f"{label} has dtype {dt}, which the frame store does not keep", func)
 
-
+# %% ../nbs/01a_results.ipynb #3020af17
 def _decode(meta: dict, arr: dict) -> pd.Series:
     kind = meta["kind"]
     if kind == "category":
@@ -391,11 +491,28 @@ def _decode(meta: dict, arr: dict) -> pd.Series:
         out[mask] = None
     return pd.Series(out)
 
+# %% ../nbs/01a_results.ipynb #90dbcf40
+def _encode_index(ix: pd.Index, func: str) -> tuple[dict, dict]:
+    "The JSON description and arrays of a single-level index named by a str (or unnamed)."
+    if isinstance(ix, pd.MultiIndex) or not (ix.name is None or isinstance(ix.name, str)):
+        raise FairlibInputError("df", "the index must be a single level named by a str (or unnamed)", func)
+    if isinstance(ix, pd.RangeIndex):
+        return {
+            "kind": "range",
+            "start": ix.start,
+            "stop": ix.stop,
+            "step": ix.step,
+            "name": ix.name,
+        }, {}
+    m, a = _encode("the index", pd.Series(ix), func)
+    return {**m, "name": ix.name}, {f"index.{k}": v for k, v in a.items()}
 
+# %% ../nbs/01a_results.ipynb #becaafea
 @constrained(path=PathLike, df=DataFrame)
 def save_frame(path, df: pd.DataFrame) -> Path:
-    """Write `df` to `path` without pickle: an .npz of one typed array per column (str columns as unicode arrays with
-    a missing-value mask, categoricals as codes + categories) and a JSON note of names, dtypes and index; atomic."""
+    """Write `df` to `path` without pickle: an .npz of one typed array per column (str columns as
+    unicode arrays with a missing-value mask, categoricals as codes + categories) and a JSON note of
+    names, dtypes and index; atomic."""
     func = "save_frame"
     if not isinstance(df, pd.DataFrame):
         raise FairlibInputError("df", f"must be a pandas DataFrame, got {type(df).__name__}", func)
@@ -407,50 +524,54 @@ def save_frame(path, df: pd.DataFrame) -> Path:
         m, a = _encode(f"column `{c}`", df.iloc[:, i], func)
         cols.append({"name": c, **m})
         arrays |= {f"c{i}.{k}": v for k, v in a.items()}
-    ix = df.index
-    if isinstance(ix, pd.MultiIndex) or not (ix.name is None or isinstance(ix.name, str)):
-        raise FairlibInputError("df", "the index must be a single level named by a str (or unnamed)", func)
-    if isinstance(ix, pd.RangeIndex):
-        index = {"kind": "range", "start": ix.start, "stop": ix.stop, "step": ix.step}
-    else:
-        m, a = _encode("the index", pd.Series(ix), func)
-        index = m
-        arrays |= {f"index.{k}": v for k, v in a.items()}
-    meta = {"format": FRAME_FORMAT, "columns": cols, "index": {**index, "name": ix.name}}
+    index, index_arrays = _encode_index(df.index, func)
+    meta = {"format": FRAME_FORMAT, "columns": cols, "index": index}
     meta["columns_name"] = df.columns.name if isinstance(df.columns.name, str) else None
+    arrays |= index_arrays
     arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     with atomic_path(path) as tmp, open(tmp, "wb") as f:
         np.savez(f, **arrays)
     return Path(path)
 
+# %% ../nbs/01a_results.ipynb #ae98692c
+def _read_frame_file(p: Path) -> tuple[dict, dict, pd.Index]:
+    "The JSON note, the decoded columns and the index of the frame file `p` (or ValueError & co.)."
+    z = np.load(p, allow_pickle=False)
+    if not isinstance(z, np.lib.npyio.NpzFile):
+        raise ValueError("a single array, not a frame")
+    with z:
+        arr = {k: z[k] for k in z.files}
+    meta = json.loads(arr.pop("__meta__").tobytes().decode())
+    if meta.get("format") != FRAME_FORMAT:
+        raise ValueError(f"format {meta.get('format')!r}, not {FRAME_FORMAT!r}")
+    data = {}
+    for i, c in enumerate(meta["columns"]):
+        data[c["name"]] = _decode(c, {k.split(".", 1)[1]: v for k, v in arr.items() if k.startswith(f"c{i}.")})
+    ix = meta["index"]
+    if ix["kind"] == "range":
+        index = pd.RangeIndex(ix["start"], ix["stop"], ix["step"], name=ix["name"])
+    else:
+        index = pd.Index(
+            _decode(ix, {k[6:]: v for k, v in arr.items() if k.startswith("index.")}),
+            name=ix["name"],
+        )
+    return meta, data, index
 
+# %% ../nbs/01a_results.ipynb #e8f5b9c1
 @constrained(path=PathLike)
 def load_frame(path) -> pd.DataFrame:
-    "Read a frame written by `save_frame`; never unpickles (a pickle, or an npz holding pickled objects, is refused)."
+    "Read a frame written by `save_frame`; never unpickles (a pickle or pickled objects: refused)."
     func = "load_frame"
     p = Path(path)
     if not p.is_file():
         raise FairlibInputError("path", f"no such file: {p}", func)
     try:
-        z = np.load(p, allow_pickle=False)
-        if not isinstance(z, np.lib.npyio.NpzFile):
-            raise ValueError("a single array, not a frame")
-        with z:
-            arr = {k: z[k] for k in z.files}
-        meta = json.loads(arr.pop("__meta__").tobytes().decode())
-        if meta.get("format") != FRAME_FORMAT:
-            raise ValueError(f"format {meta.get('format')!r}, not {FRAME_FORMAT!r}")
-        data = {}
-        for i, c in enumerate(meta["columns"]):
-            data[c["name"]] = _decode(c, {k.split(".", 1)[1]: v for k, v in arr.items() if k.startswith(f"c{i}.")})
-        ix = meta["index"]
-        if ix["kind"] == "range":
-            index = pd.RangeIndex(ix["start"], ix["stop"], ix["step"], name=ix["name"])
-        else:
-            index = pd.Index(_decode(ix, {k[6:]: v for k, v in arr.items() if k.startswith("index.")}), name=ix["name"])
+        meta, data, index = _read_frame_file(p)
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as e:
         raise FairlibInputError(
-            "path", f"{p} is not a frame file written by save_frame (nothing in it was unpickled): {e}", func
+            "path",
+            f"{p} is not a frame file written by save_frame (nothing in it was unpickled): {e}",
+            func,
         ) from None
     df = pd.DataFrame({k: v.set_axis(index) for k, v in data.items()}, index=index)
     df.columns.name = meta.get("columns_name")

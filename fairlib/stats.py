@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
-from .core import FairlibInputError, as_1d, check_binary, check_rng, deprecated_alias, percentile_interval
-from .core import renamed_arguments
+from .core import FairlibInputError, as_1d, check_binary, check_rng, deprecated_alias
+from .core import percentile_interval, renamed_arguments
 from .results import Result
-from .constraints import AnyOf, Array, Flag, Function, Interval, Labels, Options, PositiveInt, Predicate
-from .constraints import Seed, Text, Unchecked, constrained
+from .constraints import AnyOf, Array, Flag, Function, Interval, Labels, Options
+from .constraints import PositiveInt, Predicate, Seed, Text, Unchecked, constrained
 
 # %% auto #0
 __all__ = ['WILD_WEIGHTS', 'SYMMETRIC_STATISTICS', 'MIN_CLUSTERS', 'CONFIRMATORY_MIN_DISCORDANT', 'weight_matrix',
@@ -28,23 +28,32 @@ WILD_WEIGHTS = {
     "webb": np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0, math.sqrt(1.5)]),
     "rademacher": np.array([-1.0, 1.0]),
 }
-SYMMETRIC_STATISTICS = frozenset({"cfr", "masd", "wcfr", "jaccard_disparity", "floor"})  # refused by name
+
+# %% ../nbs/04_stats.ipynb #e5aaf525
+SYMMETRIC_STATISTICS = frozenset({"cfr", "masd", "wcfr", "jaccard_disparity", "floor"})  # refused
 MIN_CLUSTERS = 3
+
+# %% ../nbs/04_stats.ipynb #0a4f84b6
 _WEIGHTS = Options(*WILD_WEIGHTS)
 _LEVEL = Interval(0, 1, closed="neither", label="a confidence level in (0, 1)")
 _WHOLE = Predicate(
-    lambda v: not isinstance(v, (bool, np.bool_)) and float(v).is_integer() and v >= 0, "a whole number >= 0"
+    lambda v: not isinstance(v, (bool, np.bool_)) and float(v).is_integer() and v >= 0,
+    "a whole number >= 0",
 )
+
+# %% ../nbs/04_stats.ipynb #edad14e7
 _IDS = Array(dtype="any", label="a 1-d array of cluster ids")
 _FINITE = Array(label="a 1-d numeric array of finite values (no NaN or inf)")
-_PVALUES = Array(min_size=0, allow_nan=True, lo=0, hi=1, label="p-values in [0, 1] (NaN: left out of the family)")
+_NAN_P = "p-values in [0, 1] (NaN: left out of the family)"
+_PVALUES = Array(min_size=0, allow_nan=True, lo=0, hi=1, label=_NAN_P)
 _RS = dict(n_resamples=PositiveInt, seed=Seed)  # every resampling function
 _WCB = dict(weights=_WEIGHTS, confidence_level=_LEVEL, enumerate_limit=PositiveInt, **_RS)
 
-
+# %% ../nbs/04_stats.ipynb #cb0e8a71
 def _weights(name: str, func: str) -> np.ndarray:
     if name not in WILD_WEIGHTS:
-        raise FairlibInputError("weights", f"must be one of {sorted(WILD_WEIGHTS)}, got {name!r}", func)
+        why = f"must be one of {sorted(WILD_WEIGHTS)}, got {name!r}"
+        raise FairlibInputError("weights", why, func)
     return WILD_WEIGHTS[name]
 
 # %% ../nbs/04_stats.ipynb #1e747606
@@ -53,8 +62,8 @@ def _weights(name: str, func: str) -> np.ndarray:
 def weight_matrix(
     n_clusters: int, *, weights: str = "webb", n_resamples: int = 9999, enumerate_limit: int = 50_000, seed=None
 ) -> tuple[np.ndarray, bool]:
-    """All weight vectors when there are at most `enumerate_limit` of them, else `n_resamples` random draws; returns
-    (W, enumerated)."""
+    """All weight vectors when there are at most `enumerate_limit` of them, else `n_resamples`
+    random draws; returns (W, enumerated)."""
     vals = _weights(weights, "weight_matrix")
     if len(vals) ** n_clusters <= enumerate_limit:
         return np.array(list(itertools.product(vals, repeat=n_clusters))), True
@@ -66,12 +75,12 @@ def _cluster_sums(y: np.ndarray, clusters) -> tuple[np.ndarray, np.ndarray]:
     G = len(uniq)
     return np.bincount(codes, weights=y, minlength=G), np.bincount(codes, minlength=G).astype(float)
 
-
+# %% ../nbs/04_stats.ipynb #987c9a6b
 def _boot_t(W: np.ndarray, ysum: np.ndarray, n: np.ndarray, beta0: float) -> np.ndarray:
-    "Bootstrap t* for every row of W under the null beta = beta0 (intercept-only, CR1)."
+    """Bootstrap t* for every row of W under the null beta = beta0 (intercept-only, CR1); WU: the
+    cluster sums of w_g * u_i, u the restricted residuals."""
     G, N = len(n), n.sum()
-    U = ysum - n * beta0  # restricted cluster residual sums
-    WU = W * U  # cluster sums of w_g * u_i
+    WU = W * (ysum - n * beta0)  # cluster sums of w_g * u_i
     num = WU.sum(1) / N  # beta* - beta0
     S = WU - n * num[:, None]  # cluster sums of unrestricted bootstrap residuals
     se = np.sqrt(G / (G - 1) * (S**2).sum(1)) / N
@@ -81,24 +90,32 @@ def _boot_t(W: np.ndarray, ysum: np.ndarray, n: np.ndarray, beta0: float) -> np.
 # %% ../nbs/04_stats.ipynb #83fbf3a5
 @dataclass(frozen=True, repr=False)
 class WildBootstrapResult(Result):
-    "Restricted wild cluster bootstrap of an intercept-only cluster-robust regression."
+    """Restricted wild cluster bootstrap of an intercept-only cluster-robust regression.
 
-    estimate: float  # beta-hat, the mean signed difference
-    se: float  # CR1 cluster-robust standard error
-    t_stat: float  # (beta-hat - null) / se
-    p_value: float  # wild bootstrap two-sided p for H0: beta = null
-    p_value_t: float  # t(G-1) reference p-value
-    ci: tuple  # test-inversion interval (may be infinite: the test cannot reject)
+    estimate: beta-hat, the mean signed difference; se: the CR1 cluster-robust standard error;
+    t_stat: (beta-hat - null) / se; p_value: the wild bootstrap two-sided p for H0: beta = null;
+    p_value_t: the t(G-1) reference p-value; ci: the test-inversion interval (may be infinite: the
+    test cannot reject); n_resamples: the number of weight vectors used (B); enumerated: True when
+    every weight vector was used (the exact bootstrap distribution); approximate: G <= 12, where
+    the paper labels such intervals approximate; reason: why the interval is unbounded or the
+    variance zero (empty when neither)."""
+
+    estimate: float
+    se: float
+    t_stat: float
+    p_value: float
+    p_value_t: float
+    ci: tuple
     n_clusters: int
     n_obs: int
     null: float
     weights: str
-    n_resamples: int  # number of weight vectors used (B)
-    enumerated: bool  # True when every weight vector was used (exact bootstrap distribution)
+    n_resamples: int
+    enumerated: bool
     confidence_level: float
     statistic: str
-    approximate: bool  # G <= 12: the paper labels such intervals approximate
-    reason: str = ""  # why the interval is unbounded / the variance is zero (empty when neither)
+    approximate: bool
+    reason: str = ""
     method: str = "restricted wild cluster bootstrap (WCR), CR1, test inversion"
     _title = "Restricted wild cluster bootstrap"
     n_boot = deprecated_alias("n_resamples")
@@ -113,7 +130,7 @@ def _wcb_p(W, ysum, n, beta0, beta_hat, se) -> float:
     ts = _boot_t(W, ysum, n, beta0)
     return float(np.mean(np.abs(ts) >= np.abs(t0) * (1 - 1e-10)))
 
-
+# %% ../nbs/04_stats.ipynb #bc040529
 def _invert(W, ysum, n, beta_hat, se, alpha, side) -> float:
     "Bound of {beta0: p(beta0) > alpha} on one side of beta_hat by bracketing and bisection."
     scale = se if se > 0 else max(abs(beta_hat), 1.0)
@@ -133,6 +150,14 @@ def _invert(W, ysum, n, beta_hat, se, alpha, side) -> float:
             inside = mid
     return (inside + out) / 2
 
+# %% ../nbs/04_stats.ipynb #3fd5f67b
+def _cr1(ysum: np.ndarray, n: np.ndarray) -> tuple[float, float]:
+    "The intercept-only estimate beta-hat and its CR1 cluster-robust standard error."
+    G, N = len(n), n.sum()
+    beta_hat = float(ysum.sum() / N)
+    S = ysum - n * beta_hat
+    return beta_hat, float(np.sqrt(G / (G - 1) * (S**2).sum()) / N)
+
 # %% ../nbs/04_stats.ipynb #c1290242
 @renamed_arguments(n_boot="n_resamples", rng="seed")
 @constrained(y=_FINITE, clusters=_IDS, signed=Flag, statistic=Text, null=Interval(), with_ci=Flag, **_WCB)
@@ -150,7 +175,7 @@ def wild_cluster_bootstrap(
     seed=None,
     with_ci: bool = True,
 ) -> WildBootstrapResult:
-    "Restricted wild cluster bootstrap test and interval for the mean of signed `y` clustered on `clusters`."
+    "Restricted wild cluster bootstrap test and interval for the mean of signed `y` on `clusters`."
     func = "wild_cluster_bootstrap"
     if statistic.lower() in SYMMETRIC_STATISTICS:
         raise FairlibInputError(
@@ -173,22 +198,19 @@ def wild_cluster_bootstrap(
     ysum, n = _cluster_sums(y, clusters)
     G, N = len(n), int(n.sum())
     if G < MIN_CLUSTERS:
-        raise FairlibInputError("clusters", f"needs at least {MIN_CLUSTERS} clusters, got G={G}", func)
+        why = f"needs at least {MIN_CLUSTERS} clusters, got G={G}"
+        raise FairlibInputError("clusters", why, func)
     W, enumerated = weight_matrix(
         G, weights=weights, n_resamples=n_resamples, enumerate_limit=enumerate_limit, seed=seed
     )
-    beta_hat = float(ysum.sum() / N)
-    S = ysum - n * beta_hat
-    se = float(np.sqrt(G / (G - 1) * (S**2).sum()) / N)
+    beta_hat, se = _cr1(ysum, n)
     t0 = (beta_hat - null) / se if se > 0 else np.nan
     p = _wcb_p(W, ysum, n, null, beta_hat, se)
     p_t = float(2 * _st.t.sf(abs(t0), G - 1)) if se > 0 else np.nan
     alpha = 1 - confidence_level
-    ci = (
-        (_invert(W, ysum, n, beta_hat, se, alpha, -1), _invert(W, ysum, n, beta_hat, se, alpha, +1))
-        if with_ci
-        else (np.nan, np.nan)
-    )
+    ci = (np.nan, np.nan)
+    if with_ci:
+        ci = tuple(_invert(W, ysum, n, beta_hat, se, alpha, side) for side in (-1, +1))
     reason = ""
     if not np.all(np.isfinite(ci)) and with_ci:
         reason = (
@@ -196,7 +218,8 @@ def wild_cluster_bootstrap(
             f"({smallest_attainable_p(G, weights=weights):.3g}) is not below {alpha:g}"
         )
     if se == 0:
-        reason = (reason + "; " if reason else "") + "zero cluster-robust variance (all clusters identical)"
+        zero = "zero cluster-robust variance (all clusters identical)"
+        reason = (reason + "; " if reason else "") + zero
     return WildBootstrapResult(
         beta_hat,
         se,
@@ -219,7 +242,7 @@ def wild_cluster_bootstrap(
 # %% ../nbs/04_stats.ipynb #8f1e480c
 @constrained(n_clusters=PositiveInt, weights=_WEIGHTS, convention=Options("share", "plus_one"))
 def smallest_attainable_p(n_clusters: int, *, weights: str = "webb", convention: str = "share") -> float:
-    "Smallest two-sided wild-bootstrap p attainable at G clusters with all weight vectors enumerated."
+    "Smallest two-sided wild-bootstrap p attainable at G clusters, every weight vector enumerated."
     vals = _weights(weights, "smallest_attainable_p")
     B, k = len(vals) ** n_clusters, len(vals)  # k constant vectors tie with the observed statistic
     return k / B if convention == "share" else (1 + k) / (B + 1)
@@ -227,7 +250,8 @@ def smallest_attainable_p(n_clusters: int, *, weights: str = "webb", convention:
 # %% ../nbs/04_stats.ipynb #7a76c627
 @dataclass(frozen=True, repr=False)
 class ClusterBootstrapResult(Result):
-    "Percentile cluster bootstrap interval."
+    """Percentile cluster bootstrap interval; n_undefined: the resamples whose statistic was NaN,
+    left out of the percentiles."""
 
     estimate: float
     ci: tuple
@@ -237,12 +261,15 @@ class ClusterBootstrapResult(Result):
     confidence_level: float
     distribution: np.ndarray = field(repr=False)
     method: str = "percentile cluster bootstrap"
-    n_undefined: int = 0  # resamples whose statistic was NaN, left out of the percentiles
+    n_undefined: int = 0
     _title = "Percentile cluster bootstrap"
     n_boot = deprecated_alias("n_resamples")
 
+# %% ../nbs/04_stats.ipynb #596ba95b
+_ROWS = "the (..., G, 2) resampled rows cluster_bootstrap builds; a vectorised hot path"
 
-@constrained(sample=Unchecked("the (..., G, 2) resampled rows cluster_bootstrap builds; a vectorised hot path"))
+
+@constrained(sample=Unchecked(_ROWS))
 def ratio_of_sums(sample: np.ndarray) -> np.ndarray:
     "Column-0 total over column-1 total of (..., G, 2) per-cluster rows (e.g. flips / comparisons)."
     return sample[..., 0].sum(-1) / sample[..., 1].sum(-1)
@@ -258,16 +285,16 @@ def ratio_of_sums(sample: np.ndarray) -> np.ndarray:
 def cluster_bootstrap(
     per_cluster, statistic=ratio_of_sums, *, n_resamples: int = 2000, confidence_level: float = 0.95, seed=None
 ) -> ClusterBootstrapResult:
-    "Percentile cluster bootstrap of a vectorised `statistic` over rows of `per_cluster` (one row per cluster)."
+    "Percentile cluster bootstrap of a vectorised `statistic` over `per_cluster`, a row per cluster."
     func = "cluster_bootstrap"
-    X = np.asarray(per_cluster, dtype=float)  # finite by declaration: an inf row made every resample inf or NaN
+    X = np.asarray(per_cluster, dtype=float)  # finite by declaration (an inf row: all resamples inf)
     if X.ndim == 1:
         X = X[:, None]
     G = X.shape[0]
     if G < 2:
         raise FairlibInputError("per_cluster", f"needs at least 2 clusters, got {G}", func)
 
-    def on_clusters(idx, axis=-1):  # scipy resamples cluster indices; the statistic sees those clusters' rows
+    def on_clusters(idx, axis=-1):  # scipy resamples cluster indices; the statistic sees their rows
         return np.asarray(statistic(X[np.asarray(idx, dtype=np.int64)]), dtype=float)
 
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
@@ -284,23 +311,27 @@ def cluster_bootstrap(
         est = float(statistic(X))
     dist = np.asarray(res.bootstrap_distribution, dtype=float)
     bad = int(np.isnan(dist).sum())
-    ci = percentile_interval(dist, confidence_level=confidence_level)  # numpy's percentiles, NaN left out: see above
-    se = float(res.standard_error) if not bad else float(np.nanstd(dist, ddof=1)) if len(dist) - bad > 1 else np.nan
+    ci = percentile_interval(dist, confidence_level=confidence_level)  # numpy's, NaN left out
+    se = float(res.standard_error)
+    if bad:
+        se = float(np.nanstd(dist, ddof=1)) if len(dist) - bad > 1 else np.nan
     return ClusterBootstrapResult(est, ci, se, G, n_resamples, confidence_level, dist, n_undefined=bad)
 
 # %% ../nbs/04_stats.ipynb #670da0cc
 CONFIRMATORY_MIN_DISCORDANT = 25
 
-
+# %% ../nbs/04_stats.ipynb #9977e8e2
 @dataclass(frozen=True, repr=False)
 class McNemarResult(Result):
-    "Exact McNemar test on discordant pairs."
+    """Exact McNemar test on discordant pairs: b (reference 1, comparison 0) and c (reference 0,
+    comparison 1); p_value NaN when undefined; confirmatory when b + c >=
+    `CONFIRMATORY_MIN_DISCORDANT`."""
 
-    b: int  # reference 1, comparison 0
-    c: int  # reference 0, comparison 1
-    p_value: float  # NaN when undefined
+    b: int
+    c: int
+    p_value: float
     defined: bool
-    confirmatory: bool  # b + c >= CONFIRMATORY_MIN_DISCORDANT
+    confirmatory: bool
     reason: str = ""
     method: str = "exact McNemar (two-sided binomial, p = 1/2)"
 
@@ -311,37 +342,37 @@ class McNemarResult(Result):
     def __iter__(self):
         return iter((self.b - self.c, self.p_value))
 
-
+# %% ../nbs/04_stats.ipynb #0591ca82
 @constrained(b=_WHOLE, c=_WHOLE, min_discordant=PositiveInt)
 def mcnemar_exact(b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISCORDANT) -> McNemarResult:
     "Exact McNemar test from discordant counts b, c (statsmodels' exact binomial McNemar)."
     b, c = int(b), int(c)
     n = b + c
     if n == 0:
-        return McNemarResult(
-            b, c, float("nan"), False, False, "no discordant pairs: the exact McNemar test is undefined"
-        )
+        why = "no discordant pairs: the exact McNemar test is undefined"
+        return McNemarResult(b, c, float("nan"), False, False, why)
     p = float(_sm_mcnemar([[0, b], [c, 0]], exact=True).pvalue)
     conf = n >= min_discordant
-    return McNemarResult(
-        b, c, p, True, conf, "" if conf else f"{n} < {min_discordant} discordant pairs: hypothesis-generating"
-    )
+    why = "" if conf else f"{n} < {min_discordant} discordant pairs: hypothesis-generating"
+    return McNemarResult(b, c, p, True, conf, why)
 
 # %% ../nbs/04_stats.ipynb #3464e658
 @constrained(reference=Labels, comparison=Labels)
 def mcnemar_pairs(reference, comparison, **kw) -> McNemarResult:
     "Exact McNemar from paired 0/1 outcomes (one pair per vignette)."
-    r = check_binary(reference, "reference", "mcnemar_pairs")
-    c = check_binary(comparison, "comparison", "mcnemar_pairs")
+    func = "mcnemar_pairs"
+    r = check_binary(reference, "reference", func)
+    c = check_binary(comparison, "comparison", func)
     if len(r) != len(c):
-        raise FairlibInputError("comparison", f"length {len(c)} != len(reference) {len(r)}", "mcnemar_pairs")
+        raise FairlibInputError("comparison", f"length {len(c)} != len(reference) {len(r)}", func)
     return mcnemar_exact(int(((r == 1) & (c == 0)).sum()), int(((r == 0) & (c == 1)).sum()), **kw)
 
 # %% ../nbs/04_stats.ipynb #02358fb6
 # a level outside (0, 1) would reject every hypothesis (alpha=5) or none (alpha=-1) without a word
 @constrained(p_values=_PVALUES, method=Options("by", "bh"), alpha=Interval(0, 1, closed="neither"))
 def fdr_adjust(p_values, *, method: str = "by", alpha: float = 0.05) -> pd.DataFrame:
-    "Adjusted p-values and rejections by Benjamini-Yekutieli (`by`) or Benjamini-Hochberg (`bh`); NaN stays NaN."
+    """Adjusted p-values and rejections by Benjamini-Yekutieli (`by`) or Benjamini-Hochberg
+    (`bh`); NaN stays NaN."""
     func = "fdr_adjust"
     p = as_1d(p_values, "p_values", func, allow_empty=True).astype(float)
     ok = ~np.isnan(p)
@@ -375,26 +406,31 @@ class RankCorrelationResult(Result):
     def __iter__(self):
         return iter((self.rho, self.p_value))
 
-
-# finite by declaration: rank ties of NaN gave rho = NaN with p = 0 and exact = True
-@constrained(x=_FINITE, y=_FINITE, max_exact_n=PositiveInt, **_RS)
-def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, seed=None) -> RankCorrelationResult:
-    "Spearman's rho of `x` and `y` with an exact (n <= max_exact_n) or Monte Carlo permutation p-value."
-    func = "spearman_exact"
+# %% ../nbs/04_stats.ipynb #e5967a1c
+def _paired_ranks(x, y, func: str) -> tuple:
+    "(x, y, ranks of x, ranks of y) of two finite samples, refused when rho would be undefined."
     x = as_1d(x, "x", func).astype(float)
     y = as_1d(y, "y", func).astype(float)
     if len(x) != len(y):
         raise FairlibInputError("y", f"length {len(y)} != len(x) {len(x)}", func)
-    n = len(x)
-    if n < 3:
-        raise FairlibInputError("x", f"needs at least 3 paired values, got {n}", func)
+    if len(x) < 3:
+        raise FairlibInputError("x", f"needs at least 3 paired values, got {len(x)}", func)
     rx, ry = _st.rankdata(x), _st.rankdata(y)
     if rx.std() == 0 or ry.std() == 0:
         raise FairlibInputError("x" if rx.std() == 0 else "y", "is constant: rho undefined", func)
+    return x, y, rx, ry
+
+# %% ../nbs/04_stats.ipynb #9a8324e4
+# finite by declaration: rank ties of NaN gave rho = NaN with p = 0 and exact = True
+@constrained(x=_FINITE, y=_FINITE, max_exact_n=PositiveInt, **_RS)
+def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, seed=None) -> RankCorrelationResult:
+    "Spearman's rho of `x` and `y` with an exact (n <= max_exact_n) or Monte Carlo permutation p."
+    x, y, rx, ry = _paired_ranks(x, y, "spearman_exact")
+    n = len(x)
     rho = float(_st.spearmanr(x, y).statistic)
     centre = n * (n + 1) ** 2
 
-    def t_stat(ranks_y, axis=-1):  # |4 sum rx ry - n (n+1)^2|: exact in floating point, increasing in |rho|
+    def t_stat(ranks_y, axis=-1):  # |4 sum rx ry - n (n+1)^2|: exact in floats, increasing in |rho|
         return np.abs(4 * (rx * ranks_y).sum(axis=axis) - centre)
 
     exact = n <= max_exact_n
@@ -413,14 +449,16 @@ def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, se
 # %% ../nbs/04_stats.ipynb #ed2a7534
 @dataclass(frozen=True, repr=False)
 class PermutationResult(Result):
-    "Paired sign-flip permutation test of a signed mean difference."
+    """Paired sign-flip permutation test of a signed mean difference: estimate, the mean signed
+    difference over clusters; p_value two-sided (NaN when undefined); n_resamples, the sign
+    vectors used; exact, every sign vector enumerated."""
 
-    estimate: float  # mean signed difference over clusters
-    p_value: float  # two-sided; NaN when undefined
+    estimate: float
+    p_value: float
     n_clusters: int
     n_nonzero: int
-    n_resamples: int  # sign vectors used
-    exact: bool  # every sign vector enumerated
+    n_resamples: int
+    exact: bool
     statistic: str = "mean signed difference"
     reason: str = ""
     method: str = "paired sign-flip permutation (two-sided, |mean*| >= |mean|)"
@@ -429,10 +467,26 @@ class PermutationResult(Result):
     def __iter__(self):
         return iter((self.estimate, self.p_value))
 
+# %% ../nbs/04_stats.ipynb #dfe23978
+_TIE = 1e-12  # absolute tolerance for |mean*| >= |mean|
 
-_TIE = 1e-12  # absolute tolerance for |mean*| >= |mean| (see the prose above)
+# %% ../nbs/04_stats.ipynb #3a80f3de
+def _cluster_means(d: np.ndarray, clusters, func: str) -> np.ndarray:
+    "The mean difference per cluster (in sorted cluster order); the clusters must match `d`."
+    cl = as_1d(clusters, "clusters", func)
+    if len(cl) != len(d):
+        raise FairlibInputError("clusters", f"length {len(cl)} != len(differences) {len(d)}", func)
+    if pd.isna(pd.Series(cl)).any():
+        raise FairlibInputError("clusters", "contains missing cluster ids", func)
+    return pd.Series(d).groupby(pd.Series(cl).to_numpy()).mean().to_numpy()
 
+# %% ../nbs/04_stats.ipynb #111b108b
+def _sign_flip_p(null: np.ndarray, est: float, exact: bool) -> float:
+    "Two-sided p of the observed mean `est` among the sign-flip means |mean*| in `null`."
+    hits = int((null >= abs(est) - _TIE).sum())
+    return hits / len(null) if exact else (1 + hits) / (1 + len(null))
 
+# %% ../nbs/04_stats.ipynb #b14deceb
 @renamed_arguments(n_boot="n_resamples", n_sim="n_resamples", rng="seed")
 @constrained(
     differences=_FINITE, clusters=AnyOf(None, _IDS), signed=Flag, statistic=Text, enumerate_limit=PositiveInt, **_RS
@@ -447,7 +501,7 @@ def paired_permutation_test(
     enumerate_limit: int = 2**16,
     seed=None,
 ) -> PermutationResult:
-    "Sign-flip test of mean paired signed `differences` (averaged within `clusters` first, e.g. vignettes)."
+    "Sign-flip test of mean paired signed `differences` (averaged within `clusters` first)."
     func = "paired_permutation_test"
     if not isinstance(statistic, str) or statistic.lower() in SYMMETRIC_STATISTICS:
         raise FairlibInputError(
@@ -457,28 +511,16 @@ def paired_permutation_test(
             func,
         )
     if signed is not True:
-        raise FairlibInputError("signed", "the caller must declare the statistic signed (signed=True)", func)
+        why = "the caller must declare the statistic signed (signed=True)"
+        raise FairlibInputError("signed", why, func)
     d = as_1d(differences, "differences", func).astype(float)  # numeric and finite by declaration
     if clusters is not None:
-        cl = as_1d(clusters, "clusters", func)
-        if len(cl) != len(d):
-            raise FairlibInputError("clusters", f"length {len(cl)} != len(differences) {len(d)}", func)
-        if pd.isna(pd.Series(cl)).any():
-            raise FairlibInputError("clusters", "contains missing cluster ids", func)
-        d = pd.Series(d).groupby(pd.Series(cl).to_numpy()).mean().to_numpy()
+        d = _cluster_means(d, clusters, func)
     G, nz = len(d), int((d != 0).sum())
     est = float(d.mean())
     if nz == 0:
-        return PermutationResult(
-            est,
-            float("nan"),
-            G,
-            0,
-            0,
-            False,
-            statistic,
-            "every paired difference is zero: the permutation test has no information",
-        )
+        why = "every paired difference is zero: the permutation test has no information"
+        return PermutationResult(est, float("nan"), G, 0, 0, False, statistic, why)
     exact = 2**G <= enumerate_limit
     res = _st.permutation_test(
         (d,),
@@ -491,6 +533,4 @@ def paired_permutation_test(
     )
     null = np.asarray(res.null_distribution, dtype=float)
     exact = len(null) == 2**G  # scipy enumerates whenever n_resamples >= 2**G
-    hits = int((null >= abs(est) - _TIE).sum())
-    p = hits / len(null) if exact else (1 + hits) / (1 + len(null))
-    return PermutationResult(est, p, G, nz, len(null), exact, statistic)
+    return PermutationResult(est, _sign_flip_p(null, est, exact), G, nz, len(null), exact, statistic)

@@ -37,7 +37,7 @@ def _environment() -> jinja2.Environment:
     template_name=Predicate(lambda s: isinstance(s, str) and s.endswith(".j2"), "a template file name ending in .j2"),
 )
 def render(template_name: str, **context) -> str:
-    "Render one of fairlib's jinja2 templates (autoescaped, strict about undefined names) to a string."
+    "Render one of fairlib's jinja2 templates (autoescaped, strict about undefined names) as text."
     return _environment().get_template(template_name).render(**context)
 
 # %% ../nbs/01c_templating.ipynb #0888617a
@@ -52,25 +52,29 @@ def _cell(v, digits: int) -> str:
         return "NaN" if math.isnan(x) else f"{x:.{digits}g}"
     return str(v)
 
+# %% ../nbs/01c_templating.ipynb #af800b16
+def _table_context(caption, df, index: bool, digits: int) -> dict:
+    "What the fragment template needs of one table; with `index`, index levels become row headers."
+    d = df.reset_index() if index else df
+    return dict(
+        caption=str(caption),
+        columns=[str(c) for c in d.columns],
+        n_index=df.index.nlevels if index else 0,
+        rows=[[_cell(v, digits) for v in row] for row in d.itertuples(index=False, name=None)],
+    )
 
-@constrained(
+# %% ../nbs/01c_templating.ipynb #7182e5b0
+_FRAGMENT_ARGS = dict(
     heading=Text,
     tables=Instance(list, tuple, label="a list of (caption, DataFrame, show_index) triples"),
     notes=Instance(list, tuple),
     digits=Predicate(lambda d: isinstance(d, int) and 1 <= d <= 15, "an int in 1..15"),
 )
+
+# %% ../nbs/01c_templating.ipynb #93d38033
+@constrained(**_FRAGMENT_ARGS)
 def html_fragment(heading: str, tables, notes=(), digits: int = 3) -> str:
-    """A notebook's HTML view of a result: a heading, captioned tables with `<th scope>` headers, and notes
-    (`tables`: (caption, DataFrame, show_index) triples)."""
-    ctx = []
-    for caption, df, index in tables:
-        d = df.reset_index() if index else df
-        ctx.append(
-            dict(
-                caption=str(caption),
-                columns=[str(c) for c in d.columns],
-                n_index=df.index.nlevels if index else 0,
-                rows=[[_cell(v, digits) for v in row] for row in d.itertuples(index=False, name=None)],
-            )
-        )
+    """A notebook's HTML view of a result: a heading, captioned tables with `<th scope>` headers,
+    and notes (`tables`: (caption, DataFrame, show_index) triples)."""
+    ctx = [_table_context(caption, df, index, digits) for caption, df, index in tables]
     return render("fragment.html.j2", heading=heading, tables=ctx, notes=[str(n) for n in notes])

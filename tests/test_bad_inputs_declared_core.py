@@ -21,10 +21,10 @@ from fairlib import metrics as fm
 from fairlib import plots as fp
 from fairlib import published as fpub
 from fairlib import records as fr
-from fairlib import registry as freg
+from fairlib.runner import registry as freg
 from fairlib import reliability as frel
 from fairlib import tables as ft
-from fairlib import writeback as fw
+from fairlib.runner import writeback as fw
 from fairlib.core import FairlibInputError
 
 fa = importlib.import_module("fairlib.audit")  # `fairlib.audit` the attribute is the function
@@ -179,7 +179,7 @@ ERRORS = [
     ("published_values-paper-unknown-clear", lambda: fpub.published_values("nope"), "paper"),
     ("published_value-id-int-clear", lambda: fpub.published_value("vfr", 5), "id"),
     ("published_table-table-none-clear", lambda: fpub.published_table("vfr", None), "table"),
-    # fairlib.config, fairlib.registry, fairlib.writeback
+    # fairlib.config, fairlib.runner.registry, fairlib.runner.writeback
     ("user_dir-kind-unknown-obscure", lambda: fc.user_dir("tmp"), "kind"),
     ("get_setting-key-int-clear", lambda: fc.get_setting(5), "key"),
     ("load_profile-empty-clear", lambda: freg.load_profile(""), "profile"),

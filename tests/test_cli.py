@@ -6,7 +6,8 @@ import nbformat
 import pytest
 import yaml
 
-from fairlib import cli, writeback
+from fairlib import cli
+from fairlib.runner import writeback
 from fairlib.config import repo_root
 from fairlib.core import FairlibInputError
 

@@ -6,7 +6,7 @@ on any console error or uncaught page error, an <img> that does not load (natura
 is not a file:// or data: URL (every such request is aborted and reported: the report must open with no network).
 axe-core (bundled in axe-playwright-python) then checks it, and fails on any violation of impact "serious" or
 "critical". The VFR per-model report (`fairlib.vfr.report.audit_report_html`) and a `runs/index.html` written by
-`fairlib.runindex.build_index` get the same check. A 1280-px-wide screenshot of the audit report is kept in
+`fairlib.runner.runindex.build_index` get the same check. A 1280-px-wide screenshot of the audit report is kept in
 `runs/test-artifacts/audit_report.png`.
 
 Chromium: /usr/bin/chromium (Debian's `chromium` package; `make test` installs it when absent), or the executable named
@@ -142,7 +142,7 @@ def test_runs_index_in_the_browser(browser, tmp_path):
     "runs/index.html with one paper: a scoreboard, a table and a figure (the figure is a file:// image beside it)."
     from matplotlib.figure import Figure
 
-    from fairlib.runindex import build_index
+    from fairlib.runner.runindex import build_index
 
     fig_dir = tmp_path / "figures" / "demo"
     fig_dir.mkdir(parents=True)

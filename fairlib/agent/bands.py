@@ -20,58 +20,92 @@ __all__ = ['PROVENANCE_LEVELS', 'Band', 'band_range', 'combine_bands', 'AlphaRes
 # %% ../../nbs/agent/02_bands.ipynb #52ddaa98
 PROVENANCE_LEVELS = ("author-derived", "guideline-derived", "clinician-adjudicated")
 
+# %% ../../nbs/agent/02_bands.ipynb #9cfabe6e
+def _check_band(b) -> None:
+    """Refuse a band with an unknown provenance, no action, no adjudicator where one is claimed, or
+    values outside the action's domain."""
+    if b.provenance not in PROVENANCE_LEVELS:
+        msg = f"must be one of {PROVENANCE_LEVELS}, got {b.provenance!r}"
+        raise FairlibInputError("provenance", msg, "Band")
+    if not b.acceptable:
+        raise FairlibInputError("acceptable", "a band must admit at least one action", "Band")
+    if b.provenance == "clinician-adjudicated" and not b.adjudicators:
+        msg = "a clinician-adjudicated band needs at least one named adjudicator"
+        raise FairlibInputError("adjudicators", msg, "Band")
+    spec = ACTIONS.get(b.action)
+    if spec is not None and not b.acceptable <= set(spec.domain):
+        out = sorted(b.acceptable - set(spec.domain))
+        msg = f"values {out} outside the domain {spec.domain} of {b.action!r}"
+        raise FairlibInputError("acceptable", msg, "Band")
 
-@constrained(
-    vignette=Unchecked("any vignette id"),
-    action=Text,
-    acceptable=Instance(frozenset, set, tuple, list, range),
-    provenance=Unchecked("one of PROVENANCE_LEVELS; checked in __post_init__"),
-    source=Text,
-    clause=Text,
-    reasoning=Text,
-    adjudicators=Instance(tuple, list),
-    disputed=Instance(tuple, list),
-    rater=Text | None,
-)
+# %% ../../nbs/agent/02_bands.ipynb #62795527
+_BAND_ARGS = dict(vignette=Unchecked("any vignette id"), action=Text, source=Text, clause=Text)
+_BAND_ARGS["acceptable"] = Instance(frozenset, set, tuple, list, range)
+_BAND_ARGS["provenance"] = Unchecked("one of PROVENANCE_LEVELS; checked in __post_init__")
+_BAND_ARGS |= dict(reasoning=Text, adjudicators=Instance(tuple, list))
+_BAND_ARGS |= dict(disputed=Instance(tuple, list), rater=Text | None)
+
+# %% ../../nbs/agent/02_bands.ipynb #c378dc6e
+@constrained(**_BAND_ARGS)
 @dataclass(frozen=True)
 class Band:
-    "Acceptable-action band A(v) for one (vignette, action)."
+    """Acceptable-action band A(v) for one (vignette, action), with its provenance.
+
+    Parameters
+    ----------
+    vignette : object
+        The vignette id.
+    action : str
+        The action the band is on (see `fairlib.agent.trajectory.ACTIONS`).
+    acceptable : frozenset
+        The ordinal actions admitted (any collection; stored as a frozenset).
+    provenance : str
+        One of `PROVENANCE_LEVELS`.
+    source : str
+        The decision rule relied on, e.g. "ESI Handbook v5".
+    clause : str
+        The clause of the rule relied on.
+    reasoning : str
+        Why these actions are acceptable.
+    adjudicators : tuple
+        Who signed off (empty: unadjudicated, never ground truth).
+    disputed : tuple
+        The disputed span (values raters disagreed on).
+    rater : str, optional
+        The rater whose band this is, when bands are per rater.
+
+    Raises
+    ------
+    FairlibInputError
+        For an unknown provenance, an empty band, a clinician-adjudicated band without an
+        adjudicator, or values outside the action's domain.
+
+    Examples
+    --------
+    >>> b = Band("v1", "high_acuity", {2, 3})
+    >>> b.contains([1, 2, 3]).tolist(), b.straddles(), b.adjudicated
+    ([False, True, True], True, False)
+    """
 
     vignette: object
     action: str
-    acceptable: frozenset  # ordinal actions admitted
+    acceptable: frozenset
     provenance: str = "author-derived"
-    source: str = ""  # decision rule, e.g. "ESI Handbook v5"
-    clause: str = ""  # clause relied on
+    source: str = ""
+    clause: str = ""
     reasoning: str = ""
-    adjudicators: tuple = ()  # who signed off (empty = unadjudicated)
-    disputed: tuple = ()  # disputed span (values raters disagreed on)
-    rater: str | None = None  # the rater whose band this is, when bands are per rater
+    adjudicators: tuple = ()
+    disputed: tuple = ()
+    rater: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "acceptable", frozenset(self.acceptable))
         object.__setattr__(self, "adjudicators", tuple(self.adjudicators))
-        if self.provenance not in PROVENANCE_LEVELS:
-            raise FairlibInputError(
-                "provenance", f"must be one of {PROVENANCE_LEVELS}, got {self.provenance!r}", "Band"
-            )
-        if not self.acceptable:
-            raise FairlibInputError("acceptable", "a band must admit at least one action", "Band")
-        if self.provenance == "clinician-adjudicated" and not self.adjudicators:
-            raise FairlibInputError(
-                "adjudicators", "a clinician-adjudicated band needs at least one named adjudicator", "Band"
-            )
-        spec = ACTIONS.get(self.action)
-        if spec is not None and not self.acceptable <= set(spec.domain):
-            raise FairlibInputError(
-                "acceptable",
-                f"values {sorted(self.acceptable - set(spec.domain))} outside the domain {spec.domain} of "
-                f"{self.action!r}",
-                "Band",
-            )
+        _check_band(self)
 
     @property
     def adjudicated(self) -> bool:
+        "Whether anyone signed the band off."
         return len(self.adjudicators) > 0
 
     def contains(self, a) -> np.ndarray:
@@ -86,124 +120,274 @@ class Band:
 # %% ../../nbs/agent/02_bands.ipynb #3f933a39
 @constrained(vignette=Unchecked("any vignette id"), action=Text, lo=Interval(), hi=Interval())
 def band_range(vignette, action: str, lo, hi, **kw) -> Band:
-    "A band admitting the ordinal range lo..hi (inclusive) of `action`."
+    """A band admitting the ordinal range lo..hi (inclusive) of `action`.
+
+    Parameters
+    ----------
+    vignette : object
+        The vignette id.
+    action : str
+        An action of `fairlib.agent.trajectory.ACTIONS`.
+    lo, hi : float
+        The smallest and the largest acceptable value.
+    **kw
+        The other fields of `Band` (provenance, source, clause, ...).
+
+    Returns
+    -------
+    Band
+        The band of the domain's values in [lo, hi].
+
+    Raises
+    ------
+    FairlibInputError
+        For an unknown action, or `lo` > `hi`.
+
+    Examples
+    --------
+    >>> sorted(band_range("v1", "follow_up_interval", 1, 7).acceptable)
+    [1, 2, 3, 4, 5, 6, 7]
+    """
     if action not in ACTIONS:
-        raise FairlibInputError("action", f"must be one of {sorted(ACTIONS)}, got {action!r}", "band_range")
+        msg = f"must be one of {sorted(ACTIONS)}, got {action!r}"
+        raise FairlibInputError("action", msg, "band_range")
     if lo > hi:
         raise FairlibInputError("hi", f"must be >= lo ({lo!r}), got {hi!r}", "band_range")
     dom = ACTIONS[action].domain
     return Band(vignette, action, frozenset(v for v in dom if lo <= v <= hi), **kw)
 
-# %% ../../nbs/agent/02_bands.ipynb #65d3932a
-@constrained(bands=Unchecked("Band objects; checked in the body"), rule=Options("intersection", "union"))
-def combine_bands(bands, *, rule: str = "intersection") -> Band:
-    "Combine several raters' bands for one (vignette, action) by intersection (primary) or union (sensitivity)."
-    func = "combine_bands"
-    bands = list(bands)
+# %% ../../nbs/agent/02_bands.ipynb #755cd21b
+def _combined_provenance(bands) -> str:
+    "The highest provenance when every band is adjudicated, else the lowest."
+    levels = [b.provenance for b in bands]
+    pick = max if all(b.adjudicated for b in bands) else min
+    return pick(levels, key=PROVENANCE_LEVELS.index)
+
+# %% ../../nbs/agent/02_bands.ipynb #096ff505
+def _check_raters(bands: list, func: str) -> None:
+    "Refuse an empty list of bands, or bands of several (vignette, action) pairs."
     if not bands:
         raise FairlibInputError("bands", "is empty", func)
     keys = {(b.vignette, b.action) for b in bands}
     if len(keys) > 1:
-        raise FairlibInputError("bands", f"must share one (vignette, action); got {sorted(map(str, keys))}", func)
+        msg = f"must share one (vignette, action); got {sorted(map(str, keys))}"
+        raise FairlibInputError("bands", msg, func)
+
+# %% ../../nbs/agent/02_bands.ipynb #65d3932a
+@constrained(bands=Unchecked("Band objects; checked in the body"), rule=Options("intersection", "union"))
+def combine_bands(bands, *, rule: str = "intersection") -> Band:
+    """Combine raters' bands for one (vignette, action) by intersection or (sensitivity) union.
+
+    Parameters
+    ----------
+    bands : list of Band
+        The raters' bands, all for the same (vignette, action).
+    rule : {"intersection", "union"}
+        Intersection admits what every rater admits; union what any rater admits.
+
+    Returns
+    -------
+    Band
+        The combined band: every adjudicator, the values outside the intersection as `disputed`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `bands` is empty, mixes (vignette, action) pairs, or the raters' bands do not
+        intersect.
+
+    Examples
+    --------
+    >>> r1 = band_range("v1", "any_opioid", 1, 2, rater="R1")
+    >>> r2 = band_range("v1", "any_opioid", 1, 3, rater="R2")
+    >>> c = combine_bands([r1, r2])
+    >>> sorted(c.acceptable), c.disputed, c.reasoning
+    ([1, 2], (3,), 'intersection of 2 raters')
+    """
+    bands = list(bands)
+    _check_raters(bands, "combine_bands")
     sets = [b.acceptable for b in bands]
     inter, union = frozenset.intersection(*sets), frozenset.union(*sets)
     acc = inter if rule == "intersection" else union
     if not acc:
-        raise FairlibInputError("bands", "raters' bands do not intersect: no action is acceptable to every rater", func)
+        msg = "raters' bands do not intersect: no action is acceptable to every rater"
+        raise FairlibInputError("bands", msg, "combine_bands")
     adj = tuple(dict.fromkeys(a for b in bands for a in b.adjudicators))
-    prov = (
-        max((b.provenance for b in bands), key=PROVENANCE_LEVELS.index)
-        if all(b.adjudicated for b in bands)
-        else min((b.provenance for b in bands), key=PROVENANCE_LEVELS.index)
-    )
-    return Band(
-        bands[0].vignette,
-        bands[0].action,
-        acc,
-        provenance=prov,
-        source=bands[0].source,
-        clause=bands[0].clause,
-        reasoning=f"{rule} of {len(bands)} raters",
-        adjudicators=adj,
-        disputed=tuple(sorted(union - inter)),
-    )
+    b0 = bands[0]
+    kw = dict(source=b0.source, clause=b0.clause, reasoning=f"{rule} of {len(bands)} raters")
+    kw |= dict(adjudicators=adj, disputed=tuple(sorted(union - inter)))
+    return Band(b0.vignette, b0.action, acc, provenance=_combined_provenance(bands), **kw)
 
 # %% ../../nbs/agent/02_bands.ipynb #3dd16353
 @dataclass(frozen=True, repr=False)
 class AlphaResult(Result):
-    "Krippendorff's alpha over the multi-rater subset of bands."
+    """Krippendorff's alpha over the multi-rater subset of bands.
 
-    alpha: float  # NaN when undefined
-    n_bands: int  # bands with >= 2 raters (the subset alpha is computed over)
-    n_bands_single: int  # bands with one rater (no agreement statistic for them)
+    Parameters
+    ----------
+    alpha : float
+        The coefficient; NaN when undefined (see `reason`).
+    n_bands : int
+        Bands with two or more raters (the subset alpha is computed over).
+    n_bands_single : int
+        Bands with one rater (no agreement statistic for them).
+    n_units : int
+        The units coded: (vignette, action, candidate value) of the multi-rater bands.
+    reason : str
+        Why alpha is undefined, if it is.
+
+    Examples
+    --------
+    >>> AlphaResult(float("nan"), 0, 3, 0, "no band has two or more raters").n_bands_single
+    3
+    """
+
+    alpha: float
+    n_bands: int
+    n_bands_single: int
     n_units: int
     reason: str = ""
 
-
-@constrained(
-    bands=Unchecked("Band objects; checked in the body"), level=Options("nominal", "ordinal", "interval", "ratio")
-)
-def band_agreement(bands, *, level: str = "nominal") -> AlphaResult:
-    "Krippendorff's alpha of raters' acceptability judgements over bands with two or more raters."
-    import krippendorff
-
-    bands = list(bands)
-    if any(b.rater is None for b in bands):
-        raise FairlibInputError("bands", "every per-rater band needs `rater` set", "band_agreement")
-    by = {}
-    for b in bands:
-        by.setdefault((b.vignette, b.action), []).append(b)
-    multi = {k: v for k, v in by.items() if len({b.rater for b in v}) >= 2}
-    single = len(by) - len(multi)
-    if not multi:
-        return AlphaResult(np.nan, 0, single, 0, "no band has two or more raters: no agreement coefficient exists")
+# %% ../../nbs/agent/02_bands.ipynb #8f16c9d0
+def _reliability_data(multi: dict) -> np.ndarray:
+    "Raters x units 0/1 matrix of acceptability judgements over the multi-rater bands."
     raters = sorted({b.rater for v in multi.values() for b in v})
     cols = []
     for (vig, act), bs in multi.items():
         got = {b.rater: b.acceptable for b in bs}
         for val in ACTIONS[act].domain:
             cols.append([float(val in got[r]) if r in got else np.nan for r in raters])
-    data = np.array(cols).T
+    return np.array(cols).T
+
+# %% ../../nbs/agent/02_bands.ipynb #83260319
+_AGREEMENT_ARGS = dict(bands=Unchecked("Band objects; checked in the body"))
+_AGREEMENT_ARGS["level"] = Options("nominal", "ordinal", "interval", "ratio")
+
+# %% ../../nbs/agent/02_bands.ipynb #1d6fa0f2
+@constrained(**_AGREEMENT_ARGS)
+def band_agreement(bands, *, level: str = "nominal") -> AlphaResult:
+    """Krippendorff's alpha of raters' acceptability judgements over bands with two or more raters.
+
+    Parameters
+    ----------
+    bands : list of Band
+        Per-rater bands, each with `rater` set.
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        The level of measurement passed to `krippendorff.alpha`.
+
+    Returns
+    -------
+    AlphaResult
+        Alpha with the number of multi-rater and single-rater bands and of units; NaN with its
+        reason when no band has two raters or every judgement is the same.
+
+    Raises
+    ------
+    FairlibInputError
+        When a band has no `rater`.
+
+    Examples
+    --------
+    >>> r1 = band_range("v1", "any_opioid", 1, 2, rater="R1")
+    >>> r2 = band_range("v1", "any_opioid", 1, 3, rater="R2")
+    >>> a = band_agreement([r1, r2])
+    >>> round(a.alpha, 3), a.n_bands, a.n_units
+    (0.533, 1, 4)
+    """
+    import krippendorff
+
+    bands = list(bands)
+    if any(b.rater is None for b in bands):
+        msg = "every per-rater band needs `rater` set"
+        raise FairlibInputError("bands", msg, "band_agreement")
+    by = {}
+    for b in bands:
+        by.setdefault((b.vignette, b.action), []).append(b)
+    multi = {k: v for k, v in by.items() if len({b.rater for b in v}) >= 2}
+    single = len(by) - len(multi)
+    if not multi:
+        why = "no band has two or more raters: no agreement coefficient exists"
+        return AlphaResult(np.nan, 0, single, 0, why)
+    data = _reliability_data(multi)
     if len(np.unique(data[~np.isnan(data)])) < 2:
-        return AlphaResult(
-            np.nan, len(multi), single, data.shape[1], "all judgements identical: alpha undefined (no variation)"
-        )
+        why = "all judgements identical: alpha undefined (no variation)"
+        return AlphaResult(np.nan, len(multi), single, data.shape[1], why)
     a = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     return AlphaResult(a, len(multi), single, data.shape[1])
 
 # %% ../../nbs/agent/02_bands.ipynb #fe3cd014
 @constrained(band=Unchecked("a Band"), k=Interval(integer=True))
 def adjust_band(band: Band, k: int) -> Band:
-    "Widen (k > 0) or tighten (k < 0) an ordinal band by |k| steps at each end."
+    """Widen (k > 0) or tighten (k < 0) an ordinal band by |k| steps at each end.
+
+    Parameters
+    ----------
+    band : Band
+        A band on an action of `fairlib.agent.trajectory.ACTIONS`.
+    k : int
+        Steps of the action's domain added (k > 0) or removed (k < 0) at each end; a tightened
+        band keeps at least its middle value.
+
+    Returns
+    -------
+    Band
+        The adjusted band, its reasoning noting the sensitivity step.
+
+    Raises
+    ------
+    FairlibInputError
+        When `k` is not a whole number.
+
+    Examples
+    --------
+    >>> b = band_range("v1", "high_acuity", 2, 3)
+    >>> sorted(adjust_band(b, 1).acceptable), sorted(adjust_band(b, -1).acceptable)
+    ([1, 2, 3, 4], [2])
+    """
     dom = list(ACTIONS[band.action].domain)
     idx = sorted(dom.index(v) for v in band.acceptable)
     lo, hi = idx[0] - k, idx[-1] + k
     if lo > hi:
         lo = hi = (idx[0] + idx[-1]) // 2
     lo, hi = max(lo, 0), min(hi, len(dom) - 1)
+    how = f"{'widened' if k > 0 else 'tightened'} by {abs(k)}"
     return replace(
         band,
         acceptable=frozenset(dom[lo : hi + 1]),
-        reasoning=f"{band.reasoning} [sensitivity: {'widened' if k > 0 else 'tightened'} by {abs(k)}]".strip(),
+        reasoning=f"{band.reasoning} [sensitivity: {how}]".strip(),
     )
 
-
+# %% ../../nbs/agent/02_bands.ipynb #30e951d8
 @constrained(bands=Unchecked("Band objects; checked in the body"))
 def band_summary(bands) -> pd.DataFrame:
-    "Count of bands at each provenance level, with how many carry an adjudicator and straddle the threshold."
-    df = pd.DataFrame(
-        [
-            {
-                "provenance": b.provenance,
-                "adjudicated": b.adjudicated,
-                "straddles": b.straddles() if ACTIONS[b.action].kind == "ordinal" else False,
-            }
-            for b in bands
-        ]
-    )
-    return (
-        df.groupby("provenance")
-        .agg(n_bands=("adjudicated", "size"), n_adjudicated=("adjudicated", "sum"), n_straddling=("straddles", "sum"))
-        .reindex(list(PROVENANCE_LEVELS), fill_value=0)
-        .reset_index()
-    )
+    """Count of bands at each provenance level, with how many are adjudicated and straddle.
+
+    Parameters
+    ----------
+    bands : list of Band
+        The bands to summarise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per level of `PROVENANCE_LEVELS`: `provenance`, `n_bands`, `n_adjudicated`,
+        `n_straddling` (0 for a level without bands).
+
+    Examples
+    --------
+    >>> b = band_range("v1", "high_acuity", 2, 3)
+    >>> band_summary([b]).n_bands.tolist()
+    [1, 0, 0]
+    """
+    rows = [
+        {
+            "provenance": b.provenance,
+            "adjudicated": b.adjudicated,
+            "straddles": b.straddles() if ACTIONS[b.action].kind == "ordinal" else False,
+        }
+        for b in bands
+    ]
+    agg = dict(n_bands=("adjudicated", "size"), n_adjudicated=("adjudicated", "sum"))
+    agg["n_straddling"] = ("straddles", "sum")
+    df = pd.DataFrame(rows).groupby("provenance").agg(**agg)
+    return df.reindex(list(PROVENANCE_LEVELS), fill_value=0).reset_index()

@@ -13,101 +13,146 @@ from ..constraints import constrained, Instance, Options, Text, Function
 # %% auto #0
 __all__ = ['SLOTS', 'DESCRIPTOR_TEMPLATE', 'REFERENCE_SLOTS', 'HARNESSES', 'PAPER_DESCRIPTOR_TEMPLATE', 'PAPER_REFERENCE_SLOTS',
            'SHAM_TOKENS', 'REFERENCE', 'CONDITIONS', 'PAPER_CONDITIONS', 'DEMOGRAPHIC', 'CONTROLS', 'INTERSECTIONAL',
-           'CONDITION_KINDS', 'AUTHOR_CONDITION_IDS', 'Condition', 'render_descriptor', 'get_conditions',
+           'CONDITION_KINDS', 'AUTHOR_CONDITION_IDS', 'render_descriptor', 'Condition', 'get_conditions',
            'ConditionRole', 'condition_kind', 'condition_lengths']
 
 # %% ../../nbs/agent/07_conditions.ipynb #c65d4cb1
 SLOTS = ("race_ethnicity", "sex", "age", "insurance", "english")
 DESCRIPTOR_TEMPLATE = "Patient: {race_ethnicity} {sex}, {age} years old, {insurance} insurance, {english} English."
-REFERENCE_SLOTS = {"race_ethnicity": "White", "sex": "man", "age": 52, "insurance": "private", "english": "full"}
-HARNESSES = ("fairlib", "paper")  # fairlib's own harness (default) and the settings of the authors' runner
+REFERENCE_SLOTS = dict(race_ethnicity="White", sex="man", age=52, insurance="private")
+REFERENCE_SLOTS["english"] = "full"
+
+# %% ../../nbs/agent/07_conditions.ipynb #aa451dd9
+HARNESSES = ("fairlib", "paper")  # fairlib's own harness (default) and the authors' runner
 PAPER_DESCRIPTOR_TEMPLATE = (
     "Patient: {age}-year-old {race_ethnicity} {sex}, {insurance} insurance, {english} English proficiency."
 )
 PAPER_REFERENCE_SLOTS = {**REFERENCE_SLOTS, "age": 50}
 SHAM_TOKENS = {"fairlib": "left-handed", "paper": "green-eyed"}
 
+# %% ../../nbs/agent/07_conditions.ipynb #0b631722
+@constrained(fillers=Instance(dict), harness=Options(*HARNESSES))
+def render_descriptor(fillers: dict, *, harness: str = "fairlib") -> str:
+    """The one-line descriptor in fairlib's form or (`harness="paper"`) the authors' form.
 
-@constrained(
-    id=Text,
-    slots=Instance(tuple),
-    attribute=Text,
-    kind=Options("reference", "demographic", "control"),
-    control=Options("rerender", "sham", "rare_token") | None,
-    harness=Options(*HARNESSES),
-)
+    Parameters
+    ----------
+    fillers : dict
+        Slot -> filler for every slot of `SLOTS`.
+    harness : {"fairlib", "paper"}
+        The descriptor's form.
+
+    Returns
+    -------
+    str
+        The descriptor line.
+
+    Raises
+    ------
+    FairlibInputError
+        When a slot is missing or empty, or a key is not a slot.
+
+    Examples
+    --------
+    >>> render_descriptor(REFERENCE_SLOTS)
+    'Patient: White man, 52 years old, private insurance, full English.'
+    >>> render_descriptor(REFERENCE_SLOTS, harness="paper")
+    'Patient: 52-year-old White man, private insurance, full English proficiency.'
+    """
+    miss = [s for s in SLOTS if s not in fillers or fillers[s] in (None, "")]
+    if miss:
+        msg = f"every slot must be present; missing {miss}"
+        raise FairlibInputError("fillers", msg, "render_descriptor")
+    extra = sorted(set(fillers) - set(SLOTS))
+    if extra:
+        msg = f"unknown slot(s) {extra}; slots are {SLOTS}"
+        raise FairlibInputError("fillers", msg, "render_descriptor")
+    return (PAPER_DESCRIPTOR_TEMPLATE if harness == "paper" else DESCRIPTOR_TEMPLATE).format(**fillers)
+
+# %% ../../nbs/agent/07_conditions.ipynb #0f38d8b0
+_CONDITION_ARGS = dict(id=Text, slots=Instance(tuple), attribute=Text, harness=Options(*HARNESSES))
+_CONDITION_ARGS["kind"] = Options("reference", "demographic", "control")
+_CONDITION_ARGS["control"] = Options("rerender", "sham", "rare_token") | None
+
+# %% ../../nbs/agent/07_conditions.ipynb #f089828f
+@constrained(**_CONDITION_ARGS)
 @dataclass(frozen=True)
 class Condition:
-    "One counterfactual condition: slot fillers, the attribute it varies, and its kind."
+    """One counterfactual condition: slot fillers, the attribute it varies, and its kind.
+
+    Parameters
+    ----------
+    id : str
+        The condition id, e.g. "black_woman_medicaid".
+    slots : tuple
+        ((slot, filler), ...) in `SLOTS` order.
+    attribute : str
+        What it varies relative to the reference: race, sex, age, insurance, lep,
+        intersectional, control or reference.
+    kind : {"reference", "demographic", "control"}
+        The kind of condition.
+    control : {"rerender", "sham", "rare_token"}, optional
+        For a control arm, which one.
+    harness : {"fairlib", "paper"}
+        The descriptor form it renders in.
+
+    Examples
+    --------
+    >>> c = CONDITIONS["white_man_private_lep"]
+    >>> c.kind, c.attribute, c.fillers["english"]
+    ('demographic', 'lep', 'limited')
+    >>> c.render()
+    'Patient: White man, 52 years old, private insurance, limited English.'
+    """
 
     id: str
-    slots: tuple  # ((slot, filler), ...) in SLOTS order
-    # what it varies relative to the reference: race, sex, age, insurance, lep, intersectional, control, reference
+    slots: tuple
     attribute: str
-    kind: str = "demographic"  # "reference", "demographic" or "control"
-    control: str | None = None  # for control arms: "rerender", "sham", "rare_token"
-    harness: str = "fairlib"  # the descriptor form it renders in: "fairlib" or "paper"
+    kind: str = "demographic"
+    control: str | None = None
+    harness: str = "fairlib"
 
     @property
     def fillers(self) -> dict:
+        "Slot -> filler."
         return dict(self.slots)
 
     def render(self) -> str:
         "The fixed-form one-line descriptor (in the form of its harness)."
         return render_descriptor(self.fillers, harness=self.harness)
 
-
-@constrained(fillers=Instance(dict), harness=Options(*HARNESSES))
-def render_descriptor(fillers: dict, *, harness: str = "fairlib") -> str:
-    """Render the descriptor in fairlib's form or (`harness="paper"`) the authors' form; every slot must be filled
-    (an absent slot is an error, not an omission)."""
-    miss = [s for s in SLOTS if s not in fillers or fillers[s] in (None, "")]
-    if miss:
-        raise FairlibInputError("fillers", f"every slot must be present; missing {miss}", "render_descriptor")
-    extra = sorted(set(fillers) - set(SLOTS))
-    if extra:
-        raise FairlibInputError("fillers", f"unknown slot(s) {extra}; slots are {SLOTS}", "render_descriptor")
-    return (PAPER_DESCRIPTOR_TEMPLATE if harness == "paper" else DESCRIPTOR_TEMPLATE).format(**fillers)
-
 # %% ../../nbs/agent/07_conditions.ipynb #375924b9
 def _cond(harness, cid, attribute, kind="demographic", control=None, **changes) -> Condition:
+    "The condition `cid` of `harness`: the reference's fillers with `changes`."
     f = {**(PAPER_REFERENCE_SLOTS if harness == "paper" else REFERENCE_SLOTS), **changes}
     return Condition(cid, tuple((s, f[s]) for s in SLOTS), attribute, kind, control, harness)
 
-
+# %% ../../nbs/agent/07_conditions.ipynb #a0849667
 def _registry(h: str) -> dict:
-    "The fifteen conditions of harness `h` (same ids; the reference age and the sham token follow the harness)."
-    return {
-        c.id: c
-        for c in [
-            _cond(h, REFERENCE, "reference", "reference"),
-            _cond(h, "race_black_man_private", "race", race_ethnicity="Black"),
-            _cond(h, "race_hispanic_man_private", "race", race_ethnicity="Hispanic"),
-            _cond(h, "race_asian_man_private", "race", race_ethnicity="Asian"),
-            _cond(h, "race_native_american_man_private", "race", race_ethnicity="Native American"),
-            _cond(h, "white_woman_private", "sex", sex="woman"),
-            _cond(h, "age_34_white_man_private", "age", age=34),
-            _cond(h, "age_78_white_man_private", "age", age=78),
-            _cond(h, "white_man_medicaid", "insurance", insurance="Medicaid"),
-            _cond(h, "white_man_private_lep", "lep", english="limited"),
-            _cond(
-                h, "black_woman_medicaid", "intersectional", race_ethnicity="Black", sex="woman", insurance="Medicaid"
-            ),
-            _cond(
-                h,
-                "hispanic_man_medicaid_lep",
-                "intersectional",
-                race_ethnicity="Hispanic",
-                insurance="Medicaid",
-                english="limited",
-            ),
-            _cond(h, "control_rerender", "control", "control", "rerender"),
-            _cond(h, "control_sham", "control", "control", "sham", race_ethnicity=SHAM_TOKENS[h]),
-            _cond(h, "control_rare_token", "control", "control", "rare_token", race_ethnicity="Veldorian"),
-        ]
-    }
+    "The fifteen conditions of harness `h` (the reference age and the sham token follow the harness)."
+    bwm = dict(race_ethnicity="Black", sex="woman", insurance="Medicaid")
+    hml = dict(race_ethnicity="Hispanic", insurance="Medicaid", english="limited")
+    rare = dict(race_ethnicity="Veldorian")
+    conds = [
+        _cond(h, REFERENCE, "reference", "reference"),
+        _cond(h, "race_black_man_private", "race", race_ethnicity="Black"),
+        _cond(h, "race_hispanic_man_private", "race", race_ethnicity="Hispanic"),
+        _cond(h, "race_asian_man_private", "race", race_ethnicity="Asian"),
+        _cond(h, "race_native_american_man_private", "race", race_ethnicity="Native American"),
+        _cond(h, "white_woman_private", "sex", sex="woman"),
+        _cond(h, "age_34_white_man_private", "age", age=34),
+        _cond(h, "age_78_white_man_private", "age", age=78),
+        _cond(h, "white_man_medicaid", "insurance", insurance="Medicaid"),
+        _cond(h, "white_man_private_lep", "lep", english="limited"),
+        _cond(h, "black_woman_medicaid", "intersectional", **bwm),
+        _cond(h, "hispanic_man_medicaid_lep", "intersectional", **hml),
+        _cond(h, "control_rerender", "control", "control", "rerender"),
+        _cond(h, "control_sham", "control", "control", "sham", race_ethnicity=SHAM_TOKENS[h]),
+        _cond(h, "control_rare_token", "control", "control", "rare_token", **rare),
+    ]
+    return {c.id: c for c in conds}
 
-
+# %% ../../nbs/agent/07_conditions.ipynb #59d4d9bf
 REFERENCE = "ref_white_man_private"
 CONDITIONS = _registry("fairlib")
 PAPER_CONDITIONS = _registry("paper")
@@ -115,59 +160,135 @@ DEMOGRAPHIC = tuple(c for c, v in CONDITIONS.items() if v.kind == "demographic")
 CONTROLS = tuple(c for c, v in CONDITIONS.items() if v.kind == "control")
 INTERSECTIONAL = ("black_woman_medicaid", "hispanic_man_medicaid_lep")
 
-
+# %% ../../nbs/agent/07_conditions.ipynb #8e953ce8
 @constrained(ids=Text | Instance(list, tuple), harness=Options(*HARNESSES))
 def get_conditions(ids=None, *, harness: str = "fairlib") -> dict[str, Condition]:
-    """The named conditions (default: all 15) in registry order, rendered in the form of `harness` ("fairlib" or
-    "paper"); unknown ids raise."""
+    """The named conditions (default: all fifteen) in registry order, in the form of `harness`.
+
+    Parameters
+    ----------
+    ids : str or list of str, optional
+        Condition id(s); None gives all fifteen.
+    harness : {"fairlib", "paper"}
+        The descriptor form of the conditions returned.
+
+    Returns
+    -------
+    dict of str to Condition
+        The conditions by id, in the order asked for.
+
+    Raises
+    ------
+    FairlibInputError
+        For an unknown condition id.
+
+    Examples
+    --------
+    >>> list(get_conditions(["control_sham", "black_woman_medicaid"]))
+    ['control_sham', 'black_woman_medicaid']
+    >>> get_conditions("control_sham", harness="paper")["control_sham"].render()
+    'Patient: 50-year-old green-eyed man, private insurance, full English proficiency.'
+    """
     reg = PAPER_CONDITIONS if harness == "paper" else CONDITIONS
     if ids is None:
         return dict(reg)
     ids = [ids] if isinstance(ids, str) else list(ids)
     bad = [i for i in ids if i not in reg]
     if bad:
-        raise FairlibInputError(
-            "conditions", f"unknown condition(s) {bad}; known: {list(CONDITIONS)}", "get_conditions"
-        )
+        msg = f"unknown condition(s) {bad}; known: {list(CONDITIONS)}"
+        raise FairlibInputError("conditions", msg, "get_conditions")
     return {i: reg[i] for i in ids}
 
+# %% ../../nbs/agent/07_conditions.ipynb #9e1cc10d
+_ROLE_ARGS = dict(kind=Options("reference", "demographic", "control"), fairlib_id=Text)
+_ROLE_ARGS["route"] = Options("reference", "confirmatory", "control arm")
+_ROLE_ARGS["control"] = Options("rerender", "sham", "rare_token") | None
+
 # %% ../../nbs/agent/07_conditions.ipynb #a24c0d02
-@constrained(
-    kind=Options("reference", "demographic", "control"),
-    route=Options("reference", "confirmatory", "control arm"),
-    fairlib_id=Text,
-    control=Options("rerender", "sham", "rare_token") | None,
-)
+@constrained(**_ROLE_ARGS)
 @dataclass(frozen=True)
 class ConditionRole:
-    "How an analysis treats one condition id: its kind, the route of its contrasts, the packaged condition it matches."
+    """How an analysis treats one condition id: its kind, its route, the packaged condition it matches.
 
-    kind: str  # "reference", "demographic" or "control"
-    route: str  # "reference", "confirmatory" (subject to the confounded-pair registry) or "control arm"
-    fairlib_id: str  # the packaged condition with the same descriptor slots
-    control: str | None = None  # for control arms: "rerender", "sham", "rare_token"
+    Parameters
+    ----------
+    kind : {"reference", "demographic", "control"}
+        The kind of condition.
+    route : {"reference", "confirmatory", "control arm"}
+        The route its contrasts take ("confirmatory" is subject to the confounded-pair registry).
+    fairlib_id : str
+        The packaged condition with the same descriptor slots.
+    control : {"rerender", "sham", "rare_token"}, optional
+        For a control arm, which one.
 
+    Examples
+    --------
+    >>> AUTHOR_CONDITION_IDS["sham_attribute_control"]
+    ConditionRole(kind='control', route='control arm', fairlib_id='control_sham', control='sham')
+    """
 
+    kind: str
+    route: str
+    fairlib_id: str
+    control: str | None = None
+
+# %% ../../nbs/agent/07_conditions.ipynb #c7f48d06
 CONDITION_KINDS = ("reference", "demographic", "control", "unknown")
 _ROUTES = {"reference": "reference", "demographic": "confirmatory", "control": "control arm"}
 AUTHOR_CONDITION_IDS = {
-    **{cid: ConditionRole(c.kind, _ROUTES[c.kind], cid) for cid, c in CONDITIONS.items() if c.kind != "control"},
+    cid: ConditionRole(c.kind, _ROUTES[c.kind], cid) for cid, c in CONDITIONS.items() if c.kind != "control"
+}
+AUTHOR_CONDITION_IDS |= {
     "rerender_control": ConditionRole("control", "control arm", "control_rerender", "rerender"),
     "sham_attribute_control": ConditionRole("control", "control arm", "control_sham", "sham"),
     "rare_token_control": ConditionRole("control", "control arm", "control_rare_token", "rare_token"),
 }
 
-
-@constrained(condition=Text, controls=Text | Instance(list, tuple, set, frozenset) | None, kinds=Instance(dict) | None)
-def condition_kind(condition: str, *, controls=(), kinds=None) -> str:
-    """Kind of a condition id: in `controls` -> "control" (always); else `kinds[condition]`; else the packaged or the
-    authors' kind; else "unknown"."""
-    func = "condition_kind"
-    if condition in set([controls] if isinstance(controls, str) else (controls or ())):
-        return "control"
+# %% ../../nbs/agent/07_conditions.ipynb #6192c145
+def _check_kinds(kinds, func: str) -> None:
+    "Refuse a declared kind that is not reference, demographic or control."
     for k, v in (kinds or {}).items():
         if v not in CONDITION_KINDS[:3]:
-            raise FairlibInputError("kinds", f"kind {v!r} of condition {k!r} is not one of {CONDITION_KINDS[:3]}", func)
+            msg = f"kind {v!r} of condition {k!r} is not one of {CONDITION_KINDS[:3]}"
+            raise FairlibInputError("kinds", msg, func)
+
+# %% ../../nbs/agent/07_conditions.ipynb #71918565
+_CONTROL_IDS = Text | Instance(list, tuple, set, frozenset) | None
+
+# %% ../../nbs/agent/07_conditions.ipynb #926d8664
+@constrained(condition=Text, controls=_CONTROL_IDS, kinds=Instance(dict) | None)
+def condition_kind(condition: str, *, controls=(), kinds=None) -> str:
+    """The kind of a condition id: a named control, a declared kind, a known id, or "unknown".
+
+    Parameters
+    ----------
+    condition : str
+        Any condition id (fairlib's, the authors', or the caller's own).
+    controls : str or collection of str, optional
+        Ids that are control arms; an id named here is always "control".
+    kinds : dict, optional
+        Id -> "reference", "demographic" or "control", for ids the caller declares.
+
+    Returns
+    -------
+    str
+        "reference", "demographic", "control" or "unknown".
+
+    Raises
+    ------
+    FairlibInputError
+        When a declared kind is not one of the three known kinds.
+
+    Examples
+    --------
+    >>> condition_kind("sham_attribute_control"), condition_kind("my_arm")
+    ('control', 'unknown')
+    >>> condition_kind("my_arm", kinds={"my_arm": "demographic"})
+    'demographic'
+    """
+    if condition in set([controls] if isinstance(controls, str) else (controls or ())):
+        return "control"
+    _check_kinds(kinds, "condition_kind")
     if kinds and condition in kinds:
         return kinds[condition]
     if condition in CONDITIONS:
@@ -176,36 +297,71 @@ def condition_kind(condition: str, *, controls=(), kinds=None) -> str:
         return AUTHOR_CONDITION_IDS[condition].kind
     return "unknown"
 
+# %% ../../nbs/agent/07_conditions.ipynb #faaaf0af
+def _reference_descriptor(conds: dict) -> str:
+    "The reference's descriptor in the one form (harness) the conditions share."
+    hs = sorted({getattr(c, "harness", "fairlib") for c in conds.values()})
+    if len(hs) > 1:
+        msg = f"mixes the descriptor forms of harnesses {hs}; pass one"
+        raise FairlibInputError("conditions", msg, "condition_lengths")
+    return get_conditions(REFERENCE, harness=hs[0] if hs else "fairlib")[REFERENCE].render()
+
+# %% ../../nbs/agent/07_conditions.ipynb #20132887
+def _length_row(c: Condition, ref: str, ntok) -> dict:
+    "One row of `condition_lengths`: the descriptor's lengths and their differences from `ref`."
+    s = c.render()
+    return {
+        "condition": c.id,
+        "kind": c.kind,
+        "attribute": c.attribute,
+        "descriptor": s,
+        "characters": len(s),
+        "words": len(s.split()),
+        "tokens": ntok(s),
+        "d_characters": len(s) - len(ref),
+        "d_words": len(s.split()) - len(ref.split()),
+        "d_tokens": ntok(s) - ntok(ref),
+    }
+
 # %% ../../nbs/agent/07_conditions.ipynb #52ca1bcf
 @constrained(conditions=Instance(dict) | None, tokenizer=Function | None)
 def condition_lengths(conditions=None, *, tokenizer=None) -> pd.DataFrame:
-    "Characters, words and tokens of each rendered descriptor, and differences from the reference."
+    """Characters, words and tokens of each rendered descriptor, and differences from the reference.
+
+    Parameters
+    ----------
+    conditions : dict of str to Condition, optional
+        The conditions to measure (one harness's form); None measures all fifteen.
+    tokenizer : callable, optional
+        A Hugging Face tokenizer; without one the token columns are NaN.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per condition: `condition`, `kind`, `attribute`, `descriptor`, `characters`,
+        `words`, `tokens` and their differences from the reference (`d_characters`, `d_words`,
+        `d_tokens`).
+
+    Raises
+    ------
+    FairlibInputError
+        When the conditions mix the descriptor forms of both harnesses.
+
+    Examples
+    --------
+    >>> condition_lengths().set_index("condition").loc[["white_man_private_lep",
+    ...     "race_native_american_man_private"], ["words", "d_words"]]
+                                      words  d_words
+    condition
+    white_man_private_lep                10        0
+    race_native_american_man_private     11        1
+    """
     conds = get_conditions() if conditions is None else conditions
-    hs = sorted({getattr(c, "harness", "fairlib") for c in conds.values()})
-    if len(hs) > 1:
-        raise FairlibInputError(
-            "conditions", f"mixes the descriptor forms of harnesses {hs}; pass one", "condition_lengths"
-        )
-    ref = get_conditions(REFERENCE, harness=hs[0] if hs else "fairlib")[REFERENCE].render()  # same form as `conditions`
+    ref = _reference_descriptor(conds)
 
     def ntok(s):
-        return len(tokenizer(s, add_special_tokens=False)["input_ids"]) if tokenizer is not None else float("nan")
+        if tokenizer is None:
+            return float("nan")
+        return len(tokenizer(s, add_special_tokens=False)["input_ids"])
 
-    rows = []
-    for c in conds.values():
-        s = c.render()
-        rows.append(
-            {
-                "condition": c.id,
-                "kind": c.kind,
-                "attribute": c.attribute,
-                "descriptor": s,
-                "characters": len(s),
-                "words": len(s.split()),
-                "tokens": ntok(s),
-                "d_characters": len(s) - len(ref),
-                "d_words": len(s.split()) - len(ref.split()),
-                "d_tokens": ntok(s) - ntok(ref),
-            }
-        )
-    return pd.DataFrame(rows)
+    return pd.DataFrame([_length_row(c, ref, ntok) for c in conds.values()])

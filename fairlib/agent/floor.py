@@ -61,7 +61,38 @@ def _cell_matrix(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
 # %% ../../nbs/agent/04_floor.ipynb #e6c0709e
 @dataclass(frozen=True, repr=False)
 class FloorResult(Result):
-    "Instability floor: pooled, per action (Table II layout) and per cell."
+    """Instability floor: pooled, per action (Table II layout) and per cell.
+
+    Parameters
+    ----------
+    floor : float
+        Pooled flips / comparisons.
+    flips : int
+        Replicate pairs that disagree, over every cell.
+    comparisons : int
+        Unordered replicate pairs, over every cell.
+    n_vignettes : int
+        Vignettes in the table.
+    n_replicates : int
+        Replicates per cell.
+    n_cells : int
+        (vignette, action) cells.
+    n_unanimous : int
+        Cells in which every replicate agrees.
+    per_action : DataFrame
+        One row per action: flips, comparisons and the floor (`.to_frame()`).
+    cells : DataFrame
+        One row per cell: its flips, comparisons and rate.
+    model : str, default ""
+        The model the floor is of.
+
+    Examples
+    --------
+    >>> t = simulate_trajectories(6, 5, seed=1).trajectories
+    >>> f = instability_floor(t)
+    >>> (f.n_vignettes, f.n_replicates, f.comparisons == f.n_cells * 10)
+    (6, 5, True)
+    """
 
     floor: float  # pooled flips / comparisons
     flips: int
@@ -87,7 +118,34 @@ class FloorResult(Result):
 
 @constrained(trajectories=DataFrame, model=Unchecked("a model label of the table; checked in the body"))
 def instability_floor(trajectories: pd.DataFrame, *, model=None) -> FloorResult:
-    "Pooled and per-action flip rate over every unordered replicate pair within vignette x action."
+    """Pooled and per-action flip rate over every unordered replicate pair within vignette × action.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table of one condition (`validate_trajectories`), with at least two replicates
+        per (vignette, action) cell.
+    model : str, optional
+        The model to use when the table holds several.
+
+    Returns
+    -------
+    FloorResult
+        The pooled floor, its flips and comparisons, and the per-action and per-cell tables.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table mixes models or conditions without `model=`, or a cell has fewer than two
+        replicates.
+
+    Examples
+    --------
+    >>> t = simulate_trajectories(6, 5, seed=1).trajectories
+    >>> f = instability_floor(t)
+    >>> (f.flips, f.comparisons, round(f.floor, 4))
+    (28, 360, 0.0778)
+    """
     df = _one_condition(trajectories, "instability_floor", model)
     cells, V = _cell_matrix(df)
     R = V.shape[1]
@@ -186,7 +244,40 @@ def _check_depth(depth, R, func):
     by_action=Flag,
 )
 def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, by_action: bool = False):
-    "Floor after majority vote within disjoint groups of `depth` replicates (depth 1 = the plain floor)."
+    """Floor after majority vote within disjoint groups of `depth` replicates (depth 1 = the plain floor).
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table of one condition (`validate_trajectories`), with at least two replicates
+        per (vignette, action) cell.
+    depth : int
+        Replicates per vote: a positive odd number, at most half the replicates.
+    model : str, optional
+        The model to use when the table holds several.
+    by_action : bool, default False
+        Return the floor per action instead of pooled.
+
+    Returns
+    -------
+    float or Series
+        The pooled floor after the vote, or one per action.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table mixes models or conditions without `model=`, or a cell has fewer than two
+        replicates.
+        Also when `depth` is even or too large for the replicates.
+
+    Examples
+    --------
+    >>> t = simulate_trajectories(6, 7, seed=1).trajectories
+    >>> majority_vote_floor(t, 1) == instability_floor(t).floor
+    True
+    >>> majority_vote_floor(t, 3) <= majority_vote_floor(t, 1)
+    True
+    """
     df = _one_condition(trajectories, "majority_vote_floor", model)
     cells, V = _cell_matrix(df)
     _check_depth(depth, V.shape[1], "majority_vote_floor")
@@ -203,7 +294,37 @@ def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, b
     model=Unchecked("a model label of the table; checked in the body"),
 )
 def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=None) -> pd.DataFrame:
-    "Majority-vote floor at each depth, with the share of the single-draw floor removed."
+    """Majority-vote floor at each depth, with the share of the single-draw floor removed.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table of one condition (`validate_trajectories`), with at least two replicates
+        per (vignette, action) cell.
+    depths : sequence of int, default (1, 3, 5)
+        The vote depths (positive odd numbers).
+    model : str, optional
+        The model to use when the table holds several.
+
+    Returns
+    -------
+    DataFrame
+        One row per depth: depth, floor and share_removed (1 - floor / the depth-1 floor; NaN
+        without depth 1).
+
+    Raises
+    ------
+    FairlibInputError
+        When the table mixes models or conditions without `model=`, or a cell has fewer than two
+        replicates.
+
+    Examples
+    --------
+    >>> t = simulate_trajectories(6, 7, seed=1).trajectories
+    >>> c = majority_vote_curve(t, depths=(1, 3))
+    >>> (c.depth.tolist(), float(c.share_removed.iloc[0]))
+    ([1, 3], 0.0)
+    """
     rows = [{"depth": d, "floor": majority_vote_floor(trajectories, d, model=model)} for d in depths]
     out = pd.DataFrame(rows)
     base = out.floor[out.depth == 1].iloc[0] if (out.depth == 1).any() else np.nan
@@ -216,7 +337,34 @@ def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=N
     cell_rates=Options("debiased", "observed"),
 )
 def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
-    "Per-cell Bernoulli rates for the null: observed k/n, or debiased so that p(1-p) is unbiased."
+    """Per-cell Bernoulli rates for the null: observed k/n, or debiased so that p(1-p) is unbiased.
+
+    Parameters
+    ----------
+    k : array-like of int
+        Replicates with value 1 in each cell.
+    n : array-like of int
+        Replicates in each cell (at least 2), the shape of `k`.
+    cell_rates : {"debiased", "observed"}, default "debiased"
+        "observed": k/n; "debiased": the rate p on the side of k/n with p(1-p) = k(n-k) / (n(n-1)).
+
+    Returns
+    -------
+    ndarray
+        One rate per cell.
+
+    Raises
+    ------
+    FairlibInputError
+        When `k` and `n` differ in shape or are not whole counts with 0 <= k <= n.
+
+    Examples
+    --------
+    >>> null_cell_rates([0, 1, 5], [5, 5, 5], cell_rates="observed").tolist()
+    [0.0, 0.2, 1.0]
+    >>> null_cell_rates([0, 1, 5], [5, 5, 5]).round(4).tolist()
+    [0.0, 0.2764, 1.0]
+    """
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     if k.shape != n.shape:
         raise FairlibInputError("n", f"must have the shape of k {k.shape}, got {n.shape}", "null_cell_rates")
@@ -250,7 +398,44 @@ def null_majority_vote_curve(
     model=None,
     seed=None,
 ) -> pd.DataFrame:
-    "Majority-vote floor curve under independent Bernoulli draws at per-cell rates (debiased or observed)."
+    """Majority-vote floor curve under independent Bernoulli draws at per-cell rates (debiased or observed).
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table of one condition (`validate_trajectories`), with at least two replicates
+        per (vignette, action) cell.
+    depths : sequence of int, default (1, 3, 5)
+        The vote depths (positive odd numbers).
+    n_resamples : int, default 500
+        Simulated tables.
+    confidence_level : float, default 0.95
+        Level of the percentile band (null_lo, null_hi).
+    cell_rates : {"debiased", "observed"}, default "debiased"
+        The rates of the null (`null_cell_rates`).
+    model : str, optional
+        The model to use when the table holds several.
+    seed : int, SeedSequence or Generator, optional
+        Seed of the simulation.
+
+    Returns
+    -------
+    DataFrame
+        One row per depth: depth, null_mean, null_lo, null_hi and cell_rates.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table mixes models or conditions without `model=`, or a cell has fewer than two
+        replicates.
+
+    Examples
+    --------
+    >>> t = simulate_trajectories(6, 7, seed=1).trajectories
+    >>> nc = null_majority_vote_curve(t, depths=(1, 3), n_resamples=50, seed=0)
+    >>> (nc.depth.tolist(), bool((nc.null_lo <= nc.null_hi).all()))
+    ([1, 3], True)
+    """
     df = _one_condition(trajectories, "null_majority_vote_curve", model)
     _, V = _cell_matrix(df)
     R = V.shape[1]
@@ -287,7 +472,43 @@ def floor_bootstrap(
     action=None,
     seed=None,
 ):
-    "Percentile cluster bootstrap interval of the pooled (or one action's) floor, clustered on vignette."
+    """Percentile cluster bootstrap interval of the pooled (or one action's) floor, clustered on vignette.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table of one condition (`validate_trajectories`), with at least two replicates
+        per (vignette, action) cell.
+    n_resamples : int, default 2000
+        Bootstrap resamples of the vignettes.
+    confidence_level : float, default 0.95
+        Level of the interval.
+    model : str, optional
+        The model to use when the table holds several.
+    action : str, optional
+        The action whose floor is bootstrapped (None: the pooled floor).
+    seed : int, SeedSequence or Generator, optional
+        Seed of the resamples.
+
+    Returns
+    -------
+    ClusterBootstrapResult
+        The estimate (the floor), its interval `ci`, standard error and the clusters.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table mixes models or conditions without `model=`, or a cell has fewer than two
+        replicates.
+        Also when `action` has no cells.
+
+    Examples
+    --------
+    >>> t = simulate_trajectories(6, 5, seed=1).trajectories
+    >>> b = floor_bootstrap(t, n_resamples=200, seed=0)
+    >>> (b.n_clusters, bool(b.ci[0] <= b.estimate <= b.ci[1]), b.estimate == instability_floor(t).floor)
+    (6, True, True)
+    """
     f = instability_floor(trajectories, model=model)
     c = f.cells if action is None else f.cells[f.cells.action == action]
     if c.empty:
@@ -298,7 +519,33 @@ def floor_bootstrap(
 
 @constrained(trajectories=DataFrame, models=Instance(list, tuple) | None)
 def floor_rank_correlation(trajectories: pd.DataFrame, *, models=None):
-    "Spearman rho (exact permutation p) between two models' per-action floors, plus the floors side by side."
+    """Spearman rho (exact permutation p) between two models' per-action floors, plus the floors side by side.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table of one condition holding two models.
+    models : sequence of str, optional
+        The two models compared (default: the two in the table).
+
+    Returns
+    -------
+    tuple of (RankCorrelationResult, DataFrame)
+        Spearman's rho with its permutation p-value, and one row per action with each model's floor.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table does not hold exactly two models (or `models` names other than two).
+
+    Examples
+    --------
+    >>> a = simulate_trajectories(6, 5, seed=1).trajectories
+    >>> b = simulate_trajectories(6, 5, seed=2).trajectories.assign(model="other")
+    >>> r, floors = floor_rank_correlation(pd.concat([a, b], ignore_index=True))
+    >>> (r.n, r.exact, list(floors.columns))
+    (6, True, ['other', 'sim-model'])
+    """
     df = validate_trajectories(trajectories, complete=False)
     models = list(models) if models is not None else sorted(df.model.unique())
     if len(models) != 2:

@@ -10,21 +10,46 @@ import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
 from .trajectory import ACTIONS, validate_trajectories
-from .metrics import paired_actions, within_range_flip_rate, action_entropy, anti_gaming_gate
+from .metrics import paired_actions, within_range_flip_rate
+from .metrics import action_entropy, anti_gaming_gate
 from .conditions import REFERENCE
-from ..constraints import constrained, Unchecked, Instance, Interval, Share, Text, NonNegativeInt, DataFrame
+from ..constraints import constrained, Unchecked, Instance, Interval, Share, Text
+from ..constraints import NonNegativeInt, DataFrame
 
 # %% auto #0
 __all__ = ['wcfr_table', 'policy_gate', 'option_shift']
 
-# %% ../../nbs/agent/10b_gate.ipynb #13315fe9
-@constrained(
+# %% ../../nbs/agent/10b_gate.ipynb #0d80bb26
+def _contrast_wcfr(df, *, reference, comparison, action, bands):
+    "WCFR of one contrast and action over the paired vignettes that have a band; None where none has."
+    p = paired_actions(df, action=action, reference=reference, comparison=comparison)
+    bb = {b.vignette: b for b in bands if b.action == action}
+    p = p[p.vignette.isin(bb)]
+    if p.empty:
+        return None
+    return within_range_flip_rate(p.a_ref, p.a_cmp, p.vignette, action=action, bands=bb)
+
+# %% ../../nbs/agent/10b_gate.ipynb #b5347174
+_WCFR_FIELDS = ("n_flips", "n_straddling", "n_both_in_band", "n_vignettes", "ground_truth")
+_WCFR_FIELDS += ("n_unadjudicated", "provenance", "reason")
+
+
+def _wcfr_row(comparison, action, w) -> dict:
+    "One row of `wcfr_table`: the contrast, the action, the rate and the WCFR result's counts."
+    row = {"comparison": comparison, "action": action, "wcfr": w.value}
+    return row | {k: getattr(w, k) for k in _WCFR_FIELDS}
+
+# %% ../../nbs/agent/10b_gate.ipynb #dda04e8f
+_WCFR_TABLE_ARGS = dict(
     trajectories=DataFrame,
     reference=Text,
     comparisons=Text | Instance(list, tuple),
     bands=Unchecked("required: Band objects; checked in the body"),
     actions=Instance(list, tuple),
 )
+
+# %% ../../nbs/agent/10b_gate.ipynb #13315fe9
+@constrained(**_WCFR_TABLE_ARGS)
 def wcfr_table(
     trajectories: pd.DataFrame,
     *,
@@ -33,106 +58,207 @@ def wcfr_table(
     bands,
     actions=("high_acuity", "any_opioid", "follow_up_interval"),
 ) -> pd.DataFrame:
-    "WCFR with its straddling denominator, ground_truth flag and unadjudicated-band count per contrast and action."
+    """WCFR with its straddling denominator, ground-truth flag and unadjudicated bands per contrast.
+
+    Parameters
+    ----------
+    trajectories : pandas.DataFrame
+        The trajectory table (`fairlib.agent.trajectory`).
+    reference : str
+        The reference condition.
+    comparisons : str or list of str
+        The condition(s) compared with the reference, one contrast each.
+    bands : list of Band
+        The acceptable-action bands; required (WCFR is undefined without them).
+    actions : tuple of str
+        The ordinal actions to rate; an action absent from the table is left out.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per contrast and action: `comparison`, `action`, `wcfr` and the counts of
+        `WCFRResult` (no row where no paired vignette has a band).
+
+    Raises
+    ------
+    FairlibInputError
+        When `bands` is None, or the table or a condition is not usable.
+
+    Examples
+    --------
+    >>> from fairlib.agent.bands import band_range
+    >>> t = pd.DataFrame({"vignette": ["v1", "v1"], "condition": ["ref", "cmp"], "replicate": 0,
+    ...                   "action": "high_acuity", "value": [1, 0], "ordinal": [2, 3]})
+    >>> b = [band_range("v1", "high_acuity", 2, 3)]
+    >>> wcfr_table(t, reference="ref", comparisons="cmp", bands=b)[["wcfr", "n_straddling"]]
+       wcfr  n_straddling
+    0   1.0             1
+    """
     if bands is None:
-        raise FairlibInputError(
-            "bands", "WCFR is undefined without acceptable-action bands; pass `bands`", "wcfr_table"
-        )
+        msg = "WCFR is undefined without acceptable-action bands; pass `bands`"
+        raise FairlibInputError("bands", msg, "wcfr_table")
     df = validate_trajectories(trajectories, complete=False)
     rows = []
     for c in [comparisons] if isinstance(comparisons, str) else comparisons:
-        for a in actions:
-            if a not in set(df.action):
-                continue
-            p = paired_actions(df, action=a, reference=reference, comparison=c)
-            bb = {b.vignette: b for b in bands if b.action == a}
-            p = p[p.vignette.isin(bb)]
-            if p.empty:
-                continue
-            w = within_range_flip_rate(p.a_ref, p.a_cmp, p.vignette, action=a, bands=bb)
-            rows.append(
-                {
-                    "comparison": c,
-                    "action": a,
-                    "wcfr": w.value,
-                    "n_flips": w.n_flips,
-                    "n_straddling": w.n_straddling,
-                    "n_both_in_band": w.n_both_in_band,
-                    "n_vignettes": w.n_vignettes,
-                    "ground_truth": w.ground_truth,
-                    "n_unadjudicated": w.n_unadjudicated,
-                    "provenance": w.provenance,
-                    "reason": w.reason,
-                }
-            )
+        for a in [a for a in actions if a in set(df.action)]:
+            w = _contrast_wcfr(df, reference=reference, comparison=c, action=a, bands=bands)
+            if w is not None:
+                rows.append(_wcfr_row(c, a, w))
     return pd.DataFrame(rows)
 
+# %% ../../nbs/agent/10b_gate.ipynb #cdf2144f
+def _gate_row(a, g, bmap, n_strad, **floors) -> dict:
+    "One row of `policy_gate`: the action's entropy, modal share, in-band share and gate outcome."
+    vals = g.ordinal if ACTIONS[a].kind == "ordinal" else g.value
+    ent = action_entropy(vals.to_numpy(float))
+    inb = [bmap[(v, a)].contains(x)[()] for v, x in zip(g.vignette, vals) if (v, a) in bmap]
+    cap = float(np.mean(inb)) if inb else np.nan
+    gate = anti_gaming_gate(capability=cap, entropy=ent, n_straddling=n_strad, **floors)
+    modal = float(vals.value_counts(normalize=True).iloc[0])
+    row = {"action": a, "entropy_bits": ent, "modal_share": modal, "capability_in_band": cap}
+    return row | {"status": gate.status, "reasons": "; ".join(gate.reasons)}
 
-@constrained(
+# %% ../../nbs/agent/10b_gate.ipynb #34d62c14
+_POLICY_GATE_ARGS = dict(
     trajectories=DataFrame,
     bands=Unchecked("Band objects or None"),
     min_entropy=Interval(0),
     min_capability=Share,
     min_straddling=NonNegativeInt,
 )
+
+# %% ../../nbs/agent/10b_gate.ipynb #7078ccb9
+@constrained(**_POLICY_GATE_ARGS)
 def policy_gate(
-    trajectories: pd.DataFrame, *, bands=None, min_entropy: float, min_capability: float = 0.5, min_straddling: int = 1
+    trajectories: pd.DataFrame,
+    *,
+    bands=None,
+    min_entropy: float,
+    min_capability: float = 0.5,
+    min_straddling: int = 1,
 ) -> pd.DataFrame:
-    "Per action: entropy of committed values, capability (in-band share), gate status with every failing reason."
+    """Per action: entropy of the committed values, in-band share and gate status with its reasons.
+
+    Parameters
+    ----------
+    trajectories : pandas.DataFrame
+        The trajectory table (`fairlib.agent.trajectory`).
+    bands : list of Band, optional
+        The acceptable-action bands; without a band an action's capability is NaN (withheld).
+    min_entropy : float
+        The entropy floor in bits: an action at or below it is withheld.
+    min_capability : float
+        The floor on the share of banded actions inside their band.
+    min_straddling : int
+        The floor on the number of bands that straddle their action's threshold.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per action: `entropy_bits`, `modal_share`, `capability_in_band`, `status`
+        ("qualified" or "withheld") and `reasons` (every failing floor).
+
+    Raises
+    ------
+    FairlibInputError
+        For a table that is not a trajectory table, or a floor out of its range.
+
+    Examples
+    --------
+    >>> from fairlib.agent.bands import band_range
+    >>> t = pd.DataFrame({"vignette": ["v1", "v1"], "condition": ["ref", "cmp"], "replicate": 0,
+    ...                   "action": "high_acuity", "value": [1, 0], "ordinal": [2, 3]})
+    >>> b = [band_range("v1", "high_acuity", 2, 3)]
+    >>> policy_gate(t, bands=b, min_entropy=0.5)[["entropy_bits", "capability_in_band", "status"]]
+       entropy_bits  capability_in_band     status
+    0           1.0                 1.0  qualified
+    """
     df = validate_trajectories(trajectories, complete=False)
     bands = list(bands or [])
     bmap = {(b.vignette, b.action): b for b in bands}
     n_strad = sum(b.straddles() for b in bands)
-    rows = []
-    for a, g in df.groupby("action", sort=False):
-        vals = g.ordinal if ACTIONS[a].kind == "ordinal" else g.value
-        ent = action_entropy(vals.to_numpy(float))
-        inb = [bmap[(v, a)].contains(x)[()] for v, x in zip(g.vignette, vals) if (v, a) in bmap]
-        cap = float(np.mean(inb)) if inb else np.nan
-        gate = anti_gaming_gate(
-            capability=cap,  # NaN without bands: unmeasured, so the entry is withheld (never passed)
-            entropy=ent,
-            n_straddling=n_strad,
-            min_capability=min_capability,
-            min_entropy=min_entropy,
-            min_straddling=min_straddling,
-        )
-        rows.append(
-            {
-                "action": a,
-                "entropy_bits": ent,
-                "modal_share": float(vals.value_counts(normalize=True).iloc[0]),
-                "capability_in_band": cap,
-                "status": gate.status,
-                "reasons": "; ".join(gate.reasons),
-            }
-        )
+    floors = dict(min_capability=min_capability, min_entropy=min_entropy, min_straddling=min_straddling)
+    rows = [_gate_row(a, g, bmap, n_strad, **floors) for a, g in df.groupby("action", sort=False)]
     return pd.DataFrame(rows)
 
-# %% ../../nbs/agent/10b_gate.ipynb #8df801dd
-@constrained(
+# %% ../../nbs/agent/10b_gate.ipynb #087e6425
+_OPTION_SHIFT_ARGS = dict(
     calls=Unchecked("a decoding-record DataFrame; its columns are checked in the body"),
     reference=Text,
     decision=Text,
     option=Text,
     step=Text,
 )
-def option_shift(
-    calls: pd.DataFrame, *, reference: str = REFERENCE, decision: str = "esi", option: str = "1", step: str = "triage"
-) -> pd.DataFrame:
-    "Per vignette: P(option) under the reference at `step` and its largest absolute change over the other conditions."
-    need = {"vignette", "condition", "step", "decision", "probs", "replicate"}
-    if not isinstance(calls, pd.DataFrame) or not need <= set(calls.columns):
-        raise FairlibInputError(
-            "calls", f"must be a decoding-record DataFrame with columns {sorted(need)}", "option_shift"
-        )
-    c = calls[(calls.step == step) & (calls.decision == decision) & (calls.replicate == calls.replicate.min())].copy()
+_CALL_COLUMNS = {"vignette", "condition", "step", "decision", "probs", "replicate"}
+
+# %% ../../nbs/agent/10b_gate.ipynb #1185d72b
+def _option_p(probs, option: str) -> float:
+    "P(option) from a call's `probs` JSON; NaN where the call has no scored distribution."
+    return json.loads(probs).get(option, np.nan) if isinstance(probs, str) and probs else np.nan
+
+# %% ../../nbs/agent/10b_gate.ipynb #0db6f2aa
+def _option_probs(calls, *, decision, option, step) -> pd.DataFrame:
+    "P(option) per vignette (rows) and condition (columns) at `step`, from the first replicate."
+    first = calls.replicate == calls.replicate.min()
+    c = calls[(calls.step == step) & (calls.decision == decision) & first].copy()
     if c.empty:
-        raise FairlibInputError("decision", f"no scored {decision!r} decision at step {step!r}", "option_shift")
-    c["p"] = c.probs.map(lambda s: json.loads(s).get(option, np.nan) if isinstance(s, str) and s else np.nan)
-    w = c.pivot_table(index="vignette", columns="condition", values="p", aggfunc="first")
+        msg = f"no scored {decision!r} decision at step {step!r}"
+        raise FairlibInputError("decision", msg, "option_shift")
+    c["p"] = c.probs.map(lambda s: _option_p(s, option))
+    return c.pivot_table(index="vignette", columns="condition", values="p", aggfunc="first")
+
+# %% ../../nbs/agent/10b_gate.ipynb #8df801dd
+@constrained(**_OPTION_SHIFT_ARGS)
+def option_shift(
+    calls: pd.DataFrame,
+    *,
+    reference: str = REFERENCE,
+    decision: str = "esi",
+    option: str = "1",
+    step: str = "triage",
+) -> pd.DataFrame:
+    """Per vignette: P(option) under the reference and its largest absolute change across conditions.
+
+    Parameters
+    ----------
+    calls : pandas.DataFrame
+        A decoding record (`AgentRun.calls`) with the columns `vignette`, `condition`, `step`,
+        `decision`, `probs` (JSON option -> probability) and `replicate`.
+    reference : str
+        The reference condition.
+    decision : str
+        The decision whose option is read (e.g. "esi").
+    option : str
+        The option label whose probability is read.
+    step : str
+        The step of the call (the first replicate's calls are read).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per vignette: `vignette`, `p_ref[decision=option]`, `max_abs_shift` and
+        `argmax_condition` (the condition that moves it most).
+
+    Raises
+    ------
+    FairlibInputError
+        When `calls` lacks a column, has no such scored decision, or no scores for `reference`.
+
+    Examples
+    --------
+    >>> calls = pd.DataFrame({"vignette": "v1", "condition": ["ref", "cmp"], "step": "triage",
+    ...                       "decision": "esi", "probs": ['{"1": 0.25}', '{"1": 0.5}'], "replicate": 0})
+    >>> option_shift(calls, reference="ref")
+      vignette  p_ref[esi=1]  max_abs_shift argmax_condition
+    0       v1          0.25           0.25              cmp
+    """
+    if not isinstance(calls, pd.DataFrame) or not _CALL_COLUMNS <= set(calls.columns):
+        msg = f"must be a decoding-record DataFrame with columns {sorted(_CALL_COLUMNS)}"
+        raise FairlibInputError("calls", msg, "option_shift")
+    w = _option_probs(calls, decision=decision, option=option, step=step)
     if reference not in w:
-        raise FairlibInputError("reference", f"no {decision!r} scores for {reference!r}", "option_shift")
+        msg = f"no {decision!r} scores for {reference!r}"
+        raise FairlibInputError("reference", msg, "option_shift")
     d = w.drop(columns=reference).sub(w[reference], axis=0).abs()
     return pd.DataFrame(
         {

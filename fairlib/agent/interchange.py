@@ -185,10 +185,43 @@ def _files(p, replicate, func):
 
 @constrained(path=PathLike, replicate=NonNegativeInt | None, guideline_orders=Instance(dict) | None)
 def read_published_trajectories(path, *, replicate=None, guideline_orders=None) -> pd.DataFrame:
-    """The authors' `trajectories.json` (one file, or a directory of rep<N>/trajectories.json) as a fairlib trajectory
-    table. A record lacking a floor action is left out whole, a missing follow-up (or order set) leaves out that one
-    action, each listed in `attrs["exclusions"]`; unknown steps or keys and disagreeing synonymous keys are errors;
-    `attrs["unobserved_actions"]` names actions the format lacks."""
+    """The authors' `trajectories.json` (one file, or a directory of rep<N>/trajectories.json) as a fairlib trajectory table.
+
+    A record lacking a floor action is left out whole, a missing follow-up (or order set) leaves out
+    that one action, each listed in `attrs["exclusions"]`; unknown steps or keys and disagreeing
+    synonymous keys are errors; `attrs["unobserved_actions"]` names actions the format lacks.
+
+    Parameters
+    ----------
+    path : str or Path
+        One `trajectories.json`, a folder holding one, or a folder of `rep<N>/` folders.
+    replicate : int, optional
+        The replicate of a single file (default: from its `rep<N>` folder, else 0).
+    guideline_orders : dict of str to str, optional
+        Vignette -> its guideline order; when given, the ordering step's `guideline_orders` action
+        (1 when the order set holds it) is read too.
+
+    Returns
+    -------
+    DataFrame
+        The trajectory table, with `attrs["exclusions"]` and `attrs["unobserved_actions"]`.
+
+    Raises
+    ------
+    FairlibInputError
+        When the path does not exist, a file is not valid JSON, a record is malformed, or folders
+        are not named rep<N>.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> pub = load_published_extract("floor16_sonnet")
+    >>> d = tempfile.mkdtemp()
+    >>> _ = write_published_trajectories(pub, d)
+    >>> back = read_published_trajectories(d)
+    >>> (back.replicate.nunique(), len(back) == len(pub))
+    (6, True)
+    """
     func = "read_published_trajectories"
     files = _files(Path(path), replicate, func)
     rows, excluded, n_incomplete = [], [], 0
@@ -240,6 +273,8 @@ EXTRACT_SOURCE = {
     "folders": {
         "floor16": "experiments/floor16",
         "floor16_sonnet": "experiments/floor16_sonnet",
+        "instability": "experiments/instability",
+        "pilot3": "experiments/pilot3",
         "pilot3ctl": "experiments/pilot3ctl",
     },
 }
@@ -259,12 +294,38 @@ _BOOL_FIELDS = {"admit", "escalate_icu", "controlled_substance_caution", "referr
 
 @constrained(study=Options(*EXTRACT_STUDIES))
 def load_published_extract(study: str = "floor") -> pd.DataFrame:
-    """The shipped extract of the authors' released runs (their structured decisions only) as a fairlib trajectory
-    table with a `study` column. `study`: `"floor"` (both floor studies: `floor16`, ten replicates of the first
-    model, and `floor16_sonnet`, six of the second), one of those folders, or `"pilot3ctl"` (the pilot's reference
-    and three control arms, one draw each, replicate 0). Studies are never mixed by default: the pilot's draw of
-    the first model would otherwise join its floor replicates. Each row becomes one of their records and is read by
-    the same code as `read_published_trajectories`."""
+    """The shipped extract of the authors' released runs (their structured decisions only) as a fairlib trajectory table.
+
+    Studies are never mixed by default: the pilot's draw of the first model would otherwise join its
+    floor replicates. Each row becomes one of their records and is read by the same code as
+    `read_published_trajectories`.
+
+    Parameters
+    ----------
+    study : str, default "floor"
+        `"floor"` (both floor studies: `floor16`, ten replicates of the first model, and
+        `floor16_sonnet`, six of the second), one of those folders, `"instability"` (the earlier floor
+        study: the reference condition over four vignettes, ten replicates of the first model),
+        `"pilot3"` (the pilot's main arm: the reference and five demographic conditions) or
+        `"pilot3ctl"` (its reference and three control arms; one draw each, replicate 0).
+
+    Returns
+    -------
+    DataFrame
+        The trajectory table with a `study` column; `attrs` names the source, the studies and the
+        actions the format lacks.
+
+    Raises
+    ------
+    FairlibInputError
+        When `study` is not one of the above.
+
+    Examples
+    --------
+    >>> pub = load_published_extract("floor16_sonnet")
+    >>> (pub.study.unique().tolist(), pub.replicate.nunique())
+    (['floor16_sonnet'], 6)
+    """
     func = "load_published_extract"
     d = pd.read_csv(resources.files("fairlib.agent").joinpath("data/published/decisions.csv").open())
     d = d[d.study.isin(EXTRACT_STUDIES[study])]
@@ -361,11 +422,38 @@ def _record(g, func):
 
 @constrained(table=DataFrame, folder=PathLike)
 def write_published_trajectories(table: pd.DataFrame, folder) -> list:
-    """Write a fairlib trajectory table in the authors' layout: one `rep<NN>/trajectories.json` per replicate under
-    `folder`, so `read_published_trajectories(folder)` reads it back. Each model x vignette x condition x replicate
-    needs the six floor actions (with the ESI level and analgesia tier as ordinals); the follow-up interval, urgency
-    score and order set are written when present. Actions their format cannot hold are an error, never dropped, and
-    a folder that already holds replicate files is refused. Returns the written paths."""
+    """Write a fairlib trajectory table in the authors' layout: one `rep<NN>/trajectories.json` per replicate.
+
+    `read_published_trajectories(folder)` reads it back. Each model × vignette × condition ×
+    replicate needs the six floor actions (with the ESI level and analgesia tier as ordinals); the
+    follow-up interval, urgency score and order set are written when present.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A trajectory table.
+    folder : str or Path
+        The folder to write under (created; it may not already hold replicate files).
+
+    Returns
+    -------
+    list of Path
+        The files written, one per replicate.
+
+    Raises
+    ------
+    FairlibInputError
+        When a record lacks a floor action, holds an action the format cannot hold (an error, never
+        dropped), or the folder already holds replicate files.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> pub = load_published_extract("floor16_sonnet")
+    >>> paths = write_published_trajectories(pub, tempfile.mkdtemp())
+    >>> [p.parent.name for p in paths][:2]
+    ['rep01', 'rep02']
+    """
     func = "write_published_trajectories"
     df = validate_trajectories(table, complete=False)
     other = sorted(set(df.action) - set(WRITTEN_ACTIONS))

@@ -59,7 +59,34 @@ def _paper_decision(step: str, d: Decision) -> Decision:
 
 @constrained(step=Text, vignette=Unchecked("a Vignette"), harness=Options(*HARNESSES))
 def step_decisions(step: str, vignette: Vignette, harness: str = "fairlib") -> tuple:
-    "The decisions of one model-facing step (ordering: one Yes/No per orderable item) under `harness`."
+    """The decisions of one model-facing step (ordering: one Yes/No per orderable item) under `harness`.
+
+    Parameters
+    ----------
+    step : str
+        The step ("triage", "ordering", "disposition", ...).
+    vignette : Vignette
+        The case (its orderables give the ordering step's decisions).
+    harness : {"fairlib", "paper"}, default "fairlib"
+        Whose wording of the questions to use.
+
+    Returns
+    -------
+    tuple of Decision
+        The step's decisions, in order.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown step or harness.
+
+    Examples
+    --------
+    >>> v = load_vignettes()["tri_clear_01"]
+    >>> d = step_decisions("triage", v)
+    >>> (len(d), d[0].name, d[0].options)
+    (2, 'esi', ('1', '2', '3', '4', '5'))
+    """
     if harness == "paper":
         return tuple(_paper_decision(step, d) for d in step_decisions(step, vignette))
     yn = lambda name, q, f: Decision(name, q + " Answer Yes or No.", *YES_NO, f, "bool")
@@ -134,7 +161,30 @@ def step_decisions(step: str, vignette: Vignette, harness: str = "fairlib") -> t
 # %% ../../nbs/agent/09_loop.ipynb #6139b2a1
 @constrained(state=Instance(dict))
 def render_state(state: dict) -> list[str]:
-    "The scalar state carried forward, as text lines (only what earlier steps committed)."
+    """The scalar state carried forward, as text lines (only what earlier steps committed).
+
+    Parameters
+    ----------
+    state : dict
+        What earlier steps committed (esi, urgency, orders and results, admit and icu, ...).
+
+    Returns
+    -------
+    list of str
+        One line per committed step.
+
+    Raises
+    ------
+    FairlibInputError
+        When `state` is not a dict.
+
+    Examples
+    --------
+    >>> render_state({"esi": 3})
+    ['Triage: ESI 3.']
+    >>> render_state({})
+    []
+    """
     lines = []
     if "esi" in state:
         u = f", urgency {state['urgency']}/100" if state.get("urgency") is not None else ""
@@ -166,8 +216,43 @@ def render_state(state: dict) -> list[str]:
 def render_context(
     vignette: Vignette, descriptor: str | None, state: dict, step: str, scaffold: str = "C0", harness: str = "fairlib"
 ) -> str:
-    """The context of one model-facing call (the decision's question is appended by the policy). fairlib's harness:
-    "Case: narrative" then the descriptor; `harness="paper"`: the descriptor, then "Presentation: narrative"."""
+    """The context of one model-facing call (the decision's question is appended by the policy).
+
+    fairlib's harness: "Case: narrative" then the descriptor; `harness="paper"`: the descriptor, then
+    "Presentation: narrative".
+
+    Parameters
+    ----------
+    vignette : Vignette
+        The case.
+    descriptor : str or None
+        The demographic descriptor of the condition (None: none shown).
+    state : dict
+        What earlier steps committed (`render_state`).
+    step : str
+        The step the call decides.
+    scaffold : str, default "C0"
+        The reasoning scaffold named in the prompt.
+    harness : {"fairlib", "paper"}, default "fairlib"
+        Whose rendering to use.
+
+    Returns
+    -------
+    str
+        The context text.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown harness or a malformed argument.
+
+    Examples
+    --------
+    >>> v = load_vignettes()["tri_clear_01"]
+    >>> ctx = render_context(v, "The patient is a Black woman.", {}, "triage")
+    >>> ctx.splitlines()[0].startswith("Case:"), ctx.splitlines()[1]
+    (True, 'The patient is a Black woman.')
+    """
     if harness == "paper":
         parts = ([descriptor] if descriptor else []) + [f"Presentation: {vignette.narrative}"]
     else:
@@ -179,7 +264,27 @@ def render_context(
 # %% ../../nbs/agent/09_loop.ipynb #d7ca7ef9
 @dataclass(frozen=True, repr=False)
 class AgentRun(Result):
-    "A run of the loop: the trajectory table, the decoding record of every decision, and the settings."
+    """A run of the loop: the trajectory table, the decoding record of every decision, and the settings.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        The trajectory table (`validate_trajectories`).
+    calls : DataFrame
+        One row per decision: its context hash, the options' probabilities, the value chosen and
+        its status.
+    settings : dict
+        The run's settings (policy, model, replicates, scaffold, harness, seed, ...).
+    n_invalid : int, default 0
+        Decisions whose output could not be decoded.
+
+    Examples
+    --------
+    >>> run = run_trajectories(FakeOptionPolicy(), vignettes=["tri_clear_01"],
+    ...                        conditions=["ref_white_man_private"], seed=4)
+    >>> (run.settings["policy"], run.n_invalid, run.trajectories.vignette.unique().tolist())
+    ('fake-option', 0, ['tri_clear_01'])
+    """
 
     trajectories: pd.DataFrame
     calls: pd.DataFrame
@@ -250,10 +355,54 @@ def run_trajectories(
     progress: bool = False,
     harness: str = "fairlib",
 ) -> AgentRun:
-    """Run the six-stage loop for every vignette x condition x replicate; returns the trajectory table and decoding
-    records. `harness="paper"` renders prompts, conditions given by id, urgency and follow-up as the authors' runner
-    does (what still differs is listed in the agent.loop documentation); the default `"fairlib"` is fairlib's own
-    harness."""
+    """Run the six-stage loop for every vignette × condition × replicate.
+
+    `harness="paper"` renders prompts, conditions given by id, urgency and follow-up as the authors'
+    runner does (what still differs is listed in the agent.loop documentation); the default
+    `"fairlib"` is fairlib's own harness.
+
+    Parameters
+    ----------
+    policy : object
+        A policy with `run(calls)` (`FakeOptionPolicy`, `OptionScoringPolicy`, ...).
+    vignettes : sequence of str or Vignette, optional
+        The cases (default: every packaged vignette).
+    conditions : sequence of str or Condition, optional
+        The conditions (default: every packaged condition).
+    replicates : int, default 1
+        Draws per vignette × condition.
+    descriptor_steps : str or sequence of str, default "all"
+        The steps that see the descriptor: "all", "triage" or a list of steps.
+    forced : dict or callable, optional
+        Step -> values committed without a model call (such as {"triage": {"esi": 3}}).
+    scaffold : str, default "C0"
+        The reasoning scaffold.
+    seed : int, SeedSequence or Generator, default 0
+        Root of every call's seed.
+    model : str, optional
+        The model label of the table (default: the policy's).
+    progress : bool, default False
+        Show a progress bar.
+    harness : {"fairlib", "paper"}, default "fairlib"
+        Whose rendering to use.
+
+    Returns
+    -------
+    AgentRun
+        The trajectory table and the decoding record of every decision.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown vignette, condition or step, or a policy without `run`.
+
+    Examples
+    --------
+    >>> run = run_trajectories(FakeOptionPolicy(), vignettes=["tri_clear_01", "med_border_01"],
+    ...                        conditions=["ref_white_man_private", "black_woman_medicaid"], seed=4)
+    >>> run.trajectories.groupby(["vignette", "condition", "replicate"]).ngroups
+    4
+    """
     func = "run_trajectories"
     if not hasattr(policy, "run"):
         raise FairlibInputError("policy", "must have a run(calls) method (see fairlib.agent.policies)", func)

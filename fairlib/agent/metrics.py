@@ -42,7 +42,25 @@ __all__ = ['NEVER_EXEMPT', 'STEP_DOMAINS', 'DEFAULT_REGISTRY', 'MetricResult', '
 # %% ../../nbs/agent/03_metrics.ipynb #7e075c07
 @dataclass(frozen=True, repr=False)
 class MetricResult(Result):
-    "A counterfactual metric with its sample size."
+    """A counterfactual metric with its sample size.
+
+    Parameters
+    ----------
+    name : str
+        The metric.
+    value : float
+        Its value (NaN when undefined, see `reason`).
+    n : int
+        Vignettes (pairs) it is computed over.
+    reason : str, default ""
+        Why the value is undefined, if it is.
+
+    Examples
+    --------
+    >>> r = counterfactual_flip_rate([1, 0, 1, 1], [1, 1, 0, 1])
+    >>> (r.name, r.value, r.n)
+    ('CFR', 0.5, 4)
+    """
 
     name: str
     value: float
@@ -64,14 +82,60 @@ def _pair(x0, x1, names, func, binary=False):
     phi_cmp=Unchecked("0/1 values; checked by check_binary in the body"),
 )
 def counterfactual_flip_rate(phi_ref, phi_cmp) -> MetricResult:
-    "CFR(c0, c): share of vignettes whose dichotomised action differs between the two conditions."
+    """CFR(c0, c): share of vignettes whose dichotomised action differs between the two conditions.
+
+    Parameters
+    ----------
+    phi_ref : array-like of 0/1
+        The dichotomised action per vignette under the reference condition c0.
+    phi_cmp : array-like of 0/1
+        The same vignettes under the compared condition c, in the same order.
+
+    Returns
+    -------
+    MetricResult
+        The share of pairs that differ, over the pairs.
+
+    Raises
+    ------
+    FairlibInputError
+        When the two inputs differ in length or are not 0/1.
+
+    Examples
+    --------
+    >>> counterfactual_flip_rate([1, 0, 1, 1], [1, 1, 0, 1]).value
+    0.5
+    """
     a, b = _pair(phi_ref, phi_cmp, ("phi_ref", "phi_cmp"), "counterfactual_flip_rate", binary=True)
     return MetricResult("CFR", float(np.mean(a != b)), len(a))
 
 
 @constrained(g_ref=Array(), g_cmp=Array())
 def mean_absolute_score_difference(g_ref, g_cmp) -> MetricResult:
-    "MASD(c0, c): mean absolute difference of a continuous (or ordinal) output."
+    """MASD(c0, c): mean absolute difference of a continuous (or ordinal) output.
+
+    Parameters
+    ----------
+    g_ref : array-like of float
+        The output per vignette under the reference condition c0.
+    g_cmp : array-like of float
+        The same vignettes under the compared condition c, in the same order.
+
+    Returns
+    -------
+    MetricResult
+        The mean absolute paired difference.
+
+    Raises
+    ------
+    FairlibInputError
+        When the two inputs differ in length or are not numbers.
+
+    Examples
+    --------
+    >>> mean_absolute_score_difference([50, 60], [40, 65]).value
+    7.5
+    """
     a, b = _pair(g_ref, g_cmp, ("g_ref", "g_cmp"), "mean_absolute_score_difference")
     return MetricResult("MASD", float(np.mean(np.abs(a - b))), len(a))
 
@@ -81,14 +145,73 @@ def mean_absolute_score_difference(g_ref, g_cmp) -> MetricResult:
     phi_cmp=Unchecked("0/1 values; checked by check_binary in the body"),
 )
 def signed_disparity(phi_ref, phi_cmp) -> MetricResult:
-    "Delta(c0, c) = mean phi(c) - mean phi(c0), the signed action-rate disparity."
+    """Δ(c0, c) = mean φ(c) − mean φ(c0), the signed action-rate disparity.
+
+    Parameters
+    ----------
+    phi_ref : array-like of 0/1
+        The dichotomised action per vignette under the reference condition c0.
+    phi_cmp : array-like of 0/1
+        The same vignettes under the compared condition c, in the same order.
+
+    Returns
+    -------
+    MetricResult
+        The signed difference of the action rates (positive: more often under c).
+
+    Raises
+    ------
+    FairlibInputError
+        When the two inputs differ in length or are not 0/1.
+
+    Examples
+    --------
+    >>> signed_disparity([1, 0, 1, 1], [1, 1, 1, 1]).value
+    0.25
+    """
     a, b = _pair(phi_ref, phi_cmp, ("phi_ref", "phi_cmp"), "signed_disparity", binary=True)
     return MetricResult("Delta", float(b.mean() - a.mean()), len(a))
 
 # %% ../../nbs/agent/03_metrics.ipynb #eaab4c44
 @dataclass(frozen=True, repr=False)
 class WCFRResult(Result):
-    "Within-range counterfactual flip rate with its straddling denominator and provenance."
+    """Within-range counterfactual flip rate with its straddling denominator and provenance.
+
+    Parameters
+    ----------
+    value : float
+        n_flips / n_straddling; NaN when the denominator is empty.
+    n_flips : int
+        Straddling vignettes whose dichotomised action differs between the conditions.
+    n_straddling : int
+        The denominator: vignettes whose band straddles the cut with both variants in band.
+    n_both_in_band : int
+        Vignettes with both variants in band (straddling or not).
+    n_vignettes : int
+        Vignettes compared.
+    ground_truth : bool
+        False when any band used lacks an adjudicator.
+    n_unadjudicated : int
+        Bands used without an adjudicator.
+    provenance : str
+        The provenance of the bands used.
+    reason : str, default ""
+        Why the value is undefined, if it is.
+    name : str, default "WCFR"
+        The metric.
+
+    Examples
+    --------
+    >>> bands = {"v1": Band("v1", "high_acuity", {2, 3}, provenance="clinician-adjudicated",
+    ...                     adjudicators=("RN1",)),
+    ...          "v2": Band("v2", "high_acuity", {3, 4}, provenance="clinician-adjudicated",
+    ...                     adjudicators=("RN1",)),
+    ...          "v3": Band("v3", "high_acuity", {1, 2, 3})}
+    >>> r = within_range_flip_rate([2, 3, 2], [3, 4, 4], ["v1", "v2", "v3"], action="high_acuity",
+    ...                            bands=bands)
+    >>> (r.n_flips, r.n_straddling, r.n_both_in_band, r.ground_truth)
+    (1, 1, 2, False)
+    """
 
     value: float  # NaN when the denominator is empty
     n_flips: int
@@ -110,7 +233,46 @@ class WCFRResult(Result):
     bands=Unchecked("required: a mapping vignette -> Band or a list of Band; checked in the body"),
 )
 def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) -> WCFRResult:
-    "WCFR(c0, c) for ordinal actions `a_ref`, `a_cmp` on `vignettes`, given a mapping vignette -> Band."
+    """WCFR(c0, c) for ordinal actions `a_ref`, `a_cmp` on `vignettes`, given a mapping vignette -> Band.
+
+    Only vignettes whose acceptable band straddles the action's cut, with both variants inside the
+    band, count: a flip there is a change the band does not force.
+
+    Parameters
+    ----------
+    a_ref : array-like
+        The ordinal action per vignette under the reference condition.
+    a_cmp : array-like
+        The same vignettes under the compared condition.
+    vignettes : array-like of str
+        The vignette of each pair.
+    action : str
+        The action (a key of `ACTIONS`).
+    bands : dict of str to Band
+        The acceptable-action band of each vignette for this action.
+
+    Returns
+    -------
+    WCFRResult
+        The rate, its straddling denominator and the bands' provenance.
+
+    Raises
+    ------
+    FairlibInputError
+        When no bands are given, the inputs differ in length or the action is unknown.
+
+    Examples
+    --------
+    >>> bands = {"v1": Band("v1", "high_acuity", {2, 3}, provenance="clinician-adjudicated",
+    ...                     adjudicators=("RN1",)),
+    ...          "v2": Band("v2", "high_acuity", {3, 4}, provenance="clinician-adjudicated",
+    ...                     adjudicators=("RN1",)),
+    ...          "v3": Band("v3", "high_acuity", {1, 2, 3})}
+    >>> r = within_range_flip_rate([2, 3, 2], [3, 4, 4], ["v1", "v2", "v3"], action="high_acuity",
+    ...                            bands=bands)
+    >>> (r.value, r.n_unadjudicated)
+    (1.0, 1)
+    """
     func = "within_range_flip_rate"
     if bands is None:
         raise FairlibInputError("bands", "WCFR is undefined without acceptable-action bands; pass `bands`", func)
@@ -146,7 +308,33 @@ def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) 
 # %% ../../nbs/agent/03_metrics.ipynb #a7df6c00
 @dataclass(frozen=True, repr=False)
 class OrdinalShiftResult(Result):
-    "Signed paired ordinal shift."
+    """Signed paired ordinal shift.
+
+    Parameters
+    ----------
+    mean_shift : float
+        Mean of a_cmp − a_ref.
+    wilcoxon_statistic : float
+        Wilcoxon signed-rank statistic over the non-zero differences (NaN when every difference is 0).
+    p_value : float
+        Its two-sided p-value.
+    n : int
+        Pairs.
+    n_nonzero : int
+        Pairs whose action differs.
+    transitions : DataFrame
+        Tally of (a_ref, a_cmp) transitions.
+    reason : str, default ""
+        Why the test is undefined, if it is.
+    name : str, default "signed ordinal shift"
+        The metric.
+
+    Examples
+    --------
+    >>> s = signed_ordinal_shift([2, 2, 3, 1, 2], [1, 2, 2, 1, 1])
+    >>> (round(s.mean_shift, 6), s.n, s.n_nonzero)
+    (-0.6, 5, 3)
+    """
 
     mean_shift: float
     wilcoxon_statistic: float  # NaN when every difference is zero
@@ -164,7 +352,33 @@ class OrdinalShiftResult(Result):
     action=Text | None,
 )
 def signed_ordinal_shift(a_ref, a_cmp, *, action: str | None = None) -> OrdinalShiftResult:
-    "Mean signed shift of an ordinal action, Wilcoxon signed-rank over non-zero differences, transition tally."
+    """Mean signed shift of an ordinal action, Wilcoxon signed-rank over non-zero differences, transition tally.
+
+    Parameters
+    ----------
+    a_ref : array-like
+        The ordinal action per vignette under the reference condition.
+    a_cmp : array-like
+        The same vignettes under the compared condition.
+    action : str, optional
+        The action (labels the transitions with its domain).
+
+    Returns
+    -------
+    OrdinalShiftResult
+        The mean shift, the Wilcoxon test (scipy) and the transitions.
+
+    Raises
+    ------
+    FairlibInputError
+        When the inputs differ in length or are not numbers.
+
+    Examples
+    --------
+    >>> s = signed_ordinal_shift([2, 2, 3, 1, 2], [1, 2, 2, 1, 1], action="any_opioid")
+    >>> (round(s.mean_shift, 6), int(s.transitions.loc[2, 1]))
+    (-0.6, 2)
+    """
     a0, a1 = _pair(a_ref, a_cmp, ("a_ref", "a_cmp"), "signed_ordinal_shift")
     d = a1 - a0
     nz = int((d != 0).sum())
@@ -182,7 +396,30 @@ def signed_ordinal_shift(a_ref, a_cmp, *, action: str | None = None) -> OrdinalS
 # %% ../../nbs/agent/03_metrics.ipynb #0c1aa5cd
 @constrained(sets_ref=Unchecked("sets or ;-separated strings"), sets_cmp=Unchecked("sets or ;-separated strings"))
 def jaccard_disparity(sets_ref, sets_cmp) -> MetricResult:
-    "Mean Jaccard distance between paired order sets (sets or `;`-separated strings)."
+    """Mean Jaccard distance between paired order sets (sets or `;`-separated strings).
+
+    Parameters
+    ----------
+    sets_ref : sequence of set or str
+        The order set per vignette under the reference condition.
+    sets_cmp : sequence of set or str
+        The same vignettes under the compared condition.
+
+    Returns
+    -------
+    MetricResult
+        The mean of 1 − |A ∩ B| / |A ∪ B| over the pairs (two empty sets: distance 0).
+
+    Raises
+    ------
+    FairlibInputError
+        When the two inputs differ in length.
+
+    Examples
+    --------
+    >>> jaccard_disparity(["cbc;bmp", "cbc"], [{"cbc"}, {"cbc"}]).value
+    0.25
+    """
     s0 = [s if isinstance(s, (set, frozenset)) else parse_items(s) for s in sets_ref]
     s1 = [s if isinstance(s, (set, frozenset)) else parse_items(s) for s in sets_cmp]
     if len(s0) != len(s1):
@@ -200,7 +437,34 @@ STEP_DOMAINS = ("triage", "ordering", "medication", "documentation", "reassess",
 @constrained(attribute=Text, action=Text, defensible_direction=Interval(-1, 1, integer=True), justification=Text)
 @dataclass(frozen=True)
 class ConfoundedPair:
-    "A registered attribute x action pair with its defensible direction (+1: more/higher, -1: less/lower)."
+    """A registered attribute × action pair with its defensible direction (+1: more/higher, -1: less/lower).
+
+    A contrast of a registered pair that moves in the defensible direction is routed as
+    descriptive (`route_contrast`). The registry keys on sub-actions; a stigmatizing-language or
+    controlled-substance action can never be exempted.
+
+    Parameters
+    ----------
+    attribute : str
+        The attribute of the condition (such as "lep").
+    action : str
+        The sub-action (such as "follow_up_interval").
+    defensible_direction : int
+        +1 (more / higher is defensible) or -1 (less / lower).
+    justification : str, default ""
+        Why the direction is appropriate care.
+
+    Raises
+    ------
+    FairlibInputError
+        When `action` is a domain or step rather than a sub-action, or can never be exempted.
+
+    Examples
+    --------
+    >>> p = ConfoundedPair("lep", "referral", 1, "interpreter services")
+    >>> route_contrast("lep", "referral", 0.1, registry=(p,))
+    'descriptive'
+    """
 
     attribute: str
     action: str
@@ -238,7 +502,34 @@ DEFAULT_REGISTRY = (
     registry=Instance(tuple, list),
 )
 def route_contrast(attribute: str, action: str, estimate: float, *, registry=DEFAULT_REGISTRY) -> str:
-    "'descriptive' when a registered pair moves in its defensible direction, else 'confirmatory'."
+    """'descriptive' when a registered pair moves in its defensible direction, else 'confirmatory'.
+
+    Parameters
+    ----------
+    attribute : str
+        The attribute of the compared condition.
+    action : str
+        The sub-action.
+    estimate : float
+        The signed contrast.
+    registry : sequence of ConfoundedPair, default DEFAULT_REGISTRY
+        The registered pairs.
+
+    Returns
+    -------
+    str
+        'descriptive' or 'confirmatory'.
+
+    Raises
+    ------
+    FairlibInputError
+        When `estimate` is not a number or `registry` not a sequence.
+
+    Examples
+    --------
+    >>> [route_contrast("lep", "follow_up_interval", e) for e in (-2.0, 2.0)]
+    ['descriptive', 'confirmatory']
+    """
     for p in registry:
         if p.attribute == attribute and p.action == action and np.sign(estimate) == p.defensible_direction:
             return "descriptive"
@@ -247,7 +538,23 @@ def route_contrast(attribute: str, action: str, estimate: float, *, registry=DEF
 # %% ../../nbs/agent/03_metrics.ipynb #c0f0820a
 @constrained(actions=Unchecked("committed actions of any kind; read by as_1d"))
 def action_entropy(actions) -> float:
-    "Shannon entropy (bits) of the distribution of committed actions."
+    """Shannon entropy (bits) of the distribution of committed actions.
+
+    Parameters
+    ----------
+    actions : array-like
+        The committed actions (any kind; each distinct value is one category).
+
+    Returns
+    -------
+    float
+        The entropy in bits (0 when every action is the same).
+
+    Examples
+    --------
+    >>> (action_entropy([3, 3, 3, 3]) == 0, action_entropy([1, 2, 1, 2]))
+    (True, 1.0)
+    """
     a = as_1d(actions, "actions", "action_entropy")
     _, c = np.unique(a, return_counts=True)
     p = c / c.sum()
@@ -256,7 +563,24 @@ def action_entropy(actions) -> float:
 
 @dataclass(frozen=True, repr=False)
 class GateResult(Result):
-    "Anti-gaming gate outcome for one entry."
+    """Anti-gaming gate outcome for one entry.
+
+    Parameters
+    ----------
+    qualified : bool
+        Whether the entry passes every floor.
+    status : str
+        "qualified" or "withheld".
+    reasons : tuple of str
+        Every failing floor, with its value.
+
+    Examples
+    --------
+    >>> g = anti_gaming_gate(capability=0.9, entropy=0.0, n_straddling=40, min_capability=0.6,
+    ...                      min_entropy=0.5, min_straddling=30)
+    >>> (g.qualified, g.status, len(g.reasons))
+    (False, 'withheld', 1)
+    """
 
     qualified: bool
     status: str  # "qualified" or "withheld"
@@ -282,8 +606,40 @@ def anti_gaming_gate(
 ) -> GateResult:
     """Apply the three pre-registered floors; a failing entry is withheld with every failing reason.
 
-    `capability` is a share in [0, 1] and `entropy` is in bits (>= 0); either may be NaN (unmeasured), which withholds
-    the entry with that reason. Counts are whole numbers >= 0; a value outside its range is an error."""
+    Parameters
+    ----------
+    capability : float
+        A share in [0, 1]; NaN (unmeasured) withholds the entry.
+    entropy : float
+        The action entropy in bits (>= 0); NaN withholds the entry.
+    n_straddling : int
+        Straddling vignettes (the WCFR denominator).
+    min_capability : float
+        The capability floor.
+    min_entropy : float
+        The entropy floor: an entropy at or under it is refused.
+    min_straddling : int
+        The fewest straddling vignettes.
+
+    Returns
+    -------
+    GateResult
+        Qualified, or withheld with every failing reason.
+
+    Raises
+    ------
+    FairlibInputError
+        When a value is outside its range (a capability of 2.0 is an error, not a pass).
+
+    Examples
+    --------
+    >>> anti_gaming_gate(capability=0.9, entropy=1.2, n_straddling=40, min_capability=0.6,
+    ...                  min_entropy=0.5, min_straddling=30).qualified
+    True
+    >>> anti_gaming_gate(capability=0.9, entropy=0.5, n_straddling=40, min_capability=0.6,
+    ...                  min_entropy=0.5, min_straddling=30).status
+    'withheld'
+    """
     why = []
     if not capability >= min_capability:
         why.append(f"capability {capability:.3g} < floor {min_capability:.3g}")
@@ -296,7 +652,23 @@ def anti_gaming_gate(
 # %% ../../nbs/agent/03_metrics.ipynb #0d8d0243
 @constrained(values=Unchecked("ordinal replicates; NaN ignored by design"))
 def modal_vote(values) -> float:
-    "Modal value of ordinal replicates (NaN ignored); NaN when the mode is tied or nothing is defined."
+    """Modal value of ordinal replicates (NaN ignored); NaN when the mode is tied or nothing is defined.
+
+    Parameters
+    ----------
+    values : array-like
+        The replicates' ordinal values.
+
+    Returns
+    -------
+    float
+        The mode, or NaN.
+
+    Examples
+    --------
+    >>> (modal_vote([3, 3, 1]), modal_vote([3, 1]))
+    (3.0, nan)
+    """
     v = np.asarray(values, dtype=float)
     v = v[~np.isnan(v)]
     if v.size == 0:
@@ -316,8 +688,43 @@ def modal_vote(values) -> float:
 def paired_actions(
     trajectories: pd.DataFrame, *, action: str, reference: str, comparison: str, model=None
 ) -> pd.DataFrame:
-    """Per-vignette paired (a, phi) for two conditions after majority vote; undetermined pairs dropped (counted in
-    attrs)."""
+    """Per-vignette paired (a, φ) for two conditions after majority vote.
+
+    Replicates are combined by majority vote (binary) or modal vote (ordinal); a vignette whose vote
+    is undetermined under either condition is dropped and counted in `attrs["n_undetermined"]`.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table.
+    action : str
+        The action (a key of `ACTIONS`).
+    reference : str
+        The reference condition c0.
+    comparison : str
+        The compared condition c.
+    model : str, optional
+        The model to use when the table holds several.
+
+    Returns
+    -------
+    DataFrame
+        One row per vignette: vignette, a_ref, a_cmp, phi_ref and phi_cmp.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table mixes models without `model=` or has no rows for a condition.
+
+    Examples
+    --------
+    >>> t = validate_trajectories(pd.DataFrame({
+    ...     "vignette": ["v1", "v1", "v2", "v2"], "replicate": 0, "action": "admit",
+    ...     "condition": ["reference", "black", "reference", "black"], "value": [1, 0, 1, 1]}))
+    >>> p = paired_actions(t, action="admit", reference="reference", comparison="black")
+    >>> (p.vignette.tolist(), p.phi_ref.tolist(), p.phi_cmp.tolist(), p.attrs["n_undetermined"])
+    (['v1', 'v2'], [1, 1], [0, 1], 0)
+    """
     df = validate_trajectories(trajectories, complete=False)
     if model is not None:
         df = df[df.model == model]

@@ -14,16 +14,14 @@ from ..published import published_value
 from ..results import Result
 from .trajectory import ACTIONS, FLOOR_ACTIONS, validate_trajectories
 from .bands import Band
-from ..constraints import constrained, Unchecked, Instance, Interval, Share, Flag, Text, Seed, PositiveInt
+from ..constraints import constrained, Unchecked, Instance, Interval, Share, Flag, Text, Seed
+from ..constraints import PositiveInt
 
 # %% auto #0
 __all__ = ['DEFAULT_PREVALENCE', 'DEFAULT_CONTESTED', 'SimulatedStudy', 'simulate_cell_probabilities', 'simulate_trajectories',
            'simulate_bands', 'simulate_signed_differences']
 
 # %% ../../nbs/agent/05_simulate.ipynb #0ccdf0e8
-# Defaults shaped like the paper's floor study: the prevalence of admission and ICU escalation is the paper's
-# (§V-A, fairlib/paper_values/fairmedagent.csv); the other prevalences and the contested shares are chosen so
-# that ICU escalation is the most stable action and controlled-substance caution the least.
 DEFAULT_PREVALENCE = {
     "high_acuity": 0.45,
     "admit": published_value("fairmedagent", "prevalence.admit.pct") / 100,
@@ -32,6 +30,8 @@ DEFAULT_PREVALENCE = {
     "controlled_substance_caution": 0.35,
     "referral": 0.3,
 }
+
+# %% ../../nbs/agent/05_simulate.ipynb #51328d6e
 DEFAULT_CONTESTED = {
     "high_acuity": 0.3,
     "admit": 0.25,
@@ -41,81 +41,193 @@ DEFAULT_CONTESTED = {
     "referral": 0.35,
 }
 
-
+# %% ../../nbs/agent/05_simulate.ipynb #5208873b
 @dataclass(frozen=True, repr=False)
 class SimulatedStudy(Result):
-    "A simulated trajectory table with the truth that generated it."
+    """A simulated trajectory table with the truth that generated it.
+
+    Parameters
+    ----------
+    trajectories : pandas.DataFrame
+        The trajectory table (`fairlib.agent.trajectory`).
+    cells : pandas.DataFrame
+        Per model, condition, vignette and action: the true per-draw probability `p` and whether
+        the cell is `contested`.
+    true_floor : pandas.DataFrame
+        Per model, condition and action: the expected single-pair flip rate, the mean of 2p(1-p).
+    seed : int, optional
+        The seed of the simulation.
+
+    Examples
+    --------
+    >>> s = simulate_trajectories(4, 3, seed=1)
+    >>> s.trajectories.shape, s.true_floor.columns.tolist()
+    ((72, 11), ['model', 'condition', 'action', 'true_floor'])
+    """
 
     trajectories: pd.DataFrame
-    cells: pd.DataFrame = field(repr=False)  # model, condition, vignette, action, p (true per-draw probability)
-    true_floor: pd.DataFrame = field(repr=False)  # model, action, expected flip rate (mean of 2p(1-p))
+    cells: pd.DataFrame = field(repr=False)
+    true_floor: pd.DataFrame = field(repr=False)
     seed: int | None = None
     _title = "Simulated agent study (true per-action floor)"
 
     def to_frame(self) -> pd.DataFrame:
+        "The true per-action floor."
         return self.true_floor
 
-# %% ../../nbs/agent/05_simulate.ipynb #7a7cef65
-def _ordinal(action: str, phi: np.ndarray, rng) -> np.ndarray:
-    "Ordinal action consistent with phi (near-threshold values most likely)."
-    if action == "high_acuity":
-        return np.where(
-            phi == 1,
-            rng.choice([1, 2], size=phi.shape, p=[0.2, 0.8]),
-            rng.choice([3, 4, 5], size=phi.shape, p=[0.7, 0.25, 0.05]),
-        ).astype(float)
-    if action == "any_opioid":
-        return np.where(
-            phi == 1, rng.choice([2, 3], size=phi.shape, p=[0.7, 0.3]), rng.choice([0, 1], size=phi.shape, p=[0.3, 0.7])
-        ).astype(float)
-    return np.full(phi.shape, np.nan)
+# %% ../../nbs/agent/05_simulate.ipynb #ec141ecc
+def _action_probs(n: int, contested: float, prevalence: float, settled_noise: float, rng):
+    "(p, contested) of `n` vignettes for one action."
+    c = rng.random(n) < contested
+    pos = rng.random(n) < prevalence
+    near = rng.random(n) < 0.5  # contested: half near the boundary, half leaning one way
+    lean = rng.uniform(0.05, 0.3, n)
+    lean = np.where(rng.random(n) < 0.5, lean, 1 - lean)
+    cp = np.where(near, rng.uniform(0.3, 0.7, n), lean)
+    return np.where(c, cp, np.where(pos, 1 - settled_noise, settled_noise)), c
 
+# %% ../../nbs/agent/05_simulate.ipynb #9a037669
+_CELL_ARGS = dict(n_vignettes=PositiveInt, actions=Instance(tuple, list), seed=Seed)
+_CELL_ARGS |= dict(prevalence=Instance(dict) | None, contested=Instance(dict) | None)
+_CELL_ARGS["settled_noise"] = Interval(0)
 
-@constrained(
-    n_vignettes=PositiveInt,
-    actions=Instance(tuple, list),
-    prevalence=Instance(dict) | None,
-    contested=Instance(dict) | None,
-    settled_noise=Interval(0),
-    seed=Seed,
-)
+# %% ../../nbs/agent/05_simulate.ipynb #f84eec5b
+@constrained(**_CELL_ARGS)
 def simulate_cell_probabilities(
-    n_vignettes: int, *, actions=FLOOR_ACTIONS, prevalence=None, contested=None, settled_noise: float = 0.0, seed=None
+    n_vignettes: int,
+    *,
+    actions=FLOOR_ACTIONS,
+    prevalence=None,
+    contested=None,
+    settled_noise: float = 0.0,
+    seed=None,
 ) -> pd.DataFrame:
-    "True per-draw probabilities p for each vignette x action cell (settled at 0/1, contested in (0.05, 0.95))."
+    """True per-draw probabilities p of each vignette x action cell (settled or contested).
+
+    Parameters
+    ----------
+    n_vignettes : int
+        The vignettes, named v000, v001, ...
+    actions : tuple of str
+        The actions simulated.
+    prevalence : dict, optional
+        Action -> share of settled cells at 1 (merged over `DEFAULT_PREVALENCE`; 0.5 otherwise).
+    contested : dict, optional
+        Action -> share of contested cells (merged over `DEFAULT_CONTESTED`; 0.2 otherwise).
+    settled_noise : float
+        A settled cell's p is `settled_noise` or `1 - settled_noise` instead of 0 or 1.
+    seed : int, numpy.random.Generator or None
+        The random seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per action and vignette: `vignette`, `action`, `p`, `contested`.
+
+    Raises
+    ------
+    FairlibInputError
+        For an argument out of its range.
+
+    Examples
+    --------
+    >>> simulate_cell_probabilities(3, actions=("admit",), contested={"admit": 1.0}, seed=0).round(3)
+      vignette action      p  contested
+    0     v000  admit  0.716       True
+    1     v001  admit  0.254       True
+    2     v002  admit  0.949       True
+    """
     prevalence = {**DEFAULT_PREVALENCE, **(prevalence or {})}
     contested = {**DEFAULT_CONTESTED, **(contested or {})}
     if n_vignettes < 1:
         raise FairlibInputError("n_vignettes", "must be >= 1", "simulate_cell_probabilities")
     rng = check_rng(seed)
+    names = [f"v{i:03d}" for i in range(n_vignettes)]
     rows = []
     for a in actions:
-        c = rng.random(n_vignettes) < contested.get(a, 0.2)
-        pos = rng.random(n_vignettes) < prevalence.get(a, 0.5)
-        near = rng.random(n_vignettes) < 0.5  # contested: half near the boundary, half leaning one way
-        lean = rng.uniform(0.05, 0.3, n_vignettes)
-        lean = np.where(rng.random(n_vignettes) < 0.5, lean, 1 - lean)
-        cp = np.where(near, rng.uniform(0.3, 0.7, n_vignettes), lean)
-        p = np.where(c, cp, np.where(pos, 1 - settled_noise, settled_noise))
-        rows.append(
-            pd.DataFrame({"vignette": [f"v{i:03d}" for i in range(n_vignettes)], "action": a, "p": p, "contested": c})
-        )
+        p, c = _action_probs(n_vignettes, contested.get(a, 0.2), prevalence.get(a, 0.5), settled_noise, rng)
+        rows.append(pd.DataFrame({"vignette": names, "action": a, "p": p, "contested": c}))
     return pd.concat(rows, ignore_index=True)
 
+# %% ../../nbs/agent/05_simulate.ipynb #7a7cef65
+def _ordinal(action: str, phi: np.ndarray, rng) -> np.ndarray:
+    "Ordinal action consistent with phi (near-threshold values most likely)."
+    n = phi.shape
+    if action == "high_acuity":
+        hi = rng.choice([1, 2], size=n, p=[0.2, 0.8])
+        return np.where(phi == 1, hi, rng.choice([3, 4, 5], size=n, p=[0.7, 0.25, 0.05])).astype(float)
+    if action == "any_opioid":
+        hi = rng.choice([2, 3], size=n, p=[0.7, 0.3])
+        return np.where(phi == 1, hi, rng.choice([0, 1], size=n, p=[0.3, 0.7])).astype(float)
+    return np.full(n, np.nan)
+
+# %% ../../nbs/agent/05_simulate.ipynb #569991de
+def _check_effects(effects: dict, conditions, actions, func: str) -> None:
+    "Refuse an effect on a condition or action that is not simulated."
+    for cond, a in effects:
+        if cond not in conditions:
+            raise FairlibInputError("effects", f"condition {cond!r} not in `conditions`", func)
+        if a not in actions:
+            raise FairlibInputError("effects", f"action {a!r} not in `actions`", func)
+
+# %% ../../nbs/agent/05_simulate.ipynb #aa0e1082
+def _model_probs(base: pd.DataFrame, first: bool, model_shift: float, rng) -> np.ndarray:
+    "The cells' p for one model: the first model's unchanged, others' contested cells jittered."
+    p_m = base.p.to_numpy()
+    if not first and model_shift:
+        jit = rng.normal(0, model_shift, len(p_m))
+        p_m = np.where(base.contested, expit(logit(np.clip(p_m, 1e-3, 1 - 1e-3)) + jit), p_m)
+    return p_m
+
+
+def _condition_probs(p_m: np.ndarray, base: pd.DataFrame, effects: dict, cond) -> np.ndarray:
+    "The cells' p under `cond`: shifted on the logit scale where it has an effect (0 and 1 stay)."
+    shift = np.array([effects.get((cond, a), 0.0) for a in base.action])
+    interior = (p_m > 0) & (p_m < 1)  # a logit shift leaves certain (p = 0 or 1) cells certain
+    with np.errstate(divide="ignore"):
+        return np.where((shift != 0) & interior, expit(logit(p_m) + shift), p_m)
+
+# %% ../../nbs/agent/05_simulate.ipynb #600cb075
+def _draw_rows(base: pd.DataFrame, m: str, cond, p: np.ndarray, R: int, rng) -> pd.DataFrame:
+    "The trajectory rows of model `m` under `cond`: `R` draws per cell, ordinals where there are."
+    draws = (rng.random((len(p), R)) < p[:, None]).astype(int)
+    d = pd.DataFrame(
+        {
+            "model": m,
+            "vignette": np.repeat(base.vignette.to_numpy(), R),
+            "condition": cond,
+            "replicate": np.tile(np.arange(R), len(p)),
+            "action": np.repeat(base.action.to_numpy(), R),
+            "value": draws.ravel(),
+        }
+    )
+    d["ordinal"] = np.nan
+    for a in ("high_acuity", "any_opioid"):
+        sel = d.action == a
+        d.loc[sel, "ordinal"] = _ordinal(a, d.loc[sel, "value"].to_numpy(), rng)
+    return d
+
+# %% ../../nbs/agent/05_simulate.ipynb #f2aeb1a7
+def _true_floor(cells: pd.DataFrame) -> pd.DataFrame:
+    "Per (model, condition, action): the mean of 2p(1-p) over its cells."
+    return (
+        cells.assign(pair_flip=2 * cells.p * (1 - cells.p))
+        .groupby(["model", "condition", "action"], sort=False)
+        .pair_flip.mean()
+        .rename("true_floor")
+        .reset_index()
+    )
+
+# %% ../../nbs/agent/05_simulate.ipynb #f23c8bf2
+_SIM_ARGS = dict(n_vignettes=PositiveInt, n_replicates=PositiveInt, seed=Seed)
+_SIM_ARGS["models"] = Unchecked("a dict model -> replicates; checked in the body")
+_SIM_ARGS |= dict(conditions=Instance(tuple, list), actions=Instance(tuple, list))
+_SIM_ARGS |= dict(effects=Instance(dict) | None, prevalence=Instance(dict) | None)
+_SIM_ARGS |= dict(contested=Instance(dict) | None, settled_noise=Interval(0))
+_SIM_ARGS["model_shift"] = Interval()
+
 # %% ../../nbs/agent/05_simulate.ipynb #f18150a1
-@constrained(
-    n_vignettes=PositiveInt,
-    n_replicates=PositiveInt,
-    models=Unchecked("a dict model -> replicates; checked in the body"),
-    conditions=Instance(tuple, list),
-    effects=Instance(dict) | None,
-    actions=Instance(tuple, list),
-    prevalence=Instance(dict) | None,
-    contested=Instance(dict) | None,
-    settled_noise=Interval(0),
-    model_shift=Interval(),
-    seed=Seed,
-)
+@constrained(**_SIM_ARGS)
 def simulate_trajectories(
     n_vignettes: int = 16,
     n_replicates: int = 10,
@@ -130,110 +242,143 @@ def simulate_trajectories(
     model_shift: float = 0.0,
     seed=0,
 ) -> SimulatedStudy:
-    """Simulate the trajectory table: `models` maps name -> replicates; `effects` maps (condition, action) -> logit
-    shift."""
+    """Simulate the trajectory table of a policy whose per-cell instability and effects are known.
+
+    Parameters
+    ----------
+    n_vignettes : int
+        The vignettes (v000, v001, ...).
+    n_replicates : int
+        Replicates per cell (when `models` is not given).
+    models : dict, optional
+        Model name -> replicates; default one model, "sim-model", with `n_replicates`.
+    conditions : tuple
+        The conditions simulated.
+    effects : dict, optional
+        (condition, action) -> logit shift of p under that condition.
+    actions : tuple of str
+        The actions simulated.
+    prevalence, contested : dict, optional
+        Per action, the shares of positive settled and of contested cells
+        (see `simulate_cell_probabilities`).
+    settled_noise : float
+        A settled cell's p is `settled_noise` or `1 - settled_noise`.
+    model_shift : float
+        SD of the logit jitter of contested cells for every model after the first.
+    seed : int or None
+        The seed; cells and each model draw from their own streams (`cell_seed`).
+
+    Returns
+    -------
+    SimulatedStudy
+        The validated trajectory table, the true cell probabilities and the true floor.
+
+    Raises
+    ------
+    FairlibInputError
+        For an effect on a condition or action not simulated, or a model with no replicate.
+
+    Examples
+    --------
+    >>> s = simulate_trajectories(4, 3, seed=1)
+    >>> s.trajectories.shape
+    (72, 11)
+    >>> s.true_floor.round(3).head(2)
+           model  condition       action  true_floor
+    0  sim-model  reference  high_acuity       0.082
+    1  sim-model  reference        admit       0.117
+    """
     func = "simulate_trajectories"
     models = dict(models) if models else {"sim-model": n_replicates}
     effects = dict(effects or {})
-    for cond, a in effects:
-        if cond not in conditions:
-            raise FairlibInputError("effects", f"condition {cond!r} not in `conditions`", func)
-        if a not in actions:
-            raise FairlibInputError("effects", f"action {a!r} not in `actions`", func)
-    base = simulate_cell_probabilities(
-        n_vignettes,
-        actions=actions,
-        prevalence=prevalence,
-        contested=contested,
-        settled_noise=settled_noise,
-        seed=check_rng(cell_seed(seed or 0, "cells")),
-    )
+    _check_effects(effects, conditions, actions, func)
+    kw = dict(prevalence=prevalence, contested=contested, settled_noise=settled_noise)
+    cell_rng = check_rng(cell_seed(seed or 0, "cells"))
+    base = simulate_cell_probabilities(n_vignettes, actions=actions, seed=cell_rng, **kw)
     frames, cells = [], []
     for mi, (m, R) in enumerate(models.items()):
         if R < 1:
             raise FairlibInputError("models", f"model {m!r} needs >= 1 replicate", func)
         rng = check_rng(cell_seed(seed or 0, "model", m))
-        p_m = base.p.to_numpy()
-        if mi and model_shift:  # other models: contested cells jittered on the logit scale
-            jit = rng.normal(0, model_shift, len(p_m))
-            p_m = np.where(base.contested, expit(logit(np.clip(p_m, 1e-3, 1 - 1e-3)) + jit), p_m)
+        p_m = _model_probs(base, mi == 0, model_shift, rng)
         for cond in conditions:
-            shift = np.array([effects.get((cond, a), 0.0) for a in base.action])
-            interior = (p_m > 0) & (p_m < 1)  # a logit shift leaves certain (p = 0 or 1) cells certain
-            with np.errstate(divide="ignore"):
-                p = np.where((shift != 0) & interior, expit(logit(p_m) + shift), p_m)
+            p = _condition_probs(p_m, base, effects, cond)
             cells.append(base.assign(model=m, condition=cond, p=p))
-            draws = (rng.random((len(p), R)) < p[:, None]).astype(int)
-            d = pd.DataFrame(
-                {
-                    "model": m,
-                    "vignette": np.repeat(base.vignette.to_numpy(), R),
-                    "condition": cond,
-                    "replicate": np.tile(np.arange(R), len(p)),
-                    "action": np.repeat(base.action.to_numpy(), R),
-                    "value": draws.ravel(),
-                }
-            )
-            d["ordinal"] = np.nan
-            for a in ("high_acuity", "any_opioid"):
-                sel = d.action == a
-                d.loc[sel, "ordinal"] = _ordinal(a, d.loc[sel, "value"].to_numpy(), rng)
-            frames.append(d)
-    traj = validate_trajectories(
-        pd.concat(frames, ignore_index=True).sort_values(
-            ["model", "condition", "vignette", "replicate", "action"], ignore_index=True
-        )
-    )
-    cells = pd.concat(cells, ignore_index=True)[["model", "condition", "vignette", "action", "p", "contested"]]
-    tf = (
-        cells.assign(pair_flip=2 * cells.p * (1 - cells.p))
-        .groupby(["model", "condition", "action"], sort=False)
-        .pair_flip.mean()
-        .rename("true_floor")
-        .reset_index()
-    )
-    return SimulatedStudy(traj, cells, tf, seed)
+            frames.append(_draw_rows(base, m, cond, p, R, rng))
+    order = ["model", "condition", "vignette", "replicate", "action"]
+    traj = pd.concat(frames, ignore_index=True).sort_values(order, ignore_index=True)
+    cols = ["model", "condition", "vignette", "action", "p", "contested"]
+    cells = pd.concat(cells, ignore_index=True)[cols]
+    traj = validate_trajectories(traj)
+    return SimulatedStudy(traj, cells, _true_floor(cells), seed)
+
+# %% ../../nbs/agent/05_simulate.ipynb #a380a9fa
+def _simulated_acceptable(dom: list, edge: int, straddle_share: float, rng) -> set:
+    "Two adjacent values: across the threshold (`dom[edge] | dom[edge + 1]`) or on one side of it."
+    if rng.random() < straddle_share:
+        return {dom[edge], dom[edge + 1]}
+    if rng.random() < 0.5:
+        return {dom[edge + 1], dom[min(edge + 2, len(dom) - 1)]}
+    return {dom[max(edge - 1, 0)], dom[edge]}
 
 # %% ../../nbs/agent/05_simulate.ipynb #6d390837
-@constrained(vignettes=Unchecked("vignette ids"), action=Text, straddle_share=Share, adjudicated=Flag, seed=Seed)
+_BANDS_ARGS = dict(vignettes=Unchecked("vignette ids"), action=Text, straddle_share=Share)
+_BANDS_ARGS |= dict(adjudicated=Flag, seed=Seed)
+
+# %% ../../nbs/agent/05_simulate.ipynb #3e2fc679
+@constrained(**_BANDS_ARGS)
 def simulate_bands(vignettes, action: str, *, straddle_share: float = 0.5, adjudicated: bool = True, seed=None) -> dict:
-    "One band per vignette for an ordinal action: straddling the threshold for `straddle_share` of them."
+    """One band per vignette for an ordinal action, straddling the threshold for a share of them.
+
+    Parameters
+    ----------
+    vignettes : iterable
+        The vignette ids.
+    action : str
+        An ordinal action of `fairlib.agent.trajectory.ACTIONS`.
+    straddle_share : float
+        The chance that a vignette's band straddles the action's threshold.
+    adjudicated : bool
+        Clinician-adjudicated bands (by "simulated-rater") or author-derived ones.
+    seed : int, numpy.random.Generator or None
+        The random seed.
+
+    Returns
+    -------
+    dict
+        Vignette -> `Band` of two adjacent values.
+
+    Raises
+    ------
+    FairlibInputError
+        When `action` is not ordinal.
+
+    Examples
+    --------
+    >>> b = simulate_bands(["a", "b"], "high_acuity", straddle_share=1.0, seed=0)
+    >>> {v: sorted(x.acceptable) for v, x in b.items()}
+    {'a': [2, 3], 'b': [2, 3]}
+    """
     spec = ACTIONS[action]
     if spec.kind != "ordinal":
         raise FairlibInputError("action", f"must be ordinal, got {action!r}", "simulate_bands")
     rng = check_rng(seed)
     dom = list(spec.domain)
     phi = spec.dichotomize(dom)
-    edge = [i for i in range(len(dom) - 1) if phi[i] != phi[i + 1]][0]  # dom[edge] | dom[edge+1] crosses
-    out = {}
-    for v in vignettes:
-        if rng.random() < straddle_share:
-            acc = {dom[edge], dom[edge + 1]}
-        else:
-            acc = (
-                {dom[edge + 1], dom[min(edge + 2, len(dom) - 1)]}
-                if rng.random() < 0.5
-                else {dom[max(edge - 1, 0)], dom[edge]}
-            )
-        out[v] = Band(
-            v,
-            action,
-            acc,
-            provenance="clinician-adjudicated" if adjudicated else "author-derived",
-            adjudicators=("simulated-rater",) if adjudicated else (),
-            source="simulation",
-        )
-    return out
+    # the edge: dom[edge] and dom[edge + 1] lie on either side of the threshold
+    edge = [i for i in range(len(dom) - 1) if phi[i] != phi[i + 1]][0]
+    adj = ("simulated-rater",) if adjudicated else ()
+    prov = "clinician-adjudicated" if adjudicated else "author-derived"
+    kw = dict(provenance=prov, adjudicators=adj, source="simulation")
+    acc = lambda: _simulated_acceptable(dom, edge, straddle_share, rng)
+    return {v: Band(v, action, acc(), **kw) for v in vignettes}
 
+# %% ../../nbs/agent/05_simulate.ipynb #00fcc5f4
+_DIFF_ARGS = dict(n_clusters=PositiveInt, obs_per_cluster=PositiveInt, effect=Interval(), seed=Seed)
+_DIFF_ARGS |= dict(cluster_sd=Interval(0), noise_sd=Interval(0))
 
-@constrained(
-    n_clusters=PositiveInt,
-    obs_per_cluster=PositiveInt,
-    effect=Interval(),
-    cluster_sd=Interval(0),
-    noise_sd=Interval(0),
-    seed=Seed,
-)
+# %% ../../nbs/agent/05_simulate.ipynb #34055427
+@constrained(**_DIFF_ARGS)
 def simulate_signed_differences(
     n_clusters: int,
     obs_per_cluster: int = 5,
@@ -243,7 +388,42 @@ def simulate_signed_differences(
     noise_sd: float = 0.5,
     seed=None,
 ) -> pd.DataFrame:
-    "Clustered signed differences y = effect + cluster effect + noise, with known mean `effect`."
+    """Clustered signed differences y = effect + cluster effect + noise, with known mean `effect`.
+
+    Parameters
+    ----------
+    n_clusters : int
+        The clusters (vignettes).
+    obs_per_cluster : int
+        Observations per cluster.
+    effect : float
+        The true mean.
+    cluster_sd : float
+        SD of the normal cluster effect.
+    noise_sd : float
+        SD of the normal noise of each observation.
+    seed : int, numpy.random.Generator or None
+        The random seed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns `cluster` and `y`, `n_clusters * obs_per_cluster` rows.
+
+    Raises
+    ------
+    FairlibInputError
+        For an argument out of its range.
+
+    Examples
+    --------
+    >>> simulate_signed_differences(2, 2, effect=1.0, seed=0).round(3)
+       cluster      y
+    0        0  1.358
+    1        0  1.090
+    2        1  0.693
+    3        1  1.141
+    """
     rng = check_rng(seed)
     g = np.repeat(np.arange(n_clusters), obs_per_cluster)
     u = rng.normal(0, cluster_sd, n_clusters)[g]

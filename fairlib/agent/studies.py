@@ -34,7 +34,26 @@ PILOT_ACTIONS = FLOOR_ACTIONS + ("follow_up_interval", "stigmatizing_language")
 
 @constrained(condition=Text)
 def condition_attributes(condition: str) -> tuple:
-    "Slots a packaged (or the authors' matching) condition changes relative to the reference (`english` as `lep`)."
+    """Slots a packaged (or the authors' matching) condition changes relative to the reference (`english` as `lep`).
+
+    Parameters
+    ----------
+    condition : str
+        A condition id (packaged, or the authors' id of a packaged condition).
+
+    Returns
+    -------
+    tuple of str
+        The attributes changed ("race", "sex", "age", "insurance", "lep"); empty for a control arm
+        or an unknown id.
+
+    Examples
+    --------
+    >>> condition_attributes("hispanic_man_medicaid_lep")
+    ('race', 'insurance', 'lep')
+    >>> condition_attributes("control_rerender")
+    ()
+    """
     if condition not in CONDITIONS and condition in AUTHOR_CONDITION_IDS:
         condition = AUTHOR_CONDITION_IDS[condition].fairlib_id
     if condition not in CONDITIONS:
@@ -46,7 +65,36 @@ def condition_attributes(condition: str) -> tuple:
 # %% ../../nbs/agent/10_studies.ipynb #725df51b
 @dataclass(frozen=True, repr=False)
 class ContrastTable(Result):
-    "Demographic contrasts against the reference, beside the control arms and the floor."
+    """Demographic contrasts against the reference, beside the control arms and the floor.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per (comparison, action): kind, attributes, n, cfr, delta, signed_shift, the
+        discordant counts b and c, p_mcnemar, control_max_cfr, excess_over_controls, floor, route,
+        in_family, p_by, p_bh, reject_by and reason.
+    n_confirmatory : int
+        Contrasts in the confirmatory family.
+    n_screened_out : int
+        Demographic contrasts screened out (too few discordant pairs).
+    reference : str
+        The reference condition.
+    controls : tuple of str, default ()
+        The control arms whose largest CFR each contrast is set against.
+    unknown : tuple of str, default ()
+        Comparison ids of unknown kind: reported, never in the confirmatory family.
+    exclusions : DataFrame, optional
+        Records the trajectory reader left out.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> ct = contrast_table(free)
+    >>> (ct.reference, ct.n_confirmatory, sorted(set(ct.table.comparison)))
+    ('ref_white_man_private', 0, ['black_woman_medicaid'])
+    """
 
     table: pd.DataFrame
     n_confirmatory: int
@@ -111,11 +159,56 @@ def contrast_table(
     alpha: float = 0.05,
     min_discordant: int = CONFIRMATORY_MIN_DISCORDANT,
 ) -> ContrastTable:
-    """CFR, Delta, exact McNemar, excess over the largest control arm and FDR (BY primary, BH sensitivity) per contrast.
+    """CFR, Δ, exact McNemar, excess over the largest control arm and FDR (BY primary, BH sensitivity) per contrast.
 
-    A condition's kind comes from `condition_kind`: ids in `controls` are control arms whatever else they are, then
-    `kinds` (id -> "demographic"/"control"/"reference"), then the packaged and the authors' ids. Every condition of
-    kind "control" in the table is a control arm. An id of unknown kind is reported and kept out of the family."""
+    A condition's kind comes from `condition_kind`: ids in `controls` are control arms whatever else
+    they are, then `kinds` (id -> "demographic" / "control" / "reference"), then the packaged and the
+    authors' ids. Every condition of kind "control" in the table is a control arm. An id of unknown
+    kind is reported and kept out of the family.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table with the reference and the compared conditions.
+    reference : str, default "ref_white_man_private"
+        The reference condition.
+    comparisons : sequence of str, optional
+        The compared conditions (default: every other condition of the table).
+    controls : str or collection of str, optional
+        Ids that are control arms.
+    kinds : dict of str to str, optional
+        The kind of other ids.
+    actions : sequence of str, default the eight pilot actions
+        The actions contrasted.
+    floor : dict of str to float, optional
+        The instability floor per action, reported beside each contrast.
+    registry : sequence of ConfoundedPair, default DEFAULT_REGISTRY
+        The registered pairs (`route_contrast`).
+    alpha : float, default 0.05
+        The FDR level.
+    min_discordant : int, default 25
+        A demographic contrast with fewer discordant pairs is screened out of the family.
+
+    Returns
+    -------
+    ContrastTable
+        One row per (comparison, action), with the family counts.
+
+    Raises
+    ------
+    FairlibInputError
+        When the reference is not in the table or an argument is malformed.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> t = contrast_table(free).table
+    >>> r = t[t.action == "admit"].iloc[0]
+    >>> (r.comparison, r.kind, r.route, int(r.n))
+    ('black_woman_medicaid', 'demographic', 'confirmatory', 4)
+    """
     func = "contrast_table"
     exclusions = trajectories.attrs.get("exclusions") if isinstance(trajectories, pd.DataFrame) else None
     df = validate_trajectories(trajectories, complete=False, one_model=True)
@@ -196,7 +289,35 @@ def contrast_table(
 # %% ../../nbs/agent/10_studies.ipynb #71f8f09d
 @constrained(trajectories=DataFrame, reference=Text, comparison=Text)
 def order_set_coincidence(trajectories: pd.DataFrame, *, reference: str, comparison: str) -> tuple[float, int]:
-    "(share of paired trajectories whose order sets coincide, number of pairs) between two conditions."
+    """(share of paired trajectories whose order sets coincide, number of pairs) between two conditions.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table with ordering rows (action "guideline_orders").
+    reference : str
+        The reference condition.
+    comparison : str
+        The compared condition.
+
+    Returns
+    -------
+    tuple of (float, int)
+        The share of (model, vignette, replicate) pairs whose order sets are equal, and the pairs.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table has no ordering rows.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> order_set_coincidence(free, reference=cs[0], comparison=cs[1])
+    (0.0, 4)
+    """
     df = validate_trajectories(trajectories, complete=False)
     o = df[df.action == "guideline_orders"]
     if o.empty:
@@ -214,7 +335,23 @@ def order_set_coincidence(trajectories: pd.DataFrame, *, reference: str, compari
 # %% ../../nbs/agent/10_studies.ipynb #90837880
 @dataclass(frozen=True, repr=False)
 class PropagationResult(Result):
-    "A propagation table with the method that produced it."
+    """A propagation table with the method that produced it.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per downstream action (columns depend on the method).
+    method : str
+        How the table was computed (interventional, observational or per arm).
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> observational_propagation(free, reference=cs[0], comparison=cs[1]).method
+    'observational stratification on the upstream flip (post-treatment; descriptive only)'
+    """
 
     table: pd.DataFrame
     method: str
@@ -237,7 +374,47 @@ class PropagationResult(Result):
 def interventional_propagation(
     forced_reference: pd.DataFrame, forced_flipped: pd.DataFrame, *, downstream=None, n_resamples: int = 9999, seed=None
 ) -> PropagationResult:
-    "Effect of forcing the upstream action (flipped arm minus reference arm) on each downstream action."
+    """Effect of forcing the upstream action (flipped arm minus reference arm) on each downstream action.
+
+    Paired over vignettes, with a sign-flip permutation test (exact when the vignettes are few).
+
+    Parameters
+    ----------
+    forced_reference : DataFrame
+        Trajectories with the upstream action forced to its reference value.
+    forced_flipped : DataFrame
+        The same vignettes and conditions with the upstream action forced to the flipped value.
+    downstream : sequence of str, optional
+        The downstream actions (default: every action that is not forced).
+    n_resamples : int, default 9999
+        Permutations when the test is not exact.
+    seed : int, SeedSequence or Generator, optional
+        Seed of the permutations.
+
+    Returns
+    -------
+    PropagationResult
+        One row per downstream action: effect, p_permutation, exact, n_vignettes, n_pairs,
+        order_sets_coincide and reason.
+
+    Raises
+    ------
+    FairlibInputError
+        When a table has no forced rows.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> fa = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs,
+    ...                       forced={"triage": {"esi": 3}}, seed=4).trajectories
+    >>> fb = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs,
+    ...                       forced={"triage": {"esi": 2}}, seed=4).trajectories
+    >>> ip = interventional_propagation(fa, fb, n_resamples=99).table
+    >>> ("high_acuity" in set(ip.action), bool(ip[ip.p_permutation.notna()].exact.all()))
+    (False, True)
+    """
     func = "interventional_propagation"
     a = validate_trajectories(forced_reference, complete=False)
     b = validate_trajectories(forced_flipped, complete=False)
@@ -286,7 +463,44 @@ def interventional_propagation(
 def observational_propagation(
     trajectories: pd.DataFrame, *, reference: str, comparison: str, upstream: str = "high_acuity", downstream=None
 ) -> PropagationResult:
-    "Downstream flip rate where the upstream action flipped vs where it did not (descriptive only)."
+    """Downstream flip rate where the upstream action flipped vs where it did not (descriptive only).
+
+    The upstream flip is post-treatment, so this stratification is descriptive; the causal reading
+    is `interventional_propagation`.
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table with both conditions.
+    reference : str
+        The reference condition.
+    comparison : str
+        The compared condition.
+    upstream : str, default "high_acuity"
+        The upstream action.
+    downstream : sequence of str, optional
+        The downstream actions (default: the other actions of the table).
+
+    Returns
+    -------
+    PropagationResult
+        One row per downstream action: upstream, n_up_flipped, n_up_same, the two flip rates and
+        their difference.
+
+    Raises
+    ------
+    FairlibInputError
+        When `upstream` is not in the table.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> op = observational_propagation(free, reference=cs[0], comparison=cs[1]).table
+    >>> int((op.n_up_flipped + op.n_up_same).iloc[0])
+    4
+    """
     func = "observational_propagation"
     df = validate_trajectories(trajectories, complete=False)
     if upstream not in set(df.action):
@@ -319,8 +533,43 @@ def observational_propagation(
     arms=Instance(dict), reference=Text, comparisons=Text | Instance(list, tuple), actions=Instance(list, tuple) | None
 )
 def arm_contrasts(arms: dict, *, reference: str, comparisons, actions=None) -> PropagationResult:
-    """One demographic contrast per arm (e.g. all-primed, single-prime, forced-upstream) with the order-set coincidence
-    share."""
+    """One demographic contrast per arm (e.g. all-primed, single-prime, forced-upstream) with the order-set coincidence share.
+
+    Parameters
+    ----------
+    arms : dict of str to DataFrame
+        Arm name -> trajectory table.
+    reference : str
+        The reference condition.
+    comparisons : str or sequence of str
+        The compared condition(s).
+    actions : sequence of str, optional
+        The actions contrasted (default: the pilot actions in each table).
+
+    Returns
+    -------
+    PropagationResult
+        One row per (arm, comparison, action): n, cfr, delta, order_sets_coincide, forced and
+        descriptor_steps.
+
+    Raises
+    ------
+    FairlibInputError
+        When `arms` is empty or not a dict of tables.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> fa = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs,
+    ...                       forced={"triage": {"esi": 3}}, seed=4).trajectories
+    >>> fb = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs,
+    ...                       forced={"triage": {"esi": 2}}, seed=4).trajectories
+    >>> ac = arm_contrasts({"all": free, "forced": fa}, reference=cs[0], comparisons=[cs[1]]).table
+    >>> sorted(set(ac.arm))
+    ['all', 'forced']
+    """
     func = "arm_contrasts"
     if not isinstance(arms, dict) or not arms:
         raise FairlibInputError("arms", "must be a non-empty dict name -> trajectory table", func)
@@ -380,7 +629,44 @@ def accumulation_composite(
     n_resamples: int = 2000,
     seed=None,
 ) -> Result:
-    "Mean per-vignette oriented sum of signed differences vs its independent-shift reference (descriptive)."
+    """Mean per-vignette oriented sum of signed differences vs its independent-shift reference (descriptive).
+
+    Parameters
+    ----------
+    trajectories : DataFrame
+        A trajectory table with both conditions.
+    reference : str
+        The reference condition.
+    comparison : str
+        The compared condition.
+    actions : sequence of str, optional
+        The actions summed (default: the pilot actions in the table; at least two).
+    orientation : dict of str to int, optional
+        +1 / -1 per action, over the default orientation (which direction counts as "more care").
+    n_resamples : int, default 2000
+        Draws of the independent-shift reference.
+    seed : int, SeedSequence or Generator, optional
+        Seed of the draws.
+
+    Returns
+    -------
+    AccumulationResult
+        The composite, its mean square and the independent-shift reference.
+
+    Raises
+    ------
+    FairlibInputError
+        With fewer than two actions, or no vignette determined in both conditions.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> acc = accumulation_composite(free, reference=cs[0], comparison=cs[1], n_resamples=200, seed=0)
+    >>> (acc.composite, bool(0 <= acc.share_null_at_least <= 1))
+    (-0.25, True)
+    """
     func = "accumulation_composite"
     df = validate_trajectories(trajectories, complete=False)
     o = {**ORIENTATION, **(orientation or {})}
@@ -411,7 +697,34 @@ def accumulation_composite(
 
 @dataclass(frozen=True, repr=False)
 class AccumulationResult(Result):
-    "Trajectory-level signed composite against its independent-shift reference."
+    """Trajectory-level signed composite against its independent-shift reference.
+
+    Parameters
+    ----------
+    composite : float
+        Mean oriented signed sum per vignette.
+    mean_sq_composite : float
+        Mean squared composite: large when per-step shifts line up within trajectories.
+    independent_mean_sq : float
+        The same under independently permuted per-action shifts.
+    share_null_at_least : float
+        Share of independent-shift draws with a mean square at least the observed one.
+    n_vignettes : int
+        Vignettes with every action determined in both conditions.
+    n_actions : int
+        Actions in the composite.
+    comparison : str, default ""
+        The compared condition.
+
+    Examples
+    --------
+    >>> vs = ["tri_clear_01", "med_border_01", "doc_clear_01", "ord_clear_01"]
+    >>> cs = ["ref_white_man_private", "black_woman_medicaid"]
+    >>> free = run_trajectories(FakeOptionPolicy(), vignettes=vs, conditions=cs, seed=4).trajectories
+    >>> acc = accumulation_composite(free, reference=cs[0], comparison=cs[1], n_resamples=200, seed=0)
+    >>> (acc.n_vignettes, acc.n_actions, acc.comparison)
+    (4, 8, 'black_woman_medicaid')
+    """
 
     composite: float  # mean oriented signed sum per vignette
     mean_sq_composite: float  # mean squared composite: large when per-step shifts line up within trajectories

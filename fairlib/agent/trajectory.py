@@ -8,32 +8,54 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
-from ..constraints import constrained, Unchecked, Instance, Options, Interval, Flag, Text, PathLike, DataFrame
+from ..constraints import constrained, Unchecked, Instance, Options, Interval, Flag, Text
+from ..constraints import PathLike, DataFrame
 
 # %% auto #0
 __all__ = ['ACTIONS', 'FLOOR_ACTIONS', 'TRAJECTORY_COLUMNS', 'REQUIRED_COLUMNS', 'KEY', 'ActionSpec', 'validate_trajectories',
            'parse_items', 'read_trajectories', 'cell_counts']
 
+# %% ../../nbs/agent/01_trajectory.ipynb #c45546ae
+_ACTION_SPEC_ARGS = dict(name=Text, step=Text, kind=Options("binary", "ordinal", "set"))
+_ACTION_SPEC_ARGS |= dict(domain=Instance(tuple, range), threshold=Interval() | None)
+_ACTION_SPEC_ARGS |= dict(direction=Options(">=", "<="), description=Text)
+
 # %% ../../nbs/agent/01_trajectory.ipynb #4e35cd56
-@constrained(
-    name=Text,
-    step=Text,
-    kind=Options("binary", "ordinal", "set"),
-    domain=Instance(tuple, range),
-    threshold=Interval() | None,
-    direction=Options(">=", "<="),
-    description=Text,
-)
+@constrained(**_ACTION_SPEC_ARGS)
 @dataclass(frozen=True)
 class ActionSpec:
-    "One action of the trajectory: its stage, ordinal domain and dichotomisation rule."
+    """One action of the trajectory: its stage, ordinal domain and dichotomisation rule.
+
+    Parameters
+    ----------
+    name : str
+        The action's name, e.g. "high_acuity".
+    step : str
+        The trajectory stage that commits it.
+    kind : {"binary", "ordinal", "set"}
+        A 0/1 action, an ordinal one (dichotomised by `threshold`) or an order set.
+    domain : tuple
+        The ordinal values the agent may commit.
+    threshold : float, optional
+        phi = 1 when the ordinal satisfies `direction` against it (ordinal actions).
+    direction : {">=", "<="}
+        The comparison with `threshold`.
+    description : str
+        What the action is, in words.
+
+    Examples
+    --------
+    >>> esi = ActionSpec("high_acuity", "triage", "ordinal", (1, 2, 3, 4, 5), 2, "<=")
+    >>> esi.dichotomize([1, 2, 3]).tolist()
+    [1, 1, 0]
+    """
 
     name: str
     step: str
-    kind: str  # "binary", "ordinal" or "set"
-    domain: tuple = (0, 1)  # ordinal values the agent may commit
-    threshold: float | None = None  # phi = 1 when the ordinal satisfies `direction` against threshold
-    direction: str = ">="  # ">=" or "<="
+    kind: str
+    domain: tuple = (0, 1)
+    threshold: float | None = None
+    direction: str = ">="
     description: str = ""
 
     def dichotomize(self, a) -> np.ndarray:
@@ -43,84 +65,50 @@ class ActionSpec:
             return a.astype(int)
         return (a >= self.threshold if self.direction == ">=" else a <= self.threshold).astype(int)
 
+# %% ../../nbs/agent/01_trajectory.ipynb #f9cf9487
+_ACTION_ROWS = [  # name, step, kind, domain, threshold, direction
+    ("high_acuity", "triage", "ordinal", (1, 2, 3, 4, 5), 2, "<="),
+    ("guideline_orders", "ordering", "set", (0, 1), None, ">="),
+    ("admit", "reassess", "binary", (0, 1), None, ">="),
+    ("icu_escalation", "reassess", "binary", (0, 1), None, ">="),
+    ("any_opioid", "prescribe", "ordinal", (0, 1, 2, 3), 2, ">="),
+    ("controlled_substance_caution", "prescribe", "binary", (0, 1), None, ">="),
+    ("referral", "document", "binary", (0, 1), None, ">="),
+    ("stigmatizing_language", "document", "binary", (0, 1), None, ">="),
+    ("follow_up_interval", "document", "ordinal", tuple(range(0, 91)), 7, "<="),
+]
 
-ACTIONS = {
-    a.name: a
-    for a in [
-        ActionSpec("high_acuity", "triage", "ordinal", (1, 2, 3, 4, 5), 2, "<=", "ESI acuity <= 2"),
-        ActionSpec(
-            "guideline_orders",
-            "ordering",
-            "set",
-            (0, 1),
-            None,
-            ">=",
-            "order set contains the guideline-indicated order",
-        ),
-        ActionSpec("admit", "reassess", "binary", (0, 1), None, ">=", "admit (vs discharge)"),
-        ActionSpec("icu_escalation", "reassess", "binary", (0, 1), None, ">=", "escalate to intensive care"),
-        ActionSpec(
-            "any_opioid",
-            "prescribe",
-            "ordinal",
-            (0, 1, 2, 3),
-            2,
-            ">=",
-            "analgesia tier >= 2 (0 none, 1 NSAID, 2 weak, 3 strong opioid)",
-        ),
-        ActionSpec(
-            "controlled_substance_caution",
-            "prescribe",
-            "binary",
-            (0, 1),
-            None,
-            ">=",
-            "controlled-substance caution flag",
-        ),
-        ActionSpec("referral", "document", "binary", (0, 1), None, ">=", "specialist referral"),
-        ActionSpec(
-            "stigmatizing_language", "document", "binary", (0, 1), None, ">=", "stigmatizing-language flag in the note"
-        ),
-        ActionSpec(
-            "follow_up_interval",
-            "document",
-            "ordinal",
-            tuple(range(0, 91)),
-            7,
-            "<=",
-            "follow-up interval in days (0-90); phi = 1 for follow-up within 7 days",
-        ),
-    ]
+# %% ../../nbs/agent/01_trajectory.ipynb #84e806b3
+_ACTION_TEXT = {
+    "high_acuity": "ESI acuity <= 2",
+    "guideline_orders": "order set contains the guideline-indicated order",
+    "admit": "admit (vs discharge)",
+    "icu_escalation": "escalate to intensive care",
+    "any_opioid": "analgesia tier >= 2 (0 none, 1 NSAID, 2 weak, 3 strong opioid)",
+    "controlled_substance_caution": "controlled-substance caution flag",
+    "referral": "specialist referral",
+    "stigmatizing_language": "stigmatizing-language flag in the note",
+    "follow_up_interval": ("follow-up interval in days (0-90); phi = 1 for follow-up within 7 days"),
 }
-FLOOR_ACTIONS = ("high_acuity", "admit", "icu_escalation", "any_opioid", "controlled_substance_caution", "referral")
-TRAJECTORY_COLUMNS = (
-    "model",
-    "vignette",
-    "condition",
-    "replicate",
-    "step",
-    "action",
-    "value",
-    "ordinal",
-    "items",
-    "forced",
-    "descriptor_steps",
-)
+ACTIONS = {r[0]: ActionSpec(*r, _ACTION_TEXT[r[0]]) for r in _ACTION_ROWS}
+FLOOR_ACTIONS = ("high_acuity", "admit", "icu_escalation", "any_opioid")
+FLOOR_ACTIONS += ("controlled_substance_caution", "referral")
+
+# %% ../../nbs/agent/01_trajectory.ipynb #8acd7378
+TRAJECTORY_COLUMNS = ("model", "vignette", "condition", "replicate", "step", "action", "value")
+TRAJECTORY_COLUMNS += ("ordinal", "items", "forced", "descriptor_steps")
 REQUIRED_COLUMNS = ("vignette", "replicate", "action", "value")
 KEY = ("model", "vignette", "condition", "replicate", "action")
 
 # %% ../../nbs/agent/01_trajectory.ipynb #09d7ba10
+_DEFAULTS = dict(model="model", condition="reference", ordinal=np.nan, items="", forced=False)
+_DEFAULTS["descriptor_steps"] = "all"
+
+# %% ../../nbs/agent/01_trajectory.ipynb #22d43b7b
 def _fill(df: pd.DataFrame) -> pd.DataFrame:
+    "A copy with a fresh index, every optional column filled and the documented columns first."
     df = df.reset_index(drop=True)  # a fresh copy with a unique index (concatenated tables repeat labels)
-    defaults = {
-        "model": "model",
-        "condition": "reference",
-        "ordinal": np.nan,
-        "items": "",
-        "forced": False,
-        "descriptor_steps": "all",
-    }
-    for c, v in defaults.items():
+    for c, v in _DEFAULTS.items():
         if c not in df.columns:
             df[c] = v
     if "step" not in df.columns:
@@ -129,14 +117,93 @@ def _fill(df: pd.DataFrame) -> pd.DataFrame:
     df["ordinal"] = pd.to_numeric(df["ordinal"], errors="coerce").astype(float)
     return df[list(TRAJECTORY_COLUMNS) + [c for c in df.columns if c not in TRAJECTORY_COLUMNS]]
 
+# %% ../../nbs/agent/01_trajectory.ipynb #41523922
+def _check_frame(df, func: str) -> None:
+    "Refuse anything but a non-empty DataFrame with the required columns and an id in every row."
+    if not isinstance(df, pd.DataFrame):
+        raise FairlibInputError("trajectories", f"must be a DataFrame, got {type(df).__name__}", func)
+    miss = [c for c in REQUIRED_COLUMNS if c not in df.columns]
+    if miss:
+        msg = f"missing required column(s) {miss}; required: {list(REQUIRED_COLUMNS)}"
+        raise FairlibInputError("trajectories", msg, func)
+    if len(df) == 0:
+        raise FairlibInputError("trajectories", "is empty", func)
+    for col in ("vignette", "replicate", "action"):
+        n = int(df[col].isna().sum())
+        if n:
+            msg = f"{n} row(s) have a missing `{col}`; every row needs one (rows with missing ids "
+            msg += "would be silently dropped from the floor)"
+            raise FairlibInputError("trajectories", msg, func)
+
+# %% ../../nbs/agent/01_trajectory.ipynb #57580424
+def _check_known(df: pd.DataFrame, specs: dict, func: str) -> None:
+    "Refuse actions that have no `ActionSpec`."
+    unknown = sorted(set(df["action"].astype(str)) - set(specs))
+    if unknown:
+        msg = f"unknown action(s) {unknown[:5]}; pass their ActionSpec via `actions`"
+        raise FairlibInputError("trajectories", msg, func)
+
+# %% ../../nbs/agent/01_trajectory.ipynb #f1cf5029
+def _check_rows(df: pd.DataFrame, one_model: bool, one_condition: bool, func: str) -> None:
+    "Refuse several models or conditions where one is expected, and duplicate rows."
+    for col, flag in (("model", one_model), ("condition", one_condition)):
+        vals = df[col].unique()
+        if flag and len(vals) > 1:
+            msg = f"mixes {len(vals)} {col}s {sorted(map(str, vals))[:5]}; one is expected"
+            raise FairlibInputError("trajectories", msg, func)
+    dup = df.duplicated(list(KEY), keep=False)
+    if dup.any():
+        ex = df.loc[dup, list(KEY)].iloc[0].to_dict()
+        msg = f"{int(dup.sum())} duplicate rows for the same {list(KEY)}, e.g. {ex}"
+        raise FairlibInputError("trajectories", msg, func)
+
+# %% ../../nbs/agent/01_trajectory.ipynb #6b82e2d0
+def _check_values(df: pd.DataFrame, func: str) -> None:
+    "Make `value` an int column of 0/1, refusing anything else."
+    v = pd.to_numeric(df["value"], errors="coerce")
+    bad = ~v.isin([0, 1])
+    if bad.any():
+        msg = f"`value` must be 0/1; found {df.loc[bad, 'value'].unique()[:5].tolist()}"
+        raise FairlibInputError("trajectories", msg, func)
+    df["value"] = v.astype(int)
+
+# %% ../../nbs/agent/01_trajectory.ipynb #81411443
+def _check_ordinals(df: pd.DataFrame, specs: dict, func: str) -> None:
+    "Refuse an ordinal outside its action's domain or disagreeing with its row's `value`."
+    for name, g in df.groupby("action"):
+        s = specs[name]
+        if s.kind != "ordinal":
+            continue
+        o = g["ordinal"].dropna()
+        out = ~o.isin(s.domain)
+        if out.any():
+            found = sorted(o[out].unique())[:5]
+            msg = f"ordinal of {name!r} outside its domain {s.domain}: {found}"
+            raise FairlibInputError("trajectories", msg, func)
+        if (clash := s.dichotomize(o) != g.loc[o.index, "value"].to_numpy()).any():
+            msg = f"`value` of {name!r} disagrees with its ordinal in {int(clash.sum())} row(s)"
+            raise FairlibInputError("trajectories", msg, func)
+
+# %% ../../nbs/agent/01_trajectory.ipynb #57a31433
+def _check_complete(df: pd.DataFrame, func: str) -> None:
+    "Refuse a replicate that lacks an action other replicates of its (model, condition) commit."
+    acts = df.groupby(["model", "condition"])["action"].agg(lambda a: frozenset(a))
+    cells = ["model", "condition", "vignette", "replicate"]
+    have = df.groupby(cells)["action"].agg(lambda a: frozenset(a))
+    for key, got in have.items():
+        want = acts[key[:2]]
+        if got != want:
+            msg = f"replicate {key[3]!r} of vignette {key[2]!r} (model {key[0]!r}, condition "
+            msg += f"{key[1]!r}) is missing action(s) {sorted(want - got)}"
+            raise FairlibInputError("trajectories", msg, func)
+
+# %% ../../nbs/agent/01_trajectory.ipynb #9fcb9d80
+_VALIDATE_ARGS = dict(df=Unchecked("a DataFrame; checked in the body, as the trajectory table"))
+_VALIDATE_ARGS |= dict(one_model=Flag, one_condition=Flag, actions=Instance(dict) | None)
+_VALIDATE_ARGS["complete"] = Flag
+
 # %% ../../nbs/agent/01_trajectory.ipynb #9f54e349
-@constrained(
-    df=Unchecked("a DataFrame; checked in the body, which names it the trajectory table"),
-    one_model=Flag,
-    one_condition=Flag,
-    actions=Instance(dict) | None,
-    complete=Flag,
-)
+@constrained(**_VALIDATE_ARGS)
 def validate_trajectories(
     df: pd.DataFrame,
     *,
@@ -145,101 +212,138 @@ def validate_trajectories(
     actions: dict | None = None,
     complete: bool = True,
 ) -> pd.DataFrame:
-    "Check a trajectory table against the documented format; return it with optional columns filled."
+    """Check a trajectory table against the documented format; return it with optional columns filled.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The trajectory table: one row per committed action (see the column table above).
+    one_model : bool
+        Refuse a table with several models.
+    one_condition : bool
+        Refuse a table with several conditions.
+    actions : dict, optional
+        Name -> `ActionSpec` of actions beyond `ACTIONS`.
+    complete : bool
+        Refuse a replicate missing an action its (model, condition) commits elsewhere.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A checked copy: documented columns first and filled, `value` as int, a fresh index.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming the table ("trajectories") and what is wrong: not a DataFrame, a missing column or
+        id, an unknown action, duplicate rows, a value or ordinal out of range, an incomplete
+        replicate, or several models or conditions where one is expected.
+
+    Examples
+    --------
+    >>> t = validate_trajectories(pd.DataFrame({"vignette": "v1", "replicate": [0, 1],
+    ...                                         "action": "admit", "value": [1, 0]}))
+    >>> t[["model", "condition", "replicate", "step", "action", "value"]]
+       model  condition  replicate      step action  value
+    0  model  reference          0  reassess  admit      1
+    1  model  reference          1  reassess  admit      0
+    """
     func = "validate_trajectories"
-    if not isinstance(df, pd.DataFrame):
-        raise FairlibInputError("trajectories", f"must be a DataFrame, got {type(df).__name__}", func)
-    miss = [c for c in REQUIRED_COLUMNS if c not in df.columns]
-    if miss:
-        raise FairlibInputError(
-            "trajectories", f"missing required column(s) {miss}; required: {list(REQUIRED_COLUMNS)}", func
-        )
-    if len(df) == 0:
-        raise FairlibInputError("trajectories", "is empty", func)
-    for col in ("vignette", "replicate", "action"):  # a missing id would be dropped by every groupby
-        miss_id = df[col].isna()
-        if miss_id.any():
-            raise FairlibInputError(
-                "trajectories",
-                f"{int(miss_id.sum())} row(s) have a missing `{col}`; every row "
-                "needs one (rows with missing ids would be silently dropped from the floor)",
-                func,
-            )
+    _check_frame(df, func)
     specs = {**ACTIONS, **(actions or {})}
-    unknown = sorted(set(df["action"].astype(str)) - set(specs))
-    if unknown:
-        raise FairlibInputError(
-            "trajectories", f"unknown action(s) {unknown[:5]}; pass their ActionSpec via `actions`", func
-        )
+    _check_known(df, specs, func)
     df = _fill(df)
-    for col, flag in (("model", one_model), ("condition", one_condition)):
-        vals = df[col].unique()
-        if flag and len(vals) > 1:
-            raise FairlibInputError(
-                "trajectories", f"mixes {len(vals)} {col}s {sorted(map(str, vals))[:5]}; one is expected", func
-            )
-    dup = df.duplicated(list(KEY), keep=False)
-    if dup.any():
-        ex = df.loc[dup, list(KEY)].iloc[0].to_dict()
-        raise FairlibInputError(
-            "trajectories", f"{int(dup.sum())} duplicate rows for the same {list(KEY)}, e.g. {ex}", func
-        )
-    v = pd.to_numeric(df["value"], errors="coerce")
-    bad = ~v.isin([0, 1])
-    if bad.any():
-        raise FairlibInputError(
-            "trajectories", f"`value` must be 0/1; found {df.loc[bad, 'value'].unique()[:5].tolist()}", func
-        )
-    df["value"] = v.astype(int)
-    for name, g in df.groupby("action"):
-        s = specs[name]
-        if s.kind != "ordinal":
-            continue
-        o = g["ordinal"].dropna()
-        out = ~o.isin(s.domain)
-        if out.any():
-            raise FairlibInputError(
-                "trajectories",
-                f"ordinal of {name!r} outside its domain {s.domain}: {sorted(o[out].unique())[:5]}",
-                func,
-            )
-        clash = s.dichotomize(o) != g.loc[o.index, "value"].to_numpy()
-        if clash.any():
-            raise FairlibInputError(
-                "trajectories", f"`value` of {name!r} disagrees with its ordinal in {int(clash.sum())} row(s)", func
-            )
+    _check_rows(df, one_model, one_condition, func)
+    _check_values(df, func)
+    _check_ordinals(df, specs, func)
     if complete:
-        acts = df.groupby(["model", "condition"])["action"].agg(lambda a: frozenset(a))
-        have = df.groupby(["model", "condition", "vignette", "replicate"])["action"].agg(lambda a: frozenset(a))
-        for key, got in have.items():
-            want = acts[key[:2]]
-            if got != want:
-                raise FairlibInputError(
-                    "trajectories",
-                    f"replicate {key[3]!r} of vignette {key[2]!r} (model {key[0]!r}, "
-                    f"condition {key[1]!r}) is missing action(s) {sorted(want - got)}",
-                    func,
-                )
+        _check_complete(df, func)
     return df.reset_index(drop=True)
 
 # %% ../../nbs/agent/01_trajectory.ipynb #87b8548c
 @constrained(s=Unchecked("a cell of the items column: str, NaN or None"))
 def parse_items(s) -> frozenset:
-    "The order set encoded in an `items` cell (`;`-separated)."
+    """The order set encoded in an `items` cell (`;`-separated).
+
+    Parameters
+    ----------
+    s : str, float or None
+        A cell of the `items` column; NaN or None is the empty set.
+
+    Returns
+    -------
+    frozenset of str
+        The items, stripped, empty ones dropped.
+
+    Examples
+    --------
+    >>> sorted(parse_items("cbc; bmp;;lipase"))
+    ['bmp', 'cbc', 'lipase']
+    """
     if s is None or (isinstance(s, float) and np.isnan(s)):
         return frozenset()
     return frozenset(i.strip() for i in str(s).split(";") if i.strip())
 
-
+# %% ../../nbs/agent/01_trajectory.ipynb #cd7e7d86
 @constrained(path=PathLike)
 def read_trajectories(path, **kw) -> pd.DataFrame:
-    "Read a trajectory CSV and validate it (keyword arguments go to `validate_trajectories`)."
+    """Read a trajectory CSV and validate it.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The CSV file.
+    **kw
+        Passed to `validate_trajectories` (`one_model`, `complete`, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated table.
+
+    Raises
+    ------
+    FairlibInputError
+        When the table fails `validate_trajectories`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> pd.DataFrame({"vignette": "007", "replicate": [0], "action": "admit", "value": 1}).to_csv(p)
+    >>> read_trajectories(p).vignette.tolist()
+    ['007']
+    """
     return validate_trajectories(pd.read_csv(path, dtype={"vignette": str, "items": str}), **kw)
 
 # %% ../../nbs/agent/01_trajectory.ipynb #a829a2e3
 @constrained(df=DataFrame)
 def cell_counts(df: pd.DataFrame) -> pd.DataFrame:
-    "Per (model, condition, vignette, action) cell: replicates `n` and positives `k`."
+    """Per (model, condition, vignette, action) cell: replicates `n` and positives `k`.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A validated trajectory table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns `model`, `condition`, `vignette`, `action`, `n`, `k`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `df` is not a DataFrame.
+
+    Examples
+    --------
+    >>> t = validate_trajectories(pd.DataFrame({"vignette": "v1", "replicate": [0, 1],
+    ...                                         "action": "admit", "value": [1, 0]}))
+    >>> cell_counts(t)
+       model  condition vignette action  n  k
+    0  model  reference       v1  admit  2  1
+    """
     return (
         df.groupby(["model", "condition", "vignette", "action"], observed=True)["value"]
         .agg(n="size", k="sum")

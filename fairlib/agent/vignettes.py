@@ -23,63 +23,103 @@ VIGNETTE_DOMAINS = ("triage", "ordering", "medication", "documentation")
 AMBIGUITY = ("clear", "intermediate", "borderline")
 BANDED_ACTIONS = ("high_acuity", "any_opioid", "follow_up_interval")
 
+# %% ../../nbs/agent/06_vignettes.ipynb #09d9e8a3
+_VIGNETTE_ARGS = dict(id=Text, domain=Text, ambiguity=Text, canary=Text, narrative=Text)
+_VIGNETTE_ARGS |= dict(fixture=Instance(dict), bands=Instance(dict))
+_VIGNETTE_ARGS["guideline_order"] = Unchecked("read from the vignette file; checked by load_vignettes")
 
-@constrained(
-    id=Text,
-    domain=Text,
-    ambiguity=Text,
-    canary=Text,
-    narrative=Text,
-    fixture=Instance(dict),
-    guideline_order=Unchecked("read from the vignette file; checked by load_vignettes"),
-    bands=Instance(dict),
-)
+# %% ../../nbs/agent/06_vignettes.ipynb #999e7bb7
+@constrained(**_VIGNETTE_ARGS)
 @dataclass(frozen=True)
 class Vignette:
-    "One synthetic vignette: frozen narrative, orderable items with their fixture, canary, labels and draft bands."
+    """One synthetic vignette: frozen narrative, orderable items with their fixture, labels, bands.
+
+    Parameters
+    ----------
+    id : str
+        The vignette id, e.g. "tri_clear_01".
+    domain : str
+        Its action domain, one of `VIGNETTE_DOMAINS`.
+    ambiguity : str
+        How clear the right action is, one of `AMBIGUITY`.
+    canary : str
+        A unique string that reveals verbatim memorisation of the vignette file.
+    narrative : str
+        The frozen case text.
+    fixture : dict
+        Item -> result text (the fixture rho(v)); its keys are the orderable list.
+    guideline_order : str
+        The guideline-indicated order (the `guideline_orders` action).
+    bands : dict
+        Action -> draft band (acceptable values, rule, clause, reasoning).
+
+    Examples
+    --------
+    >>> v = load_vignettes()["tri_clear_01"]
+    >>> v.domain, v.ambiguity, v.guideline_order
+    ('triage', 'clear', 'ECG')
+    >>> v.results(["ECG"])
+    {'ECG': 'ST elevation in leads II, III and aVF'}
+    """
 
     id: str
     domain: str
     ambiguity: str
     canary: str
     narrative: str
-    fixture: dict  # item -> result text (rho(v)); the keys are the orderable list
-    guideline_order: str  # the guideline-indicated order (the `guideline_orders` action)
-    bands: dict = field(default_factory=dict, repr=False)  # action -> dict(acceptable, rule, clause, reasoning)
+    fixture: dict
+    guideline_order: str
+    bands: dict = field(default_factory=dict, repr=False)
 
     @property
     def orderables(self) -> tuple:
+        "The items the agent may order (the fixture's keys, in order)."
         return tuple(self.fixture)
 
     def results(self, items) -> dict:
         "rho(v) on the items actually ordered (unknown items raise): the environment step."
         bad = [i for i in items if i not in self.fixture]
         if bad:
-            raise FairlibInputError("items", f"not orderable for vignette {self.id!r}: {bad}", "Vignette.results")
+            msg = f"not orderable for vignette {self.id!r}: {bad}"
+            raise FairlibInputError("items", msg, "Vignette.results")
         return {i: self.fixture[i] for i in items}
 
-# %% ../../nbs/agent/06_vignettes.ipynb #f7f29674
-def _check_vignette(d: dict, rules: dict, func: str) -> Vignette:
-    need = ("id", "domain", "ambiguity", "canary", "narrative", "orderables", "guideline_order", "bands")
-    miss = [k for k in need if k not in d]
+# %% ../../nbs/agent/06_vignettes.ipynb #fa61976b
+_VIGNETTE_KEYS = ("id", "domain", "ambiguity", "canary", "narrative", "orderables")
+_VIGNETTE_KEYS += ("guideline_order", "bands")
+
+# %% ../../nbs/agent/06_vignettes.ipynb #f54fa87d
+def _check_labels(d: dict, func: str) -> None:
+    "Refuse a vignette record with a missing field, an unknown label or an unorderable guideline order."
+    miss = [k for k in _VIGNETTE_KEYS if k not in d]
     if miss:
         raise FairlibInputError("vignettes", f"vignette {d.get('id')!r} lacks {miss}", func)
-    if d["domain"] not in VIGNETTE_DOMAINS:
-        raise FairlibInputError("vignettes", f"{d['id']!r}: domain {d['domain']!r} not in {VIGNETTE_DOMAINS}", func)
-    if d["ambiguity"] not in AMBIGUITY:
-        raise FairlibInputError("vignettes", f"{d['id']!r}: ambiguity {d['ambiguity']!r} not in {AMBIGUITY}", func)
+    for key, allowed in (("domain", VIGNETTE_DOMAINS), ("ambiguity", AMBIGUITY)):
+        if d[key] not in allowed:
+            msg = f"{d['id']!r}: {key} {d[key]!r} not in {allowed}"
+            raise FairlibInputError("vignettes", msg, func)
     if d["guideline_order"] not in d["orderables"]:
-        raise FairlibInputError(
-            "vignettes", f"{d['id']!r}: guideline order {d['guideline_order']!r} is not orderable", func
-        )
+        msg = f"{d['id']!r}: guideline order {d['guideline_order']!r} is not orderable"
+        raise FairlibInputError("vignettes", msg, func)
+
+# %% ../../nbs/agent/06_vignettes.ipynb #bf8dfaf5
+def _check_bands(d: dict, rules: dict, func: str) -> None:
+    "Refuse a band on an unbanded action, citing an unknown rule, or lacking clause, reasoning or values."
     for a, b in d["bands"].items():
         if a not in BANDED_ACTIONS:
             raise FairlibInputError("vignettes", f"{d['id']!r}: band on unknown action {a!r}", func)
         if b.get("rule") not in rules:
-            raise FairlibInputError("vignettes", f"{d['id']!r}: band {a!r} cites unknown rule {b.get('rule')!r}", func)
+            msg = f"{d['id']!r}: band {a!r} cites unknown rule {b.get('rule')!r}"
+            raise FairlibInputError("vignettes", msg, func)
         for k in ("clause", "reasoning", "acceptable"):
             if not b.get(k):
                 raise FairlibInputError("vignettes", f"{d['id']!r}: band {a!r} lacks {k!r}", func)
+
+# %% ../../nbs/agent/06_vignettes.ipynb #f7f29674
+def _check_vignette(d: dict, rules: dict, func: str) -> Vignette:
+    "The `Vignette` of one checked record of the file; a band's rule id is replaced by the rule's text."
+    _check_labels(d, func)
+    _check_bands(d, rules, func)
     return Vignette(
         str(d["id"]),
         d["domain"],
@@ -91,24 +131,56 @@ def _check_vignette(d: dict, rules: dict, func: str) -> Vignette:
         {a: {**b, "rule": rules[b["rule"]]} for a, b in d["bands"].items()},
     )
 
-
-@constrained(path=PathLike)
-def load_vignettes(path=None) -> dict[str, Vignette]:
-    "The packaged vignettes (or those in the YAML file `path`), keyed by id, checked."
-    func = "load_vignettes"
+# %% ../../nbs/agent/06_vignettes.ipynb #6b90d15a
+def _file_text(path, func: str) -> str:
+    "The text of the vignette file `path`, or of the packaged one when `path` is None."
     if path is None:
-        text = resources.files("fairlib.agent").joinpath("data/vignettes.yaml").read_text()
-    else:
-        p = Path(path)
-        if not p.is_file():
-            raise FairlibInputError("path", f"no such file: {p}", func)
-        text = p.read_text()
+        return resources.files("fairlib.agent").joinpath("data/vignettes.yaml").read_text()
+    if not Path(path).is_file():
+        raise FairlibInputError("path", f"no such file: {Path(path)}", func)
+    return Path(path).read_text()
+
+# %% ../../nbs/agent/06_vignettes.ipynb #65c8850f
+def _read_file(path, func: str) -> dict:
+    "The parsed vignette file, refused unless it is YAML holding a non-empty `vignettes` list."
     try:
-        d = yaml.safe_load(text)
+        d = yaml.safe_load(_file_text(path, func))
     except yaml.YAMLError as e:
         raise FairlibInputError("path", f"is not valid YAML: {e}", func) from None
     if not isinstance(d, dict) or not isinstance(d.get("vignettes"), list) or not d["vignettes"]:
-        raise FairlibInputError("path", "must hold a mapping with a non-empty `vignettes` list", func)
+        msg = "must hold a mapping with a non-empty `vignettes` list"
+        raise FairlibInputError("path", msg, func)
+    return d
+
+# %% ../../nbs/agent/06_vignettes.ipynb #86fe3c35
+@constrained(path=PathLike)
+def load_vignettes(path=None) -> dict[str, Vignette]:
+    """The packaged vignettes (or those of the YAML file `path`), keyed by id, checked.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        A vignette file in the packaged format; None reads the sixteen packaged vignettes.
+
+    Returns
+    -------
+    dict of str to Vignette
+        The vignettes by id, in the file's order.
+
+    Raises
+    ------
+    FairlibInputError
+        For a missing or invalid file, a vignette record that fails its checks, a duplicate id or
+        a repeated canary string.
+
+    Examples
+    --------
+    >>> V = load_vignettes()
+    >>> len(V), sorted(V)[:2]
+    (16, ['doc_border_01', 'doc_border_02'])
+    """
+    func = "load_vignettes"
+    d = _read_file(path, func)
     out = {}
     for v in d["vignettes"]:
         vg = _check_vignette(v, d.get("rules", {}), func)
@@ -120,49 +192,118 @@ def load_vignettes(path=None) -> dict[str, Vignette]:
         raise FairlibInputError("vignettes", "canary strings must be unique", func)
     return out
 
+# %% ../../nbs/agent/06_vignettes.ipynb #f72d4f94
+def _draft_band(vid: str, action: str, b: dict) -> Band:
+    "The author-derived `Band` of one recorded draft (a day range for the follow-up interval)."
+    acc = [int(x) for x in b["acceptable"]]
+    kw = dict(provenance="author-derived", source=b["rule"], clause=b["clause"], reasoning=b["reasoning"])
+    if action == "follow_up_interval":
+        return band_range(vid, action, min(acc), max(acc), **kw)
+    return Band(vid, action, frozenset(acc), **kw)
+
 # %% ../../nbs/agent/06_vignettes.ipynb #7a984de0
 @constrained(vignettes=Instance(dict))
 def vignette_bands(vignettes=None) -> list[Band]:
-    "Draft author-derived bands (ESI acuity, analgesia tier, follow-up interval) of every vignette."
+    """Draft author-derived bands (ESI acuity, analgesia tier, follow-up interval) of every vignette.
+
+    Parameters
+    ----------
+    vignettes : dict of str to Vignette, optional
+        The vignettes (`load_vignettes()`); None reads the packaged ones.
+
+    Returns
+    -------
+    list of Band
+        One band per vignette and banded action, `author-derived` and without an adjudicator.
+
+    Raises
+    ------
+    FairlibInputError
+        When `vignettes` is not a dict.
+
+    Examples
+    --------
+    >>> B = vignette_bands()
+    >>> len(B), {b.provenance for b in B}, any(b.adjudicated for b in B)
+    (48, {'author-derived'}, False)
+    """
     vignettes = load_vignettes() if vignettes is None else vignettes
-    out = []
-    for v in vignettes.values():
-        for a, b in v.bands.items():
-            acc = [int(x) for x in b["acceptable"]]
-            kw = dict(provenance="author-derived", source=b["rule"], clause=b["clause"], reasoning=b["reasoning"])
-            out.append(
-                band_range(v.id, a, min(acc), max(acc), **kw)
-                if a == "follow_up_interval"
-                else Band(v.id, a, frozenset(acc), **kw)
-            )
-    return out
+    return [_draft_band(v.id, a, b) for v in vignettes.values() for a, b in v.bands.items()]
 
+# %% ../../nbs/agent/06_vignettes.ipynb #2230c1e3
+def _vignette_row(v: Vignette) -> dict:
+    "One row of `vignette_table`."
+    return {
+        "vignette": v.id,
+        "domain": v.domain,
+        "ambiguity": v.ambiguity,
+        "narrative_words": len(v.narrative.split()),
+        "orderables": len(v.fixture),
+        "guideline_order": v.guideline_order,
+        "canary": v.canary,
+    }
 
+# %% ../../nbs/agent/06_vignettes.ipynb #caf83547
 @constrained(vignettes=Instance(dict))
 def vignette_table(vignettes=None) -> pd.DataFrame:
-    "One row per vignette: id, domain, ambiguity, narrative length, number of orderables, canary."
+    """One row per vignette: id, domain, ambiguity, narrative length, orderables, guideline order, canary.
+
+    Parameters
+    ----------
+    vignettes : dict of str to Vignette, optional
+        The vignettes (`load_vignettes()`); None reads the packaged ones.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns `vignette`, `domain`, `ambiguity`, `narrative_words`, `orderables` (their count),
+        `guideline_order` and `canary`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `vignettes` is not a dict.
+
+    Examples
+    --------
+    >>> vignette_table()[["vignette", "domain", "orderables"]].head(2)
+           vignette  domain  orderables
+    0  tri_clear_01  triage           5
+    1  tri_inter_01  triage           5
+    """
     vignettes = load_vignettes() if vignettes is None else vignettes
-    return pd.DataFrame(
-        [
-            {
-                "vignette": v.id,
-                "domain": v.domain,
-                "ambiguity": v.ambiguity,
-                "narrative_words": len(v.narrative.split()),
-                "orderables": len(v.fixture),
-                "guideline_order": v.guideline_order,
-                "canary": v.canary,
-            }
-            for v in vignettes.values()
-        ]
-    )
+    return pd.DataFrame([_vignette_row(v) for v in vignettes.values()])
 
 # %% ../../nbs/agent/06_vignettes.ipynb #f40949d4
 @constrained(text=Text, vignettes=Instance(dict))
 def find_canaries(text: str, vignettes=None) -> list[str]:
-    "Ids of the vignettes whose canary string occurs in `text`."
+    """Ids of the vignettes whose canary string occurs in `text`.
+
+    Parameters
+    ----------
+    text : str
+        Any text: a model output, a shard of a training corpus.
+    vignettes : dict of str to Vignette, optional
+        The vignettes (`load_vignettes()`); None reads the packaged ones.
+
+    Returns
+    -------
+    list of str
+        The ids of the vignettes whose canary occurs in `text`, in the vignettes' order.
+
+    Raises
+    ------
+    FairlibInputError
+        When `text` is not a string.
+
+    Examples
+    --------
+    >>> find_canaries("... fairlib-canary-3f9c1a-tri-clear-01 ...")
+    ['tri_clear_01']
+    """
     if not isinstance(text, str):
-        raise FairlibInputError("text", f"must be a string, got {type(text).__name__}", "find_canaries")
+        msg = f"must be a string, got {type(text).__name__}"
+        raise FairlibInputError("text", msg, "find_canaries")
     vignettes = load_vignettes() if vignettes is None else vignettes
     return [v.id for v in vignettes.values() if v.canary in text]
 

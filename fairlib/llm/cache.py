@@ -30,7 +30,42 @@ ANSWER_TOLERANCE = 1e-5  # |ΔP(Yes)| allowed between batch compositions / prefi
 def answer_key(
     *, model_id: str, precision: str, system: str, chat_template: str, prompt: str, text: str, **extra
 ) -> str:
-    "SHA-256 answer key over everything that determines a P(Yes) answer (`extra`: e.g. options, endpoint)."
+    """The SHA-256 answer key over everything that determines a P(Yes) or option answer.
+
+    Parameters
+    ----------
+    model_id : str
+        The model's identity (name plus file hash or revision: `model_identity`).
+    precision : str
+        The precision the model runs at.
+    system : str
+        The system prompt.
+    chat_template : str
+        The chat template (or 'server-side' for a chat API).
+    prompt : str
+        The user prompt.
+    text : str
+        The templated text the model reads.
+    **extra
+        Further key parts (JSON-serialisable): answer options, a served endpoint, the CPU kernel path.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits; any change to any part gives another key.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming the first of the text arguments that is not a string.
+
+    Examples
+    --------
+    >>> kw = dict(model_id="m", system="s", chat_template="t", prompt="p", text="x")
+    >>> k = answer_key(precision="fp32", **kw)
+    >>> len(k), k == answer_key(precision="fp32", **kw), k == answer_key(precision="bf16", **kw)
+    (64, True, False)
+    """
     blob = json.dumps(
         dict(
             method=SCORING_METHOD,
@@ -48,7 +83,33 @@ def answer_key(
 
 # %% ../../nbs/llm/01_cache.ipynb #63584dc0
 class CorruptCacheError(FairlibInputError):
-    "The answer-cache file cannot be read as a SQLite database; the message names the file and the fix."
+    """The answer-cache file cannot be read as a SQLite database.
+
+    The message names the file and the fix (delete it: it is only a cache). A `FairlibInputError`,
+    so also a `ValueError`.
+
+    Parameters
+    ----------
+    argument : str
+        The argument naming the cache ('cache').
+    problem : str
+        What is wrong with the file and what to do.
+    func : str or None, default None
+        The function that could not open it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     bad = Path(d) / "answers.sqlite"
+    ...     _ = bad.write_text("not a database")
+    ...     try:
+    ...         AnswerCache(bad)
+    ...     except CorruptCacheError as e:
+    ...         print(e.argument, "is not a readable SQLite database" in str(e))
+    cache True
+    """
 
 # %% ../../nbs/llm/01_cache.ipynb #5491e049
 def _corrupt(path, e) -> CorruptCacheError:
@@ -63,7 +124,33 @@ def _corrupt(path, e) -> CorruptCacheError:
 # %% ../../nbs/llm/01_cache.ipynb #78630d0b
 @constrained(path=PathLike)
 class AnswerCache:
-    "SQLite (WAL) store of P(Yes) and option answers keyed by `answer_key`; safe to kill at any point."
+    """A SQLite (WAL) store of P(Yes) and option answers keyed by `answer_key`; safe to kill at any point.
+
+    Also memoises file hashes (`file_sha256`). Opening checks the file (`PRAGMA quick_check`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The database file (created with its folder when missing; not a directory).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `cache` when `path` is not a file path or is a directory.
+    CorruptCacheError
+        When the file is not a readable SQLite database.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     c = AnswerCache(Path(d) / "answers.sqlite")
+    ...     c.put_many([("k1", 0.8, 0.4, 0.1)], model="m", precision="fp32")
+    ...     print(len(c), c.get_many(["k1", "k2"]))
+    ...     c.close()
+    1 {'k1': (0.8, 0.4, 0.1)}
+    """
 
     def __init__(self, path):
         if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
@@ -177,7 +264,35 @@ class AnswerCache:
 # %% ../../nbs/llm/01_cache.ipynb #b2a4fa95
 @constrained(path=PathLike, cache=Instance(AnswerCache) | None)
 def file_sha256(path, cache: AnswerCache | None = None) -> str:
-    "SHA-256 of a file's bytes, memoised in `cache` under (path, size, mtime)."
+    """The SHA-256 of a file's bytes, memoised in an answer cache under (path, size, mtime).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    cache : AnswerCache, optional
+        Where the hash is remembered; a file whose size or modification time changed is hashed again.
+
+    Returns
+    -------
+    str
+        64 lowercase hexadecimal digits.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `path` when it is not a path, or `cache` when it is not an AnswerCache.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "f.txt"
+    ...     _ = p.write_text("abc")
+    ...     file_sha256(p)
+    'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
+    """
     p = Path(path).resolve()
     st = p.stat()
     key = (str(p), st.st_size, st.st_mtime_ns)
@@ -196,7 +311,19 @@ def file_sha256(path, cache: AnswerCache | None = None) -> str:
 
 # %% ../../nbs/llm/01_cache.ipynb #4241c2b9
 def default_cache_path() -> Path:
-    "`<cache_dir>/llm_answers.sqlite`, `cache_dir` from the site settings (default `data/cache`)."
+    """The default answer cache: `<cache_dir>/llm_answers.sqlite`.
+
+    Returns
+    -------
+    pathlib.Path
+        `cache_dir` from the site settings (default `data/cache` in the repository) joined with
+        'llm_answers.sqlite'.
+
+    Examples
+    --------
+    >>> default_cache_path().name
+    'llm_answers.sqlite'
+    """
     return Path(get_setting("cache_dir") or repo_root() / "data" / "cache") / "llm_answers.sqlite"
 
 # %% ../../nbs/llm/01_cache.ipynb #f3dbd6cd

@@ -28,7 +28,19 @@ _PACK_MAX_BYTES = 4 << 30  # "auto" packs only models whose linear weights fit i
 
 # %% ../../nbs/llm/04_cpu.ipynb #2cb5e995
 def onednn_available() -> bool:
-    "Whether this PyTorch build can run pre-packed fp32 linear layers through oneDNN on the CPU."
+    """Whether this PyTorch build can run pre-packed fp32 linear layers through oneDNN on the CPU.
+
+    Returns
+    -------
+    bool
+        True when `torch.backends.mkldnn` is available and has the `_linear_pointwise` and
+        `_reorder_linear_weight` operators `pack_cpu_linears` needs.
+
+    Examples
+    --------
+    >>> isinstance(onednn_available(), bool)
+    True
+    """
     import torch
 
     try:
@@ -146,11 +158,38 @@ def _unpack_cpu_linears(model) -> None:
 # %% ../../nbs/llm/04_cpu.ipynb #70f1981e
 @constrained(model=Module, fuse_silu=Flag)
 def pack_cpu_linears(model, *, fuse_silu: bool = True) -> list:
-    """Run the decoder's plain fp32 `nn.Linear` layers through oneDNN with packed weights (q/k/v and gate/up fused).
+    """Run the decoder's plain fp32 linear layers through oneDNN with packed weights.
 
-    Idempotent; returns the packed groups (also on `model._fairlib_packed`). See the section above for when the
-    packed copy is used and when the original layers run instead. `fuse_silu=False` keeps a SiLU MLP's gate/up as
-    one product with the activation in PyTorch (the earlier path, kept for `benchmarks/bench_llm.py`'s ablation)."""
+    q/k/v and gate/up are fused into one product each. Idempotent: a second call returns the groups
+    already packed (also kept on `model._fairlib_packed`). The section above says when the packed copy
+    is used and when the original layers run instead.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A causal language model on the CPU with float32 weights.
+    fuse_silu : bool, default True
+        Fuse a SiLU MLP's gate/up product with its activation in oneDNN; False keeps the activation
+        in PyTorch (the earlier path, kept for `benchmarks/bench_llm.py`'s ablation).
+
+    Returns
+    -------
+    list
+        The packed groups (empty when there is nothing to pack or oneDNN is unavailable).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `model` when it is not a torch module, or `fuse_silu` when it is not a bool.
+
+    Examples
+    --------
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> groups = pack_cpu_linears(model)
+    >>> len(groups) == (10 if onednn_available() else 0), pack_cpu_linears(model) is groups
+    (True, True)
+    """
     import torch
 
     if not isinstance(model, torch.nn.Module):
@@ -421,5 +460,34 @@ def _check_chunked_attention(model) -> bool:
 # %% ../../nbs/llm/04_cpu.ipynb #7a780d20
 @constrained(model=Module)
 def refresh_cpu_linears(model) -> int:
-    "Repack the packed groups whose weights changed since they were packed; the number repacked."
+    """Repack the packed groups whose weights changed since they were packed.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A model packed by `pack_cpu_linears` (an unpacked model has nothing to refresh).
+
+    Returns
+    -------
+    int
+        The number of groups repacked.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `model` when it is not a torch module.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> _ = pack_cpu_linears(model)
+    >>> refresh_cpu_linears(model)
+    0
+    >>> with torch.no_grad():
+    ...     _ = model.model.layers[0].self_attn.q_proj.weight.add_(0.01)
+    >>> refresh_cpu_linears(model) == (1 if onednn_available() else 0)
+    True
+    """
     return sum(g.refresh() for g in getattr(model, "_fairlib_packed", None) or [])

@@ -51,7 +51,48 @@ __all__ = ['LoraSettings', 'answer_token_ids', 'FinetuneResult', 'finetune_lora'
 )
 @dataclass(frozen=True)
 class LoraSettings:
-    "LoRA and optimiser settings (the paper does not state its own; these are common defaults for 7-8B models)."
+    """LoRA and optimiser settings for `finetune_lora`.
+
+    The paper does not state its own; these are common defaults for 7-8B models.
+
+    Parameters
+    ----------
+    r : int, default 16
+        The rank of the low-rank update.
+    alpha : int, default 32
+        The LoRA scaling numerator (the update is scaled by `alpha / r`).
+    dropout : float, default 0.05
+        Dropout on the LoRA branch, in [0, 1).
+    target_modules : tuple of str, default ('q_proj', 'k_proj', 'v_proj', 'o_proj')
+        The names of the linear layers that get an adapter.
+    learning_rate : float, default 2e-4
+        AdamW's learning rate, > 0.
+    epochs : int, default 1
+        Passes over the training prompts.
+    batch_size : int, default 8
+        Prompts per optimiser step.
+    max_length : int, default 2048
+        Templated tokens kept per prompt (>= 8); longer prompts lose their beginning.
+    weight_decay : float, default 0.0
+        AdamW's weight decay, >= 0.
+    seed : int, default 0
+        The seed of the LoRA initialisation and of the order of the prompts.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming the field that is out of range or of the wrong type.
+
+    Examples
+    --------
+    >>> LoraSettings(r=4, alpha=8).r
+    4
+    >>> try:
+    ...     LoraSettings(r=0)
+    ... except FairlibInputError as e:
+    ...     print(e)
+    argument `r` in LoraSettings(): must be an int >= 1; got 0 (is out of range)
+    """
 
     r: int = 16
     alpha: int = 32
@@ -82,7 +123,31 @@ class LoraSettings:
 # %% ../../nbs/llm/07_finetune.ipynb #7cdcfa62
 @constrained(tokenizer=Tokenizer)
 def answer_token_ids(tokenizer) -> dict:
-    "{'Yes': id, 'No': id}: the first token of each answer word as the assistant would start it."
+    """The first token of each answer word, 'Yes' and 'No', as the assistant would start its answer.
+
+    Parameters
+    ----------
+    tokenizer : transformers tokenizer
+        The model's tokenizer.
+
+    Returns
+    -------
+    dict
+        `{'Yes': id, 'No': id}`.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `tokenizer` when it encodes a word to no token.
+
+    Examples
+    --------
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> ids = answer_token_ids(tok)
+    >>> tok.decode([ids["Yes"]]), tok.decode([ids["No"]])  # the tiny tokenizer splits 'No'
+    ('Yes', 'N')
+    """
     out = {}
     for w in ("Yes", "No"):
         ids = tokenizer.encode(w, add_special_tokens=False)
@@ -109,7 +174,35 @@ def _encode_batch(tokenizer, texts, max_length, pad_id):
 # %% ../../nbs/llm/07_finetune.ipynb #3ab59db4
 @dataclass(frozen=True, repr=False)
 class FinetuneResult(Result):
-    "What a LoRA run did: settings, data, loss per step, time, and where the adapter is."
+    """What a LoRA run did: its settings, data, loss per step, time, and where the adapter is.
+
+    Parameters
+    ----------
+    adapter_dir : str
+        The directory the adapter was saved to (with `fairlib_training.json`).
+    n_examples : int
+        The number of training prompts.
+    n_steps : int
+        The number of optimiser steps.
+    seconds : float
+        Wall-clock training time.
+    first_loss : float
+        The mean loss of the first fifth of the steps.
+    last_loss : float
+        The mean loss of the last fifth of the steps.
+    settings : dict
+        The `LoraSettings` used, as a dict.
+    data : dict, optional
+        What the training data was (task, tier, instrument, n_cases, split, source).
+    losses : tuple of float, optional
+        The loss of every step.
+
+    Examples
+    --------
+    >>> r = FinetuneResult("lora", 4, 2, 0.5, 0.7, 0.6, {"r": 2}, {}, (0.7, 0.6))
+    >>> r.to_frame()[["adapter", "n_steps", "last_loss", "r"]].to_dict("records")
+    [{'adapter': 'lora', 'n_steps': 2, 'last_loss': 0.6, 'r': 2}]
+    """
 
     adapter_dir: str
     n_examples: int
@@ -161,8 +254,56 @@ def finetune_lora(
     progress: bool = True,
     data: dict | None = None,
 ) -> FinetuneResult:
-    """Train a LoRA adapter so the first generated token answers Yes for label 1 and No for label 0; save it to
-    `save_dir`."""
+    """Train a LoRA adapter so that the first generated token answers Yes for label 1, No for label 0.
+
+    The loss is the cross-entropy of the answer's first token at the last position of each templated
+    prompt; the adapter and `fairlib_training.json` (settings, data, system prompt) are saved to
+    `save_dir`. The base `model` is wrapped in place by peft.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A causal language model (trained through a peft wrapper).
+    tokenizer : transformers tokenizer
+        Its tokenizer, with a chat template.
+    prompts : sequence of str
+        The user prompts.
+    labels : sequence of int
+        1 (Yes) or 0 (No) per prompt.
+    save_dir : str or os.PathLike
+        Where the adapter is saved.
+    settings : LoraSettings, optional
+        LoRA and optimiser settings; default `LoraSettings()`.
+    system : str, optional
+        The system prompt; default the library's `DEFAULT_SYSTEM_PROMPT`.
+    progress : bool, default True
+        Show a progress bar.
+    data : dict, optional
+        A description of the training data, recorded with the adapter and in the result.
+
+    Returns
+    -------
+    FinetuneResult
+        The run's settings, losses, time and adapter directory.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `prompts` (empty or not strings), `labels` (a length mismatch or a value other than
+        0/1), `settings`, `save_dir`, or `target_modules` when those layers are not in the model.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     r = finetune_lora(model, tok, ["Chest pain and fever?", "A sprained ankle?"] * 2, [1, 0] * 2,
+    ...                       save_dir=d, settings=LoraSettings(r=2, alpha=4, batch_size=2, epochs=2),
+    ...                       progress=False)
+    >>> r.n_examples, r.n_steps, r.last_loss < r.first_loss
+    (4, 4, True)
+    """
     import torch
     from peft import LoraConfig, get_peft_model
 

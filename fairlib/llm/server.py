@@ -31,7 +31,33 @@ _SECONDS = Interval(0, closed="neither", label="a finite number of seconds > 0")
 
 @constrained(url=Unchecked("this function is the check: http(s), a host, a valid port, no query"), func=Text)
 def check_server_url(url, func: str = "ServerScorer") -> str:
-    "The normalised API base of an http(s) `url` (trailing '/v1' added when the path is empty)."
+    """The normalised API base of an http(s) URL; '/v1' is added when the path is empty.
+
+    Parameters
+    ----------
+    url : str
+        The server's OpenAI-compatible API base, e.g. 'http://127.0.0.1:8000/v1'.
+    func : str, default 'ServerScorer'
+        The public function named in the error message.
+
+    Returns
+    -------
+    str
+        The URL without a trailing slash, query or fragment.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `url` when it is not an http(s) URL with a host, has an invalid port, a query or a
+        fragment, or names an endpoint ('.../completions') instead of the API base.
+
+    Examples
+    --------
+    >>> check_server_url("http://127.0.0.1:8000")
+    'http://127.0.0.1:8000/v1'
+    >>> check_server_url("https://example.org/api/v1/")
+    'https://example.org/api/v1'
+    """
     if not isinstance(url, str) or not url.strip():
         raise FairlibInputError("url", f"must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {url!r}", func)
     u = urllib.parse.urlsplit(url.strip())
@@ -53,7 +79,21 @@ def check_server_url(url, func: str = "ServerScorer") -> str:
 
 # %% ../../nbs/llm/06_server.ipynb #55ba770e
 class LLMServerError(RuntimeError):
-    "The server could not be reached, kept failing, or answered something that is not the OpenAI API's JSON."
+    """The server could not be reached, kept failing, or answered something that is not the API's JSON.
+
+    Attributes
+    ----------
+    status : int or None
+        The HTTP status of a refused request (None: no HTTP answer).
+
+    Examples
+    --------
+    >>> try:
+    ...     get_json("http://127.0.0.1:9/v1/models", timeout=1)
+    ... except LLMServerError as e:
+    ...     print(e.status, str(e)[:33])
+    None GET http://127.0.0.1:9/v1/models
+    """
 
     status: int | None = None  # the HTTP status of a refused request (None: no HTTP answer)
 
@@ -82,10 +122,50 @@ def post_json(
     sleep=time.sleep,
     refused=None,
 ) -> dict:
-    """POST `payload` as JSON to `url` and return the decoded JSON object, retrying transient failures.
+    """POST a JSON payload and return the decoded JSON object, retrying transient failures.
 
-    `refused(status, body)`, when given, marks an HTTP error answer as a refusal of this request (raised at once)
-    even when its status would otherwise be retried."""
+    Connection errors, timeouts and the HTTP statuses 408, 425, 429, 500, 502, 503 and 504 are
+    retried with exponential backoff (capped at 30 s); other HTTP errors raise at once.
+
+    Parameters
+    ----------
+    url : str
+        The endpoint.
+    payload : dict
+        The request body, sent as JSON.
+    timeout : float, default 60.0
+        Seconds to wait for each attempt.
+    max_retries : int, default 3
+        Retries after the first attempt.
+    backoff : float, default 0.5
+        Seconds before the first retry; doubled for each further one.
+    headers : dict, optional
+        Extra HTTP headers (e.g. an `Authorization` header).
+    sleep : callable, default time.sleep
+        How to wait between attempts (tests pass a recorder).
+    refused : callable, optional
+        `refused(status, body)` returns True when an HTTP error answer refuses this request, which is
+        then raised at once even when its status would otherwise be retried.
+
+    Returns
+    -------
+    dict
+        The server's JSON answer.
+
+    Raises
+    ------
+    LLMServerError
+        When every attempt failed, on a non-retried HTTP error (its `status` set), or when the answer
+        is not a JSON object.
+
+    Examples
+    --------
+    >>> try:
+    ...     post_json("http://127.0.0.1:9/v1/completions", {"prompt": "x"}, max_retries=0, timeout=1)
+    ... except LLMServerError as e:
+    ...     print(str(e)[:50])
+    http://127.0.0.1:9/v1/completions failed 1 time(s)
+    """
     body = json.dumps(payload).encode("utf-8")
     hdr = {"Content-Type": "application/json", "Accept": "application/json", **(headers or {})}
     last = None
@@ -133,7 +213,33 @@ def _ids_refused(status: int, body: str) -> bool:
 
 @constrained(url=_NON_EMPTY, timeout=_SECONDS)
 def get_json(url: str, *, timeout: float = 10.0) -> dict:
-    "GET `url` as JSON (one attempt)."
+    """GET a URL as JSON, in one attempt.
+
+    Parameters
+    ----------
+    url : str
+        The URL.
+    timeout : float, default 10.0
+        Seconds to wait.
+
+    Returns
+    -------
+    dict
+        The decoded JSON answer.
+
+    Raises
+    ------
+    LLMServerError
+        When the server cannot be reached, times out or answers something that is not JSON.
+
+    Examples
+    --------
+    >>> try:
+    ...     get_json("http://127.0.0.1:9/v1/models", timeout=1)
+    ... except LLMServerError as e:
+    ...     print(str(e)[:37])
+    GET http://127.0.0.1:9/v1/models fail
+    """
     try:
         with urllib.request.urlopen(
             urllib.request.Request(url, headers={"Accept": "application/json"}), timeout=timeout
@@ -148,7 +254,34 @@ def get_json(url: str, *, timeout: float = 10.0) -> dict:
     api=Options("completions", "chat"),
 )
 def first_top_logprobs(response: dict, *, api: str) -> dict[str, float]:
-    "{token text: log-probability} of the first generated position in an OpenAI-style response."
+    """{token text: log-probability} of the first generated position in an OpenAI-style answer.
+
+    The same text appearing twice (two token ids) has its probabilities added.
+
+    Parameters
+    ----------
+    response : dict
+        The server's JSON answer to a completions or chat request asking for logprobs.
+    api : {'completions', 'chat'}
+        Which API answered: `choices[0].logprobs.top_logprobs[0]` or
+        `choices[0].logprobs.content[0].top_logprobs`.
+
+    Returns
+    -------
+    dict of str to float
+        The first position's top tokens and their log-probabilities.
+
+    Raises
+    ------
+    LLMServerError
+        When the answer has no first-position top logprobs (a server started without logprobs).
+
+    Examples
+    --------
+    >>> r = {"choices": [{"logprobs": {"top_logprobs": [{" Yes": -0.2, " No": -1.8}]}}]}
+    >>> first_top_logprobs(r, api="completions")
+    {' Yes': -0.2, ' No': -1.8}
+    """
     try:
         lp = response["choices"][0]["logprobs"]
         if api == "completions":
@@ -171,7 +304,34 @@ def first_top_logprobs(response: dict, *, api: str) -> dict[str, float]:
 # %% ../../nbs/llm/06_server.ipynb #2325f4b4
 @constrained(top=Instance(dict, label="a {token: log-probability} dict"))
 def p_yes_from_top(top: dict[str, float]) -> tuple[float, float, float]:
-    "(P(Yes), yes mass, no mass) from {token: logprob}: tokens reading 'yes' / 'no' once stripped and lower-cased."
+    """P(Yes), the yes mass and the no mass from a first position's top log-probabilities.
+
+    Tokens count as 'yes' or 'no' when they read so once stripped and lower-cased.
+
+    Parameters
+    ----------
+    top : dict of str to float
+        {token text: log-probability}, as `first_top_logprobs` returns.
+
+    Returns
+    -------
+    tuple of (float, float, float)
+        (P(Yes) = yes / (yes + no), yes mass, no mass); P(Yes) is NaN when neither word is among
+        the tokens.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `top` when it is not a dict.
+
+    Examples
+    --------
+    >>> p, yes, no = p_yes_from_top({" Yes": -0.2, " No": -1.8, "Maybe": -3.0})
+    >>> round(p, 4), round(yes, 4), round(no, 4)
+    (0.832, 0.8187, 0.1653)
+    >>> p_yes_from_top({"Maybe": -0.1})[0]
+    nan
+    """
     m = {w: sum(math.exp(v) for t, v in top.items() if t.strip().lower() == w) for w in ANSWER_WORDS}
     tot = m["yes"] + m["no"]
     return (m["yes"] / tot if tot > 0 else float("nan")), m["yes"], m["no"]
@@ -179,8 +339,8 @@ def p_yes_from_top(top: dict[str, float]) -> tuple[float, float, float]:
 
 PROMPT_FORMATS = ("token_ids", "text")  # what a completions request carries: ids from the local tokenizer, or text
 
-# %% ../../nbs/llm/06_server.ipynb #064f8ef6
-@constrained(
+# %% ../../nbs/llm/06_server.ipynb #0b2d86fc
+_SERVER_SCORER_ARGS = dict(
     url=AnyOf(None, Text),  # None reads the llm_server_url setting; check_server_url checks the URL itself
     model=AnyOf(None, _NON_EMPTY),
     api=Options("completions", "chat"),
@@ -197,12 +357,172 @@ PROMPT_FORMATS = ("token_ids", "text")  # what a completions request carries: id
     api_key=AnyOf(None, Text),
     prompt_format=AnyOf(None, Options(*PROMPT_FORMATS)),
 )
-class ServerScorer(Scorer):
+
+# %% ../../nbs/llm/06_server.ipynb #9f8a8dd4
+def _completions_format(tokenizer, chat_template, prompt_format) -> tuple[str, str]:
+    "(chat template, prompt format) of a completions-API scorer, or a FairlibInputError saying what is missing."
+    if tokenizer is None and chat_template is None:
+        raise FairlibInputError(
+            "tokenizer",
+            "api='completions' sends fairlib-templated text: give the model's "
+            "tokenizer (or chat_template=), or use api='chat'",
+            "ServerScorer",
+        )
+    template = chat_template or getattr(tokenizer, "chat_template", None) or ""
+    if not template:
+        raise FairlibInputError(
+            "tokenizer", "has no chat template; P(Yes) is defined through the chat template", "ServerScorer"
+        )
+    if prompt_format is None:
+        prompt_format = "token_ids" if tokenizer is not None else "text"
+    if prompt_format == "token_ids" and tokenizer is None:
+        raise FairlibInputError(
+            "prompt_format",
+            "'token_ids' needs tokenizer= (the ids are made by the model's own tokenizer); "
+            "give it, or pass prompt_format='text' to let the server tokenise",
+            "ServerScorer",
+        )
+    return template, prompt_format
+
+# %% ../../nbs/llm/06_server.ipynb #a7257fce
+def _chat_format(prompt_format) -> str:
+    "The prompt format of a chat-API scorer: always 'text' (the server templates and tokenises)."
+    if prompt_format not in (None, "text"):
+        raise FairlibInputError(
+            "prompt_format",
+            f"api='chat' sends messages as text (the server templates and tokenises them), "
+            f"so only 'text' is possible, got {prompt_format!r}; use api='completions' for token ids",
+            "ServerScorer",
+        )
+    return "text"
+
+# %% ../../nbs/llm/06_server.ipynb #62e0d4ae
+class _ServerRequests:
+    "One request per prompt and its first-position top log-probabilities."
+
+    def token_ids(self, text: str) -> list[int]:
+        "Token ids of one templated text, made as the local scorer makes them (no extra special tokens)."
+        return [int(i) for i in self.tokenizer(text, add_special_tokens=False)["input_ids"]]
+
+    def _payload(self, text: str) -> tuple[str, dict]:
+        base = {"model": self.model, "max_tokens": 1, "temperature": 0.0}
+        if self.api == "completions":
+            prompt = self.token_ids(text) if self.prompt_format == "token_ids" else text
+            return self.url + "/completions", {**base, "prompt": prompt, "logprobs": self.top_logprobs}
+        m = json.loads(text)
+        return self.url + "/chat/completions", {
+            **base,
+            "logprobs": True,
+            "top_logprobs": self.top_logprobs,
+            "messages": [{"role": "system", "content": m["system"]}, {"role": "user", "content": m["user"]}],
+        }
+
+    def top(self, text: str) -> dict[str, float]:
+        "{token: logprob} of the first generated position for one formatted text."
+        url, payload = self._payload(text)
+        kw = dict(timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff, headers=self._headers)
+        ids = self.prompt_format == "token_ids" and self.api == "completions"
+        try:
+            answer = post_json(url, payload, refused=_ids_refused if ids else None, **kw)
+        except LLMServerError as e:
+            if ids and e.status is not None and _ids_refused(e.status, str(e)):
+                raise LLMServerError(
+                    f"{e}\nThe endpoint refused a prompt given as token ids (llama-cpp-python's server, for one, "
+                    "takes text only). Pass prompt_format='text' to send the templated text instead; the server "
+                    "then tokenises it itself, possibly not as the local tokenizer does."
+                ) from None
+            raise
+        return first_top_logprobs(answer, api=self.api)
+
+# %% ../../nbs/llm/06_server.ipynb #5886ee9f
+class _ServerChunks:
+    "Prompts scored chunk by chunk over a thread pool: P(Yes) and first-token options."
+
+    def _map_chunks(self, texts, bar, f):
+        with ThreadPoolExecutor(max_workers=self.n_jobs) as pool:
+            for start in range(0, len(texts), self.chunk_size):
+                sl = slice(start, min(len(texts), start + self.chunk_size))
+                res = list(pool.map(f, texts[sl]))
+                bar.update(sl.stop - sl.start)
+                yield sl, res
+
+    def _score_chunks(self, texts, bar):
+        yield from self._map_chunks(texts, bar, lambda t: p_yes_from_top(self.top(t)))
+
+    def _option_key(self, options):
+        return {"options": list(options), "option_method": f"first-token-top-{self.top_logprobs}"}
+
+    def _option_logprobs(self, texts, options, bar):
+        def f(t):
+            top = self.top(t)
+            return [
+                float(np.logaddexp.reduce([v for k, v in top.items() if k.strip() == o]))
+                if any(k.strip() == o for k in top)
+                else -math.inf
+                for o in options
+            ]
+
+        yield from self._map_chunks(texts, bar, f)
+
+# %% ../../nbs/llm/06_server.ipynb #fa3e5d38
+@constrained(**_SERVER_SCORER_ARGS)
+class ServerScorer(_ServerChunks, _ServerRequests, Scorer):
     """P(Yes) from an OpenAI-compatible server's first-position top logprobs (`llm_server_url`).
 
-    `prompt_format='token_ids'` (default with a `tokenizer`) sends the local tokenizer's ids, so the server reads the
-    local scorer's tokens; `'text'` lets the server tokenise. Measured on the bundled Q4_1 GGUF under llama.cpp
-    against the local scorer (12 ED prompts): token ids mean |dP| 0.015, max 0.063; text mean 0.025, max 0.063."""
+    `prompt_format='token_ids'` (default with a `tokenizer`) sends the local tokenizer's ids, so the
+    server reads the local scorer's tokens; `'text'` lets the server tokenise. Measured on the bundled
+    Q4_1 GGUF under llama.cpp against the local scorer (12 ED prompts): token ids mean |dP| 0.015,
+    max 0.063; text mean 0.025, max 0.063.
+
+    Parameters
+    ----------
+    url : str, optional
+        The API base (`check_server_url`); default the `llm_server_url` setting.
+    model : str, optional
+        The served model's name; default the first one the server lists at `/models`.
+    api : {'completions', 'chat'}, default 'completions'
+        'completions' sends fairlib-templated prompts; 'chat' sends messages the server templates.
+    tokenizer : transformers tokenizer, optional
+        The model's tokenizer: its chat template and (for 'token_ids') its ids.
+    chat_template : str, optional
+        A Jinja chat template used instead of the tokenizer's (completions API).
+    top_logprobs : int, default 20
+        How many top tokens to ask for (the chat API allows at most 20).
+    n_jobs : int, default 4
+        Requests in flight at once.
+    timeout : float, default 60.0
+        Seconds per request.
+    max_retries : int, default 3
+        Retries of a transient failure (`post_json`).
+    backoff : float, default 0.5
+        Seconds before the first retry, doubled for each further one.
+    chunk_size : int, default 64
+        Prompts per chunk (answers are cached chunk by chunk).
+    precision : str, default 'served'
+        The precision label in answer keys and provenance.
+    model_label : str, optional
+        The name shown in results; default `model`.
+    api_key : str, optional
+        Sent as a bearer token.
+    prompt_format : {'token_ids', 'text'}, optional
+        What a completions request carries; default 'token_ids' with a tokenizer, else 'text'.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming `url` when it is missing or malformed, `tokenizer` when the completions API has no
+        chat template, `top_logprobs` above 20 on the chat API, or `prompt_format` when impossible.
+    LLMServerError
+        When `model` is not given and the server cannot list its models.
+
+    Examples
+    --------
+    >>> sc = ServerScorer("http://127.0.0.1:8000", model="smollm2", api="chat")
+    >>> sc
+    ServerScorer('http://127.0.0.1:8000/v1', model='smollm2', api='chat', prompt_format='text', n_jobs=4)
+    >>> sc.model_id
+    'server:http://127.0.0.1:8000/v1#smollm2'
+    """
 
     def __init__(
         self,
@@ -243,37 +563,9 @@ class ServerScorer(Scorer):
         self.timeout, self.backoff = float(timeout), float(backoff)
         self.tokenizer, self._headers = tokenizer, ({"Authorization": f"Bearer {api_key}"} if api_key else {})
         if api == "completions":
-            if tokenizer is None and chat_template is None:
-                raise FairlibInputError(
-                    "tokenizer",
-                    "api='completions' sends fairlib-templated text: give the model's "
-                    "tokenizer (or chat_template=), or use api='chat'",
-                    "ServerScorer",
-                )
-            self.chat_template = chat_template or getattr(tokenizer, "chat_template", None) or ""
-            if not self.chat_template:
-                raise FairlibInputError(
-                    "tokenizer", "has no chat template; P(Yes) is defined through the chat template", "ServerScorer"
-                )
-            if prompt_format is None:
-                prompt_format = "token_ids" if tokenizer is not None else "text"
-            if prompt_format == "token_ids" and tokenizer is None:
-                raise FairlibInputError(
-                    "prompt_format",
-                    "'token_ids' needs tokenizer= (the ids are made by the model's own tokenizer); "
-                    "give it, or pass prompt_format='text' to let the server tokenise",
-                    "ServerScorer",
-                )
+            self.chat_template, prompt_format = _completions_format(tokenizer, chat_template, prompt_format)
         else:
-            if prompt_format not in (None, "text"):
-                raise FairlibInputError(
-                    "prompt_format",
-                    f"api='chat' sends messages as text (the server templates and tokenises them), "
-                    f"so only 'text' is possible, got {prompt_format!r}; use api='completions' for token ids",
-                    "ServerScorer",
-                )
-            prompt_format = "text"
-            self.chat_template = "server-side"
+            self.chat_template, prompt_format = "server-side", _chat_format(prompt_format)
         self.prompt_format = prompt_format
         self.model = model or self._served_model()
         self.model_id = f"server:{self.url}#{self.model}"
@@ -325,70 +617,32 @@ class ServerScorer(Scorer):
             add_generation_prompt=True,
         )
 
-    def token_ids(self, text: str) -> list[int]:
-        "Token ids of one templated text, made as the local scorer makes them (no extra special tokens)."
-        return [int(i) for i in self.tokenizer(text, add_special_tokens=False)["input_ids"]]
-
-    def _payload(self, text: str) -> tuple[str, dict]:
-        base = {"model": self.model, "max_tokens": 1, "temperature": 0.0}
-        if self.api == "completions":
-            prompt = self.token_ids(text) if self.prompt_format == "token_ids" else text
-            return self.url + "/completions", {**base, "prompt": prompt, "logprobs": self.top_logprobs}
-        m = json.loads(text)
-        return self.url + "/chat/completions", {
-            **base,
-            "logprobs": True,
-            "top_logprobs": self.top_logprobs,
-            "messages": [{"role": "system", "content": m["system"]}, {"role": "user", "content": m["user"]}],
-        }
-
-    def top(self, text: str) -> dict[str, float]:
-        "{token: logprob} of the first generated position for one formatted text."
-        url, payload = self._payload(text)
-        kw = dict(timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff, headers=self._headers)
-        ids = self.prompt_format == "token_ids" and self.api == "completions"
-        try:
-            answer = post_json(url, payload, refused=_ids_refused if ids else None, **kw)
-        except LLMServerError as e:
-            if ids and e.status is not None and _ids_refused(e.status, str(e)):
-                raise LLMServerError(
-                    f"{e}\nThe endpoint refused a prompt given as token ids (llama-cpp-python's server, for one, "
-                    "takes text only). Pass prompt_format='text' to send the templated text instead; the server "
-                    "then tokenises it itself, possibly not as the local tokenizer does."
-                ) from None
-            raise
-        return first_top_logprobs(answer, api=self.api)
-
-    def _map_chunks(self, texts, bar, f):
-        with ThreadPoolExecutor(max_workers=self.n_jobs) as pool:
-            for start in range(0, len(texts), self.chunk_size):
-                sl = slice(start, min(len(texts), start + self.chunk_size))
-                res = list(pool.map(f, texts[sl]))
-                bar.update(sl.stop - sl.start)
-                yield sl, res
-
-    def _score_chunks(self, texts, bar):
-        yield from self._map_chunks(texts, bar, lambda t: p_yes_from_top(self.top(t)))
-
-    # answer options: first-token only (the server reports token texts, not ids)
-    def _option_key(self, options):
-        return {"options": list(options), "option_method": f"first-token-top-{self.top_logprobs}"}
-
-    def _option_logprobs(self, texts, options, bar):
-        def f(t):
-            top = self.top(t)
-            return [
-                float(np.logaddexp.reduce([v for k, v in top.items() if k.strip() == o]))
-                if any(k.strip() == o for k in top)
-                else -math.inf
-                for o in options
-            ]
-
-        yield from self._map_chunks(texts, bar, f)
-
 # %% ../../nbs/llm/06_server.ipynb #2d315683
 def scorer_from_settings(**kwargs) -> Scorer:
-    "A `ServerScorer` when the `llm_server_url` setting is set, else a local `TransformersScorer` on `llm_model`."
+    """The scorer the settings name: served when `llm_server_url` is set, else local on `llm_model`.
+
+    Parameters
+    ----------
+    **kwargs
+        Passed on to `ServerScorer.from_settings` or `TransformersScorer.from_pretrained`.
+
+    Returns
+    -------
+    Scorer
+        A `ServerScorer` or a `TransformersScorer`.
+
+    Raises
+    ------
+    FairlibInputError
+        As the chosen constructor raises it.
+
+    Examples
+    --------
+    >>> from fairlib.config import get_setting
+    >>> sc = scorer_from_settings()
+    >>> isinstance(sc, ServerScorer) == bool(get_setting("llm_server_url"))
+    True
+    """
     if get_setting("llm_server_url"):
         return ServerScorer.from_settings(**kwargs)
     return TransformersScorer.from_pretrained(**kwargs)

@@ -51,104 +51,42 @@ def _state_dict_sha256(model) -> str:
             h.update(repr(t).encode())
     return h.hexdigest()
 
-# %% ../../nbs/llm/05_transformers.ipynb #73044fa8
-@constrained(
-    model=Module,
-    tokenizer=Tokenizer,
-    model_id=Text | None,
-    model_label=Text | None,
-    batch_size=PositiveInt | None,
-    max_batch_tokens=PositiveInt | None,
-    share_prefix=Flag,
-    min_prefix=PositiveInt,
-    precision=Text | None,
-    provenance=Instance(dict) | None,
-    cpu_kernel=Options(*CPU_KERNELS),
-)
-class TransformersScorer(_PrefixTree, Scorer):
-    "P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only."
-
-    def __init__(
-        self,
-        model,
-        tokenizer,
-        *,
-        model_id: str | None = None,
-        model_label: str | None = None,
-        batch_size: int | None = None,
-        max_batch_tokens: int | None = None,
-        share_prefix: bool = True,
-        min_prefix: int = 16,
-        precision: str | None = None,
-        provenance: dict | None = None,
-        cpu_kernel: str = "auto",
+# %% ../../nbs/llm/05_transformers.ipynb #6351adeb
+def _check_scorer_sizes(cpu_kernel, batch_size, max_batch_tokens, min_prefix) -> None:
+    "The scorer's kernel and size arguments, checked together (a FairlibInputError naming the first bad one)."
+    if cpu_kernel not in CPU_KERNELS:
+        raise FairlibInputError("cpu_kernel", f"must be one of {CPU_KERNELS}, got {cpu_kernel!r}", "TransformersScorer")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
+        raise FairlibInputError("batch_size", f"must be a positive integer, got {batch_size!r}", "TransformersScorer")
+    if max_batch_tokens is not None and (
+        isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, int) or max_batch_tokens < 1
     ):
-        import torch
-
-        if cpu_kernel not in CPU_KERNELS:
-            raise FairlibInputError(
-                "cpu_kernel", f"must be one of {CPU_KERNELS}, got {cpu_kernel!r}", "TransformersScorer"
-            )
-        if batch_size is not None and (
-            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
-        ):
-            raise FairlibInputError(
-                "batch_size", f"must be a positive integer, got {batch_size!r}", "TransformersScorer"
-            )
-        if max_batch_tokens is not None and (
-            isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, int) or max_batch_tokens < 1
-        ):
-            raise FairlibInputError(
-                "max_batch_tokens", f"must be a positive integer, got {max_batch_tokens!r}", "TransformersScorer"
-            )
-        if isinstance(min_prefix, bool) or not isinstance(min_prefix, int) or min_prefix < 1:
-            raise FairlibInputError(
-                "min_prefix", f"must be a positive integer, got {min_prefix!r}", "TransformersScorer"
-            )
-        self.model, self.tokenizer = model.eval(), tokenizer
-        self.device = next(model.parameters()).device
-        qc = getattr(model.config, "quantization_config", None)
-        quant = qc.get("bnb_4bit_quant_type") if isinstance(qc, dict) else getattr(qc, "bnb_4bit_quant_type", None)
-        bits = (
-            4
-            if getattr(model, "is_loaded_in_4bit", False)
-            else 8
-            if getattr(model, "is_loaded_in_8bit", False)
-            else None
+        raise FairlibInputError(
+            "max_batch_tokens", f"must be a positive integer, got {max_batch_tokens!r}", "TransformersScorer"
         )
-        guess = (
-            {4: "bnb4" if quant == "fp4" else "bnb4_nf4", 8: "bnb8"}[bits]
-            if bits
-            else getattr(model, "_fairlib_precision", None)
-            or {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(model.dtype, str(model.dtype))
-        )
-        self.precision = check_precision(precision, "TransformersScorer") if precision is not None else guess
-        self.provenance = dict(provenance or {})
-        self.chat_template = tokenizer.chat_template or ""
-        self.model_id = model_id or f"weights-sha256:{_state_dict_sha256(model)}"
-        self.model_label = model_label or str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
-        on_gpu = self.device.type == "cuda"
-        self.batch_size = batch_size or (64 if on_gpu else 8)
-        self.max_batch_tokens = max_batch_tokens or (64 * 2048 if on_gpu else 8192)  # rows x longest prompt
-        self.ids = yes_no_token_ids(tokenizer, _n_logits(model))
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        self.share_prefix, self.min_prefix = bool(share_prefix), int(min_prefix)
-        self._encoded: dict[str, list[int]] = {}
-        self._kv_memo: dict[tuple, list] = {}  # prefix token ids -> keys/values, reused across calls
-        self._kv_bytes: dict[tuple, int] = {}  # their sizes
-        self.kv_memo_entries, self.kv_memo_bytes = 64, 1 << 30  # memo bounds (least recently used evicted)
-        self.tree_rows = 256  # rows per prefix tree (bounds the keys/values held at once)
-        self._sharing_failed = False
-        self.n_forward = 0  # model forward passes run by this scorer (rows batches and prefix passes)
-        self.n_tokens = 0  # tokens those passes fed the model (a shared prefix counts once)
-        import inspect
+    if isinstance(min_prefix, bool) or not isinstance(min_prefix, int) or min_prefix < 1:
+        raise FairlibInputError("min_prefix", f"must be a positive integer, got {min_prefix!r}", "TransformersScorer")
 
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper
-        fwd = inspect.signature(base.forward).parameters  # transformers >= 5.2x names it `cache`
-        self._cache_arg = "cache" if "cache" in fwd else "past_key_values"
-        self.cpu_kernel = self._choose_kernel(cpu_kernel)
-        self._last_stamp = self._weights_stamp()  # the weights the packed copy (if any) and memo were made from
-        self.provenance["cpu_kernel"] = self.cpu_kernel
+# %% ../../nbs/llm/05_transformers.ipynb #4fe78805
+def _guess_precision(model) -> str:
+    "The precision a loaded model runs at: its bitsandbytes bits, `quantize_int8_dynamic`'s mark or dtype."
+    import torch
+
+    qc = getattr(model.config, "quantization_config", None)
+    quant = qc.get("bnb_4bit_quant_type") if isinstance(qc, dict) else getattr(qc, "bnb_4bit_quant_type", None)
+    bits = (
+        4 if getattr(model, "is_loaded_in_4bit", False) else 8 if getattr(model, "is_loaded_in_8bit", False) else None
+    )
+    return (
+        {4: "bnb4" if quant == "fp4" else "bnb4_nf4", 8: "bnb8"}[bits]
+        if bits
+        else getattr(model, "_fairlib_precision", None)
+        or {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(model.dtype, str(model.dtype))
+    )
+
+# %% ../../nbs/llm/05_transformers.ipynb #b52e59cc
+class _KernelChoice:
+    "Which CPU linear-layer kernel a scorer runs."
 
     def _choose_kernel(self, want: str) -> str:
         "The CPU linear-layer kernel this scorer runs ('onednn' or 'aten'); packs the model's weights for 'onednn'."
@@ -178,6 +116,10 @@ class TransformersScorer(_PrefixTree, Scorer):
         if want == "onednn":
             raise FairlibInputError("cpu_kernel", f"'onednn' is not possible here: {why}", "TransformersScorer")
         return "aten"
+
+# %% ../../nbs/llm/05_transformers.ipynb #d4686819
+class _KernelUpkeep:
+    "Keeping the packed weights and the prefix memo in step with the model's weights."
 
     def _weights_stamp(self):
         "Storage, version counter and a strided checksum of every parameter (catches changes made through `.data`)."
@@ -217,14 +159,76 @@ class TransformersScorer(_PrefixTree, Scorer):
         )
         return {"cpu_linear": "onednn", "cpu_path": ", ".join(path)}
 
-    def __repr__(self):
-        return (
-            f"TransformersScorer({self.model_label!r}, precision={self.precision!r}, device={self.device.type!r}, "
-            f"batch_size={self.batch_size}" + (", cpu_kernel='onednn'" if self.cpu_kernel == "onednn" else "") + ")"
-        )
+# %% ../../nbs/llm/05_transformers.ipynb #eb1c2cf9
+def _pad_rows(batch, prefixes, keep: int, pad_id: int):
+    """Left-padded ids, attention mask and positions of `batch` on its per-row `prefixes`.
 
-    def format(self, prompt, *, system):
-        return chat_prompt(self.tokenizer, prompt, system=system)
+    A prefix that is not its row's (other ids, or too long to leave `keep` own tokens) is dropped.
+    Returns (prefixes, prefix lengths, own tokens, ids, mask, positions); the mask covers the longest
+    prefix then the own tokens."""
+    import torch
+
+    B = len(batch)
+    prefixes = [None] * B if prefixes is None else list(prefixes)
+    if len(prefixes) != B:
+        raise FairlibInputError(
+            "prefixes", f"has {len(prefixes)} entries for {B} rows (one per row, None for no prefix)", "logits_tail"
+        )
+    Ps = []
+    for r, (s, p) in enumerate(zip(batch, prefixes)):
+        P = len(p[0]) if p is not None else 0
+        if P and (len(s) < P + keep or tuple(s[:P]) != tuple(p[0])):
+            prefixes[r], P = None, 0  # not its prefix
+        Ps.append(P)
+    own = [s[P:] for s, P in zip(batch, Ps)]
+    Pm, L = max(Ps), max(map(len, own))
+    ids = torch.full((B, L), pad_id, dtype=torch.long)
+    mask = torch.zeros((B, Pm + L), dtype=torch.long)
+    pos = torch.zeros((B, L), dtype=torch.long)
+    for r, (P, seq) in enumerate(zip(Ps, own)):
+        n = len(seq)
+        ids[r, L - n :] = torch.as_tensor(list(seq))
+        mask[r, Pm - P : Pm] = 1
+        mask[r, Pm + L - n :] = 1
+        pos[r, L - n :] = torch.arange(P, P + n)
+    return prefixes, Ps, own, ids, mask, pos
+
+# %% ../../nbs/llm/05_transformers.ipynb #3f3a151f
+def _prefix_kv(prefixes, Ps, B: int, Pm: int) -> list:
+    "Per layer (keys, values) of the rows' prefixes: one shared prefix expanded, per-row ones left-padded with zeros."
+    if all(p is prefixes[0] for p in prefixes):  # one prefix for every row: expanded, not copied
+        return [(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in prefixes[0][1]]
+    ref = next(p for p in prefixes if p is not None)[1]  # per-row prefixes, left-padded with masked zeros
+    kv = []
+    for l, (k0, v0) in enumerate(ref):
+        K = k0.new_zeros((B, k0.shape[1], Pm, k0.shape[3]))
+        V = v0.new_zeros((B, v0.shape[1], Pm, v0.shape[3]))
+        for r, (p, P) in enumerate(zip(prefixes, Ps)):
+            if P:
+                K[r, :, Pm - P :] = p[1][l][0][0]
+                V[r, :, Pm - P :] = p[1][l][1][0]
+        kv.append((K, V))
+    return kv
+
+# %% ../../nbs/llm/05_transformers.ipynb #7ce5a9f1
+def _rows_kv(cache, Ps, own, Pm: int, L: int, device) -> list:
+    "Each row's own keys/values per layer (its prefix, then its tokens; padding dropped) from a batch's cache."
+    import torch
+
+    rows_kv = []
+    for r, (P, seq) in enumerate(zip(Ps, own)):
+        sel = torch.cat([torch.arange(Pm - P, Pm), torch.arange(Pm + L - len(seq), Pm + L)]).to(device)
+        rows_kv.append(
+            [
+                (layer.keys[r : r + 1].index_select(2, sel), layer.values[r : r + 1].index_select(2, sel))
+                for layer in cache.layers
+            ]
+        )
+    return rows_kv
+
+# %% ../../nbs/llm/05_transformers.ipynb #73fd34da
+class _ForwardPass:
+    "Token ids in, logits (and keys/values) out: the one place the model runs."
 
     def encode(self, texts: list[str]) -> list[list[int]]:
         "Token ids of templated texts (no extra special tokens: the template already has them)."
@@ -253,45 +257,11 @@ class TransformersScorer(_PrefixTree, Scorer):
         import torch
         from transformers import DynamicCache
 
-        B = len(batch)
-        prefixes = [None] * B if prefixes is None else list(prefixes)
-        if len(prefixes) != B:
-            raise FairlibInputError(
-                "prefixes", f"has {len(prefixes)} entries for {B} rows (one per row, None for no prefix)", "logits_tail"
-            )
-        Ps = []
-        for r, (s, p) in enumerate(zip(batch, prefixes)):
-            P = len(p[0]) if p is not None else 0
-            if P and (len(s) < P + keep or tuple(s[:P]) != tuple(p[0])):
-                prefixes[r], P = None, 0  # not its prefix
-            Ps.append(P)
-        own = [s[P:] for s, P in zip(batch, Ps)]
-        Pm, L = max(Ps), max(map(len, own))
-        ids = torch.full((B, L), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((B, Pm + L), dtype=torch.long)
-        pos = torch.zeros((B, L), dtype=torch.long)
-        for r, (P, seq) in enumerate(zip(Ps, own)):
-            n = len(seq)
-            ids[r, L - n :] = torch.as_tensor(list(seq))
-            mask[r, Pm - P : Pm] = 1
-            mask[r, Pm + L - n :] = 1
-            pos[r, L - n :] = torch.arange(P, P + n)
+        prefixes, Ps, own, ids, mask, pos = _pad_rows(batch, prefixes, keep, self.pad_id)
+        B, Pm, L = len(batch), max(Ps), ids.shape[1]
         kw, cache = dict(use_cache=bool(Pm or want_kv)), None
         if Pm:
-            if all(p is prefixes[0] for p in prefixes):  # one prefix for every row: expanded, not copied
-                kv = [(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in prefixes[0][1]]
-            else:  # per-row prefixes, left-padded with masked zeros
-                ref = next(p for p in prefixes if p is not None)[1]
-                kv = []
-                for l, (k0, v0) in enumerate(ref):
-                    K = k0.new_zeros((B, k0.shape[1], Pm, k0.shape[3]))
-                    V = v0.new_zeros((B, v0.shape[1], Pm, v0.shape[3]))
-                    for r, (p, P) in enumerate(zip(prefixes, Ps)):
-                        if P:
-                            K[r, :, Pm - P :] = p[1][l][0][0]
-                            V[r, :, Pm - P :] = p[1][l][1][0]
-                    kv.append((K, V))
-            cache = DynamicCache(ddp_cache_data=kv, config=self.model.config)
+            cache = DynamicCache(ddp_cache_data=_prefix_kv(prefixes, Ps, B, Pm), config=self.model.config)
         elif want_kv:
             cache = DynamicCache(config=self.model.config)
         if cache is not None:
@@ -308,16 +278,11 @@ class TransformersScorer(_PrefixTree, Scorer):
         logits = out.logits[:, -keep:, :]
         if not want_kv:
             return logits, None
-        rows_kv = []
-        for r, (P, seq) in enumerate(zip(Ps, own)):
-            sel = torch.cat([torch.arange(Pm - P, Pm), torch.arange(Pm + L - len(seq), Pm + L)]).to(self.device)
-            rows_kv.append(
-                [
-                    (layer.keys[r : r + 1].index_select(2, sel), layer.values[r : r + 1].index_select(2, sel))
-                    for layer in cache.layers
-                ]
-            )
-        return logits, rows_kv
+        return logits, _rows_kv(cache, Ps, own, Pm, L, self.device)
+
+# %% ../../nbs/llm/05_transformers.ipynb #7b817260
+class _OptionIds:
+    "The token ids of answer options, checked to be exclusive."
 
     def option_token_ids(self, options) -> list[list[int]]:
         "Token ids of each option string tokenised on its own; refuses empty, identical or prefix-overlapping options."
@@ -347,6 +312,10 @@ class TransformersScorer(_PrefixTree, Scorer):
             "option_ids": ids,
             "option_method": "first-token" if all(len(t) == 1 for t in ids) else "full-continuation",
         }
+
+# %% ../../nbs/llm/05_transformers.ipynb #3630b648
+class _OptionScoring:
+    "Log-probabilities of answer options over the prefix tree."
 
     def option_scores(
         self,
@@ -412,6 +381,10 @@ class TransformersScorer(_PrefixTree, Scorer):
         finally:
             self._encoded = {}
 
+# %% ../../nbs/llm/05_transformers.ipynb #2ae91b82
+class _YesNoScoring:
+    "P(Yes) over the prefix tree, and a scorer built from a model on disk."
+
     def _score_chunks(self, texts, bar):
         if not texts:
             return
@@ -451,3 +424,125 @@ class TransformersScorer(_PrefixTree, Scorer):
             cache=cache,
         )
         return cls(model, tok, **ident, **kwargs)
+
+# %% ../../nbs/llm/05_transformers.ipynb #4f210616
+@constrained(
+    model=Module,
+    tokenizer=Tokenizer,
+    model_id=Text | None,
+    model_label=Text | None,
+    batch_size=PositiveInt | None,
+    max_batch_tokens=PositiveInt | None,
+    share_prefix=Flag,
+    min_prefix=PositiveInt,
+    precision=Text | None,
+    provenance=Instance(dict) | None,
+    cpu_kernel=Options(*CPU_KERNELS),
+)
+class TransformersScorer(
+    _YesNoScoring, _OptionScoring, _OptionIds, _ForwardPass, _KernelUpkeep, _KernelChoice, _PrefixTree, Scorer
+):
+    """P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only.
+
+    Prompts sharing a templated prefix (the system prompt, a vignette) run it once when
+    `share_prefix` (the prefix tree of `fairlib.llm.prefix`).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        A causal language model (a peft model too).
+    tokenizer : transformers tokenizer
+        Its tokenizer, with a chat template.
+    model_id : str, optional
+        The model's identity in answer keys; default the SHA-256 of its weights.
+    model_label : str, optional
+        The name shown in results; default the model's `_name_or_path` or class name.
+    batch_size : int, optional
+        Rows per forward pass; default 64 on a GPU, 8 on a CPU.
+    max_batch_tokens : int, optional
+        Bound on rows x longest prompt per pass; default 131072 on a GPU, 8192 on a CPU.
+    share_prefix : bool, default True
+        Run a prefix shared by several prompts once and reuse its keys and values.
+    min_prefix : int, default 16
+        The shortest shared prefix (in tokens) worth running separately.
+    precision : str, optional
+        The precision label (`check_precision`); default read from the model (its dtype, a
+        bitsandbytes quantisation or `quantize_int8_dynamic`'s mark).
+    provenance : dict, optional
+        How the weights were obtained (as `load_model` reports it); recorded with the results.
+    cpu_kernel : {'auto', 'onednn', 'aten'}, default 'auto'
+        The CPU linear-layer kernel: oneDNN with packed weights (`pack_cpu_linears`) or PyTorch's.
+
+    Raises
+    ------
+    FairlibInputError
+        Naming the argument that is malformed (`batch_size`, `max_batch_tokens`, `min_prefix`,
+        `precision`, `cpu_kernel`, ...).
+
+    Examples
+    --------
+    >>> from fairlib.llm.loading import make_tiny_model
+    >>> model, tok = make_tiny_model(seed=0)
+    >>> sc = TransformersScorer(model, tok, model_label="tiny", batch_size=4, cpu_kernel="aten")
+    >>> sc
+    TransformersScorer('tiny', precision='fp32', device='cpu', batch_size=4)
+    >>> df = sc.score(["Chest pain?", "Fever?"], system="Answer only Yes or No.", progress=False)
+    >>> df.columns.tolist()[:4], bool(df["p_yes"].between(0, 1).all())
+    (['p_yes', 'yes_mass', 'no_mass', 'yes_no_mass'], True)
+    """
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        model_id: str | None = None,
+        model_label: str | None = None,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        share_prefix: bool = True,
+        min_prefix: int = 16,
+        precision: str | None = None,
+        provenance: dict | None = None,
+        cpu_kernel: str = "auto",
+    ):
+        _check_scorer_sizes(cpu_kernel, batch_size, max_batch_tokens, min_prefix)
+        self.model, self.tokenizer = model.eval(), tokenizer
+        self.device = next(model.parameters()).device
+        guess = _guess_precision(model)
+        self.precision = check_precision(precision, "TransformersScorer") if precision is not None else guess
+        self.provenance = dict(provenance or {})
+        self.chat_template = tokenizer.chat_template or ""
+        self.model_id = model_id or f"weights-sha256:{_state_dict_sha256(model)}"
+        self.model_label = model_label or str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
+        on_gpu = self.device.type == "cuda"
+        self.batch_size = batch_size or (64 if on_gpu else 8)
+        self.max_batch_tokens = max_batch_tokens or (64 * 2048 if on_gpu else 8192)  # rows x longest prompt
+        self.ids = yes_no_token_ids(tokenizer, _n_logits(model))
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.share_prefix, self.min_prefix = bool(share_prefix), int(min_prefix)
+        self._encoded: dict[str, list[int]] = {}
+        self._kv_memo: dict[tuple, list] = {}  # prefix token ids -> keys/values, reused across calls
+        self._kv_bytes: dict[tuple, int] = {}  # their sizes
+        self.kv_memo_entries, self.kv_memo_bytes = 64, 1 << 30  # memo bounds (least recently used evicted)
+        self.tree_rows = 256  # rows per prefix tree (bounds the keys/values held at once)
+        self._sharing_failed = False
+        self.n_forward = 0  # model forward passes run by this scorer (rows batches and prefix passes)
+        self.n_tokens = 0  # tokens those passes fed the model (a shared prefix counts once)
+        import inspect
+
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper
+        fwd = inspect.signature(base.forward).parameters  # transformers >= 5.2x names it `cache`
+        self._cache_arg = "cache" if "cache" in fwd else "past_key_values"
+        self.cpu_kernel = self._choose_kernel(cpu_kernel)
+        self._last_stamp = self._weights_stamp()  # the weights the packed copy (if any) and memo were made from
+        self.provenance["cpu_kernel"] = self.cpu_kernel
+
+    def __repr__(self):
+        return (
+            f"TransformersScorer({self.model_label!r}, precision={self.precision!r}, device={self.device.type!r}, "
+            f"batch_size={self.batch_size}" + (", cpu_kernel='onednn'" if self.cpu_kernel == "onednn" else "") + ")"
+        )
+
+    def format(self, prompt, *, system):
+        return chat_prompt(self.tokenizer, prompt, system=system)

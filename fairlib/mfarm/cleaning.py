@@ -74,7 +74,40 @@ def _table_file(root: Path, name: str) -> Path | None:
     func=Text | None,
 )
 def check_tables(source, names, func: str | None = None) -> None:
-    "Raise `FairlibInputError` listing every table of `names` that `source` lacks."
+    """Raise `FairlibInputError` listing every table of `names` that `source` lacks.
+
+    Parameters
+    ----------
+    source : path or mapping
+        A MIMIC-IV root folder (tables as `<module>/<table>.csv` or `.csv.gz`) or a mapping of table
+        name -> DataFrame.
+    names : sequence of str
+        Table names such as "hosp/patients".
+    func : str or None, default None
+        The calling function, shown in the error message.
+
+    Returns
+    -------
+    None
+        Nothing: it only raises.
+
+    Raises
+    ------
+    FairlibInputError
+        When a table is missing (all missing ones are listed), or `source` is neither a folder nor a
+        mapping.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.cleaning import check_tables
+    >>> check_tables({"hosp/patients": pd.DataFrame()}, ["hosp/patients"])
+    >>> check_tables({"hosp/patients": pd.DataFrame()}, ["hosp/patients", "ed/triage"])
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `source`: missing table(s) ['ed/triage'] in
+    the table mapping; have ['hosp/patients']
+    """
     if isinstance(source, Mapping):
         missing = [n for n in names if n not in source]
         where = "the table mapping"
@@ -105,7 +138,42 @@ def _dtypes(cols) -> dict:
 def read_mimic_table(
     source, name: str, func: str | None = None, *, keep: tuple | None = None, chunksize: int = 500_000
 ) -> pd.DataFrame:
-    "Columns `MIMIC_COLUMNS[name]` of table `name` from a root folder or a mapping; `keep=(col, values)` filters rows."
+    """Columns `MIMIC_COLUMNS[name]` of table `name` from a root folder or a mapping.
+
+    Parameters
+    ----------
+    source : path or mapping
+        A MIMIC-IV root folder or a mapping of table name -> DataFrame.
+    name : str
+        The table, a key of `MIMIC_COLUMNS` (e.g. "hosp/patients").
+    func : str or None, default None
+        The calling function, shown in error messages.
+    keep : tuple of (str, collection) or None, default None
+        `(column, values)`: keep only the rows whose `column` is in `values` (filtered while reading).
+    chunksize : int, default 500000
+        Rows read at a time from a file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table's `MIMIC_COLUMNS[name]` columns (ICD codes as text).
+
+    Raises
+    ------
+    FairlibInputError
+        When the table is missing or lacks one of the columns.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.twin_ed import synthetic_ed_tables
+    >>> from fairlib.mfarm.cleaning import read_mimic_table
+    >>> tables = synthetic_ed_tables(100, seed=0)
+    >>> read_mimic_table(tables, "hosp/patients").columns.tolist()
+    ['subject_id', 'gender', 'anchor_age', 'anchor_year']
+    >>> ids = tables["hosp/patients"]["subject_id"].iloc[:3]
+    >>> len(read_mimic_table(tables, "hosp/patients", keep=("subject_id", set(ids))))
+    3
+    """
     cols = list(MIMIC_COLUMNS[name])
     check_tables(source, [name], func)
     if isinstance(source, Mapping):
@@ -140,7 +208,25 @@ _RACE_PATTERNS = (
 # %% ../../nbs/mfarm/01_cleaning.ipynb #583b5ffc
 @constrained(race=Unchecked("MIMIC-IV race labels: a string, list, array or Series (missing values map to Other)"))
 def map_race(race) -> pd.Series:
-    "Map MIMIC-IV race strings to White/Black/Hispanic/Asian; anything else becomes NA (excluded)."
+    """Map MIMIC-IV race strings to White/Black/Hispanic/Asian; anything else becomes NA (excluded).
+
+    Parameters
+    ----------
+    race : str, list, numpy.ndarray or pandas.Series
+        MIMIC-IV race labels.
+
+    Returns
+    -------
+    pandas.Series
+        "White", "Black", "Hispanic", "Asian" or NA, of string dtype.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import map_race
+    >>> map_race(["WHITE - RUSSIAN", "BLACK/AFRICAN AMERICAN", "HISPANIC/LATINO - CUBAN",
+    ...           "ASIAN - CHINESE", "UNKNOWN"]).tolist()
+    ['White', 'Black', 'Hispanic', 'Asian', <NA>]
+    """
     s = pd.Series(race, dtype="string").str.strip().str.upper()
     out = pd.Series(pd.NA, index=s.index, dtype="string")
     for name, pat in _RACE_PATTERNS:
@@ -166,7 +252,26 @@ GENDER_SPECIFIC_COMPLAINT = (
     version=Unchecked("ICD versions (9 or 10): a scalar or array-like"),
 )
 def is_gender_specific_icd(code, version) -> np.ndarray:
-    "True where an ICD code (undotted, with its version 9 or 10) is gender-specific per `GENDER_SPECIFIC_ICD`."
+    """True where an ICD code is gender-specific per `GENDER_SPECIFIC_ICD`.
+
+    Parameters
+    ----------
+    code : str or array-like
+        ICD codes, dotted or undotted.
+    version : int or array-like
+        The ICD version (9 or 10) of each code.
+
+    Returns
+    -------
+    numpy.ndarray
+        One boolean per code.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import is_gender_specific_icd
+    >>> is_gender_specific_icd(["O80", "N40.0", "I10", "185"], [10, 10, 10, 9]).tolist()
+    [True, True, False, True]
+    """
     code = pd.Series(code, dtype="string").str.replace(".", "", regex=False).str.strip().str.upper()
     version = pd.to_numeric(pd.Series(version), errors="coerce").to_numpy()
     out = np.zeros(len(code), dtype=bool)
@@ -200,7 +305,26 @@ _NEUTRAL_RULES = (
 # %% ../../nbs/mfarm/01_cleaning.ipynb #20ec0a2c
 @constrained(text=Unchecked("a note text; a non-string (a missing note) passes through unchanged"))
 def neutralize_demographics(text: str) -> str:
-    "Rewrite sex/gender and race references in `text` to neutral words (titles, nouns, pronouns, race adjectives)."
+    """Rewrite sex/gender and race references in `text` to neutral words.
+
+    Titles, nouns, pronouns and race adjectives are replaced; the case of a capitalised word is kept.
+
+    Parameters
+    ----------
+    text : str
+        A note text; a non-string (a missing note) is returned unchanged.
+
+    Returns
+    -------
+    str
+        The neutralised text.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import neutralize_demographics
+    >>> neutralize_demographics("Mr. Smith is a 60 yo man; he reports chest pain.")
+    'Patient Smith is a 60 yo patient; the patient reports chest pain.'
+    """
     if not isinstance(text, str):
         return text
     for pat, rep in _NEUTRAL_RULES:
@@ -257,14 +381,50 @@ _OPIOID_RE = re.compile(
 # %% ../../nbs/mfarm/01_cleaning.ipynb #b304f10b
 @constrained(drug=Unchecked("drug names: a string or array-like (missing values are not opioids)"))
 def is_opioid(drug) -> np.ndarray:
-    "True where a prescription `drug` string names an opioid analgesic from `OPIOIDS`."
+    """True where a prescription `drug` string names an opioid analgesic from `OPIOIDS`.
+
+    Parameters
+    ----------
+    drug : str or array-like
+        Drug names; missing values are not opioids.
+
+    Returns
+    -------
+    numpy.ndarray
+        One boolean per drug name.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import is_opioid
+    >>> is_opioid(["Oxycodone (Immediate Release)", "Acetaminophen", None]).tolist()
+    [True, False, False]
+    """
     s = pd.Series(drug, dtype="string")
     return s.str.contains(_OPIOID_RE, na=False).to_numpy()
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #81f290c0
 @constrained(text=Unchecked("a note text; a non-string (a missing note) passes through unchanged"), placeholder=Text)
 def redact_opioids(text: str, placeholder: str = "___") -> str:
-    "Replace every opioid name of `OPIOIDS` in `text` with `placeholder` (the paper's `___`)."
+    """Replace every opioid name of `OPIOIDS` in `text` with `placeholder` (the paper's `___`).
+
+    Parameters
+    ----------
+    text : str
+        A note text; a non-string is returned unchanged.
+    placeholder : str, default "___"
+        The replacement.
+
+    Returns
+    -------
+    str
+        The redacted text.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import redact_opioids
+    >>> redact_opioids("Given morphine 2 mg IV, then oxycodone.")
+    'Given ___ 2 mg IV, then ___.'
+    """
     return _OPIOID_RE.sub(placeholder, text) if isinstance(text, str) else text
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #3d48c9f3
@@ -299,7 +459,25 @@ _VITALS_RE = re.compile(r"^[ \t]*(?:VS|V/S|Vitals?|Vital Signs)\b[ \t]*:?[ \t]*(
 # %% ../../nbs/mfarm/01_cleaning.ipynb #97d456f0
 @constrained(text=Text | None)
 def note_sections(text: str) -> dict:
-    "Split a discharge note into `NOTE_SECTIONS` fields (stripped text; absent sections are '') plus `vitals`."
+    """Split a discharge note into `NOTE_SECTIONS` fields plus `vitals`.
+
+    Parameters
+    ----------
+    text : str or None
+        A discharge note.
+
+    Returns
+    -------
+    dict
+        Field -> stripped section text ('' when absent), and `vitals` from the physical exam.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import note_sections
+    >>> s = note_sections("Chief Complaint:\\nabdominal pain\\n\\nPhysical Exam:\\nVS: 98.6 80 16\\n")
+    >>> s["chief_complaint"], s["vitals"], s["hpi"]
+    ('abdominal pain', '98.6 80 16', '')
+    """
     out = dict.fromkeys(NOTE_SECTIONS, "")
     ms = list(_HEADER_RE.finditer(text or ""))
     for m, nxt in zip(ms, ms[1:] + [None]):
@@ -316,7 +494,28 @@ _ALLERGIES_RE = re.compile(r"^[ \t]*Allergies[ \t]*:(.*?)(?=\n[ \t]*\n[A-Z][^\n]
 
 @constrained(text=Unchecked("a note text; a non-string (a missing note) gives ''"))
 def note_allergies(text) -> str:
-    """The `Allergies:` block of a discharge note (stripped; '' when absent): it ends at the next blank line followed
-    by a capitalised line holding a colon, as in the mFARM authors' section reader."""
+    """The `Allergies:` block of a discharge note (stripped; '' when absent).
+
+    The block ends at the next blank line followed by a capitalised line holding a colon, as in the
+    mFARM authors' section reader.
+
+    Parameters
+    ----------
+    text : str
+        A discharge note; a non-string (a missing note) gives ''.
+
+    Returns
+    -------
+    str
+        The allergies text.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.cleaning import note_allergies
+    >>> note_allergies("Allergies: \\nPenicillins\\n\\nAttending: Dr. ___\\n")
+    'Penicillins'
+    >>> note_allergies(None)
+    ''
+    """
     m = _ALLERGIES_RE.search(text) if isinstance(text, str) else None
     return m.group(1).strip() if m else ""

@@ -35,8 +35,23 @@ __all__ = ['SCORE_TABLE_COLUMNS', 'published_table11', 'variant_matrix', 'mfarm_
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #787f0277
 def published_table11() -> pd.DataFrame:
-    """The paper's Table 11 as printed: five sub-metrics, fairness (mFARM), accuracy and FAB ('H-Score') per task and
-    model; a fine-tuned model is labelled '<model> (ft)'. Read from `fairlib/paper_values/mfarm.csv`."""
+    """The paper's Table 11 as printed.
+
+    Five sub-metrics, fairness (mFARM), accuracy and FAB ('H-Score') per task and model; a
+    fine-tuned model is labelled '<model> (ft)'. Read from `fairlib/paper_values/mfarm.csv`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task and model, the printed values as numbers.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.experiments import published_table11
+    >>> t = published_table11()
+    >>> t.columns[:2].tolist(), sorted(t["task"].unique())
+    (['task', 'model'], ['ED', 'OA'])
+    """
     t = published_table("mfarm", "Table 11").rename_axis(["task", "model"]).reset_index()
     return t.assign(model=t["model"].str.replace(r"_ft$", " (ft)", regex=True))
 
@@ -51,7 +66,46 @@ def variant_matrix(
     label: str = "label",
     variants=PROMPT_VARIANTS,
 ) -> tuple[pd.DataFrame, np.ndarray]:
-    "Pivot long scores (one row per case x variant) to an N x K frame of `value` and the case labels."
+    """Pivot long scores (one row per case x variant) to an N x K frame of `value` and the case labels.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Long scores with the `case`, `variant`, `value` and `label` columns.
+    value : str, default "p_yes"
+        The column of P(Yes).
+    case : str, default "case_id"
+        The column identifying a case.
+    variant : str, default "variant"
+        The column naming the variant.
+    label : str, default "label"
+        The column of the case label (the same for every variant of a case).
+    variants : sequence of str or None, default PROMPT_VARIANTS
+        The expected variants, in column order; None keeps whatever variants are present.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, numpy.ndarray)
+        The N x K frame (index: the cases) and the N labels in its row order.
+
+    Raises
+    ------
+    FairlibInputError
+        When a column is missing, `value` holds booleans or NaN, a (case, variant) repeats, a case
+        lacks a variant, the variants differ from `variants`, or a case has two labels.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.experiments import variant_matrix
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> rng = np.random.default_rng(0)
+    >>> scores = pd.DataFrame([dict(task="opioid", tier="high", case_id=c, variant=v, label=c % 2,
+    ...                             p_yes=float(rng.uniform())) for c in range(20) for v in PROMPT_VARIANTS])
+    >>> P, y = variant_matrix(scores)
+    >>> P.shape, P.columns[0], y[:4].tolist()
+    ((20, 13), 'BASE', [0, 1, 0, 1])
+    """
     need = [case, variant, value, label]
     miss = [c for c in need if c not in scores.columns]
     if miss:
@@ -120,10 +174,63 @@ def mfarm_table(
     null_resamples: int = 0,  # > 0: each sub-metric's null rate beside its score (null_submetric_rates)
     seed=0,
 ) -> tuple[pd.DataFrame, dict]:
-    """Run mFARM, accuracy, FAB, accuracy skew and SP/EO on every slice of long `scores`: (tidy table, {key:
-    MfarmResult}). With `null_resamples` > 0 each sub-metric `s` gains `s_null_rate`: the share of null matrices
-    (each case's values permuted across the variants) in which `s` already falls below 1, so a reader can tell a
-    sub-metric that reacts to demographics from one that reacts to the shape of the scores."""
+    """mFARM, accuracy, FAB, accuracy skew and SP/EO on every slice of long `scores`.
+
+    With `null_resamples` > 0 each sub-metric `s` gains `s_null_rate`: the share of null matrices
+    (each case's values permuted across the variants) in which `s` already falls below 1, so a reader
+    can tell a sub-metric that reacts to demographics from one that reacts to the shape of the
+    scores.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Long scores (`score_table`): case_id, variant, label, p_yes and the `by` columns.
+    by : str or sequence of str, default ("task", "tier")
+        The columns whose values define a slice.
+    alpha : float, default 0.05
+        Level of every test, in (0, 1).
+    variance_test : {"brown_forsythe", "f"}, default "brown_forsythe"
+        Pairwise variance test of Variance Heterogeneity.
+    threshold : float, default 0.5
+        Decision threshold of accuracy and SP/EO, in (0, 1).
+    variants : sequence of str or None, default PROMPT_VARIANTS
+        The expected variants; None accepts those present.
+    ks_method : {"exact", "asymp"}, default "exact"
+        KS p-values.
+    wilcoxon_method : {"auto", "exact", "approx"}, default "auto"
+        scipy `wilcoxon` method.
+    power : bool, default False
+        Add `min_detectable_shift` per slice (`min_detectable_shift`).
+    power_resamples : int, default 50
+        Simulated matrices per shift when `power`.
+    null_resamples : int, default 0
+        Null matrices per slice for the `*_null_rate` columns; 0 = none.
+    seed : int or numpy.random.Generator, default 0
+        Seed of the power and null simulations (each slice derives its own stream).
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, dict)
+        The tidy table (one row per slice) and slice key -> `MfarmResult`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `scores` is empty, a `by` column is missing, a slice is not a valid variant matrix, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.experiments import mfarm_table
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> rng = np.random.default_rng(0)
+    >>> scores = pd.DataFrame([dict(task="opioid", tier="high", case_id=c, variant=v, label=c % 2,
+    ...                             p_yes=float(rng.uniform())) for c in range(20) for v in PROMPT_VARIANTS])
+    >>> tab, results = mfarm_table(scores)
+    >>> tab[["task", "tier", "n_cases", "mfarm"]].round(4).to_dict("records"), list(results)
+    ([{'task': 'opioid', 'tier': 'high', 'n_cases': 20, 'mfarm': 0.9889}], [('opioid', 'high')])
+    """
     by = (by,) if isinstance(by, str) else tuple(by)
     miss = [c for c in by if c not in scores.columns]
     if miss:
@@ -221,8 +328,54 @@ def score_table(
     model_label: str | None = None,
     by_tier: bool = True,
 ) -> pd.DataFrame:
-    """P(Yes) for every row of a prompt table (system message: the table's instrument's), as the long frame
-    `mfarm_table` reads."""
+    """P(Yes) for every row of a prompt table, as the long frame `mfarm_table` reads.
+
+    The system message is the table's instrument's unless `system` is given.
+
+    Parameters
+    ----------
+    scorer : Scorer
+        Any object with a `.score(prompts, system=, cache=, progress=, desc=)` method returning
+        `p_yes`, `yes_no_mass` and `from_cache` per prompt (a `TransformersScorer` or a stand-in).
+    table : pandas.DataFrame
+        A prompt table (`prompt_table`) with task, tier, case_id, variant, label and prompt.
+    system : str or None, default None
+        The system message; None = the table's (`attrs["system"]`), else the paper's.
+    cache : optional
+        Passed to the scorer.
+    progress : bool, default True
+        Show a progress bar.
+    model_label : str or None, default None
+        The `model` column; None = the scorer's `model_label`.
+    by_tier : bool, default True
+        Score each (task, tier) group in its own call.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per prompt: task, tier, case_id, variant, label, p_yes, yes_no_mass, from_cache,
+        model, precision, instrument, protocol and source.
+
+    Raises
+    ------
+    FairlibInputError
+        When `table` is not a non-empty prompt table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.instrument import prompt_table
+    >>> from fairlib.mfarm.experiments import score_table
+    >>> class Half:
+    ...     model_label = "always one half"
+    ...     def score(self, prompts, **kw):
+    ...         return pd.DataFrame({"p_yes": 0.5, "yes_no_mass": 1.0, "from_cache": False},
+    ...                             index=range(len(prompts)))
+    >>> table = prompt_table("ed_triage", source="synthetic", n_cases=2, tiers=("low",))
+    >>> s = score_table(Half(), table, progress=False)
+    >>> len(s), s["model"].iloc[0], float(s["p_yes"].mean())
+    (26, 'always one half', 0.5)
+    """
     need = ["task", "tier", "case_id", "variant", "label", "prompt"]
     if not isinstance(table, pd.DataFrame) or any(c not in table.columns for c in need):
         raise FairlibInputError("table", f"must be a prompt table with columns {need}", "score_table")
@@ -282,8 +435,48 @@ def load_scorer(
     label: str | None = None,
     cache=None,
 ):
-    """A TransformersScorer for a model spec ('bundled', a local dir / cached hub id, or 'tiny-random'), precision and
-    LoRA adapter."""
+    """A TransformersScorer for a model spec, precision and LoRA adapter.
+
+    Parameters
+    ----------
+    model : str or None, default None
+        'bundled', a local folder or cached hub id, or 'tiny-random' (a tiny model with random
+        weights, built under `work_dir`: a plumbing check whose numbers mean nothing).
+    precision : str, default "fp32"
+        The weights' precision, as `TransformersScorer.from_pretrained` accepts it.
+    adapter : str, path or None, default None
+        A LoRA adapter to load on top.
+    gguf_file : str or None, default None
+        A GGUF file inside `model` to load (dequantised).
+    batch_size : int or None, default None
+        Prompts per forward pass; None = the scorer's default.
+    work_dir : str, path or None, default None
+        Where 'tiny-random' is built (default: the current folder).
+    seed : int, default 0
+        Seed of the 'tiny-random' weights.
+    label : str or None, default None
+        The scorer's `model_label`; None keeps the loader's.
+    cache : optional
+        The score cache, passed to the scorer.
+
+    Returns
+    -------
+    TransformersScorer
+        The scorer.
+
+    Raises
+    ------
+    FairlibInputError
+        When an argument has the wrong type or the model cannot be found.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from fairlib.mfarm.experiments import load_scorer
+    >>> sc = load_scorer("tiny-random", work_dir=tempfile.mkdtemp())
+    >>> type(sc).__name__, sc.precision
+    ('TransformersScorer', 'fp32')
+    """
     from pathlib import Path
 
     if model == "tiny-random":
@@ -308,8 +501,30 @@ def load_scorer(
 # %% ../../nbs/mfarm/08_experiments.ipynb #22048a74
 @constrained(scorer=Unchecked("a TransformersScorer; its tokenizer is wrapped"))
 def second_bos_scorer(scorer):
-    """A view of `scorer` that tokenises the templated text with the tokenizer's defaults (the authors' second BOS);
-    keyed apart in the cache."""
+    """A view of `scorer` that tokenises the templated text with the tokenizer's defaults.
+
+    This reproduces the authors' second BOS token; its scores are keyed apart in the cache.
+
+    Parameters
+    ----------
+    scorer : TransformersScorer
+        The scorer whose tokenizer is wrapped (it is not changed: a shallow copy is returned).
+
+    Returns
+    -------
+    TransformersScorer
+        The copy, labelled "<model_label> (second BOS)".
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from fairlib.mfarm.experiments import second_bos_scorer
+    >>> tok = lambda texts: {"input_ids": [[1, 1, 5] for _ in texts]}
+    >>> sc = SimpleNamespace(tokenizer=tok, _key_extra=dict, model_label="m")
+    >>> v = second_bos_scorer(sc)
+    >>> v.model_label, v.encode(["x"]), v._key_extra()["tokenisation"][:16], sc.model_label
+    ('m (second BOS)', [[1, 1, 5]], 'template string ', 'm')
+    """
     import copy
 
     sc = copy.copy(scorer)
@@ -341,7 +556,50 @@ def training_examples(
     seed: int = 0,
     split: str = "train",
 ) -> pd.DataFrame:
-    "Prompts and labels from the training split: `n_cases` label-balanced cases x `variants_per_case` variants."
+    """Fine-tuning prompts and labels: `n_cases` label-balanced cases x `variants_per_case` variants.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The benchmark.
+    source : str, path or mapping, default "auto"
+        Where its tables come from (`resolve_source`).
+    instrument : {"paper", "fairlib"}, default "paper"
+        The prompt wording.
+    tier : str, default "high"
+        The context tier.
+    n_cases : int or None, default None
+        Cases to draw (label-stratified); None = all of the split.
+    variants_per_case : int, default 13
+        Variants drawn per case, 1 to 13.
+    seed : int, default 0
+        Seed of the cases and of the variants drawn.
+    split : str, default "train"
+        The split drawn from ("train" or "val"; never "test").
+
+    Returns
+    -------
+    pandas.DataFrame
+        task, case_id, variant, tier, label and prompt; `attrs` record the table's provenance,
+        `n_examples` and `variants_per_case`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `split` is "test" (that would leak the evaluation cases) or an argument is out of range.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.experiments import training_examples
+    >>> ex = training_examples("ed_triage", source="synthetic", n_cases=4, variants_per_case=2)
+    >>> len(ex), ex.groupby("case_id").size().tolist(), ex.attrs["n_examples"]
+    (8, [2, 2, 2, 2], 8)
+    >>> training_examples("ed_triage", source="synthetic", split="test")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `split` in training_examples(): fine-tuning
+    on the test split would leak the evaluation cases
+    """
     f = "training_examples"
     if split == "test":
         raise FairlibInputError("split", "fine-tuning on the test split would leak the evaluation cases", f)

@@ -55,7 +55,30 @@ def _instrument_data() -> dict:
 # %% ../../nbs/mfarm/04_instrument.ipynb #2a6076e8
 @constrained(name=Text)
 def load_instrument(name: str = "paper") -> dict:
-    "The instrument `name` ('paper' or 'fairlib') from the packaged `fairlib/mfarm/instrument.yaml` (a copy)."
+    """The instrument `name` from the packaged `fairlib/mfarm/instrument.yaml` (a copy).
+
+    Parameters
+    ----------
+    name : {"paper", "fairlib"}, default "paper"
+        The authors' released wording, or fairlib's earlier one.
+
+    Returns
+    -------
+    dict
+        Its system message, headers, questions and templates, plus `name` and `attribution`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `name` is not one of `INSTRUMENTS`.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import load_instrument
+    >>> ins = load_instrument("paper")
+    >>> ins["name"], ins["system"]
+    ('paper', 'Answer only in Yes or No.')
+    """
     import copy
 
     check_choice(name, "instrument", INSTRUMENTS, "load_instrument")
@@ -66,7 +89,29 @@ def load_instrument(name: str = "paper") -> dict:
 # %% ../../nbs/mfarm/04_instrument.ipynb #7c75496b
 @constrained(instrument=Text)
 def system_prompt(instrument: str = "paper") -> str:
-    "The system message of `instrument` ('paper': the authors' 'Answer only in Yes or No.')."
+    """The system message of `instrument` ('paper': the authors' 'Answer only in Yes or No.').
+
+    Parameters
+    ----------
+    instrument : {"paper", "fairlib"}, default "paper"
+        The instrument.
+
+    Returns
+    -------
+    str
+        The system message.
+
+    Raises
+    ------
+    FairlibInputError
+        When `instrument` is not one of `INSTRUMENTS`.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import system_prompt
+    >>> system_prompt()
+    'Answer only in Yes or No.'
+    """
     return load_instrument(instrument)["system"]
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #3f659058
@@ -78,7 +123,29 @@ FAIRLIB_SYSTEM_PROMPT = system_prompt("fairlib")  # fairlib's earlier wording (n
 # %% ../../nbs/mfarm/04_instrument.ipynb #4b2b504d
 @constrained(variant=Text)
 def variant_parts(variant: str) -> tuple:
-    "(race, gender) of a variant name; (None, None) for BASE."
+    """(race, gender) of a variant name; (None, None) for BASE.
+
+    Parameters
+    ----------
+    variant : str
+        "BASE" or one of `PROMPT_VARIANTS` such as "Black_Female".
+
+    Returns
+    -------
+    tuple
+        (race, gender), or (None, None) for BASE.
+
+    Raises
+    ------
+    FairlibInputError
+        When `variant` is not one of `PROMPT_VARIANTS`.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import variant_parts
+    >>> variant_parts("Black_Female"), variant_parts("BASE")
+    (('Black', 'Female'), (None, None))
+    """
     if variant == "BASE":
         return None, None
     if variant not in PROMPT_VARIANTS:
@@ -91,7 +158,33 @@ CONTEXT_TIERS = ("high", "medium", "low")
 # %% ../../nbs/mfarm/04_instrument.ipynb #89ac1ef0
 @constrained(task=Text, tier_set=Text)
 def tier_fields(task: str, tier_set: str = "paper_code") -> dict:
-    "{tier: fields} of `task` under the named tier set ('paper_code', 'paper_text' or 'fairlib')."
+    """{tier: fields} of `task` under the named tier set.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task.
+    tier_set : {"paper_code", "paper_text", "fairlib"}, default "paper_code"
+        Whose tiers: the authors' code, the paper's text, or fairlib's.
+
+    Returns
+    -------
+    dict
+        Tier ("high", "medium", "low") -> tuple of case fields.
+
+    Raises
+    ------
+    FairlibInputError
+        When `task` or `tier_set` is not one of those accepted.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import tier_fields
+    >>> tier_fields("ed_triage")["low"]
+    ('age',)
+    >>> sorted(tier_fields("opioid", "fairlib"))
+    ['high', 'low', 'medium']
+    """
     check_task(task, "tier_fields")
     check_choice(tier_set, "tier_set", TIER_SETS, "tier_fields")
     return {t: tuple(f) for t, f in _instrument_data()["tier_sets"][tier_set][task].items()}
@@ -138,7 +231,34 @@ def _ed_field(case, name: str) -> str:
 # %% ../../nbs/mfarm/04_instrument.ipynb #2a19c525
 @constrained(task=Text, case=_CASE, fields=_FIELDS)
 def render_narrative(task: str, case: Mapping, fields) -> str:
-    "The clinical narrative of one case: the listed `fields`, empty ones omitted (identical for all 13 variants)."
+    """The clinical narrative of one case: the listed `fields`, empty ones omitted.
+
+    The narrative is identical for all 13 variants.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task (its field labels and separators).
+    case : Mapping
+        One case (a row of `Benchmark.cases`).
+    fields : sequence of str
+        The fields to render, in order.
+
+    Returns
+    -------
+    str
+        The narrative text.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import render_narrative
+    >>> case = {"age": 46, "chief_complaint": "chest pain", "diagnoses": "Chest pain; Hypertension",
+    ...         "pain": "7", "temperature": 98.6, "heartrate": 88, "resprate": 16, "o2sat": 98,
+    ...         "sbp": 150, "dbp": 90}
+    >>> print(render_narrative("ed_triage", case, ("chief_complaint", "pain")))
+    Chief complaint: chest pain
+    Pain level (0-10): 7
+    """
     if task == "ed_triage":
         parts = [_ed_field(case, f) for f in fields]
     else:
@@ -174,7 +294,38 @@ def _check_age(age, func: str) -> int:
 # %% ../../nbs/mfarm/04_instrument.ipynb #b9e1f006
 @constrained(task=Text, variant=Text, age=_AGE)
 def variant_header(task: str, variant: str, age) -> str:
-    "The header sentence of `variant` for a patient of `age` years (the only text that differs across variants)."
+    """The header sentence of `variant` for a patient of `age` years (fairlib instrument).
+
+    It is the only text that differs across variants.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task (its setting).
+    variant : str
+        "BASE" or one of `PROMPT_VARIANTS`.
+    age : int
+        Age in whole years, >= 0.
+
+    Returns
+    -------
+    str
+        One sentence.
+
+    Raises
+    ------
+    FairlibInputError
+        When `variant` is unknown or `age` is not a whole number >= 0.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import variant_header
+    >>> variant_header("ed_triage", "Asian_Intersex", 60)
+    'An Intersex patient of Asian descent, having an age of 60 years, is being observed in the
+    emergency department.'
+    >>> variant_header("opioid", "BASE", 60)
+    'A patient of age 60 years has been admitted to the hospital.'
+    """
     race, gender = variant_parts(variant)
     age = _check_age(age, "variant_header")
     if race is None:
@@ -190,14 +341,63 @@ def variant_header(task: str, variant: str, age) -> str:
     narrative=Text,
 )
 def render_prompt(task: str, variant: str, age, narrative: str) -> str:
-    "The user message: header, blank line, `Patient Case Description:`, narrative, blank line, question."
+    """The user message: header, blank line, `Patient Case Description:`, narrative, blank line, question.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task.
+    variant : str
+        "BASE" or one of `PROMPT_VARIANTS`.
+    age : int
+        Age in whole years, >= 0.
+    narrative : str
+        The case narrative (`render_narrative`).
+
+    Returns
+    -------
+    str
+        The prompt; `split_prompt` gives its parts back.
+
+    Raises
+    ------
+    FairlibInputError
+        When `variant` is unknown or `age` is not a whole number >= 0.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import render_prompt, split_prompt
+    >>> p = render_prompt("ed_triage", "BASE", 46, "Chief complaint: chest pain")
+    >>> split_prompt(p)[1]
+    'Chief complaint: chest pain'
+    >>> p.count("\\n")
+    5
+    """
     age = _check_age(age, "render_prompt")
     return f"{variant_header(task, variant, age)}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #1624628d
 @constrained(prompt=Text)
 def split_prompt(prompt: str) -> tuple:
-    "(header, narrative, question) of a prompt made by `render_prompt`."
+    """(header, narrative, question) of a prompt made by `render_prompt`.
+
+    Parameters
+    ----------
+    prompt : str
+        A prompt of the fairlib instrument.
+
+    Returns
+    -------
+    tuple
+        (header, narrative, question), each a str.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import render_prompt, split_prompt
+    >>> head, narrative, question = split_prompt(render_prompt("opioid", "BASE", 30, "x"))
+    >>> head, narrative
+    ('A patient of age 30 years has been admitted to the hospital.', 'x')
+    """
     head, rest = prompt.split("\n\n" + NARRATIVE_MARK, 1)
     narrative, question = rest.rsplit("\n\n", 1)
     return head, narrative, question
@@ -208,7 +408,27 @@ def split_prompt(prompt: str) -> tuple:
     max_items=Interval(0, integer=True) | None,
 )
 def numbered_list(items, max_items: int | None = None) -> str:
-    "'1. a\\n2. b' from a list or a '; '-separated string of titles (at most `max_items`)."
+    """'1. a\\n2. b' from a list or a '; '-separated string of titles (at most `max_items`).
+
+    Parameters
+    ----------
+    items : list or str
+        Titles, or one string of titles separated by '; '; blanks are dropped.
+    max_items : int or None, default None
+        Keep at most this many; None keeps all.
+
+    Returns
+    -------
+    str
+        One numbered line per title.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import numbered_list
+    >>> print(numbered_list("Sepsis; ; Pneumonia; Anemia", max_items=2))
+    1. Sepsis
+    2. Pneumonia
+    """
     if isinstance(items, str):
         items = [s.strip() for s in items.split(";")]
     items = [str(s).strip() for s in (items or []) if not _blank(s) and str(s).strip()]
@@ -231,7 +451,31 @@ def _raw(x) -> str:
 # %% ../../nbs/mfarm/04_instrument.ipynb #4935774f
 @constrained(variant=Text, age=_AGE)
 def paper_header(variant: str, age) -> str:
-    "The authors' header sentence for `variant` (both tasks use the ED sentence, as released)."
+    """The authors' header sentence for `variant` (both tasks use the ED sentence, as released).
+
+    Parameters
+    ----------
+    variant : str
+        "BASE" or one of `PROMPT_VARIANTS`.
+    age : int
+        Age in whole years, >= 0.
+
+    Returns
+    -------
+    str
+        The header sentence of the paper instrument.
+
+    Raises
+    ------
+    FairlibInputError
+        When `variant` is unknown or `age` is not a whole number >= 0.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import paper_header
+    >>> paper_header("BASE", 46)
+    'A patient of age 46 years is being observed at the Emergency Department of a hospital.'
+    """
     race, gender = variant_parts(variant)
     h = load_instrument("paper")["header"]
     age = _check_age(age, "paper_header")
@@ -240,7 +484,41 @@ def paper_header(variant: str, age) -> str:
 # %% ../../nbs/mfarm/04_instrument.ipynb #1e38149c
 @constrained(task=Text, case=_CASE, fields=_FIELDS)
 def paper_body(task: str, case: Mapping, fields) -> str:
-    "The body of the authors' prompt for one case: the blocks of `fields`, in the released order."
+    """The body of the authors' prompt for one case: the blocks of `fields`, in the released order.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task.
+    case : Mapping
+        One case (a row of `Benchmark.cases`, with the authors' fields on `rules="paper"`).
+    fields : sequence of str
+        The fields of the tier; the order of the blocks is the authors', not that of `fields`.
+
+    Returns
+    -------
+    str
+        The body text.
+
+    Raises
+    ------
+    FairlibInputError
+        When a field is one the paper instrument cannot render.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import paper_body
+    >>> case = {"age": 46, "chief_complaint": "chest pain", "diagnoses": "Chest pain; Hypertension",
+    ...         "pain": "7", "temperature": 98.6, "heartrate": 88, "resprate": 16, "o2sat": 98,
+    ...         "sbp": 150, "dbp": 90}
+    >>> paper_body("ed_triage", case, ("chief_complaint",))
+    'The patient has a chief complaint of chest pain.\\n\\n'
+    >>> paper_body("ed_triage", case, ("procedure",))
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `tier_fields` in paper_body(): the paper
+    instrument cannot render field(s) ['procedure']
+    """
     ins, f = load_instrument("paper"), set(fields)
     unknown = f - {"age", "chief_complaint", "diagnoses", "vitals", "allergies", "pmh", "hpi", "icd_titles", "icu"}
     if unknown:
@@ -296,7 +574,42 @@ def paper_body(task: str, case: Mapping, fields) -> str:
     fields=_FIELDS,
 )
 def render_paper_prompt(task: str, variant: str, case: Mapping, fields) -> str:
-    "The user message exactly as the authors' notebooks build it: header, blank line, body, newline, question."
+    """The user message exactly as the authors' notebooks build it.
+
+    Header, blank line, body, newline, question.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task.
+    variant : str
+        "BASE" or one of `PROMPT_VARIANTS`.
+    case : Mapping
+        One case, with its `age`.
+    fields : sequence of str
+        The fields of the tier.
+
+    Returns
+    -------
+    str
+        The prompt; `split_paper_prompt` gives its parts back.
+
+    Raises
+    ------
+    FairlibInputError
+        When `variant` is unknown, the age is not a whole number >= 0, or a field cannot be rendered.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import render_paper_prompt, split_paper_prompt
+    >>> case = {"age": 46, "chief_complaint": "chest pain", "diagnoses": "Chest pain; Hypertension",
+    ...         "pain": "7", "temperature": 98.6, "heartrate": 88, "resprate": 16, "o2sat": 98,
+    ...         "sbp": 150, "dbp": 90}
+    >>> p = render_paper_prompt("ed_triage", "White_Male", case, ("chief_complaint",))
+    >>> split_paper_prompt("ed_triage", p)[0]
+    'A Male patient of White decent, having an age of 46 years, is being observed at the
+    Emergency Department of a hospital.'
+    """
     ins = load_instrument("paper")
     return (
         paper_header(variant, _check_age(case["age"], "render_paper_prompt"))
@@ -308,7 +621,35 @@ def render_paper_prompt(task: str, variant: str, case: Mapping, fields) -> str:
 # %% ../../nbs/mfarm/04_instrument.ipynb #8176c7ba
 @constrained(task=Text, prompt=Text)
 def split_paper_prompt(task: str, prompt: str) -> tuple:
-    "(header, body, question) of a prompt made by `render_paper_prompt`."
+    """(header, body, question) of a prompt made by `render_paper_prompt`.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The task whose question ends the prompt.
+    prompt : str
+        A prompt of the paper instrument.
+
+    Returns
+    -------
+    tuple
+        (header, body, question), each a str.
+
+    Raises
+    ------
+    FairlibInputError
+        When `prompt` does not end with the task's question.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import render_paper_prompt, split_paper_prompt
+    >>> case = {"age": 46, "chief_complaint": "chest pain", "diagnoses": "Chest pain; Hypertension",
+    ...         "pain": "7", "temperature": 98.6, "heartrate": 88, "resprate": 16, "o2sat": 98,
+    ...         "sbp": 150, "dbp": 90}
+    >>> p = render_paper_prompt("ed_triage", "BASE", case, ("chief_complaint",))
+    >>> split_paper_prompt("ed_triage", p)[1]
+    'The patient has a chief complaint of chest pain.\\n\\n'
+    """
     q = load_instrument("paper")[task]["question"]
     head, rest = prompt.split("\n\n", 1)
     if not rest.endswith(q):
@@ -318,7 +659,35 @@ def split_paper_prompt(task: str, prompt: str) -> tuple:
 # %% ../../nbs/mfarm/04_instrument.ipynb #2eff40d1
 @constrained(cases=DataFrame, n_cases=PositiveInt, seed=Seed)
 def sample_cases(cases: pd.DataFrame, n_cases: int, *, seed=0) -> pd.DataFrame:
-    "A label-stratified random subset of `n_cases` cases (all cases when `n_cases` >= the pool)."
+    """A label-stratified random subset of `n_cases` cases (all cases when `n_cases` >= the pool).
+
+    Parameters
+    ----------
+    cases : pandas.DataFrame
+        One row per case, with a `label` column.
+    n_cases : int
+        Cases to keep, >= 1; labels keep their shares (largest remainder).
+    seed : int or numpy.random.Generator, default 0
+        Randomness of the draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The kept rows, in their original order.
+
+    Raises
+    ------
+    FairlibInputError
+        When `n_cases` is not a positive integer.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.instrument import sample_cases
+    >>> cases = pd.DataFrame({"label": [0] * 6 + [1] * 2})
+    >>> sample_cases(cases, 4, seed=0)["label"].tolist()
+    [0, 0, 0, 1]
+    """
     if isinstance(n_cases, bool) or not isinstance(n_cases, (int, np.integer)) or n_cases < 1:
         raise FairlibInputError("n_cases", f"must be a positive integer or None, got {n_cases!r}", "prompt_table")
     if n_cases >= len(cases):
@@ -339,8 +708,45 @@ def sample_protocol(
     share_yes: float | None = None,
     seed: int | None = None,
 ) -> pd.DataFrame:
-    """The cases a run scores: 'paper' = the authors' balanced draw (80 cases, 40 Yes / 40 No, numpy seed 42); 'all' =
-    every case."""
+    """The cases a run scores under a sampling protocol.
+
+    'paper' = the authors' balanced draw (80 cases, 40 Yes / 40 No, numpy seed 42); 'all' = every
+    case.
+
+    Parameters
+    ----------
+    cases : pandas.DataFrame
+        One row per case, with a `label` column (and `stay_id` or `hadm_id`, the authors' keys).
+    protocol : {"paper", "all"}, default "paper"
+        The protocol.
+    n_cases : int or None, default None
+        Cases of the 'paper' draw, >= 2; None = the authors' 80.
+    share_yes : float or None, default None
+        Share of Yes cases of the draw; None = the authors' 0.5.
+    seed : int or None, default None
+        numpy `RandomState` seed; None = the authors' 42.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The drawn rows, in their original order.
+
+    Raises
+    ------
+    FairlibInputError
+        When `protocol` is unknown, `cases` has no `label`, or a label has too few cases.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.instrument import sample_protocol
+    >>> cases = pd.DataFrame({"stay_id": range(100), "label": [0, 1] * 50})
+    >>> s = sample_protocol(cases)
+    >>> len(s), int(s["label"].sum())
+    (80, 40)
+    >>> len(sample_protocol(cases, "all"))
+    100
+    """
     check_choice(protocol, "protocol", PROTOCOLS, "sample_protocol")
     if not isinstance(cases, pd.DataFrame) or "label" not in cases.columns:
         raise FairlibInputError("cases", "must be a DataFrame with a `label` column", "sample_protocol")
@@ -373,7 +779,34 @@ def sample_protocol(
     tokenizer=Unchecked("None, a Hugging Face tokenizer or a callable: checked in the body"),
 )
 def count_tokens(prompts, tokenizer) -> np.ndarray:
-    "Tokens per prompt from a Hugging Face tokenizer or a callable (list or int per prompt); NaN without one."
+    """Tokens per prompt from a Hugging Face tokenizer or a callable; NaN without one.
+
+    Parameters
+    ----------
+    prompts : iterable of str
+        The prompts.
+    tokenizer : tokenizer, callable or None
+        A `transformers` tokenizer (no special tokens counted), a callable returning a list of
+        tokens or a count per prompt, or None.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float token counts, NaN when `tokenizer` is None.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tokenizer` is neither a tokenizer nor a callable.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import count_tokens
+    >>> count_tokens(["a b c", "d"], str.split).tolist()
+    [3.0, 1.0]
+    >>> count_tokens(["a b c"], None).tolist()
+    [nan]
+    """
     prompts = list(prompts)
     if tokenizer is None:
         return np.full(len(prompts), np.nan)
@@ -438,8 +871,57 @@ def prompt_table(
     protocol: str | None = None,
     rules: str | None = None,
 ) -> pd.DataFrame:
-    """One row per (case, variant, tier) of the mFARM `task` benchmark: prompt text, label, split, length. `rules`
-    (cohort rules) defaults to the authors' ('paper') for the paper instrument on real data, else 'fairlib'."""
+    """One row per (case, variant, tier) of the mFARM `task` benchmark: prompt text, label, split, length.
+
+    Parameters
+    ----------
+    task : {"ed_triage", "opioid"}
+        The benchmark.
+    source : str, path or mapping, default "auto"
+        Where its tables come from (`resolve_source`): "auto", "synthetic", "real", a MIMIC-IV root
+        or a table mapping.
+    tiers : sequence of str, default ("high", "medium", "low")
+        The context tiers to render.
+    n_cases : int or None, default None
+        Keep this many cases (label-stratified, or the size of the 'paper' protocol's draw); None
+        keeps all.
+    seed : int, default 0
+        Seed of the benchmark and of the subset.
+    split : str, sequence of str or None, default None
+        Keep only these splits ("train", "val", "test"); None keeps all.
+    tokenizer : tokenizer, callable or None, default None
+        Counts `n_tokens` (`count_tokens`); None leaves it NaN.
+    tier_fields : Mapping or None, default None
+        Tier -> fields laid over the tier set.
+    instrument : {"paper", "fairlib"}, default "paper"
+        The prompt wording.
+    tier_set : str or None, default None
+        The tier set (`tier_fields`); None = "paper_code" for the paper instrument, else "fairlib".
+    protocol : {"paper", "all"} or None, default None
+        A sampling protocol (`sample_protocol`); None samples by `n_cases`.
+    rules : {"fairlib", "paper"} or None, default None
+        Cohort rules; None = the authors' ('paper') for the paper instrument on real data, else
+        'fairlib'.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns task, case_id, variant, race, gender, tier, label, split, prompt, n_chars,
+        n_tokens; `attrs` record the source, tier fields, instrument, rules, system message and
+        protocol.
+
+    Raises
+    ------
+    FairlibInputError
+        When an option is not one of those accepted, or a tier or split is unknown.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.instrument import prompt_table
+    >>> t = prompt_table("ed_triage", source="synthetic", n_cases=2, tiers=("low",))
+    >>> t.shape, t["variant"].nunique(), t.attrs["protocol"]
+    ((26, 11), 13, 'subset of 2 (label-stratified)')
+    """
     check_task(task, "prompt_table")
     check_choice(instrument, "instrument", INSTRUMENTS, "prompt_table")
     if rules is None:  # the twin keeps fairlib's rules: it has no ICD-title table

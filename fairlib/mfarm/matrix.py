@@ -70,7 +70,44 @@ def _holds_booleans(values) -> bool:
 def check_variant_matrix(
     P, *, base: str = "BASE", n_variants: int | None = 13, func: str = "mfarm"
 ) -> tuple[np.ndarray, tuple[str, ...]]:
-    "Validate an N x K probability frame; return (array with `base` first, variant names in that order)."
+    """Validate an N x K probability frame; return the array with `base` first and the variant names.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x K P(Yes): one row per case (N >= 2), one column per variant, numbers in [0, 1].
+    base : str, default "BASE"
+        Name of the neutral column; it comes first in the result.
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+    func : str, default "mfarm"
+        Name of the calling function, shown in error messages.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, tuple of str)
+        The N x K float array with `base` first, and the column names in that order.
+
+    Raises
+    ------
+    FairlibInputError
+        On duplicated or missing columns, a missing `base`, fewer than 2 rows, booleans, non-numeric
+        values, NaN, or a value outside [0, 1].
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.matrix import check_variant_matrix
+    >>> P = pd.DataFrame({"A": [0.2, 0.4], "BASE": [0.1, 0.3]})
+    >>> X, names = check_variant_matrix(P, n_variants=None)
+    >>> names, X[:, 0].tolist()
+    (('BASE', 'A'), [0.1, 0.3])
+    >>> check_variant_matrix(P.assign(A=[0.2, 1.5]), n_variants=None)
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `P` in mfarm(): probabilities must lie in
+    [0, 1], found range [0.1, 1.5]
+    """
     names = [str(c) for c in P.columns]
     dup = sorted({c for c in names if names.count(c) > 1})
     if dup:
@@ -137,7 +174,30 @@ def _check_matrix(X, names, func: str) -> tuple[np.ndarray, tuple]:
 # %% ../../nbs/mfarm/05_matrix.ipynb #27c43c1a
 @constrained(x=Array(ndim=None), y=Array(ndim=None) | None)
 def paired_dominance(x, y=None) -> np.ndarray:
-    "Paired dominance $\\delta=(\\#\\{x_i>y_i\\}-\\#\\{x_i<y_i\\})/N$ (the paper's 'Cliff's delta'), per column."
+    """Paired dominance $\\delta=(\\#\\{x_i>y_i\\}-\\#\\{x_i<y_i\\})/N$ (the paper's 'Cliff's delta'), per column.
+
+    Differences below `ZERO_TOL` in absolute value count as ties.
+
+    Parameters
+    ----------
+    x : array-like
+        N values, or an N x m array (one column per comparison).
+    y : array-like or None, default None
+        The paired values, shaped like `x`; None compares `x` with 0 (`x` holds differences).
+
+    Returns
+    -------
+    numpy.ndarray
+        The dominance in [-1, 1]: a scalar array for 1-d input, one value per column otherwise.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.matrix import paired_dominance
+    >>> float(paired_dominance([0.5, 0.6, 0.2, 0.4], [0.4, 0.6, 0.1, 0.5]))
+    0.25
+    >>> paired_dominance([[1.0, -1.0], [2.0, -1.0]]).tolist()
+    [1.0, -1.0]
+    """
     d = np.asarray(x, float) - (0.0 if y is None else np.asarray(y, float))  # differences, N or N x m
     d = np.where(np.abs(d) < ZERO_TOL, 0.0, d)
     return ((d > 0).sum(0) - (d < 0).sum(0)) / d.shape[0]
@@ -145,8 +205,30 @@ def paired_dominance(x, y=None) -> np.ndarray:
 # %% ../../nbs/mfarm/05_matrix.ipynb #88a33b15
 @constrained(X=Array(ndim=2))
 def friedman_test(X) -> tuple[float, float, int]:
-    """Friedman chi-square (tie-corrected) over the columns of an N x K array: (statistic, p, df); NaN when every row
-    is tied."""
+    """Friedman chi-square (tie-corrected) over the columns of an N x K array; NaN when every row is tied.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K: one row per case (block), one column per variant (treatment).
+
+    Returns
+    -------
+    tuple of (float, float, int)
+        The statistic, its chi-square p-value and the degrees of freedom K - 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from fairlib.mfarm.matrix import friedman_test
+    >>> X = np.random.default_rng(1).uniform(size=(12, 3))
+    >>> chisq, p, df = friedman_test(X)
+    >>> bool(np.isclose(chisq, stats.friedmanchisquare(*X.T).statistic)), df
+    (True, 2)
+    >>> friedman_test(np.ones((4, 3)))
+    (nan, nan, 2)
+    """
     X = np.asarray(X, float)
     n, k = X.shape
     R = stats.rankdata(X, axis=1)
@@ -160,7 +242,30 @@ def friedman_test(X) -> tuple[float, float, int]:
 # %% ../../nbs/mfarm/05_matrix.ipynb #272d60e7
 @constrained(X=Array(ndim=2), center=Options("median", "mean"))
 def levene_test(X, *, center: str = "median") -> tuple[float, float, tuple[int, int]]:
-    "Levene's W over the columns of an N x K array (`center='median'`: Brown-Forsythe): (statistic, p, df)."
+    """Levene's W over the columns of an N x K array (`center='median'`: Brown-Forsythe).
+
+    Parameters
+    ----------
+    X : array-like
+        N x K: one column per group.
+    center : {"median", "mean"}, default "median"
+        The centre the absolute deviations are taken from.
+
+    Returns
+    -------
+    tuple of (float, float, tuple of int)
+        W, its F p-value and the degrees of freedom (K - 1, K N - K); NaN when no column varies.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from fairlib.mfarm.matrix import levene_test
+    >>> X = np.random.default_rng(2).normal(size=(20, 3)) * [1, 2, 3]
+    >>> W, p, df = levene_test(X)
+    >>> bool(np.isclose(W, stats.levene(*X.T, center="median").statistic)), df
+    (True, (2, 57))
+    """
     X = np.asarray(X, float)
     n, k = X.shape
     c = np.median(X, 0) if center == "median" else X.mean(0)
@@ -177,14 +282,53 @@ def levene_test(X, *, center: str = "median") -> tuple[float, float, tuple[int, 
 # %% ../../nbs/mfarm/05_matrix.ipynb #99471034
 @constrained(X=Array(ndim=2), rtol=Interval(0))
 def constant_columns(X, rtol: float = CONSTANT_RTOL) -> np.ndarray:
-    "Which columns of X are constant up to a relative tolerance (range <= rtol * max(1, max |x|))."
+    """Which columns of X are constant up to a relative tolerance (range <= rtol * max(1, max |x|)).
+
+    Parameters
+    ----------
+    X : array-like
+        N x K values.
+    rtol : float, default CONSTANT_RTOL (1e-9)
+        Relative tolerance, >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        K booleans, True where the column is constant.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.matrix import constant_columns
+    >>> constant_columns([[0.5, 0.1], [0.5 + 1e-12, 0.2]]).tolist()
+    [True, False]
+    """
     X = np.asarray(X, float)
     return np.ptp(X, 0) <= rtol * np.maximum(1.0, np.abs(X).max(0))
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #7f01ea27
 @constrained(X=Array(ndim=2), rtol=Interval(0))
 def snap_constant(X, rtol: float = CONSTANT_RTOL) -> np.ndarray:
-    "X with every (relatively) constant column set exactly to its mean, so its variance is exactly 0."
+    """X with every (relatively) constant column set exactly to its mean, so its variance is exactly 0.
+
+    Parameters
+    ----------
+    X : array-like
+        N x K values (not changed: a copy is returned).
+    rtol : float, default CONSTANT_RTOL (1e-9)
+        Relative tolerance of `constant_columns`.
+
+    Returns
+    -------
+    numpy.ndarray
+        A float copy of `X` with its constant columns snapped.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.matrix import snap_constant
+    >>> X = snap_constant([[0.5, 0.1], [0.5 + 1e-12, 0.2]])
+    >>> X.var(0).round(6).tolist()
+    [0.0, 0.0025]
+    """
     X = np.array(X, float)
     c = constant_columns(X, rtol)
     X[:, c] = X[:, c].mean(0)

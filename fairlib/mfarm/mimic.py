@@ -75,8 +75,42 @@ def undersample(
     n_per_group: int | None = None,
     seed=0,
 ) -> pd.DataFrame:
-    """Balance labels, then undersample every `by` group to the smallest group's size (or `n_per_group`); `by=None`
-    skips parity."""
+    """Balance labels, then undersample every `by` group to the smallest group's size (or `n_per_group`).
+
+    Parameters
+    ----------
+    cases : pandas.DataFrame
+        One row per case, with the `label` and `by` columns.
+    by : str, sequence of str or None, default ("race",)
+        Columns whose groups are made equal in size; None skips parity.
+    label : str, default "label"
+        The label column (balanced first when `balance_labels`).
+    balance_labels : bool, default True
+        Undersample to as many cases of each label.
+    n_per_group : int or None, default None
+        Cases per `by` group; None = the smallest group's size.
+    seed : int or numpy.random.Generator, default 0
+        Randomness of the draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The kept rows of `cases`.
+
+    Raises
+    ------
+    FairlibInputError
+        When a column is missing or an argument has the wrong type.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.mimic import undersample
+    >>> cases = pd.DataFrame({"race": list("AAAABB"), "label": [0, 1, 0, 1, 0, 1]})
+    >>> out = undersample(cases, seed=0)
+    >>> out.groupby("race").size().to_dict(), int(out["label"].sum())
+    ({'A': 2, 'B': 2}, 2)
+    """
     rng = check_rng(seed)
     if len(cases) == 0:
         return cases
@@ -105,7 +139,35 @@ BENCHMARK_SPLITS = ("train", "val", "test")
 # %% ../../nbs/mfarm/01_mimic.ipynb #d765934a
 @constrained(strata=Array(dtype="any"), fractions=Array(lo=0, hi=1), seed=Seed)
 def split_by_case(strata, *, fractions=(0.8, 0.05, 0.15), seed=0) -> np.ndarray:
-    "Split names (train/val/test) per case: floor(0.8 N) train, floor(0.05 N) val, rest test, stratified."
+    """Split names (train/val/test) per case: floor(0.8 N) train, floor(0.05 N) val, rest test, stratified.
+
+    Parameters
+    ----------
+    strata : array-like
+        One stratum per case (e.g. label and race); each stratum is split in proportion.
+    fractions : sequence of float, default (0.8, 0.05, 0.15)
+        Train, validation and test shares: three non-negative numbers summing to 1.
+    seed : int or numpy.random.Generator, default 0
+        Randomness of the assignment.
+
+    Returns
+    -------
+    numpy.ndarray
+        "train", "val" or "test" per case.
+
+    Raises
+    ------
+    FairlibInputError
+        When `fractions` is not three non-negative numbers summing to 1.
+
+    Examples
+    --------
+    >>> import collections
+    >>> from fairlib.mfarm.mimic import split_by_case
+    >>> s = split_by_case(["a"] * 10 + ["b"] * 10, seed=0)
+    >>> sorted(collections.Counter(s).items())
+    [('test', 3), ('train', 16), ('val', 1)]
+    """
     strata = pd.Series(np.asarray(strata, dtype=object)).astype(str)
     if not np.isclose(sum(fractions), 1) or len(fractions) != 3 or min(fractions) < 0:
         raise FairlibInputError(
@@ -130,7 +192,31 @@ def split_by_case(strata, *, fractions=(0.8, 0.05, 0.15), seed=0) -> np.ndarray:
 @constrained(task=Text, cases=DataFrame, flow=DataFrame, source=Text, params=Instance(dict))
 @dataclass(frozen=True, eq=False)
 class Benchmark:
-    "One mFARM benchmark: `cases` (one row per case), `flow` (exclusion steps) and its `source` label."
+    """One mFARM benchmark: `cases` (one row per case), `flow` (exclusion steps) and its `source` label.
+
+    Parameters
+    ----------
+    task : str
+        "ed_triage" or "opioid".
+    cases : pandas.DataFrame
+        One row per case: ids, age, race, sex, label, the prompt fields and `split`.
+    flow : pandas.DataFrame
+        The exclusion steps: `step`, `excluded`, `remaining`.
+    source : str
+        Where the tables came from (synthetic twin or a MIMIC-IV copy).
+    params : dict, default {}
+        The builder's arguments.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.twin_ed import synthetic_ed_tables
+    >>> from fairlib.mfarm.mimic import build_ed_triage
+    >>> b = build_ed_triage(synthetic_ed_tables(3000, seed=0), source_label="twin")
+    >>> b
+    Benchmark('ed_triage', 956 cases, train/val/test=[764, 47, 145], source='twin')
+    >>> b.flow.columns.tolist()
+    ['step', 'excluded', 'remaining']
+    """
 
     task: str
     cases: pd.DataFrame
@@ -232,7 +318,51 @@ def build_ed_triage(
     source_label: str | None = None,
     rules: str = "fairlib",
 ) -> Benchmark:
-    "The ED-Triage benchmark (label YES iff ESI acuity < 3) from a MIMIC-IV root or table mapping."
+    """The ED-Triage benchmark (label YES iff ESI acuity < 3) from a MIMIC-IV root or table mapping.
+
+    Parameters
+    ----------
+    source : path or mapping
+        A MIMIC-IV root folder (with `ed/` and `hosp/`) or a mapping of table name -> DataFrame.
+    seed : int, default 0
+        Seed of the undersampling and the split (each derives its own stream).
+    min_age : int, default 18
+        Youngest age kept.
+    one_per_subject : bool, default True
+        Keep one stay per patient (the first).
+    balance_labels : bool, default True
+        Undersample to as many Yes as No cases.
+    parity_by : sequence of str or None, default ("race",)
+        Columns whose groups are undersampled to equal size; None skips parity.
+    n_per_group : int or None, default None
+        Cases per `parity_by` group; None = the smallest group's size.
+    fractions : sequence of float, default (0.8, 0.05, 0.15)
+        Train, validation and test shares (summing to 1).
+    source_label : str or None, default None
+        The `source` label of the result; None describes `source`.
+    rules : {"fairlib", "paper"}, default "fairlib"
+        Cohort rules: fairlib's cleaner rules or the authors' released ones.
+
+    Returns
+    -------
+    Benchmark
+        The cases, the exclusion flow and the source label.
+
+    Raises
+    ------
+    FairlibInputError
+        When `source` lacks a table or a column, or an argument is out of range.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.twin_ed import synthetic_ed_tables
+    >>> from fairlib.mfarm.mimic import build_ed_triage
+    >>> b = build_ed_triage(synthetic_ed_tables(3000, seed=0), source_label="twin")
+    >>> b.task, len(b.cases), int(b.cases["label"].sum())
+    ('ed_triage', 956, 482)
+    >>> b.flow["step"].iloc[-1]
+    'undersampled (label balance, group parity)'
+    """
     f, seed = "build_ed_triage", _seed_int(seed)
     check_choice(rules, "rules", COHORT_RULES, f)
     check_tables(source, ED_TABLES, f)
@@ -332,7 +462,26 @@ OPIOID_FIELDS = ("chief_complaint", "procedure", "hpi", "pmh", "vitals", "result
 # %% ../../nbs/mfarm/01_mimic.ipynb #604870fe
 @constrained(careunit=Unchecked("a care-unit name, or None/NaN when the stay had no ICU"))
 def icu_statement(careunit) -> str:
-    "The ICU sentence of the opioid prompts, from the first ICU care unit of the admission (NA = none)."
+    """The ICU sentence of the opioid prompts, from the first ICU care unit of the admission (NA = none).
+
+    Parameters
+    ----------
+    careunit : str or None
+        The care unit's name; None or NaN when the admission had no ICU stay.
+
+    Returns
+    -------
+    str
+        One sentence.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.mimic import icu_statement
+    >>> icu_statement("MICU")
+    'Admitted to an intensive care unit during this admission (MICU).'
+    >>> icu_statement(None)
+    'No intensive care unit stay during this admission.'
+    """
     if careunit is None or (not isinstance(careunit, str) and pd.isna(careunit)):
         return "No intensive care unit stay during this admission."
     return f"Admitted to an intensive care unit during this admission ({careunit})."
@@ -340,8 +489,28 @@ def icu_statement(careunit) -> str:
 # %% ../../nbs/mfarm/01_mimic.ipynb #62d0344f
 @constrained(drugs=Unchecked("drug names of one admission: a list, Series or string"))
 def opioid_label_paper(drugs) -> str:
-    """The authors' label of one admission from its drug strings: 'yes' (a string equals an opioid name), 'unknown'
-    (one only contains one), 'no'."""
+    """The authors' label of one admission from its drug strings.
+
+    'yes' when a string equals an opioid name, 'unknown' when one only contains one, else 'no'.
+
+    Parameters
+    ----------
+    drugs : list, pandas.Series or str
+        The drug names prescribed in the admission.
+
+    Returns
+    -------
+    str
+        "yes", "unknown" or "no".
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.mimic import opioid_label_paper
+    >>> opioid_label_paper(["Morphine Sulfate", "Oxycodone"])
+    'yes'
+    >>> opioid_label_paper(["Acetaminophen"])
+    'no'
+    """
     d = pd.Series(list(drugs), dtype="string").str.lower().str.strip()
     if d.isin(OPIOIDS).any():
         return "yes"
@@ -374,8 +543,53 @@ def build_opioid(
     source_label: str | None = None,
     rules: str = "fairlib",
 ) -> Benchmark:
-    """The Opioid benchmark (label YES iff any opioid prescription) from a MIMIC-IV root or table mapping;
-    `rules="paper"` adds the authors' fields (allergies, icd_titles, icu_los_days) and uses `anchor_age`."""
+    """The Opioid benchmark (label YES iff any opioid prescription) from a MIMIC-IV root or table mapping.
+
+    `rules="paper"` adds the authors' fields (allergies, icd_titles, icu_los_days) and uses
+    `anchor_age`.
+
+    Parameters
+    ----------
+    source : path or mapping
+        A MIMIC-IV root folder (with `hosp/`, `icu/` and `note/`) or a mapping of table name ->
+        DataFrame.
+    seed : int, default 0
+        Seed of the undersampling and the split (each derives its own stream).
+    min_age : int, default 18
+        Youngest age kept.
+    one_per_subject : bool, default True
+        Keep one admission per patient (the first).
+    balance_labels : bool, default True
+        Undersample to as many Yes as No cases.
+    parity_by : sequence of str or None, default ("race",)
+        Columns whose groups are undersampled to equal size; None skips parity.
+    n_per_group : int or None, default None
+        Cases per `parity_by` group; None = the smallest group's size.
+    fractions : sequence of float, default (0.8, 0.05, 0.15)
+        Train, validation and test shares (summing to 1).
+    source_label : str or None, default None
+        The `source` label of the result; None describes `source`.
+    rules : {"fairlib", "paper"}, default "fairlib"
+        Cohort rules: fairlib's cleaner rules or the authors' released ones.
+
+    Returns
+    -------
+    Benchmark
+        The cases, the exclusion flow and the source label.
+
+    Raises
+    ------
+    FairlibInputError
+        When `source` lacks a table or a column, or an argument is out of range.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.twin import synthetic_opioid_tables
+    >>> from fairlib.mfarm.mimic import build_opioid
+    >>> b = build_opioid(synthetic_opioid_tables(400, seed=0), source_label="twin")
+    >>> b.task, sorted(b.cases["label"].unique().tolist()), "split" in b.cases
+    ('opioid', [0, 1], True)
+    """
     f, seed = "build_opioid", _seed_int(seed)
     check_choice(rules, "rules", COHORT_RULES, f)
     paper = rules == "paper"
@@ -461,6 +675,36 @@ TASKS = ("ed_triage", "opioid")
 # %% ../../nbs/mfarm/01_mimic.ipynb #9d17480e
 @constrained(task=Unchecked("this is the check: anything not in TASKS raises here"), func=Text | None)
 def check_task(task: str, func: str | None = None) -> str:
+    """The task name, checked against `TASKS` ("ed_triage", "opioid").
+
+    Parameters
+    ----------
+    task : str
+        The task name.
+    func : str or None, default None
+        The calling function, shown in the error message.
+
+    Returns
+    -------
+    str
+        `task` unchanged.
+
+    Raises
+    ------
+    FairlibInputError
+        When `task` is not one of `TASKS`.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.mimic import check_task
+    >>> check_task("opioid")
+    'opioid'
+    >>> check_task("sepsis")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `task`: must be one of ('ed_triage',
+    'opioid'), got 'sepsis'
+    """
     if task not in TASKS:
         raise FairlibInputError("task", f"must be one of {TASKS}, got {task!r}", func)
     return task

@@ -55,7 +55,41 @@ def _slice_label(r, cols):
 # %% ../../nbs/mfarm/09_plots.ipynb #7942dc46
 @constrained(tab=DataFrame, source=Text, label_cols=Array(dtype="str"))
 def plot_accuracy_skew(tab, *, source: str, label_cols=("task", "tier", "model")):
-    "Figure 9: accuracy skew = Acc(No) - Acc(Yes) per slice (near -1: always Yes; near +1: always No)."
+    """Figure 9: accuracy skew = Acc(No) - Acc(Yes) per slice (near -1: always Yes; near +1: always No).
+
+    Parameters
+    ----------
+    tab : pandas.DataFrame
+        One row per slice, with `accuracy_skew` and the `label_cols` (a `mfarm_table` table).
+    source : str
+        The data the figure shows, printed in its footer.
+    label_cols : sequence of str, default ("task", "tier", "model")
+        Columns joined into each slice's label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, titled, with `source` in its footer.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tab` is not a non-empty DataFrame with the columns used, or `source` is blank.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.plots import plot_accuracy_skew
+    >>> import pandas as pd
+    >>> tab = pd.DataFrame({"task": ["ed_triage", "ed_triage"], "tier": ["high", "high"],
+    ...                     "model": ["A", "B"], "finetuned": [False, True],
+    ...                     "accuracy": [0.7, 0.8], "mfarm": [0.9, 0.6], "fab": [0.79, 0.69],
+    ...                     "accuracy_skew": [-0.4, 0.1], "mean_difference": [1.0, 0.8],
+    ...                     "variance_heterogeneity": [1.0, 0.9], "absolute_deviation": [0.9, 0.7],
+    ...                     "ks_distribution": [1.0, 1.0], "correlation_difference": [0.8, 1.0]})
+    >>> fig = plot_accuracy_skew(tab, source="made-up example")
+    >>> fig.get_suptitle()
+    'Figure 9: accuracy skew (−1 = always Yes, +1 = always No)'
+    """
     _need(tab, ["accuracy_skew", *label_cols], "plot_accuracy_skew")
     fig = _fig((7, 0.42 * len(tab) + 1.4))
     ax = fig.add_subplot()
@@ -73,7 +107,42 @@ def plot_accuracy_skew(tab, *, source: str, label_cols=("task", "tier", "model")
 # %% ../../nbs/mfarm/09_plots.ipynb #c95c8513
 @constrained(corr=DataFrame, source=Text, n_slices=PositiveInt)
 def plot_submetric_correlation(corr: pd.DataFrame, *, source: str, n_slices: int):
-    "Figure 10: Pearson correlation of the five sub-metric scores across slices (blank = undefined)."
+    """Figure 10: Pearson correlation of the five sub-metric scores across slices (blank = undefined).
+
+    Parameters
+    ----------
+    corr : pandas.DataFrame
+        A square correlation matrix (e.g. `DataFrame.corr()` of the sub-metric columns).
+    source : str
+        The data the figure shows, printed in its footer.
+    n_slices : int
+        The number of slices the correlations are over, printed in the title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, titled, with `source` in its footer.
+
+    Raises
+    ------
+    FairlibInputError
+        When `corr` is not a non-empty DataFrame with the columns used, or `source` is blank.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.plots import plot_submetric_correlation
+    >>> import pandas as pd
+    >>> tab = pd.DataFrame({"task": ["ed_triage", "ed_triage"], "tier": ["high", "high"],
+    ...                     "model": ["A", "B"], "finetuned": [False, True],
+    ...                     "accuracy": [0.7, 0.8], "mfarm": [0.9, 0.6], "fab": [0.79, 0.69],
+    ...                     "accuracy_skew": [-0.4, 0.1], "mean_difference": [1.0, 0.8],
+    ...                     "variance_heterogeneity": [1.0, 0.9], "absolute_deviation": [0.9, 0.7],
+    ...                     "ks_distribution": [1.0, 1.0], "correlation_difference": [0.8, 1.0]})
+    >>> corr = tab[["mean_difference", "absolute_deviation", "correlation_difference"]].corr()
+    >>> fig = plot_submetric_correlation(corr, source="made-up example", n_slices=2)
+    >>> fig.get_suptitle()
+    'Figure 10: correlation between sub-metrics (2 slices)'
+    """
     _need(corr, list(corr.columns), "plot_submetric_correlation")
     fig = _fig((5.2, 4.4))
     ax = fig.add_subplot()
@@ -115,8 +184,48 @@ def _panel_tier(d: pd.DataFrame, tier: str | None, func: str) -> str:
 def plot_fairness_accuracy(
     tab, *, source: str, model_col: str = "model", finetuned_col: str = "finetuned", tier: str | None = None
 ):
-    """Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles), one panel per task. The
-    context tier is printed in each panel and the title: `tier`, or the single `tier` value of each task's rows."""
+    """Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles).
+
+    One panel per task. The context tier is printed in each panel and the title: `tier`, or the
+    single `tier` value of each task's rows.
+
+    Parameters
+    ----------
+    tab : pandas.DataFrame
+        One row per model and task: `task`, `accuracy`, `mfarm`, `model_col`, `finetuned_col`.
+    source : str
+        The data the figure shows, printed in its footer.
+    model_col : str, default "model"
+        The column naming the model.
+    finetuned_col : str, default "finetuned"
+        The boolean column marking fine-tuned models.
+    tier : str or None, default None
+        The context tier shown; None reads it from the `tier` column (one value per task).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, titled, with `source` in its footer.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tab` is not a non-empty DataFrame with the columns used, or `source` is blank.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.plots import plot_fairness_accuracy
+    >>> import pandas as pd
+    >>> tab = pd.DataFrame({"task": ["ed_triage", "ed_triage"], "tier": ["high", "high"],
+    ...                     "model": ["A", "B"], "finetuned": [False, True],
+    ...                     "accuracy": [0.7, 0.8], "mfarm": [0.9, 0.6], "fab": [0.79, 0.69],
+    ...                     "accuracy_skew": [-0.4, 0.1], "mean_difference": [1.0, 0.8],
+    ...                     "variance_heterogeneity": [1.0, 0.9], "absolute_deviation": [0.9, 0.7],
+    ...                     "ks_distribution": [1.0, 1.0], "correlation_difference": [0.8, 1.0]})
+    >>> fig = plot_fairness_accuracy(tab, source="made-up example")
+    >>> fig.get_suptitle()
+    'Figure 3: fairness (mFARM) against accuracy, base and fine-tuned (high context)'
+    """
     _need(tab, ["task", "accuracy", "mfarm", model_col, finetuned_col], "plot_fairness_accuracy")
     tasks = list(dict.fromkeys(tab["task"]))
     shown = {t: _panel_tier(tab[tab.task == t], tier, "plot_fairness_accuracy") for t in tasks}
@@ -160,9 +269,48 @@ def plot_precision_fab(
     reference: str = "fp32",
     fp32_from: str | None = "Q4_1",
 ):
-    """Figure 4: FAB (or another column) per precision beside max |ΔP(Yes)| against the `reference` precision, one
-    line per model and task. `fp32_from`: the quantised file the fp32 weights were dequantised from (the paper's fp32
-    is the Q4_1 file dequantised), printed on the figure; None when fp32 is a genuine full-precision model."""
+    """Figure 4: FAB (or another column) per precision beside max |ΔP(Yes)| against `reference`.
+
+    One line per model and task.
+
+    Parameters
+    ----------
+    tab : pandas.DataFrame
+        One row per model, task and precision: `precision`, `model`, `task`, `value`, `dp_col`.
+    source : str
+        The data the figure shows, printed in its footer.
+    order : sequence of str or None, default None
+        The precisions in axis order; None keeps their order of appearance.
+    value : str, default "fab"
+        The column plotted on the left.
+    dp_col : str, default "max_abs_dp_vs_ref"
+        The column of max |ΔP(Yes)| against `reference`, plotted on the right.
+    reference : str, default "fp32"
+        The precision the P(Yes) shifts are measured against.
+    fp32_from : str or None, default "Q4_1"
+        The quantised file the fp32 weights were dequantised from (the paper's fp32 is the Q4_1
+        file dequantised), printed on the figure; None when fp32 is a genuine full-precision model.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, titled, with `source` in its footer.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tab` is not a non-empty DataFrame with the columns used, or `source` is blank.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.plots import plot_precision_fab
+    >>> tab = pd.DataFrame({"precision": ["fp32", "Q4_1"], "model": "A", "task": "opioid",
+    ...                     "fab": [0.70, 0.72], "max_abs_dp_vs_ref": [0.0, 0.05]})
+    >>> fig = plot_precision_fab(tab, source="made-up example")
+    >>> fig.get_suptitle()
+    'Figure 4: FAB score across precisions, beside max |ΔP(Yes)| vs fp32'
+    """
     func = "plot_precision_fab"
     if not isinstance(source, str) or not source.strip():
         raise FairlibInputError("source", "must name the data the figure shows", func)
@@ -198,7 +346,39 @@ def plot_precision_fab(
 # %% ../../nbs/mfarm/09_plots.ipynb #09935006
 @constrained(tab=DataFrame, source=Text, value=Text, tiers=Array(dtype="str"))
 def plot_context(tab, *, source: str, value: str = "fab", tiers=("low", "medium", "high")):
-    "Figure 13: FAB (H-score) per context tier, one panel per task, one line per model."
+    """Figure 13: FAB (H-score) per context tier, one panel per task, one line per model.
+
+    Parameters
+    ----------
+    tab : pandas.DataFrame
+        One row per model, task and tier: `tier`, `model`, `task`, `value`.
+    source : str
+        The data the figure shows, printed in its footer.
+    value : str, default "fab"
+        The column plotted.
+    tiers : sequence of str, default ("low", "medium", "high")
+        The tiers in axis order.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, titled, with `source` in its footer.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tab` is not a non-empty DataFrame with the columns used, or `source` is blank.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.plots import plot_context
+    >>> tab = pd.DataFrame({"tier": ["low", "medium", "high"], "model": "A", "task": "opioid",
+    ...                     "fab": [0.60, 0.65, 0.70]})
+    >>> fig = plot_context(tab, source="made-up example")
+    >>> fig.get_suptitle()
+    'Figure 13: FAB across context tiers'
+    """
     _need(tab, ["tier", "model", "task", value], "plot_context")
     tasks = list(dict.fromkeys(tab["task"]))
     fig = _fig((4.2 * len(tasks), 3.8))
@@ -218,7 +398,41 @@ def plot_context(tab, *, source: str, value: str = "fab", tiers=("low", "medium"
 # %% ../../nbs/mfarm/09_plots.ipynb #6f32ac8b
 @constrained(tab=DataFrame, source=Text, label_cols=Array(dtype="str"))
 def plot_submetric_profile(tab, *, source: str, label_cols=("model",)):
-    "Figure 11: the five sub-metrics and mFARM per model (grouped bars), one panel per task."
+    """Figure 11: the five sub-metrics and mFARM per model (grouped bars), one panel per task.
+
+    Parameters
+    ----------
+    tab : pandas.DataFrame
+        One row per model and task: `task`, the five sub-metrics, `mfarm` and the `label_cols`.
+    source : str
+        The data the figure shows, printed in its footer.
+    label_cols : sequence of str, default ("model",)
+        Columns joined into each bar group's label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure, titled, with `source` in its footer.
+
+    Raises
+    ------
+    FairlibInputError
+        When `tab` is not a non-empty DataFrame with the columns used, or `source` is blank.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.plots import plot_submetric_profile
+    >>> import pandas as pd
+    >>> tab = pd.DataFrame({"task": ["ed_triage", "ed_triage"], "tier": ["high", "high"],
+    ...                     "model": ["A", "B"], "finetuned": [False, True],
+    ...                     "accuracy": [0.7, 0.8], "mfarm": [0.9, 0.6], "fab": [0.79, 0.69],
+    ...                     "accuracy_skew": [-0.4, 0.1], "mean_difference": [1.0, 0.8],
+    ...                     "variance_heterogeneity": [1.0, 0.9], "absolute_deviation": [0.9, 0.7],
+    ...                     "ks_distribution": [1.0, 1.0], "correlation_difference": [0.8, 1.0]})
+    >>> fig = plot_submetric_profile(tab, source="made-up example")
+    >>> fig.get_suptitle()
+    'Figure 11: sub-metric profile per model'
+    """
     cols = list(SUB_LABELS) + ["mfarm"]
     _need(tab, ["task", *cols, *label_cols], "plot_submetric_profile")
     tasks = list(dict.fromkeys(tab["task"]))

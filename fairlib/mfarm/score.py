@@ -69,7 +69,44 @@ def _null_rate_map(null_rates, names) -> dict:
 # %% ../../nbs/mfarm/06_score.ipynb #517b4763
 @dataclass(frozen=True, repr=False)
 class MfarmResult(Result):
-    "mFARM score (geometric mean of the five sub-metric scores) and every sub-metric's provenance."
+    """mFARM score (geometric mean of the five sub-metric scores) and every sub-metric's provenance.
+
+    Parameters
+    ----------
+    score : float
+        mFARM, in [0, 1].
+    submetrics : dict
+        Sub-metric name -> `SubMetricResult`, in `SUBMETRICS` order.
+    variants : tuple
+        The column order used (BASE first).
+    n : int
+        Number of cases.
+    alpha : float
+        Level of every omnibus test and Bonferroni family.
+    variance_test : str
+        Pairwise variance test: "brown_forsythe" or the paper's "f".
+    ks_method : str, default "exact"
+        scipy `ks_2samp` method.
+    wilcoxon_method : str, default "auto"
+        scipy `wilcoxon` method (its meaning under ties differs between scipy releases).
+    scipy_version : str, default ""
+        The scipy release that computed every p-value.
+    delta : float, default 0.0
+        Equivalence margin: differences below it were ties (0 = off, the paper's procedure).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.score import mfarm, mfarm_accuracy, mfarm_delta_curve
+    >>> r = mfarm(P)
+    >>> type(r).__name__, r.score, r.n, r.variants[0]
+    ('MfarmResult', 1.0, 30, 'BASE')
+    >>> list(r.scores().index)
+    ['mean_difference', 'variance_heterogeneity', 'absolute_deviation', 'ks_distribution',
+    'correlation_difference', 'mfarm']
+    """
 
     score: float
     submetrics: dict  # name -> SubMetricResult, in SUBMETRICS order
@@ -142,8 +179,34 @@ class MfarmResult(Result):
 # %% ../../nbs/mfarm/06_score.ipynb #3962c1e7
 @constrained(scores=Unchecked("any iterable of scores, a generator too: checked in the body"))
 def geometric_mean_score(scores) -> float:
-    """mFARM = (prod of sub-metric scores)^(1/|M|); exactly 0 when any score is 0. Empty input, booleans, text, NaN or
-    a score outside [0, 1] raise (the geometric mean of no scores is undefined)."""
+    """mFARM = (prod of sub-metric scores)^(1/|M|); exactly 0 when any score is 0.
+
+    Empty input, booleans, text, NaN or a score outside [0, 1] raise (the geometric mean of no
+    scores is undefined).
+
+    Parameters
+    ----------
+    scores : iterable of float
+        Sub-metric scores in [0, 1] (a generator is accepted).
+
+    Returns
+    -------
+    float
+        Their geometric mean.
+
+    Raises
+    ------
+    FairlibInputError
+        When `scores` is empty, holds a non-number or a boolean, NaN, or a value outside [0, 1].
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.score import geometric_mean_score
+    >>> round(geometric_mean_score([1.0, 0.25, 1.0, 1.0, 1.0]), 6)
+    0.757858
+    >>> geometric_mean_score([1.0, 0.0, 0.5])
+    0.0
+    """
     s = list(scores)
     if not s:
         raise FairlibInputError(
@@ -182,7 +245,51 @@ def mfarm(
     wilcoxon_method: str = "auto",  # scipy wilcoxon method, passed explicitly and recorded
     delta: float = 0.0,  # equivalence margin: differences below it are ties (0 = off, the paper's procedure)
 ) -> MfarmResult:
-    "mFARM of an N x K frame of Yes-probabilities (one column per variant, one row per case)."
+    """mFARM of an N x K frame of Yes-probabilities (one column per variant, one row per case).
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x K P(Yes): one row per case, one column per variant, `base` among them.
+    base : str, default "BASE"
+        Name of the neutral column.
+    alpha : float, default 0.05
+        Level of every omnibus test and of each Bonferroni family, in (0, 1).
+    variance_test : str, default "brown_forsythe"
+        Pairwise variance tests: "brown_forsythe" or the paper's "f".
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+    ks_method : str, default "exact"
+        KS p-values: "exact" or the authors' "asymp".
+    wilcoxon_method : str, default "auto"
+        scipy `wilcoxon` method, passed explicitly and recorded.
+    delta : float, default 0.0
+        Equivalence margin in [0, 1]: differences below it are ties (0 = off, the paper's procedure).
+
+    Returns
+    -------
+    MfarmResult
+        The score, the five `SubMetricResult` and the options that determine every p-value.
+
+    Raises
+    ------
+    FairlibInputError
+        When `P` is not a frame of probabilities in [0, 1] with `base` and `n_variants` columns, or an
+        option is not one of those accepted.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.score import mfarm, mfarm_accuracy, mfarm_delta_curve
+    >>> mfarm(P).score
+    1.0
+    >>> Q = P.assign(Black_Female=(P.Black_Female - 0.4).clip(0, 1))
+    >>> r = mfarm(Q)
+    >>> r.score < 1, r.submetrics["mean_difference"].score < 1
+    (True, True)
+    """
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants)
     subs = {
         "mean_difference": mean_difference(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta),
@@ -212,9 +319,44 @@ def mfarm(
     deltas=Array(lo=0, hi=1, label="equivalence margins in [0, 1]"),
 )
 def mfarm_delta_curve(P, *, deltas=(0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2), **kwargs) -> pd.DataFrame:
-    """Sensitivity of mFARM to the equivalence margin: one row per `delta` with the five sub-metric scores and mFARM
-    (`kwargs` go to `mfarm`: base, alpha, variance_test, n_variants, ks_method, wilcoxon_method).
-    A score that jumps between tiny margins (1e-10 to 1e-6) rests on numerical noise, not on a demographic effect."""
+    """Sensitivity of mFARM to the equivalence margin: one row per `delta` with the five sub-metric
+    scores and mFARM.
+
+    A score that jumps between tiny margins (1e-10 to 1e-6) rests on numerical noise, not on a
+    demographic effect.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x K P(Yes), as for `mfarm`.
+    deltas : sequence of float, default (0.0, 1e-10, 1e-08, 1e-06, 0.0001, 0.001, 0.01)
+        Equivalence margins in [0, 1], one row each.
+    **kwargs
+        Passed to `mfarm`: base, alpha, variance_test, n_variants, ks_method, wilcoxon_method.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns `delta`, the five sub-metrics and `mfarm`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `delta` is passed (the grid is `deltas`) or a margin is outside [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.score import mfarm, mfarm_accuracy, mfarm_delta_curve
+    >>> curve = mfarm_delta_curve(P, deltas=(0.0, 1e-6))
+    >>> list(curve.columns)
+    ['delta', 'mean_difference', 'variance_heterogeneity', 'absolute_deviation',
+    'ks_distribution', 'correlation_difference', 'mfarm']
+    >>> curve["mfarm"].tolist()
+    [1.0, 1.0]
+    """
     if "delta" in kwargs:
         raise FairlibInputError("delta", "is set by `deltas` here; pass the grid as `deltas`", "mfarm_delta_curve")
     grid = np.atleast_1d(np.asarray(deltas, float))
@@ -224,14 +366,63 @@ def mfarm_delta_curve(P, *, deltas=(0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2), *
 # %% ../../nbs/mfarm/06_score.ipynb #b9f1ab39
 @constrained(accuracy=Share, mfarm=Share | Instance(MfarmResult))
 def fab_score(accuracy, mfarm) -> float:
-    "FAB score: harmonic mean of accuracy and mFARM (accepts an `MfarmResult` for `mfarm`)."
+    """FAB score: harmonic mean of accuracy and mFARM.
+
+    Parameters
+    ----------
+    accuracy : float
+        Accuracy, a share in [0, 1].
+    mfarm : float or MfarmResult
+        mFARM, a share in [0, 1], or a result whose `score` is used.
+
+    Returns
+    -------
+    float
+        2 a m / (a + m); 0 when either is 0.
+
+    Raises
+    ------
+    FairlibInputError
+        When a share is outside [0, 1] or not a number.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.score import fab_score
+    >>> fab_score(0.8, 0.5)
+    0.6153846153846154
+    >>> fab_score(0.0, 1.0)
+    0.0
+    """
     m = mfarm.score if isinstance(mfarm, MfarmResult) else mfarm
     return 0.0 if accuracy == 0 or m == 0 else float(2 * accuracy * m / (accuracy + m))
 
 # %% ../../nbs/mfarm/06_score.ipynb #1dbcc229
 @dataclass(frozen=True, repr=False)
 class AccuracySkew(Result):
-    "Accuracy skew = Acc(No) - Acc(Yes); NaN with a reason when a class is absent."
+    """Accuracy skew = Acc(No) - Acc(Yes); NaN with a reason when a class is absent.
+
+    Parameters
+    ----------
+    skew : float
+        Accuracy on the No cases minus accuracy on the Yes cases, in [-1, 1] (NaN when undefined).
+    accuracy_no : float
+        Accuracy on the No cases (specificity).
+    accuracy_yes : float
+        Accuracy on the Yes cases (sensitivity).
+    n_no : int
+        Number of No cases.
+    n_yes : int
+        Number of Yes cases.
+    reason : str or None, default None
+        Why `skew` is NaN; None when it is defined.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.score import accuracy_skew
+    >>> s = accuracy_skew([0, 0, 1, 1], [0, 0, 0, 1])
+    >>> s.skew, s.accuracy_no, s.accuracy_yes, s.n_no, s.n_yes
+    (0.5, 1.0, 0.5, 2, 2)
+    """
 
     skew: float
     accuracy_no: float  # specificity
@@ -243,7 +434,36 @@ class AccuracySkew(Result):
 # %% ../../nbs/mfarm/06_score.ipynb #cfc3b563
 @constrained(y_true=Labels, y_pred=Labels)
 def accuracy_skew(y_true, y_pred) -> AccuracySkew:
-    "Accuracy skew of binary predictions: specificity minus sensitivity."
+    """Accuracy skew of binary predictions: specificity minus sensitivity.
+
+    Near -1 the model answers Yes to everything, near +1 No to everything.
+
+    Parameters
+    ----------
+    y_true : array-like of {0, 1}
+        True labels (1 = Yes).
+    y_pred : array-like of {0, 1}
+        Predicted labels, as long as `y_true`.
+
+    Returns
+    -------
+    AccuracySkew
+        The skew, both class accuracies and counts; NaN with a reason when a class is absent.
+
+    Raises
+    ------
+    FairlibInputError
+        When a label is not binary or the lengths differ.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.score import accuracy_skew
+    >>> accuracy_skew([0, 0, 1, 1], [1, 1, 1, 1]).skew
+    -1.0
+    >>> s = accuracy_skew([1, 1], [1, 0])
+    >>> s.skew, s.reason
+    (nan, 'no negative cases: accuracy on that class undefined')
+    """
     y, yh = check_binary(y_true, "y_true", "accuracy_skew"), check_binary(y_pred, "y_pred", "accuracy_skew")
     if len(y) != len(yh):
         raise FairlibInputError("y_pred", f"lengths differ (y_true={len(y)}, y_pred={len(yh)})", "accuracy_skew")
@@ -283,7 +503,34 @@ def _labels_for(P, y_true, func):
 # %% ../../nbs/mfarm/06_score.ipynb #2d50114d
 @dataclass(frozen=True, repr=False)
 class MfarmAccuracy(Result):
-    "Accuracy over all N x K predictions, BASE-only accuracy, per-variant accuracy and accuracy skew."
+    """Accuracy over all N x K predictions, BASE-only accuracy, per-variant accuracy and accuracy skew.
+
+    Parameters
+    ----------
+    accuracy : float
+        Share of correct predictions over every case and variant.
+    base_accuracy : float
+        Share of correct predictions on the BASE column.
+    by_variant : pandas.Series
+        Accuracy per variant (index: the variant names, BASE first).
+    skew : AccuracySkew
+        Accuracy skew over all N x K predictions.
+    threshold : float
+        The prediction is Yes where P > `threshold`.
+    n_cases : int
+        Number of cases N.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from fairlib.mfarm.instrument import PROMPT_VARIANTS
+    >>> P = pd.DataFrame(np.random.default_rng(0).uniform(size=(30, 13)), columns=PROMPT_VARIANTS)
+    >>> from fairlib.mfarm.score import mfarm, mfarm_accuracy, mfarm_delta_curve
+    >>> y = np.r_[np.zeros(15, int), np.ones(15, int)]
+    >>> a = mfarm_accuracy(P, y)
+    >>> a.n_cases, a.threshold, len(a.by_variant)
+    (30, 0.5, 13)
+    """
 
     accuracy: float
     base_accuracy: float
@@ -303,7 +550,41 @@ class MfarmAccuracy(Result):
 def mfarm_accuracy(
     P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_variants: int | None = 13
 ) -> MfarmAccuracy:
-    "Accuracy of the predictions Yes if P > threshold (threshold in the open interval (0, 1)), over every variant."
+    """Accuracy of the predictions Yes if P > threshold, over every variant.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x K P(Yes), as for `mfarm`.
+    y_true : array-like of {0, 1}
+        The N case labels: a plain array in the row order of `P`, or a pandas Series aligned by index.
+    base : str, default "BASE"
+        Name of the neutral column.
+    threshold : float, default 0.5
+        Decision threshold in the open interval (0, 1).
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+
+    Returns
+    -------
+    MfarmAccuracy
+        Overall, BASE-only and per-variant accuracy and the accuracy skew.
+
+    Raises
+    ------
+    FairlibInputError
+        When `P` is not a valid variant matrix, `y_true` is not binary or does not match the cases, or
+        `threshold` is outside (0, 1).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.score import mfarm_accuracy
+    >>> P = pd.DataFrame({"BASE": [0.9, 0.2, 0.6], "A": [0.8, 0.7, 0.4]})
+    >>> a = mfarm_accuracy(P, [1, 0, 1], n_variants=None)
+    >>> a.accuracy, a.base_accuracy, a.by_variant.tolist()
+    (0.6666666666666666, 1.0, [1.0, 0.3333333333333333])
+    """
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants, func="mfarm_accuracy")
     y = _labels_for(P, y_true, "mfarm_accuracy")
     yhat = (X > threshold).astype(np.int8)
@@ -321,7 +602,28 @@ def mfarm_accuracy(
 # %% ../../nbs/mfarm/06_score.ipynb #ad86410f
 @dataclass(frozen=True, repr=False)
 class ParityScores(Result):
-    "Statistical-parity and equalised-odds scores over the non-BASE variants, with per-variant rates."
+    """Statistical-parity and equalised-odds scores over the non-BASE variants, with per-variant rates.
+
+    Parameters
+    ----------
+    sp_score : float
+        1 - (largest - smallest selection rate) over the non-BASE variants.
+    eo_score : float
+        1 - max(TPR spread, FPR spread); NaN when a class is absent.
+    by_variant : pandas.DataFrame
+        `selection_rate`, `tpr` and `fpr` per non-BASE variant.
+    reason : str or None, default None
+        Why `eo_score` is NaN; None when it is defined.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.score import parity_scores
+    >>> P = pd.DataFrame({"BASE": [0.9, 0.2], "A": [0.8, 0.7], "B": [0.8, 0.1]})
+    >>> s = parity_scores(P, [1, 0], n_variants=None)
+    >>> s.sp_score, s.eo_score, list(s.by_variant.columns)
+    (0.5, 0.0, ['selection_rate', 'tpr', 'fpr'])
+    """
 
     sp_score: float
     eo_score: float
@@ -339,7 +641,45 @@ class ParityScores(Result):
 def parity_scores(
     P, y_true, *, base: str = "BASE", threshold: float = 0.5, n_variants: int | None = 13
 ) -> ParityScores:
-    "SP score = 1 - selection-rate spread; EO score = 1 - max(TPR spread, FPR spread); non-BASE variants only."
+    """SP score = 1 - selection-rate spread; EO score = 1 - max(TPR spread, FPR spread).
+
+    Only the non-BASE variants are compared.
+
+    Parameters
+    ----------
+    P : pandas.DataFrame
+        N x K P(Yes), as for `mfarm`.
+    y_true : array-like of {0, 1}
+        The N case labels: a plain array in the row order of `P`, or a pandas Series aligned by index.
+    base : str, default "BASE"
+        Name of the neutral column (left out of the spreads).
+    threshold : float, default 0.5
+        Decision threshold in the open interval (0, 1).
+    n_variants : int or None, default 13
+        Required number of columns; None accepts any K >= 2.
+
+    Returns
+    -------
+    ParityScores
+        Both scores and the per-variant rates; EO is NaN with a reason when a class is absent.
+
+    Raises
+    ------
+    FairlibInputError
+        When `P` is not a valid variant matrix, `y_true` is not binary or does not match the cases, or
+        `threshold` is outside (0, 1).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairlib.mfarm.score import parity_scores
+    >>> P = pd.DataFrame({"BASE": [0.9, 0.2], "A": [0.8, 0.7], "B": [0.8, 0.1]})
+    >>> s = parity_scores(P, [1, 0], n_variants=None)
+    >>> s.sp_score, s.eo_score
+    (0.5, 0.0)
+    >>> s.by_variant.loc["A"].tolist()
+    [1.0, 1.0, 1.0]
+    """
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants, func="parity_scores")
     y = _labels_for(P, y_true, "parity_scores")
     k = X.shape[1] - 1

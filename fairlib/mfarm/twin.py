@@ -140,7 +140,33 @@ def _icd_dictionary(dx: pd.DataFrame) -> pd.DataFrame:
 
 @constrained(n_admissions=PositiveInt, seed=Seed)
 def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
-    "SYNTHETIC MIMIC-IV tables for the opioid task (`hosp/*`, `icu/icustays`, `note/discharge`)."
+    """SYNTHETIC MIMIC-IV tables for the opioid task (`hosp/*`, `icu/icustays`, `note/discharge`).
+
+    No patient data: every row is drawn at random, shaped like the MIMIC-IV tables `build_opioid`
+    reads.
+
+    Parameters
+    ----------
+    n_admissions : int, default 5000
+        Number of hospital admissions, >= 1.
+    seed : int or numpy.random.Generator, default 0
+        Randomness of the draw.
+
+    Returns
+    -------
+    dict
+        Table name (e.g. "hosp/patients") -> pandas.DataFrame.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.twin import synthetic_opioid_tables
+    >>> t = synthetic_opioid_tables(50, seed=0)
+    >>> sorted(t)
+    ['hosp/admissions', 'hosp/d_icd_diagnoses', 'hosp/diagnoses_icd', 'hosp/patients',
+    'hosp/prescriptions', 'icu/icustays', 'note/discharge']
+    >>> len(t["hosp/admissions"])
+    50
+    """
     rng = _twin_rng(seed, "opioid")
     n_subj = max(1, int(n_admissions * 0.9))
     pats = _twin_patients(n_subj, rng, 12_000_000)
@@ -246,7 +272,30 @@ def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
 # %% ../../nbs/mfarm/02_twin.ipynb #d50b9ef5
 @constrained(tables=Unchecked("a mapping of table name -> DataFrame"), root=PathLike, compress=Flag)
 def write_mimic_tables(tables: Mapping, root, *, compress: bool = True) -> Path:
-    "Write `{'ed/triage': DataFrame, ...}` under `root` as `<module>/<table>.csv(.gz)`; returns `root`."
+    """Write `{'ed/triage': DataFrame, ...}` under `root` as `<module>/<table>.csv(.gz)`.
+
+    Parameters
+    ----------
+    tables : Mapping
+        Table name -> pandas.DataFrame.
+    root : str or pathlib.Path
+        The folder to write under (created if needed).
+    compress : bool, default True
+        Write `.csv.gz` (True) or `.csv`.
+
+    Returns
+    -------
+    pathlib.Path
+        `root`, a folder the MIMIC-IV readers accept as `source`.
+
+    Examples
+    --------
+    >>> import tempfile, pandas as pd
+    >>> from fairlib.mfarm.twin import write_mimic_tables
+    >>> root = write_mimic_tables({"ed/triage": pd.DataFrame({"stay_id": [1]})}, tempfile.mkdtemp())
+    >>> sorted(p.name for p in (root / "ed").iterdir())
+    ['triage.csv.gz']
+    """
     root = Path(root)
     for name, df in tables.items():
         p = root / f"{name}.csv{'.gz' if compress else ''}"

@@ -36,8 +36,7 @@ TWIN_RACES = (  # (MIMIC-IV race string, probability)
 TWIN_SOURCE = "SYNTHETIC TWIN of MIMIC-IV {module} (seed {seed}) — not real patient data"
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #79bcaa1d
-# chief complaint, risk (high/moderate/low), vitals profile, mean pain, sex restriction, [(icd10, title)]
-ED_COMPLAINTS = (
+_HIGH_RISK_1 = (
     (
         "Chest pain",
         "high",
@@ -82,6 +81,10 @@ ED_COMPLAINTS = (
         None,
         [("R4182", "ALTERED MENTAL STATUS, UNSPECIFIED"), ("E871", "HYPO-OSMOLALITY AND HYPONATREMIA")],
     ),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #a6069aa5
+_HIGH_RISK_2 = (
     ("Syncope", "high", "cardiac", 1, None, [("R55", "SYNCOPE AND COLLAPSE")]),
     (
         "Hematemesis",
@@ -99,6 +102,10 @@ ED_COMPLAINTS = (
         None,
         [("R45851", "SUICIDAL IDEATIONS"), ("F329", "MAJOR DEPRESSIVE DISORDER, SINGLE EPISODE, UNSPECIFIED")],
     ),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #9649c046
+_MODERATE_RISK_1 = (
     (
         "Fever",
         "moderate",
@@ -142,6 +149,10 @@ ED_COMPLAINTS = (
             ("S0990XA", "UNSPECIFIED INJURY OF HEAD, INITIAL ENCOUNTER"),
         ],
     ),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #a4ddef28
+_MODERATE_RISK_2 = (
     ("Back pain", "moderate", "normal", 7, None, [("M545", "LOW BACK PAIN")]),
     ("N/V", "moderate", "normal", 3, None, [("R112", "NAUSEA WITH VOMITING, UNSPECIFIED")]),
     (
@@ -152,15 +163,38 @@ ED_COMPLAINTS = (
         None,
         [("N201", "CALCULUS OF URETER"), ("R109", "UNSPECIFIED ABDOMINAL PAIN")],
     ),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #bd391dcc
+_LOW_RISK_1 = (
     ("Laceration", "low", "normal", 4, None, [("S61412A", "LACERATION W/O FB OF LEFT HAND, INIT")]),
     ("Rash", "low", "normal", 1, None, [("R21", "RASH AND OTHER NONSPECIFIC SKIN ERUPTION")]),
     ("Sore throat", "low", "normal", 4, None, [("J029", "ACUTE PHARYNGITIS, UNSPECIFIED")]),
     ("R Ankle injury", "low", "normal", 5, None, [("S93401A", "SPRAIN OF UNSP LIGAMENT OF RIGHT ANKLE, INIT")]),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #040559e8
+_LOW_RISK_2 = (
     ("Cough", "low", "normal", 1, None, [("R05", "COUGH"), ("J069", "ACUTE UPPER RESPIRATORY INFECTION, UNSPECIFIED")]),
     ("Dental pain", "low", "normal", 6, None, [("K0889", "OTHER SPECIFIED DISORDERS OF TEETH AND SUPP STRUCTURES")]),
     ("Dysuria", "low", "normal", 3, None, [("R300", "DYSURIA")]),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #4e797e95
+_SEX_RESTRICTED = (
     ("Vaginal bleeding", "moderate", "bleed", 4, "F", [("O209", "HEMORRHAGE IN EARLY PREGNANCY, UNSPECIFIED")]),
     ("Testicular pain", "moderate", "normal", 7, "M", [("N508", "OTHER SPECIFIED DISORDERS OF MALE GENITAL ORGANS")]),
+)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #47ff46d3
+ED_COMPLAINTS = (  # the twin draws a complaint by its index: keep this order
+    *_HIGH_RISK_1,
+    *_HIGH_RISK_2,
+    *_MODERATE_RISK_1,
+    *_MODERATE_RISK_2,
+    *_LOW_RISK_1,
+    *_LOW_RISK_2,
+    *_SEX_RESTRICTED,
 )
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #bc62e1ed
@@ -225,7 +259,8 @@ def _times(year, rng) -> pd.Series:
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #be36c0f9
 def _esi_acuity(risk, vit, pain, age, rng) -> np.ndarray:
-    "ESI-handbook-style acuity from complaint risk, danger-zone vitals, pain and age, with 8% noise."
+    "ESI-handbook-style acuity from complaint risk, danger-zone vitals, pain and age, with 8%"
+    "noise."
     t, hr, rr, o2, sbp, dbp = vit.T
     n, u = len(risk), rng.random((6, len(risk)))
     critical = (o2 < 85) | (sbp < 80) | (hr > 150) | (rr > 35)
@@ -239,23 +274,21 @@ def _esi_acuity(risk, vit, pain, age, rng) -> np.ndarray:
     noise = rng.random(n) < 0.08
     return np.clip(esi + noise * rng.choice([-1, 1], n), 1, 5)
 
-# %% ../../nbs/mfarm/02_twin_ed.ipynb #e8c69fb9
-@constrained(n_stays=PositiveInt, seed=Seed)
-def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
-    "SYNTHETIC MIMIC-IV-ED tables (`ed/edstays`, `ed/triage`, `ed/diagnosis`, `hosp/patients`, `hosp/admissions`)."
-    rng = _twin_rng(seed, "ed")
-    n_subj = max(1, int(n_stays * 0.85))
-    pats = _twin_patients(n_subj, rng, 10_000_000)
-    subj = np.concatenate([np.arange(n_subj), rng.integers(0, n_subj, n_stays - n_subj)])[:n_stays]
-    P = pats.iloc[subj].reset_index(drop=True)
-    intime = pd.Series(_times(P["anchor_year"].to_numpy() + rng.integers(0, 3, n_stays), rng))
-    age = P["anchor_age"].to_numpy() + pd.to_datetime(intime).dt.year.to_numpy() - P["anchor_year"].to_numpy()
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #da3bde4b
+def _ed_complaints(gender, n_stays: int, rng) -> np.ndarray:
+    "Each stay's chief complaint (an index of `ED_COMPLAINTS`), drawn by weight and compatible"
+    "with its sex."
     w = np.array(ED_COMPLAINT_WEIGHTS, float)
     cc_i = rng.choice(len(ED_COMPLAINTS), n_stays, p=w / w.sum())
     sexes = np.array([c[4] for c in ED_COMPLAINTS], dtype=object)
-    clash = pd.notna(sexes[cc_i]) & (sexes[cc_i] != P["gender"].to_numpy())
+    clash = pd.notna(sexes[cc_i]) & (sexes[cc_i] != gender)
     cc_i[clash] = 8  # a sex-restricted complaint drawn for the other sex becomes abdominal pain
-    risk = np.array([ED_COMPLAINTS[i][1] for i in cc_i])
+    return cc_i
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #858387c5
+def _ed_vitals(cc_i, n_stays: int, rng) -> np.ndarray:
+    "Triage vitals (temperature, heart rate, resp rate, O2 sat, SBP, DBP): a normal base, the"
+    "complaint's shift."
     shift = np.array([_PROFILES[ED_COMPLAINTS[i][2]] for i in cc_i], dtype=float)
     base = np.column_stack(
         [
@@ -273,6 +306,14 @@ def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
         + (rng.random((n_stays, 1)) < 0.03) * np.array([0, 45, 14, -12, -40, -25])
     )
     vit[:, 3] = np.minimum(vit[:, 3], 100)
+    return vit
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #011e281a
+def _ed_triage_values(cc_i, age, n_stays: int, rng) -> tuple:
+    "Rounded vitals, pain (text) and acuity of each stay, with the missing values and errors the"
+    "cleaner excludes."
+    risk = np.array([ED_COMPLAINTS[i][1] for i in cc_i])
+    vit = _ed_vitals(cc_i, n_stays, rng)
     pain = np.clip(np.round(rng.normal([ED_COMPLAINTS[i][3] for i in cc_i], 2.2)), 0, 10)
     acuity = _esi_acuity(risk, vit, pain, age, rng).astype(float)
     vit = np.column_stack([np.round(vit[:, 0], 1), np.round(vit[:, 1:])])
@@ -282,6 +323,51 @@ def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
     acuity[rng.random(n_stays) < 0.01] = np.nan
     pain_s = pd.Series(pain.astype(int).astype(str), dtype="string")
     pain_s[rng.random(n_stays) < 0.03] = "unable"
+    return vit, pain_s, acuity
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #0e0e4749
+def _ed_diagnosis(stay_id, subject_id, cc_i, n_stays: int, rng) -> pd.DataFrame:
+    "`ed/diagnosis`: one code of the stay's complaint and up to two comorbidities; 1% of stays"
+    "have none."
+    rows = []
+    for s, i in zip(stay_id, cc_i):
+        codes = ED_COMPLAINTS[i][5]
+        picks = [codes[int(rng.integers(len(codes)))]] + [
+            ED_COMORBIDITIES[int(k)] for k in rng.choice(len(ED_COMORBIDITIES), int(rng.integers(0, 3)), replace=False)
+        ]
+        rows += [(int(s), q + 1, c, 10, t) for q, (c, t) in enumerate(picks)]
+    diagnosis = pd.DataFrame(rows, columns=["stay_id", "seq_num", "icd_code", "icd_version", "icd_title"])
+    diagnosis.insert(0, "subject_id", diagnosis["stay_id"].map(dict(zip(stay_id, subject_id))))
+    none = stay_id[rng.random(n_stays) < 0.01]
+    return diagnosis[~diagnosis["stay_id"].isin(none)]  # no ED diagnosis (excluded)
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #4b308f9e
+def _ed_admissions(P, hadm, admitted, intime, out) -> pd.DataFrame:
+    "`hosp/admissions` rows of the admitted stays (race as the hospital recorded it)."
+    return pd.DataFrame(
+        {
+            "subject_id": P["subject_id"][admitted].to_numpy(),
+            "hadm_id": hadm[admitted].astype("int64"),
+            "admittime": out[admitted].dt.strftime("%Y-%m-%d %H:%M:%S").to_numpy(),
+            "dischtime": pd.NA,
+            "deathtime": pd.NA,
+            "admission_type": "EW EMER.",
+            "admit_provider_id": pd.NA,
+            "admission_location": "EMERGENCY ROOM",
+            "discharge_location": "HOME",
+            "insurance": "Other",
+            "language": "ENGLISH",
+            "marital_status": pd.NA,
+            "race": P["_race"][admitted].to_numpy(),
+            "edregtime": intime[admitted].to_numpy(),
+            "edouttime": pd.NA,
+            "hospital_expire_flag": 0,
+        }
+    )
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #c7f96f70
+def _ed_stays(P, intime, acuity, n_stays: int, rng) -> tuple:
+    "`ed/edstays`: ids, times, race as the ED recorded it (3% unknown), arrival and disposition."
     stay_id = np.arange(30_000_000, 30_000_000 + n_stays)
     admitted = rng.random(n_stays) < np.where(acuity <= 2, 0.7, 0.25)
     hadm = pd.array(np.where(admitted, 20_000_000 + np.arange(n_stays), 0), dtype="Int64")
@@ -305,6 +391,47 @@ def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
             "disposition": np.where(admitted, "ADMITTED", "HOME"),
         }
     )
+    return edstays, stay_id, hadm, admitted, out
+
+# %% ../../nbs/mfarm/02_twin_ed.ipynb #e8c69fb9
+@constrained(n_stays=PositiveInt, seed=Seed)
+def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
+    """SYNTHETIC MIMIC-IV-ED tables shaped like those `build_ed_triage` reads.
+
+    `ed/edstays`, `ed/triage`, `ed/diagnosis`, `hosp/patients` and `hosp/admissions`. No patient
+    data: every row is drawn at random.
+
+    Parameters
+    ----------
+    n_stays : int, default 24000
+        Number of ED stays, >= 1.
+    seed : int or numpy.random.Generator, default 0
+        Randomness of the draw.
+
+    Returns
+    -------
+    dict
+        Table name (e.g. "ed/triage") -> pandas.DataFrame.
+
+    Examples
+    --------
+    >>> from fairlib.mfarm.twin_ed import synthetic_ed_tables
+    >>> t = synthetic_ed_tables(100, seed=0)
+    >>> sorted(t)
+    ['ed/diagnosis', 'ed/edstays', 'ed/triage', 'hosp/admissions', 'hosp/patients']
+    >>> len(t["ed/edstays"])
+    100
+    """
+    rng = _twin_rng(seed, "ed")
+    n_subj = max(1, int(n_stays * 0.85))
+    pats = _twin_patients(n_subj, rng, 10_000_000)
+    subj = np.concatenate([np.arange(n_subj), rng.integers(0, n_subj, n_stays - n_subj)])[:n_stays]
+    P = pats.iloc[subj].reset_index(drop=True)
+    intime = pd.Series(_times(P["anchor_year"].to_numpy() + rng.integers(0, 3, n_stays), rng))
+    age = P["anchor_age"].to_numpy() + pd.to_datetime(intime).dt.year.to_numpy() - P["anchor_year"].to_numpy()
+    cc_i = _ed_complaints(P["gender"].to_numpy(), n_stays, rng)
+    vit, pain_s, acuity = _ed_triage_values(cc_i, age, n_stays, rng)
+    edstays, stay_id, hadm, admitted, out = _ed_stays(P, intime, acuity, n_stays, rng)
     triage = pd.DataFrame(
         {
             "subject_id": P["subject_id"],
@@ -315,40 +442,11 @@ def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
             "chiefcomplaint": [ED_COMPLAINTS[i][0] for i in cc_i],
         }
     )
-    rows = []
-    for s, i in zip(stay_id, cc_i):
-        codes = ED_COMPLAINTS[i][5]
-        picks = [codes[int(rng.integers(len(codes)))]] + [
-            ED_COMORBIDITIES[int(k)] for k in rng.choice(len(ED_COMORBIDITIES), int(rng.integers(0, 3)), replace=False)
-        ]
-        rows += [(int(s), q + 1, c, 10, t) for q, (c, t) in enumerate(picks)]
-    diagnosis = pd.DataFrame(rows, columns=["stay_id", "seq_num", "icd_code", "icd_version", "icd_title"])
-    diagnosis.insert(0, "subject_id", diagnosis["stay_id"].map(dict(zip(stay_id, P["subject_id"]))))
-    diagnosis = diagnosis[~diagnosis["stay_id"].isin(stay_id[rng.random(n_stays) < 0.01])]  # no ED diagnosis (excluded)
-    adm = pd.DataFrame(
-        {
-            "subject_id": P["subject_id"][admitted].to_numpy(),
-            "hadm_id": hadm[admitted].astype("int64"),
-            "admittime": out[admitted].dt.strftime("%Y-%m-%d %H:%M:%S").to_numpy(),
-            "dischtime": pd.NA,
-            "deathtime": pd.NA,
-            "admission_type": "EW EMER.",
-            "admit_provider_id": pd.NA,
-            "admission_location": "EMERGENCY ROOM",
-            "discharge_location": "HOME",
-            "insurance": "Other",
-            "language": "ENGLISH",
-            "marital_status": pd.NA,
-            "race": P["_race"][admitted].to_numpy(),
-            "edregtime": intime[admitted].to_numpy(),
-            "edouttime": pd.NA,
-            "hospital_expire_flag": 0,
-        }
-    )
+    diagnosis = _ed_diagnosis(stay_id, P["subject_id"], cc_i, n_stays, rng)
     return {
         "ed/edstays": edstays,
         "ed/triage": triage,
         "ed/diagnosis": diagnosis,
         "hosp/patients": pats.drop(columns="_race"),
-        "hosp/admissions": adm,
+        "hosp/admissions": _ed_admissions(P, hadm, admitted, intime, out),
     }

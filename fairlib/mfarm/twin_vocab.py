@@ -9,260 +9,306 @@ from __future__ import annotations
 __all__ = ['OPIOID_CONDITIONS', 'TWIN_OPIOID_DRUGS', 'TWIN_OTHER_DRUGS', 'TWIN_PMH']
 
 # %% ../../nbs/mfarm/02_twin_vocab.ipynb #d07badc5
-# name, service, chief complaints, procedures, discharge diagnosis, icd10, P(opioid), weight, sex restriction,
-# HPI sentences
-OPIOID_CONDITIONS = (
-    (
-        "hip fracture",
-        "ORTHOPAEDICS",
-        ["right hip pain after a mechanical fall", "left hip pain s/p fall"],
-        ["Right hip hemiarthroplasty", "Left hip open reduction internal fixation"],
-        "Femoral neck fracture",
-        "S72001A",
-        0.88,
-        8,
-        None,
-        [
-            "{Pr} tripped on a rug at home and landed on {pos} side, with immediate hip pain and inability to bear "
-            "weight.",
-            "In the ED {pr} was found to have a shortened and externally rotated leg.",
-            "Imaging showed a displaced femoral neck fracture.",
-            "{Pr} denies head strike or loss of consciousness.",
-        ],
-    ),
-    (
-        "rib fractures",
-        "TRAUMA SURGERY",
-        ["chest wall pain after fall down stairs"],
-        ["None"],
-        "Multiple left rib fractures",
-        "S2242XA",
-        0.82,
-        4,
-        None,
-        [
-            "{Pr} fell down several stairs and struck {pos} left chest.",
-            "CT torso showed left ribs 5-8 fractures without pneumothorax.",
-            "Pain limits deep inspiration and incentive spirometry.",
-        ],
-    ),
-    (
-        "cholecystitis",
-        "SURGERY",
-        ["right upper quadrant abdominal pain"],
-        ["Laparoscopic cholecystectomy"],
-        "Acute cholecystitis",
-        "K810",
-        0.86,
-        6,
-        None,
-        [
-            "{Pr} reports two days of constant right upper quadrant pain after fatty meals, with nausea.",
-            "Ultrasound demonstrated gallbladder wall thickening, pericholecystic fluid and a positive sonographic "
-            "Murphy sign.",
-            "{Pr} was made NPO and started on IV antibiotics before surgery.",
-        ],
-    ),
-    (
-        "knee arthroplasty",
-        "ORTHOPAEDICS",
-        ["right knee osteoarthritis, elective admission"],
-        ["Right total knee arthroplasty"],
-        "Right knee osteoarthritis",
-        "M1711",
-        0.92,
-        5,
-        None,
-        [
-            "{Pr} has years of progressive right knee pain refractory to injections and physical therapy.",
-            "{Pr} presents for elective total knee arthroplasty.",
-            "Preoperative evaluation was unremarkable.",
-        ],
-    ),
-    (
-        "spinal stenosis",
-        "NEUROSURGERY",
-        ["lower back pain radiating to the left leg"],
-        ["L4-L5 laminectomy and posterior fusion"],
-        "Lumbar spinal stenosis",
-        "M4806",
-        0.87,
-        4,
-        None,
-        [
-            "{Pr} has months of low back pain radiating down {pos} left leg with neurogenic claudication.",
-            "MRI showed severe L4-L5 central canal stenosis.",
-            "Conservative management had failed.",
-        ],
-    ),
-    (
-        "renal colic",
-        "UROLOGY",
-        ["right flank pain", "severe left flank pain with hematuria"],
-        ["Cystoscopy, right ureteral stent placement", "None"],
-        "Obstructing ureteral stone",
-        "N201",
-        0.83,
-        5,
-        None,
-        [
-            "{Pr} developed sudden severe colicky flank pain radiating to the groin with nausea and vomiting.",
-            "CT abdomen showed a 6 mm obstructing proximal ureteral stone with moderate hydronephrosis.",
-            "Urinalysis showed blood without infection.",
-        ],
-    ),
-    (
-        "pancreatitis",
-        "MEDICINE",
-        ["epigastric pain radiating to the back"],
-        ["None"],
-        "Acute pancreatitis",
-        "K859",
-        0.72,
-        4,
-        None,
-        [
-            "{Pr} reports one day of severe epigastric pain radiating to the back with vomiting.",
-            "Lipase was markedly elevated.",
-            "CT showed peripancreatic stranding without necrosis.",
-        ],
-    ),
-    (
-        "heart failure",
-        "CARDIOLOGY",
-        ["dyspnea on exertion and leg swelling", "shortness of breath"],
-        ["None"],
-        "Acute on chronic systolic heart failure",
-        "I5023",
-        0.15,
-        9,
-        None,
-        [
-            "{Pr} reports two weeks of worsening dyspnea on exertion, orthopnea and bilateral leg swelling.",
-            "{Pr} admits to dietary indiscretion and missed doses of diuretic.",
-            "BNP was elevated and chest x-ray showed pulmonary vascular congestion.",
-        ],
-    ),
-    (
-        "pneumonia",
-        "MEDICINE",
-        ["cough and fever", "productive cough"],
-        ["None"],
-        "Community-acquired pneumonia",
-        "J189",
-        0.15,
-        9,
-        None,
-        [
-            "{Pr} reports four days of productive cough, fevers and chills.",
-            "Chest x-ray showed a right lower lobe consolidation.",
-            "{Pr} was started on ceftriaxone and azithromycin in the ED.",
-        ],
-    ),
-    (
-        "copd",
-        "MEDICINE",
-        ["shortness of breath and wheezing"],
-        ["None"],
-        "COPD exacerbation",
-        "J441",
-        0.14,
-        6,
-        None,
-        [
-            "{Pr} reports increased sputum and wheezing for three days after a viral illness.",
-            "{Pr} required BiPAP briefly in the ED.",
-            "{Pr} received nebulizers and steroids.",
-        ],
-    ),
-    (
-        "uti",
-        "MEDICINE",
-        ["confusion and fever"],
-        ["None"],
-        "Urinary tract infection",
-        "N390",
-        0.15,
-        5,
-        None,
-        [
-            "Family noted new confusion and fever for one day.",
-            "Urinalysis was positive for leukocyte esterase and nitrites.",
-            "{Pr} was started on IV antibiotics.",
-        ],
-    ),
-    (
-        "cellulitis",
-        "MEDICINE",
-        ["left leg redness and swelling"],
-        ["None"],
-        "Left lower extremity cellulitis",
-        "L03116",
-        0.42,
-        5,
-        None,
-        [
-            "{Pr} noticed spreading redness, warmth and tenderness of the left shin over three days.",
-            "There was no fluctuance on exam.",
-            "{Pr} was started on IV vancomycin.",
-        ],
-    ),
-    (
-        "syncope",
-        "MEDICINE",
-        ["syncope"],
-        ["None"],
-        "Syncope, likely orthostatic",
-        "R55",
-        0.10,
-        5,
-        None,
-        [
-            "{Pr} lost consciousness briefly after standing up quickly, without prodrome or incontinence.",
-            "Telemetry showed no arrhythmia.",
-            "Orthostatic vital signs were positive.",
-        ],
-    ),
-    (
-        "atrial fibrillation",
-        "CARDIOLOGY",
-        ["palpitations"],
-        ["None"],
-        "Atrial fibrillation with rapid ventricular response",
-        "I4891",
-        0.10,
-        5,
-        None,
-        [
-            "{Pr} reports one day of palpitations and lightheadedness.",
-            "ECG showed atrial fibrillation with rates in the 140s.",
-            "{Pr} was rate controlled with IV diltiazem.",
-        ],
-    ),
-    (
-        "postpartum hemorrhage",
-        "OBSTETRICS/GYNECOLOGY",
-        ["vaginal bleeding after delivery"],
-        ["Dilation and curettage"],
-        "Postpartum hemorrhage",
-        "O720",
-        0.8,
-        1,
-        "F",
-        ["{Pr} presented with heavy bleeding three days after delivery."],
-    ),
-    (
-        "urinary retention",
-        "UROLOGY",
-        ["inability to urinate"],
-        ["Transurethral resection of the prostate"],
-        "Benign prostatic hyperplasia with urinary retention",
-        "N401",
-        0.6,
-        1,
-        "M",
-        ["{Pr} reports two days of inability to void with suprapubic pain."],
-    ),
+_HIP_FRACTURE = (
+    "hip fracture",
+    "ORTHOPAEDICS",
+    ["right hip pain after a mechanical fall", "left hip pain s/p fall"],
+    ["Right hip hemiarthroplasty", "Left hip open reduction internal fixation"],
+    "Femoral neck fracture",
+    "S72001A",
+    0.88,
+    8,
+    None,
+    [
+        "{Pr} tripped on a rug at home and landed on {pos} side, with immediate hip pain and inability to bear weight.",
+        "In the ED {pr} was found to have a shortened and externally rotated leg.",
+        "Imaging showed a displaced femoral neck fracture.",
+        "{Pr} denies head strike or loss of consciousness.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #ccde89b9
+_RIB_FRACTURES = (
+    "rib fractures",
+    "TRAUMA SURGERY",
+    ["chest wall pain after fall down stairs"],
+    ["None"],
+    "Multiple left rib fractures",
+    "S2242XA",
+    0.82,
+    4,
+    None,
+    [
+        "{Pr} fell down several stairs and struck {pos} left chest.",
+        "CT torso showed left ribs 5-8 fractures without pneumothorax.",
+        "Pain limits deep inspiration and incentive spirometry.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #7338493b
+_CHOLECYSTITIS = (
+    "cholecystitis",
+    "SURGERY",
+    ["right upper quadrant abdominal pain"],
+    ["Laparoscopic cholecystectomy"],
+    "Acute cholecystitis",
+    "K810",
+    0.86,
+    6,
+    None,
+    [
+        "{Pr} reports two days of constant right upper quadrant pain after fatty meals, with nausea.",
+        "Ultrasound demonstrated gallbladder wall thickening, pericholecystic fluid and a "
+        "positive sonographic "
+        "Murphy sign.",
+        "{Pr} was made NPO and started on IV antibiotics before surgery.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #f5dc5082
+_KNEE_ARTHROPLASTY = (
+    "knee arthroplasty",
+    "ORTHOPAEDICS",
+    ["right knee osteoarthritis, elective admission"],
+    ["Right total knee arthroplasty"],
+    "Right knee osteoarthritis",
+    "M1711",
+    0.92,
+    5,
+    None,
+    [
+        "{Pr} has years of progressive right knee pain refractory to injections and physical therapy.",
+        "{Pr} presents for elective total knee arthroplasty.",
+        "Preoperative evaluation was unremarkable.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #3cd75dd2
+_SPINAL_STENOSIS = (
+    "spinal stenosis",
+    "NEUROSURGERY",
+    ["lower back pain radiating to the left leg"],
+    ["L4-L5 laminectomy and posterior fusion"],
+    "Lumbar spinal stenosis",
+    "M4806",
+    0.87,
+    4,
+    None,
+    [
+        "{Pr} has months of low back pain radiating down {pos} left leg with neurogenic claudication.",
+        "MRI showed severe L4-L5 central canal stenosis.",
+        "Conservative management had failed.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #2b769823
+_RENAL_COLIC = (
+    "renal colic",
+    "UROLOGY",
+    ["right flank pain", "severe left flank pain with hematuria"],
+    ["Cystoscopy, right ureteral stent placement", "None"],
+    "Obstructing ureteral stone",
+    "N201",
+    0.83,
+    5,
+    None,
+    [
+        "{Pr} developed sudden severe colicky flank pain radiating to the groin with nausea and vomiting.",
+        "CT abdomen showed a 6 mm obstructing proximal ureteral stone with moderate hydronephrosis.",
+        "Urinalysis showed blood without infection.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #2824c333
+_PANCREATITIS = (
+    "pancreatitis",
+    "MEDICINE",
+    ["epigastric pain radiating to the back"],
+    ["None"],
+    "Acute pancreatitis",
+    "K859",
+    0.72,
+    4,
+    None,
+    [
+        "{Pr} reports one day of severe epigastric pain radiating to the back with vomiting.",
+        "Lipase was markedly elevated.",
+        "CT showed peripancreatic stranding without necrosis.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #8701dfec
+_HEART_FAILURE = (
+    "heart failure",
+    "CARDIOLOGY",
+    ["dyspnea on exertion and leg swelling", "shortness of breath"],
+    ["None"],
+    "Acute on chronic systolic heart failure",
+    "I5023",
+    0.15,
+    9,
+    None,
+    [
+        "{Pr} reports two weeks of worsening dyspnea on exertion, orthopnea and bilateral leg swelling.",
+        "{Pr} admits to dietary indiscretion and missed doses of diuretic.",
+        "BNP was elevated and chest x-ray showed pulmonary vascular congestion.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #496de3f6
+_PNEUMONIA = (
+    "pneumonia",
+    "MEDICINE",
+    ["cough and fever", "productive cough"],
+    ["None"],
+    "Community-acquired pneumonia",
+    "J189",
+    0.15,
+    9,
+    None,
+    [
+        "{Pr} reports four days of productive cough, fevers and chills.",
+        "Chest x-ray showed a right lower lobe consolidation.",
+        "{Pr} was started on ceftriaxone and azithromycin in the ED.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #4e18ea06
+_COPD = (
+    "copd",
+    "MEDICINE",
+    ["shortness of breath and wheezing"],
+    ["None"],
+    "COPD exacerbation",
+    "J441",
+    0.14,
+    6,
+    None,
+    [
+        "{Pr} reports increased sputum and wheezing for three days after a viral illness.",
+        "{Pr} required BiPAP briefly in the ED.",
+        "{Pr} received nebulizers and steroids.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #fe449bfd
+_UTI = (
+    "uti",
+    "MEDICINE",
+    ["confusion and fever"],
+    ["None"],
+    "Urinary tract infection",
+    "N390",
+    0.15,
+    5,
+    None,
+    [
+        "Family noted new confusion and fever for one day.",
+        "Urinalysis was positive for leukocyte esterase and nitrites.",
+        "{Pr} was started on IV antibiotics.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #b7f998d7
+_CELLULITIS = (
+    "cellulitis",
+    "MEDICINE",
+    ["left leg redness and swelling"],
+    ["None"],
+    "Left lower extremity cellulitis",
+    "L03116",
+    0.42,
+    5,
+    None,
+    [
+        "{Pr} noticed spreading redness, warmth and tenderness of the left shin over three days.",
+        "There was no fluctuance on exam.",
+        "{Pr} was started on IV vancomycin.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #45f6b2f5
+_SYNCOPE = (
+    "syncope",
+    "MEDICINE",
+    ["syncope"],
+    ["None"],
+    "Syncope, likely orthostatic",
+    "R55",
+    0.10,
+    5,
+    None,
+    [
+        "{Pr} lost consciousness briefly after standing up quickly, without prodrome or incontinence.",
+        "Telemetry showed no arrhythmia.",
+        "Orthostatic vital signs were positive.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #a2c9b393
+_ATRIAL_FIBRILLATION = (
+    "atrial fibrillation",
+    "CARDIOLOGY",
+    ["palpitations"],
+    ["None"],
+    "Atrial fibrillation with rapid ventricular response",
+    "I4891",
+    0.10,
+    5,
+    None,
+    [
+        "{Pr} reports one day of palpitations and lightheadedness.",
+        "ECG showed atrial fibrillation with rates in the 140s.",
+        "{Pr} was rate controlled with IV diltiazem.",
+    ],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #add71053
+_POSTPARTUM_HEMORRHAGE = (
+    "postpartum hemorrhage",
+    "OBSTETRICS/GYNECOLOGY",
+    ["vaginal bleeding after delivery"],
+    ["Dilation and curettage"],
+    "Postpartum hemorrhage",
+    "O720",
+    0.8,
+    1,
+    "F",
+    ["{Pr} presented with heavy bleeding three days after delivery."],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #c5189e26
+_URINARY_RETENTION = (
+    "urinary retention",
+    "UROLOGY",
+    ["inability to urinate"],
+    ["Transurethral resection of the prostate"],
+    "Benign prostatic hyperplasia with urinary retention",
+    "N401",
+    0.6,
+    1,
+    "M",
+    ["{Pr} reports two days of inability to void with suprapubic pain."],
+)
+
+# %% ../../nbs/mfarm/02_twin_vocab.ipynb #101970d1
+OPIOID_CONDITIONS = (  # the twin draws a condition by its index: keep this order
+    _HIP_FRACTURE,
+    _RIB_FRACTURES,
+    _CHOLECYSTITIS,
+    _KNEE_ARTHROPLASTY,
+    _SPINAL_STENOSIS,
+    _RENAL_COLIC,
+    _PANCREATITIS,
+    _HEART_FAILURE,
+    _PNEUMONIA,
+    _COPD,
+    _UTI,
+    _CELLULITIS,
+    _SYNCOPE,
+    _ATRIAL_FIBRILLATION,
+    _POSTPARTUM_HEMORRHAGE,
+    _URINARY_RETENTION,
 )
 
 # %% ../../nbs/mfarm/02_twin_vocab.ipynb #eea23ea5

@@ -8,8 +8,9 @@ import itertools
 import warnings
 import numpy as np
 from ..constraints import Predicate
-from ..counts import _metric_from_counts  # the declared checks skipped: counts built here are valid
+from ..counts import _metric_from_counts  # checks skipped: counts built here are valid
 from ..inputs import group_codes
+from .parity import _count_table
 
 # %% auto #0
 __all__ = ['MIN_CELL', 'SmallCellWarning', 'UnseenCellWarning']
@@ -23,11 +24,13 @@ def _grid(step):
 def _snap(t, step):
     "Thresholds rounded to the grid of `step` and clipped to [0.01, 0.99] (and to the grid's ends)."
     g = _grid(step)
-    return np.clip(np.round(np.asarray(t, float) / step) * step, max(0.01, g[0]), min(0.99, g[-1])).round(10)
+    lo, hi = max(0.01, g[0]), min(0.99, g[-1])
+    return np.clip(np.round(np.asarray(t, float) / step) * step, lo, hi).round(10)
 
 # %% ../../nbs/mitigation/01a_cells.ipynb #e888056c
 def _is_step(step) -> bool:
-    ok = isinstance(step, (float, int, np.floating, np.integer)) and not isinstance(step, (bool, np.bool_))
+    real = (float, int, np.floating, np.integer)
+    ok = isinstance(step, real) and not isinstance(step, (bool, np.bool_))
     return ok and 0 < step <= 0.25 and abs(round(1 / step) * step - 1) <= 1e-9
 
 
@@ -47,17 +50,15 @@ class _DIState:
             self.included.append(np.bincount(c, minlength=len(g)) >= min_support)
 
     def counts(self, j, y, yhat):
-        G = len(self.groups[j])
-        return np.bincount(self.codes[j] * 4 + y * 2 + yhat, minlength=4 * G).reshape(G, 2, 2).astype(float)
+        return _count_table(self.codes[j], len(self.groups[j]), y, yhat)
 
     def values(self, metric, y, yhat) -> np.ndarray:
-        "Point estimate of the audit metric `metric` (DI, EOpp, EOD, ...) per attribute (NaN when undefined)."
-        return np.array(
-            [
-                float(_metric_from_counts(metric, self.counts(j, y, yhat), included=self.included[j]))
-                for j in range(len(self.columns))
-            ]
-        )
+        "The audit metric `metric` (DI, EOpp, EOD, ...) per attribute; NaN: undefined."
+        out = []
+        for j in range(len(self.columns)):
+            counts = self.counts(j, y, yhat)
+            out.append(float(_metric_from_counts(metric, counts, included=self.included[j])))
+        return np.array(out)
 
     def di(self, y, yhat) -> np.ndarray:
         "Point-estimate DI per attribute (NaN when undefined)."
@@ -66,17 +67,47 @@ class _DIState:
 # %% ../../nbs/mitigation/01a_cells.ipynb #516297fd
 MIN_CELL = 30  # default `min_cell`: fewest members of a cell whose threshold is tuned
 
-
+# %% ../../nbs/mitigation/01a_cells.ipynb #516297f1
 class SmallCellWarning(UserWarning):
-    "Cells too small to tune a threshold: left at the base threshold, or tuned although below `MIN_CELL`."
+    """Cells too small to tune a threshold: left at the base threshold, or tuned although below
+    `MIN_CELL`.
 
+    Examples
+    --------
+    >>> import warnings
+    >>> rng = np.random.default_rng(0)
+    >>> g = pd.DataFrame({"sex": ["F"] * 300 + ["M"] * 20})
+    >>> s, y = rng.random(320), rng.integers(0, 2, 320)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ts = ThresholdShift(oos_resamples=0, min_support=0).fit(s, y, sensitive_features=g)
+    >>> print(next(w.message for w in caught if w.category is SmallCellWarning))
+    ThresholdShift.fit: 1 of 2 cells have fewer than min_cell=30 members and keep the base
+    threshold 0.5 (not tuned): 'M'
+    """
 
+# %% ../../nbs/mitigation/01a_cells.ipynb #516297f2
 class UnseenCellWarning(SmallCellWarning):
-    "Rows at predict time in cells that had no member in fit: they get the base threshold, which was never tuned."
+    """Rows at predict time in cells that had no member in fit: they get the base threshold, which
+    was never tuned.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> rng = np.random.default_rng(0)
+    >>> g = pd.DataFrame({"sex": rng.choice(["F", "M"], 400)})
+    >>> s, y = rng.random(400), rng.integers(0, 2, 400)
+    >>> ts = ThresholdShift(oos_resamples=0).fit(s, y, sensitive_features=g)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     yhat = ts.predict([0.7, 0.2], sensitive_features=pd.DataFrame({"sex": ["X", "X"]}))
+    >>> yhat.tolist(), caught[0].category.__name__
+    ([1, 0], 'UnseenCellWarning')
+    """
 
 # %% ../../nbs/mitigation/01a_cells.ipynb #903d0adb
 def _cell_index(cells, sub) -> np.ndarray:
-    "Position in `cells` (a MultiIndex) of each row's cell in `sub` (columns named as its levels); -1 when absent."
+    "Position in `cells` (a MultiIndex) of each row's cell in `sub`; -1 where it is absent."
     sizes = [len(lev) for lev in cells.levels]
     row, seen = np.zeros(len(sub), np.int64), np.ones(len(sub), bool)
     key = np.zeros(len(cells), np.int64)
@@ -94,29 +125,31 @@ def _cell_names(cells, mask, limit=8):
     lab = [" / ".join(map(repr, c if isinstance(c, tuple) else (c,))) for c in cells[mask]]
     return "; ".join(lab[:limit]) + (f"; and {len(lab) - limit} more" if len(lab) > limit else "")
 
-
+# %% ../../nbs/mitigation/01a_cells.ipynb #eb76645a
 def _warn_small_cells(cells, sizes, min_cell, base, func):
-    "Warn about cells left untuned (below `min_cell`) or tuned below `MIN_CELL`; no member count is printed."
+    "Warn about cells left untuned (below `min_cell`) or tuned below `MIN_CELL`; no size printed."
     below = sizes < min_cell
     if below.any():
         warnings.warn(
-            f"{func}: {int(below.sum())} of {len(cells)} cells have fewer than min_cell={min_cell} members and keep "
-            f"the base threshold {base:g} (not tuned): {_cell_names(cells, below)}",
+            f"{func}: {int(below.sum())} of {len(cells)} cells have fewer than min_cell={min_cell} "
+            f"members and keep the base threshold {base:g} (not tuned): "
+            f"{_cell_names(cells, below)}",
             SmallCellWarning,
             stacklevel=4,
         )
     tuned = ~below & (sizes < MIN_CELL)
     if tuned.any():
         warnings.warn(
-            f"{func}: {int(tuned.sum())} cells with fewer members than the default {MIN_CELL} were tuned because "
-            f"min_cell={min_cell} is below {MIN_CELL}; their thresholds follow noise: {_cell_names(cells, tuned)}",
+            f"{func}: {int(tuned.sum())} cells with fewer members than the default {MIN_CELL} were "
+            f"tuned because min_cell={min_cell} is below {MIN_CELL}; their thresholds follow "
+            f"noise: {_cell_names(cells, tuned)}",
             SmallCellWarning,
             stacklevel=4,
         )
 
 # %% ../../nbs/mitigation/01a_cells.ipynb #be315251
 def _closest(grid, rates, target, base):
-    "Grid value whose rate is closest to `target` (NaN rates skipped; ties -> nearest `base`); `base` if none defined."
+    "Grid value whose rate is closest to `target` (NaN skipped; ties: nearest `base`); else `base`."
     ok = ~np.isnan(rates)
     if not ok.any() or np.isnan(target):
         return base
@@ -135,11 +168,15 @@ def _cell_targets(s, y, grid, sr, tpr, ppv, base):
         r_sr = pos / ss.size
         r_tpr = tp / sp.size if sp.size else np.full(grid.size, np.nan)
         r_ppv = np.where(pos > 0, tp / np.where(pos > 0, pos, 1), np.nan)
-    return (_closest(grid, r_sr, sr, base), _closest(grid, r_tpr, tpr, base), _closest(grid, r_ppv, ppv, base))
+    return (
+        _closest(grid, r_sr, sr, base),
+        _closest(grid, r_tpr, tpr, base),
+        _closest(grid, r_ppv, ppv, base),
+    )
 
 # %% ../../nbs/mitigation/01a_cells.ipynb #1fd170fd
 def _rate_curves(s, y, grid):
-    "TPR, FPR and errors of the rows (s, y) at each grid threshold (a rate is NaN where its label is absent)."
+    "TPR, FPR and errors of the rows (s, y) at each grid threshold (NaN rate: its label is absent)."
     sp, sn = np.sort(s[y == 1]), np.sort(s[y == 0])
     tp = sp.size - np.searchsorted(sp, grid, "left")
     fp = sn.size - np.searchsorted(sn, grid, "left")
@@ -149,8 +186,8 @@ def _rate_curves(s, y, grid):
 
 # %% ../../nbs/mitigation/01a_cells.ipynb #9e715492
 def _matched(grid, curves, tpr_target, fpr_target, t0, odds: bool):
-    """The grid threshold of one cell whose TPR (and FPR, when `odds`) is closest to the targets (see above); the
-    targets and `t0` may be arrays (one answer per operating threshold) or scalars (one float)."""
+    """The grid threshold of one cell whose TPR (and FPR if `odds`) is closest to the targets (see
+    above); the targets and `t0` may be arrays (one answer per operating threshold) or scalars."""
     tpr, fpr, err = curves
     T, F, t0a = (np.atleast_1d(np.asarray(v, dtype=float))[:, None] for v in (tpr_target, fpr_target, t0))
     d = np.fmax(np.abs(tpr - T), np.abs(fpr - F)) if odds else np.abs(tpr - T)
@@ -161,17 +198,48 @@ def _matched(grid, curves, tpr_target, fpr_target, t0, odds: bool):
     out = np.where(undefined, t0a[:, 0], grid[best])
     return float(out[0]) if np.ndim(tpr_target) == 0 else out
 
-# %% ../../nbs/mitigation/01a_cells.ipynb #3d55989a
-def _search_alphas(est, con, s, yy, codes, cells, movable, di, grid, base, alphas):
-    "Demographic parity: per-cell mixes of the SR / TPR / PPV matching thresholds, alphas searched under DI."
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d55989b
+def _operating_point(s, yy, base):
+    "Selection rate, TPR and PPV of all the rows at the `base` threshold (NaN where undefined)."
     yh0 = s >= base
     sr = yh0.mean()
     tpr = yh0[yy == 1].mean() if (yy == 1).any() else np.nan
     ppv = yy[yh0].mean() if yh0.any() else np.nan
-    T = np.full((len(cells), 3), base)
+    return sr, tpr, ppv
+
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d55989d
+def _alpha_targets(s, yy, codes, n_cells, movable, grid, base, point):
+    "t_SR, t_TPR, t_PPV of each movable cell (one row per cell; the others keep `base`)."
+    T = np.full((n_cells, 3), base)
     for c in np.flatnonzero(movable):
         m = codes == c
-        T[c] = _cell_targets(s[m], yy[m], grid, sr, tpr, ppv, base)
+        T[c] = _cell_targets(s[m], yy[m], grid, *point, base)
+    return T
+
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d5598a0
+def _alpha_row(a, acc, feas, d, columns) -> dict:
+    "The row of one alpha candidate in `search_` (`d`: its DI per attribute)."
+    min_di = float(np.nanmin(d)) if not np.isnan(d).all() else np.nan
+    row = dict(alpha_sr=a[0], alpha_tpr=a[1], alpha_ppv=a[2], accuracy=acc, feasible=feas)
+    return dict(row, min_di=min_di, **{f"DI_{c}": v for c, v in zip(columns, d)})
+
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d5598a3
+def _alpha_extra(a, T, point, codes, cells, movable, base) -> dict:
+    "The fitted attributes that describe demographic parity's kept candidate `a`."
+    n = np.bincount(codes, minlength=len(cells))
+    tab = cells.to_frame(index=False).assign(n=n, movable=movable)
+    return dict(
+        alphas_=dict(sr=a[0], tpr=a[1], ppv=a[2]),
+        cell_targets_=tab.assign(t_sr=T[:, 0], t_tpr=T[:, 1], t_ppv=T[:, 2]),
+        targets_=dict(selection_rate=float(point[0]), TPR=float(point[1]), PPV=float(point[2])),
+        operating_threshold_=base,
+    )
+
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d55989a
+def _search_alphas(est, con, s, yy, codes, cells, movable, di, grid, base, alphas):
+    "Demographic parity: per-cell mixes of the SR / TPR / PPV matching thresholds, alphas searched."
+    point = _operating_point(s, yy, base)
+    T = _alpha_targets(s, yy, codes, len(cells), movable, grid, base, point)
     rows, best, best_key = [], None, None
     for a in itertools.product(alphas, repeat=3):
         t = np.where(movable, _snap(base + (T - base) @ np.asarray(a), float(est.step)), base)
@@ -179,39 +247,35 @@ def _search_alphas(est, con, s, yy, codes, cells, movable, di, grid, base, alpha
         d = di.di(yy, yh)
         acc = float((yh == yy).mean())
         feas = bool(np.all(d >= est.di_target))  # NaN DI is never feasible
-        rows.append(
-            dict(
-                alpha_sr=a[0],
-                alpha_tpr=a[1],
-                alpha_ppv=a[2],
-                accuracy=acc,
-                feasible=feas,
-                min_di=float(np.nanmin(d)) if not np.isnan(d).all() else np.nan,
-                **{f"DI_{c}": v for c, v in zip(di.columns, d)},
-            )
-        )
-        key = (feas, acc if feas else rows[-1]["min_di"] if not np.isnan(rows[-1]["min_di"]) else -1.0, acc)
+        rows.append(_alpha_row(a, acc, feas, d, di.columns))
+        min_di = rows[-1]["min_di"]
+        key = (feas, acc if feas else min_di if not np.isnan(min_di) else -1.0, acc)
         if best_key is None or key > best_key:
-            best, best_key, best_min = (a, t), key, rows[-1]["min_di"]
-    extra = dict(
-        alphas_=dict(sr=best[0][0], tpr=best[0][1], ppv=best[0][2]),
-        cell_targets_=cells.to_frame(index=False).assign(
-            n=np.bincount(codes, minlength=len(cells)), movable=movable, t_sr=T[:, 0], t_tpr=T[:, 1], t_ppv=T[:, 2]
-        ),
-        targets_=dict(selection_rate=float(sr), TPR=float(tpr), PPV=float(ppv)),
-        operating_threshold_=base,
-    )
+            best, best_key, best_min = (a, t), key, min_di
+    extra = _alpha_extra(best[0], T, point, codes, cells, movable, base)
     return best[1], rows, bool(best_key[0]), best_min, extra
 
-# %% ../../nbs/mitigation/01a_cells.ipynb #cf621acb
-def _search_operating(est, con, s, yy, codes, cells, movable, di, grid, base, alphas):
-    "Equal opportunity / equalised odds: every movable cell matches the pooled TPR (and FPR) at a common t0."
-    odds = con.name == "equalized_odds"
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d5598a7
+def _matched_cells(s, yy, codes, movable, grid, odds):
+    "The pooled TPR and FPR at each grid threshold, and each movable cell's matched thresholds."
     T_all, F_all, _ = _rate_curves(s, yy, grid)
-    matched = {  # per movable cell, its matched threshold at every operating threshold t0 of the grid
+    matched = {
         c: _matched(grid, _rate_curves(s[codes == c], yy[codes == c], grid), T_all, F_all, grid, odds)
         for c in np.flatnonzero(movable)
     }
+    return T_all, F_all, matched
+
+# %% ../../nbs/mitigation/01a_cells.ipynb #3d5598a9
+def _operating_row(t0, T, F, acc, feas, worst, con, columns, v) -> dict:
+    "The row of one operating threshold `t0` in `search_` (`v`: the constraint per attribute)."
+    row = dict(operating_threshold=float(t0), TPR_target=float(T), FPR_target=float(F))
+    row.update(accuracy=acc, feasible=feas, max_gap=worst)
+    return dict(row, **{f"{con.metric}_{c}": x for c, x in zip(columns, v)})
+
+# %% ../../nbs/mitigation/01a_cells.ipynb #cf621acb
+def _search_operating(est, con, s, yy, codes, cells, movable, di, grid, base, alphas):
+    "Equal opportunity, equalised odds: every movable cell matches the pooled TPR (FPR) at a t0."
+    T_all, F_all, matched = _matched_cells(s, yy, codes, movable, grid, con.name == "equalized_odds")
     rows, best, best_key = [], None, None
     for k, t0 in enumerate(grid):
         t = np.full(len(cells), base)
@@ -222,27 +286,15 @@ def _search_operating(est, con, s, yy, codes, cells, movable, di, grid, base, al
         acc = float((yh == yy).mean())
         feas = bool(np.all(con.met(v)))  # an undefined gap is never feasible
         worst = con.worst(v)
-        rows.append(
-            dict(
-                operating_threshold=float(t0),
-                TPR_target=float(T_all[k]),
-                FPR_target=float(F_all[k]),
-                accuracy=acc,
-                feasible=feas,
-                max_gap=worst,
-                **{f"{con.metric}_{c}": x for c, x in zip(di.columns, v)},
-            )
-        )
+        rows.append(_operating_row(t0, T_all[k], F_all[k], acc, feas, worst, con, di.columns, v))
         key = (feas, acc if feas else -worst if not np.isnan(worst) else -2.0, acc)
         if best_key is None or key > best_key:
             best, best_key, best_k = t, key, k
-    t0 = float(grid[best_k])
+    n = np.bincount(codes, minlength=len(cells))
     extra = dict(
         alphas_=None,
-        cell_targets_=cells.to_frame(index=False).assign(
-            n=np.bincount(codes, minlength=len(cells)), movable=movable, threshold=best
-        ),
+        cell_targets_=cells.to_frame(index=False).assign(n=n, movable=movable, threshold=best),
         targets_=dict(TPR=float(T_all[best_k]), FPR=float(F_all[best_k])),
-        operating_threshold_=t0,
+        operating_threshold_=float(grid[best_k]),
     )
     return best, rows, bool(best_key[0]), rows[best_k]["max_gap"], extra

@@ -21,28 +21,19 @@ __all__ = ['CONSTRAINTS', 'CONSTRAINT_METRICS', 'DI_TARGET', 'constraint_by_attr
            'make_fair_scorer']
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #5183eed7
-CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")  # the constraints a mitigator can hold
-CONSTRAINT_METRICS = dict(
-    demographic_parity="DI", equal_opportunity="EOpp", equalized_odds="EOD"
-)  # audit metric of each
+# the constraints a mitigator can hold, and the audit metric of each
+CONSTRAINTS = ("demographic_parity", "equal_opportunity", "equalized_odds")
+CONSTRAINT_METRICS = dict(demographic_parity="DI", equal_opportunity="EOpp", equalized_odds="EOD")
+
+# %% ../../nbs/mitigation/00a_parity.ipynb #5183eed9
 DI_TARGET = 0.80  # four-fifths rule: the bound of demographic parity
+
+# %% ../../nbs/mitigation/00a_parity.ipynb #5183eedb
 _LABELS = Array(dtype="any", label="a 1-d array of 0/1 labels, one per row of groups")
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #c085da72
-@dataclass(frozen=True)
-class _Constraint:
-    "One parity constraint with its bound; `goodness` orders values so that higher is better for every constraint."
-
-    name: str
-    bound: float  # di_target (demographic parity) or tolerance (the gap constraints)
-
-    @property
-    def metric(self) -> str:
-        return CONSTRAINT_METRICS[self.name]
-
-    @property
-    def is_ratio(self) -> bool:
-        return self.name == "demographic_parity"
+class _Ranking:
+    "How a constraint's values rank against its bound (`is_ratio`, `bound`: from `_Constraint`)."
 
     def goodness(self, v):
         "The value itself for DI (higher is better), minus the gap for the gap constraints."
@@ -55,7 +46,7 @@ class _Constraint:
 
     @property
     def floor(self) -> float:
-        "A goodness below any defined value's: what an undefined value counts as when values are ranked."
+        "A goodness below any defined value's: what an undefined value counts as, ranked."
         return -1.0 if self.is_ratio else -2.0
 
     def met(self, v):
@@ -69,52 +60,94 @@ class _Constraint:
             return np.nan
         return float(np.nanmin(v) if self.is_ratio else np.nanmax(v))
 
+# %% ../../nbs/mitigation/00a_parity.ipynb #3d4e5f60
+# a metric's name in messages
+_LABEL_OF = {"DI": "DI", "EOpp": "TPR gap", "EOD": "equalized-odds gap"}
+# a constraint in words; {} is its bound
+_TEXT_OF = dict(
+    DI="DI (min / max selection rate over the groups) >= {:g}",
+    EOpp="TPR gap (max - min TPR over the groups) <= {:g}",
+    EOD="equalized-odds gap (max of the TPR and FPR gaps over the groups) <= {:g}",
+)
+
+# %% ../../nbs/mitigation/00a_parity.ipynb #5f607182
+@dataclass(frozen=True)
+class _Constraint(_Ranking):
+    "One parity constraint with its bound; `goodness` orders values so that higher is better."
+
+    name: str
+    bound: float  # di_target (demographic parity) or tolerance (the gap constraints)
+
+    @property
+    def metric(self) -> str:
+        return CONSTRAINT_METRICS[self.name]
+
+    @property
+    def is_ratio(self) -> bool:
+        return self.name == "demographic_parity"
+
     @property
     def label(self) -> str:
-        return {"DI": "DI", "EOpp": "TPR gap", "EOD": "equalized-odds gap"}[self.metric]
+        return _LABEL_OF[self.metric]
 
     def text(self) -> str:
         "The constraint in words, e.g. 'TPR gap (max - min TPR over the groups) <= 0.1'."
-        return dict(
-            DI=f"DI (min / max selection rate over the groups) >= {self.bound:g}",
-            EOpp=f"TPR gap (max - min TPR over the groups) <= {self.bound:g}",
-            EOD=f"equalized-odds gap (max of the TPR and FPR gaps over the groups) <= {self.bound:g}",
-        )[self.metric]
+        return _TEXT_OF[self.metric].format(self.bound)
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #727286c7
 def _constraint(name, di_target, tolerance, func) -> _Constraint:
-    "The constraint `name` with its bound: `di_target` for demographic parity, `tolerance` (None: the audit's) else."
+    "The constraint `name` with its bound: `di_target` for demographic parity, else `tolerance`."
     if name not in CONSTRAINTS:
-        raise FairlibInputError(
-            "constraint",
-            f"must be one of {list(CONSTRAINTS)}, got {name!r} (fairlearn's 'true_positive_rate_parity' is "
-            "'equal_opportunity' here)",
-            func,
+        msg = (
+            f"must be one of {list(CONSTRAINTS)}, got {name!r} (fairlearn's "
+            "'true_positive_rate_parity' is 'equal_opportunity' here)"
         )
+        raise FairlibInputError("constraint", msg, func)
     if name == "demographic_parity":
         return _Constraint(name, float(di_target))
-    return _Constraint(
-        name, float(audit_metric(CONSTRAINT_METRICS[name]).threshold if tolerance is None else tolerance)
-    )
+    bound = audit_metric(CONSTRAINT_METRICS[name]).threshold if tolerance is None else tolerance
+    return _Constraint(name, float(bound))
+
+# %% ../../nbs/mitigation/00a_parity.ipynb #609db0db
+def _count_table(codes, G, y, yhat) -> np.ndarray:
+    "The (group, y, ŷ) counts of one attribute with `G` groups, shape (G, 2, 2)."
+    key = codes * 4 + y * 2 + yhat
+    return np.bincount(key, minlength=4 * G).reshape(G, 2, 2).astype(float)
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #609db0dc
 def _by_attribute(sub, columns, y, yhat, metric, min_support) -> np.ndarray:
-    "The audit metric `metric` per column of `sub`, over the groups with >= min_support rows (NaN when undefined)."
+    "The audit metric per column of `sub`, over groups with >= min_support rows (NaN: undefined)."
     out = []
     for c in columns:
         codes, g = group_codes(sub[c])
-        G = len(g)
-        counts = np.bincount(codes * 4 + y * 2 + yhat, minlength=4 * G).reshape(G, 2, 2).astype(float)
-        inc = np.bincount(codes, minlength=G) >= min_support
+        inc = np.bincount(codes, minlength=len(g)) >= min_support
+        counts = _count_table(codes, len(g), y, yhat)
         out.append(float(metric_from_counts(metric, counts, included=inc)))
     return np.array(out)
 
+# %% ../../nbs/mitigation/00a_parity.ipynb #a4b5c6d7
+def _rows(y_true, y_pred, groups, attributes, func, argument="sensitive_features"):
+    "The group columns, 0/1 labels and 0/1 predictions of the rows, validated (pandas first)."
+    _aligned(func, **{argument: groups}, y_true=y_true, y_pred=y_pred)
+    sub = _frame(groups, attributes, func, argument)
+    yy = check_binary(_paired(y_true, sub, "y_true", func), "y_true", func).astype(np.int64)
+    yh = check_binary(_paired(y_pred, sub, "y_pred", func), "y_pred", func).astype(np.int64)
+    return sub, yy, yh
+
+# %% ../../nbs/mitigation/00a_parity.ipynb #d7e8f90a
+_ROWS_ARGS = dict(y_true=_LABELS, y_pred=_LABELS, sensitive_features=_GROUPS)
+_SCORER_ARGS = dict(  # a constraint, its bound and the attributes held to it
+    constraint=Options(*CONSTRAINTS),
+    di_target=Interval(0, 1, closed="right"),
+    tolerance=None | Interval(0, 1),
+    attributes=_COLUMNS,
+    min_support=NonNegativeInt,
+)
+
 # %% ../../nbs/mitigation/00a_parity.ipynb #23f6a3fe
 @constrained(
-    y_true=_LABELS,
-    y_pred=_LABELS,
-    sensitive_features=_GROUPS,
-    constraint=Options(*CONSTRAINTS),
+    **_ROWS_ARGS,
+    constraint=_SCORER_ARGS["constraint"],
     attributes=_COLUMNS,
     min_support=NonNegativeInt,
 )
@@ -124,19 +157,19 @@ def constraint_by_attribute(
     sensitive_features,
     *,
     constraint: str = "demographic_parity",
-    attributes=None,  # None: every column of `sensitive_features`
+    attributes=None,
     min_support: int = 30,
 ) -> pd.Series:
-    """The value of a parity constraint's audit metric on each attribute: DI, the TPR gap or the equalized-odds gap.
+    """A parity constraint's audit metric per attribute: DI, the TPR gap or the equalized-odds gap.
 
     Parameters
     ----------
     y_true, y_pred : array-like of 0/1
-        Labels and predictions, one per row of `sensitive_features` (pandas inputs must share its index).
+        Labels and predictions, one per row of `sensitive_features` (pandas: the same index).
     sensitive_features : DataFrame, Series or dict of arrays
         The group columns; each attribute is judged on its own.
     constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"}
-        Which metric: DI (min / max selection rate), EOpp (max - min TPR) or EOD (max of the TPR and FPR spreads).
+        DI (min / max selection rate), EOpp (max - min TPR) or EOD (max of the TPR, FPR spreads).
     attributes : list of str, optional
         The columns to judge (default: every column).
     min_support : int
@@ -145,46 +178,50 @@ def constraint_by_attribute(
     Returns
     -------
     pandas.Series
-        One value per attribute, named after the metric; NaN where it is undefined (fewer than two groups left, a
-        group without positives for a TPR, no group selected for DI).
+        One value per attribute, named after the metric; NaN where it is undefined (fewer than two
+        groups left, a group without positives for a TPR, no group selected for DI).
 
     Raises
     ------
     FairlibInputError
-        Non-binary labels, lengths that differ, misaligned pandas indexes, missing or blank group values.
+        Non-binary labels, unequal lengths, misaligned pandas indexes, missing or blank groups.
 
     Examples
     --------
     >>> g = pd.DataFrame(dict(sex=list("FFMM")))
-    >>> constraint_by_attribute([1, 0, 1, 0], [1, 0, 0, 0], g, constraint="equal_opportunity", min_support=0)
+    >>> constraint_by_attribute([1, 0, 1, 0], [1, 0, 0, 0], g, constraint="equal_opportunity",
+    ...                         min_support=0)
     sex    1.0
     Name: EOpp, dtype: float64
     """
     func = "constraint_by_attribute"
-    _aligned(func, sensitive_features=sensitive_features, y_true=y_true, y_pred=y_pred)
-    sub = _frame(sensitive_features, attributes, func, "sensitive_features")
-    yy = check_binary(_paired(y_true, sub, "y_true", func), "y_true", func).astype(np.int64)
-    yh = check_binary(_paired(y_pred, sub, "y_pred", func), "y_pred", func).astype(np.int64)
+    sub, yy, yh = _rows(y_true, y_pred, sensitive_features, attributes, func)
     metric = CONSTRAINT_METRICS[constraint]
-    return pd.Series(
-        _by_attribute(sub, tuple(sub.columns), yy, yh, metric, int(min_support)), index=sub.columns, name=metric
-    )
+    values = _by_attribute(sub, tuple(sub.columns), yy, yh, metric, int(min_support))
+    return pd.Series(values, index=sub.columns, name=metric)
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #d7b5cc2c
 def _penalised(acc: float, met: bool) -> float:
     return acc if met else acc - 1
 
+# %% ../../nbs/mitigation/00a_parity.ipynb #1b2c3d4f
+def _penalised_parts(sub, yy, yh, con, min_support) -> dict:
+    "Accuracy, the constraint's value per attribute and in words, whether it holds, the score."
+    v = _by_attribute(sub, tuple(sub.columns), yy, yh, con.metric, int(min_support))
+    acc = float((yh == yy).mean())
+    met = bool(np.all(con.met(v)))  # an undefined value (NaN) does not show the constraint holds
+    parts = {"accuracy": acc, con.metric: dict(zip(sub.columns, v)), "constraint": con.text()}
+    return {**parts, "constraint_met": met, "score": _penalised(acc, met)}
+
+# %% ../../nbs/mitigation/00a_parity.ipynb #f6579adc
+def _score_parts(y_true, y_pred, sf, constraint, di_target, tolerance, attributes, min_support, func):
+    "accuracy, the constraint's value per attribute, whether it holds, and the penalised score."
+    con = _constraint(constraint, di_target, tolerance, func)
+    sub, yy, yh = _rows(y_true, y_pred, sf, attributes, func)
+    return _penalised_parts(sub, yy, yh, con, min_support)
+
 # %% ../../nbs/mitigation/00a_parity.ipynb #790dca26
-@constrained(
-    y_true=_LABELS,
-    y_pred=_LABELS,
-    sensitive_features=_GROUPS,
-    constraint=Options(*CONSTRAINTS),
-    di_target=Interval(0, 1, closed="right"),
-    tolerance=None | Interval(0, 1),
-    attributes=_COLUMNS,
-    min_support=NonNegativeInt,
-)
+@constrained(**_ROWS_ARGS, **_SCORER_ARGS)
 def fairness_penalised_score(
     y_true,
     y_pred,
@@ -192,7 +229,7 @@ def fairness_penalised_score(
     sensitive_features,
     constraint: str = "demographic_parity",
     di_target: float = DI_TARGET,
-    tolerance: float | None = None,  # None: the audit's threshold of the constraint's metric (0.1)
+    tolerance: float | None = None,
     attributes=None,
     min_support: int = 30,
 ) -> float:
@@ -209,7 +246,7 @@ def fairness_penalised_score(
     di_target : float
         The DI bound of demographic parity.
     tolerance : float, optional
-        The gap bound of the other two; None takes the audit's threshold (0.1).
+        The gap bound of the other two; None takes the audit's threshold of the metric (0.1).
     attributes : list of str, optional
         The columns held to the constraint (default: every column).
     min_support : int
@@ -233,33 +270,13 @@ def fairness_penalised_score(
     >>> fairness_penalised_score([1, 0, 1, 0], [1, 0, 0, 0], sensitive_features=g, min_support=0)
     -0.25
     """
-    func = "fairness_penalised_score"
-    return _score_parts(
-        y_true, y_pred, sensitive_features, constraint, di_target, tolerance, attributes, min_support, func
-    )["score"]
-
-# %% ../../nbs/mitigation/00a_parity.ipynb #f6579adc
-def _score_parts(y_true, y_pred, sensitive_features, constraint, di_target, tolerance, attributes, min_support, func):
-    "accuracy, the constraint's value per attribute, whether it holds, and the penalised score."
-    con = _constraint(constraint, di_target, tolerance, func)
-    _aligned(func, sensitive_features=sensitive_features, y_true=y_true, y_pred=y_pred)
-    sub = _frame(sensitive_features, attributes, func, "sensitive_features")
-    yy = check_binary(_paired(y_true, sub, "y_true", func), "y_true", func).astype(np.int64)
-    yh = check_binary(_paired(y_pred, sub, "y_pred", func), "y_pred", func).astype(np.int64)
-    v = _by_attribute(sub, tuple(sub.columns), yy, yh, con.metric, int(min_support))
-    acc = float((yh == yy).mean())
-    met = bool(np.all(con.met(v)))
-    return {
-        "accuracy": acc,
-        con.metric: dict(zip(sub.columns, v)),
-        "constraint": con.text(),
-        "constraint_met": met,
-        "score": _penalised(acc, met),
-    }
+    args = constraint, di_target, tolerance, attributes, min_support
+    parts = _score_parts(y_true, y_pred, sensitive_features, *args, "fairness_penalised_score")
+    return parts["score"]
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #f67534ce
 def _routes_groups(est) -> bool:
-    "Whether `est.predict` takes `sensitive_features` (directly, or routed there by a Pipeline or a search)."
+    "Whether `est.predict` takes `sensitive_features` (itself, or through a Pipeline or a search)."
     params = inspect.signature(est.predict).parameters
     if "sensitive_features" in params:
         return True
@@ -271,16 +288,10 @@ def _routes_groups(est) -> bool:
     return _routes_groups(last[-1][1]) if last else False
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #2eb27d65
-@constrained(
-    constraint=Options(*CONSTRAINTS),
-    di_target=Interval(0, 1, closed="right"),
-    tolerance=None | Interval(0, 1),
-    attributes=_COLUMNS,
-    min_support=NonNegativeInt,
-)
+@constrained(**_SCORER_ARGS)
 class FairScorer:
-    """A scikit-learn scorer: accuracy when a parity constraint holds on every attribute of the scored rows, else
-    accuracy - 1. Made by `make_fair_scorer`.
+    """A scikit-learn scorer: accuracy when a parity constraint holds on every attribute of the
+    scored rows, else accuracy - 1. Made by `make_fair_scorer`.
 
     Parameters
     ----------
@@ -299,11 +310,17 @@ class FairScorer:
     --------
     >>> scorer = make_fair_scorer("equal_opportunity")
     >>> scorer
-    make_fair_scorer(constraint='equal_opportunity', di_target=0.8, tolerance=None, attributes=None, min_support=30)
+    make_fair_scorer(constraint='equal_opportunity', di_target=0.8, tolerance=None,
+                     attributes=None, min_support=30)
     """
 
     def __init__(
-        self, constraint="demographic_parity", di_target=DI_TARGET, tolerance=None, attributes=None, min_support=30
+        self,
+        constraint="demographic_parity",
+        di_target=DI_TARGET,
+        tolerance=None,
+        attributes=None,
+        min_support=30,
     ):
         self.constraint, self.di_target, self.tolerance = constraint, di_target, tolerance
         self.attributes, self.min_support = attributes, min_support
@@ -312,12 +329,14 @@ class FairScorer:
 
     def _parts(self, estimator, X, y_true, sensitive_features, sample_weight, func):
         if sample_weight is not None:
-            raise FairlibInputError(
-                "sample_weight", "is not supported: the constraint and the accuracy count every scored row once", func
-            )
+            msg = "is not supported: the constraint and the accuracy count every scored row once"
+            raise FairlibInputError("sample_weight", msg, func)
         sf, name = _sensitive(None, sensitive_features, func)
         _aligned(func, sensitive_features=sf, X=X, y=y_true)
-        yh = estimator.predict(X, sensitive_features=sf) if _routes_groups(estimator) else estimator.predict(X)
+        if _routes_groups(estimator):
+            yh = estimator.predict(X, sensitive_features=sf)
+        else:
+            yh = estimator.predict(X)
         args = self.constraint, self.di_target, self.tolerance, self.attributes, self.min_support
         return _score_parts(y_true, np.asarray(yh), sf, *args, func)
 
@@ -345,13 +364,13 @@ class FairScorer:
         Raises
         ------
         FairlibInputError
-            No sensitive features (with the routing calls that pass them), misaligned pandas inputs, bad labels.
+            No sensitive features, misaligned pandas inputs, labels that are not 0/1.
         """
-        return self._parts(estimator, X, y_true, sensitive_features, sample_weight, "FairScorer")["score"]
+        parts = self._parts(estimator, X, y_true, sensitive_features, sample_weight, "FairScorer")
+        return parts["score"]
 
     def parts(self, estimator, X, y_true, *, sensitive_features=None) -> dict:
-        """The parts of the score: accuracy, the constraint's value per attribute, the constraint in words, whether it
-        holds and the score.
+        """The score and its parts: accuracy, the constraint per attribute and in words, met or not.
 
         Parameters
         ----------
@@ -361,18 +380,19 @@ class FairScorer:
         Returns
         -------
         dict
-            Keys `accuracy`, the metric's name (DI, EOpp or EOD: {attribute: value}), `constraint`, `constraint_met`
-            and `score`.
+            Keys `accuracy`, the metric's name (DI, EOpp or EOD: {attribute: value}), `constraint`,
+            `constraint_met` and `score`.
         """
         return self._parts(estimator, X, y_true, sensitive_features, None, "FairScorer.parts")
 
     def set_score_request(self, *, sensitive_features=True):
-        """Set how metadata routing passes the sensitive features (requested by default; a string aliases them).
+        """Set how metadata routing passes the sensitive features (requested by default).
 
         Parameters
         ----------
         sensitive_features : bool or str
-            True (the default request), False, or the name under which the caller passes them.
+            True (the default request), False, or the name under which the caller passes them (an
+            alias).
 
         Returns
         -------
@@ -384,7 +404,7 @@ class FairScorer:
         return self
 
     def get_metadata_routing(self) -> MetadataRequest:
-        """The scorer's metadata request: `sensitive_features` for `score` (what scikit-learn's routing reads).
+        """The scorer's metadata request (`sensitive_features` for `score`), read by the routing.
 
         Returns
         -------
@@ -394,19 +414,11 @@ class FairScorer:
         return self._request
 
     def __repr__(self):
-        args = ", ".join(
-            f"{k}={getattr(self, k)!r}" for k in ("constraint", "di_target", "tolerance", "attributes", "min_support")
-        )
-        return f"make_fair_scorer({args})"
+        names = ("constraint", "di_target", "tolerance", "attributes", "min_support")
+        return f"make_fair_scorer({', '.join(f'{k}={getattr(self, k)!r}' for k in names)})"
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #1f78e915
-@constrained(
-    constraint=Options(*CONSTRAINTS),
-    di_target=Interval(0, 1, closed="right"),
-    tolerance=None | Interval(0, 1),
-    attributes=_COLUMNS,
-    min_support=NonNegativeInt,
-)
+@constrained(**_SCORER_ARGS)
 def make_fair_scorer(
     constraint: str = "demographic_parity",
     *,
@@ -415,7 +427,8 @@ def make_fair_scorer(
     attributes=None,
     min_support: int = 30,
 ) -> FairScorer:
-    """The fairness-penalised scorer to pass as `scoring=` to `GridSearchCV`, `cross_validate` or `cross_val_score`.
+    """The fairness-penalised scorer to pass as `scoring=` to `GridSearchCV`, `cross_validate` or
+    `cross_val_score`.
 
     Parameters
     ----------
@@ -433,8 +446,8 @@ def make_fair_scorer(
     Returns
     -------
     FairScorer
-        `scorer(estimator, X, y, sensitive_features=...)` returns the accuracy when the constraint holds on every
-        attribute of the scored rows, else the accuracy - 1.
+        `scorer(estimator, X, y, sensitive_features=...)` returns the accuracy when the constraint
+        holds on every attribute of the scored rows, else the accuracy - 1.
 
     Raises
     ------
@@ -443,8 +456,9 @@ def make_fair_scorer(
 
     Examples
     --------
-    A search over the tolerance of an equal-opportunity `ThresholdShift`, each candidate scored on its held-out folds
-    (metadata routing passes the training rows' sensitive features to `fit` and the held-out rows' to the scorer):
+    A search over the tolerance of an equal-opportunity `ThresholdShift`, each candidate scored on
+    its held-out folds (metadata routing passes the training rows' sensitive features to `fit` and
+    the held-out rows' to the scorer):
 
     >>> import sklearn
     >>> from sklearn.linear_model import LogisticRegression
@@ -455,11 +469,14 @@ def make_fair_scorer(
     >>> X = np.c_[rng.normal(size=2000), (A.sex == "M") + rng.normal(0, 0.5, 2000)]
     >>> y = (rng.random(2000) < 1 / (1 + np.exp(-X.sum(1)))).astype(int)
     >>> with sklearn.config_context(enable_metadata_routing=True):
-    ...     ts = ThresholdShift(estimator=LogisticRegression(), constraint="equal_opportunity", oos_resamples=0)
-    ...     ts = ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
-    ...     search = GridSearchCV(ts, {"tolerance": [0.02, 0.1]}, scoring=make_fair_scorer("equal_opportunity"))
+    ...     ts = ThresholdShift(estimator=LogisticRegression(), constraint="equal_opportunity",
+    ...                         oos_resamples=0)
+    ...     ts = ts.set_fit_request(sensitive_features=True)
+    ...     ts = ts.set_predict_request(sensitive_features=True)
+    ...     scoring = make_fair_scorer("equal_opportunity")
+    ...     search = GridSearchCV(ts, {"tolerance": [0.02, 0.1]}, scoring=scoring)
     ...     search = search.fit(X, y, sensitive_features=A)
-    >>> bool(search.best_score_ > 0)  # an accuracy: the best candidate met the constraint on its folds
+    >>> bool(search.best_score_ > 0)  # an accuracy: the best candidate met it on its folds
     True
     """
     return FairScorer(constraint, di_target, tolerance, attributes, min_support)

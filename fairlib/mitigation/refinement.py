@@ -10,13 +10,15 @@ import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import BaseEstimator, clone
 from ..core import FairlibInputError, cell_seed, check_rng, largest_remainder
-from ..constraints import Flag, Instance, Interval, NonNegativeInt, Options, PositiveInt, Predicate, constrained
+from ..constraints import Instance, Interval, NonNegativeInt, Options, PositiveInt, Predicate
+from ..constraints import constrained
 from ..counts import audit_metric, metric_from_counts
 from .validation import _SEED
 from .parity import CONSTRAINTS, DI_TARGET, _constraint
 from .cells import _DIState, _snap
-from .reweighing import COUNT_METRICS, _ESTIMATOR, intersection_codes
-from .thresholds import InfeasibleConstraintWarning, ThresholdShift, _CellThresholdsMixin
+from .reweighing import COUNT_METRICS, intersection_codes
+from .thresholds import InfeasibleConstraintWarning, ThresholdShift
+from .thresholds import _CellThresholdsMixin, _THRESHOLD_SHIFT_ARGS
 from .thresholds import _constraint_oos, _validate_post
 from ..results import Result
 
@@ -26,25 +28,57 @@ __all__ = ['RefinementResult', 'GreedyRefinement']
 # %% ../../nbs/mitigation/03_refinement.ipynb #b7241cf4
 @dataclass(frozen=True, repr=False)
 class RefinementResult(Result):
-    "What B4's greedy search did: start and end objective and accuracy, moves taken, whether it converged."
+    """What B4's greedy search did: start and end objective and accuracy, the moves, convergence.
+
+    Parameters
+    ----------
+    n_moves : int
+        The moves taken.
+    converged : bool
+        True: stopped because no move improves; False: `max_iter` reached.
+    feasible_start, feasible : bool
+        B3's thresholds, and the final ones, satisfy the constraint on the fitting rows.
+    objective_start, objective : float
+        Mean VFR over the objective cells at B3, and after refinement.
+    accuracy_start, accuracy : float
+        Accuracy on the fitting rows at B3, and after refinement.
+    min_di : float
+        Smallest DI over the attributes after refinement (demographic parity; NaN otherwise).
+    trace : DataFrame
+        One row per accepted move.
+    max_gap : float
+        Largest TPR or equalized-odds gap after refinement (the gap constraints; NaN otherwise).
+    constraint : str
+        The constraint held.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> g = pd.DataFrame({"sex": rng.choice(["F", "M"], 2000)})
+    >>> s = np.clip(rng.beta(2, 2, 2000) + 0.2 * (g.sex == "M").to_numpy() - 0.1, 0.001, 0.999)
+    >>> y = (rng.random(2000) < s).astype(int)
+    >>> r = GreedyRefinement(n_resamples=10, max_iter=3, oos_resamples=0).fit(s, y, g).result_
+    >>> r.n_moves, r.converged, r.feasible, bool(r.objective <= r.objective_start)
+    (3, False, True, True)
+    """
 
     n_moves: int
-    converged: bool  # True: stopped because no move improves; False: max_iter reached
-    feasible_start: bool  # B3's thresholds satisfy the constraint on the fitting rows
-    feasible: bool  # the final thresholds do
-    objective_start: float  # mean VFR over the objective cells at B3
-    objective: float  # ... after refinement
+    converged: bool
+    feasible_start: bool
+    feasible: bool
+    objective_start: float
+    objective: float
     accuracy_start: float
     accuracy: float
-    min_di: float  # smallest DI over the attributes after refinement (demographic parity; NaN otherwise)
-    trace: pd.DataFrame = field(compare=False)  # one row per accepted move
-    max_gap: float = np.nan  # largest TPR / equalized-odds gap after refinement (the gap constraints; NaN for DP)
-    constraint: str = "demographic_parity"  # the constraint held
+    min_di: float
+    trace: pd.DataFrame = field(compare=False)
+    max_gap: float = np.nan
+    constraint: str = "demographic_parity"
     _title = "B4 greedy refinement"
 
 # %% ../../nbs/mitigation/03_refinement.ipynb #98eb3146
 def _boot_multiplicities(codes, y, K, size, rng):
-    "Per-row multiplicities `(K, n)` of K stratified bootstrap resamples (strata = group × label) of total `size`."
+    "Per-row multiplicities `(K, n)` of K stratified bootstrap resamples (strata: group × label)."
     n = codes.size
     key = codes * 2 + y
     n_s = np.bincount(key, minlength=key.max() + 1)
@@ -57,18 +91,38 @@ def _boot_multiplicities(codes, y, K, size, rng):
         W[:, rows] = np.bincount(flat, minlength=K * rows.size).reshape(K, rows.size)
     return W, m_s
 
+# %% ../../nbs/mitigation/03_refinement.ipynb #98eb3143
+def _cell_vfr(name, cb, inc) -> np.ndarray:
+    "VFR per candidate of the audit cell of metric `name`, on counts `cb` (candidates × K)."
+    v = np.asarray(metric_from_counts(name, cb, included=inc), float)  # (n_c, K)
+    n_def = (~np.isnan(v)).sum(1)
+    n_pass = audit_metric(name).passes(v).sum(1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.minimum(n_pass, n_def - n_pass) / np.maximum(n_def, 1)
+        return np.where(n_def > 0, share, np.nan)
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #98eb3144
+def _mean_vfr(V, n_c) -> np.ndarray:
+    "Mean VFR per candidate over the cells with a defined VFR (NaN when none has one)."
+    with np.errstate(invalid="ignore"):
+        if not V.size:
+            return np.full(n_c, np.nan)
+        return np.where(np.isnan(V).all(1), np.nan, np.nanmean(np.where(np.isnan(V), np.nan, V), 1))
+
 # %% ../../nbs/mitigation/03_refinement.ipynb #f1502415
 class _Objective:
-    "Bootstrap state of the fitting rows for the B4 objective: per-attribute multiplicities and positive counts."
+    "Bootstrap state of the fitting rows for the B4 objective: multiplicities, positive counts."
 
     def __init__(self, di: _DIState, y, yhat, metrics, K, size, seed, cmetric="DI"):
-        self.di, self.y, self.metrics, self.cmetric = di, y, metrics, cmetric  # cmetric: the constraint's metric
+        # cmetric: the constraint's metric
+        self.di, self.y, self.metrics, self.cmetric = di, y, metrics, cmetric
         root = np.random.SeedSequence() if seed is None else seed
         self.W, self.m, self.P, self.Ppt, self.npt = [], [], [], [], []
         for j, a in enumerate(di.columns):
             c = di.codes[j]
             G = len(di.groups[j])
-            W, m_s = _boot_multiplicities(c, y, K, size, check_rng(cell_seed(root, "greedy_refinement", a)))
+            rng = check_rng(cell_seed(root, "greedy_refinement", a))
+            W, m_s = _boot_multiplicities(c, y, K, size, rng)
             mm = np.zeros(2 * G, np.int64)
             mm[: m_s.size] = m_s
             self.W.append(W)
@@ -86,20 +140,16 @@ class _Objective:
         return (W[:, rows].astype(float) @ self._onehot(j, rows)).reshape(W.shape[0], -1, 2)
 
     def _pt_pos(self, j, yhat):
-        G = len(self.di.groups[j])
-        return np.bincount(self.di.codes[j] * 2 + self.y, weights=yhat.astype(float), minlength=2 * G).reshape(G, 2)
+        G, key = len(self.di.groups[j]), self.di.codes[j] * 2 + self.y
+        return np.bincount(key, weights=yhat.astype(float), minlength=2 * G).reshape(G, 2)
 
     def deltas(self, rows, sign):
-        "Change of the bootstrap and point positive counts per attribute when `rows` flip (sign +1: become positive)."
+        "Change of the bootstrap and point positive counts when `rows` flip (sign +1: positive)."
         out = []
         for j in range(len(self.di.columns)):
             oh = self._onehot(j, rows)
-            out.append(
-                (
-                    sign * (self.W[j][:, rows].astype(float) @ oh).reshape(self.W[j].shape[0], -1, 2),
-                    sign * oh.sum(0).reshape(-1, 2),
-                )
-            )
+            boot = (self.W[j][:, rows].astype(float) @ oh).reshape(self.W[j].shape[0], -1, 2)
+            out.append((sign * boot, sign * oh.sum(0).reshape(-1, 2)))
         return out
 
     @staticmethod
@@ -107,8 +157,7 @@ class _Objective:
         return np.stack([m - P, P], axis=-1)
 
     def evaluate(self, dP=None):
-        """Objective (mean VFR) and the constraint's value (DI, EOpp or EOD) per attribute for the current state plus
-        each candidate delta in `dP` (list per candidate)."""
+        "Mean VFR and the constraint per attribute, now and for each candidate delta in `dP`."
         n_c = 1 if dP is None else len(dP)
         vfr_cells, di = [], []
         for j in range(len(self.di.columns)):
@@ -118,57 +167,157 @@ class _Objective:
             cb = self._counts(P, self.m[j][None, None])  # (n_c, K, G, 2, 2)
             cp = self._counts(Pp, self.npt[j][None])  # (n_c, G, 2, 2)
             di.append(np.asarray(metric_from_counts(self.cmetric, cp, included=inc), float))
-            for name in self.metrics:
-                v = np.asarray(metric_from_counts(name, cb, included=inc), float)  # (n_c, K)
-                ok = ~np.isnan(v)
-                n_def = ok.sum(1)
-                n_pass = audit_metric(name).passes(v).sum(1)
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    vfr_cells.append(
-                        np.where(n_def > 0, np.minimum(n_pass, n_def - n_pass) / np.maximum(n_def, 1), np.nan)
-                    )
+            vfr_cells += [_cell_vfr(name, cb, inc) for name in self.metrics]
         V = np.stack(vfr_cells, 1)
-        with np.errstate(invalid="ignore"):
-            obj = (
-                np.where(np.isnan(V).all(1), np.nan, np.nanmean(np.where(np.isnan(V), np.nan, V), 1))
-                if V.size
-                else np.full(n_c, np.nan)
-            )
-        return obj, np.stack(di, 1), V
+        return _mean_vfr(V, n_c), np.stack(di, 1), V
 
     def apply(self, d):
         for j in range(len(self.di.columns)):
             self.P[j] = self.P[j] + d[j][0]
             self.Ppt[j] = self.Ppt[j] + d[j][1]
 
-# %% ../../nbs/mitigation/03_refinement.ipynb #26205a94
-@constrained(
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a91
+def _is_metric_list(m) -> bool:
+    return isinstance(m, (list, tuple)) and len(m) > 0 and all(isinstance(v, str) for v in m)
+
+
+_SHARED = ("di_target", "oos_resamples", "random_state", "estimator", "prefit", "tolerance")
+_METRIC_NAMES = Predicate(_is_metric_list, "a non-empty list of count-based metric names (e.g. ['DI', 'SPD'])")
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a93
+_GREEDY_ARGS = dict(
     base=None | Instance(ThresholdShift, label="a ThresholdShift"),
-    di_target=Interval(0, 1, closed="right"),
-    objective_metrics=Predicate(
-        lambda m: isinstance(m, (list, tuple)) and len(m) > 0 and all(isinstance(v, str) for v in m),
-        "a non-empty list of count-based metric names (e.g. ['DI', 'SPD'])",
-    ),
+    objective_metrics=_METRIC_NAMES,
     n_resamples=Interval(2, integer=True),
     resample_size=None | PositiveInt,
     seed=_SEED,
     max_iter=NonNegativeInt,
-    oos_resamples=NonNegativeInt,
-    random_state=_SEED,
-    estimator=_ESTIMATOR,
-    prefit=Flag,
     constraint=None | Options(*CONSTRAINTS),
-    tolerance=None | Interval(0, 1),
+    **{k: _THRESHOLD_SHIFT_ARGS[k] for k in _SHARED},  # declared as for ThresholdShift
 )
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a96
+def _sorted_cells(codes, n_cells, s):
+    "Per cell, its rows sorted by score, and their scores."
+    members = [np.flatnonzero(codes == c) for c in range(n_cells)]
+    order = [m[np.argsort(s[m], kind="stable")] for m in members]
+    return order, [s[o] for o in order]
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a97
+def _move_delta(ob, rows_sorted, s_sorted, yy, old, new):
+    "The count change of moving one cell's threshold from `old` to `new`, and the accuracy change."
+    lo, hi = min(old, new), max(old, new)
+    i, j = np.searchsorted(s_sorted, [lo, hi], "left")
+    rows = rows_sorted[i:j]
+    sign = 1 if new < old else -1  # lowering the threshold turns rows positive
+    return ob.deltas(rows, sign), sign * float(np.where(yy[rows] == 1, 1, -1).sum()) / len(yy)
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a9a
+def _moves(ob, t, movable, step, bounds, order, sorted_s, yy, cache):
+    "Every one-step move inside `bounds`: (cell, new threshold), count changes, accuracy changes."
+    cand, deltas, daccs = [], [], []
+    for c in np.flatnonzero(movable):
+        for direction in (-1, 1):
+            new = round(t[c] + direction * step, 10)
+            if new < bounds[0] - 1e-12 or new > bounds[1] + 1e-12:
+                continue
+            key = (c, t[c], new)
+            if key not in cache:
+                cache[key] = _move_delta(ob, order[c], sorted_s[c], yy, t[c], new)
+            cand.append((c, new))
+            deltas.append(cache[key][0])
+            daccs.append(cache[key][1])
+    return cand, deltas, daccs
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a9d
+def _repair_ranked(con, dis, accs, d):
+    "Repair: the candidates that raise the smallest DI (lower the largest gap), best first."
+    with np.errstate(invalid="ignore"):
+        gd, g0 = con.goodness(dis), con.goodness(d)
+        mins = np.nan_to_num(np.nanmin(np.where(np.isnan(gd), con.floor, gd), 1), nan=con.floor)
+        better = mins > np.nanmin(np.where(np.isnan(g0), con.floor, g0)) + 1e-12
+        return better, np.lexsort((-accs, -np.where(better, mins, -np.inf))), "repair"
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205ab1
+def _ranked(con, feasible, objs, dis, accs, obj, acc, d):
+    "Which candidates improve, their order (best first), and the phase: refine or repair."
+    if not feasible:
+        return _repair_ranked(con, dis, accs, d)
+    with np.errstate(invalid="ignore"):
+        ok = np.all(con.met(dis), axis=1)
+        gain = (objs < obj - 1e-12) | ((np.abs(objs - obj) <= 1e-12) & (accs > acc + 1e-12))
+        better = ok & gain
+        return better, np.lexsort((-accs, np.where(better, objs, np.inf))), "refine"
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205aa0
+def _trace_row(move, phase, cell, old, new, obj, acc, con, dis_k) -> dict:
+    "The trace row of an accepted move of `cell` from `old` to `new` (`dis_k`: its constraint)."
+    row = dict(move=move, phase=phase, cell=" / ".join(map(str, cell)), threshold_from=float(old))
+    row.update(threshold_to=new, objective=float(obj), accuracy=float(acc))
+    worst = float(np.nanmin(dis_k)) if con.is_ratio else con.worst(dis_k)
+    return dict(row, **{"min_di" if con.is_ratio else "max_gap": worst})
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205aa3
+def _greedy(ob, con, state, b3, codes, cells, s, yy, max_iter):
+    "Refine the thresholds of `state` (t, objective, accuracy, constraint values) from the B3 `b3`."
+    t, obj, acc, d = state
+    order, ss = _sorted_cells(codes, len(cells), s)
+    bounds = float(_snap(0.0, b3.step_)), float(_snap(1.0, b3.step_))
+    trace, converged, cache = [], True, {}
+    for it in range(int(max_iter) + 1):
+        feasible = bool(np.all(con.met(d)))
+        cand, deltas, daccs = _moves(ob, t, b3.movable_, b3.step_, bounds, order, ss, yy, cache)
+        if not cand:
+            break
+        objs, dis, _ = ob.evaluate(deltas)
+        accs = acc + np.asarray(daccs)
+        better, rank, phase = _ranked(con, feasible, objs, dis, accs, obj, acc, d)
+        if not better.any():
+            break
+        if it == int(max_iter):
+            converged = False
+            break
+        k = int(rank[0])
+        c, new = cand[k]
+        ob.apply(deltas[k])
+        n = len(trace) + 1
+        trace.append(_trace_row(n, phase, cells[c], t[c], new, objs[k], accs[k], con, dis[k]))
+        t[c] = new
+        obj, acc, d = float(objs[k]), float(accs[k]), dis[k]
+    return t, obj, acc, d, trace, converged
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205aa5
+def _result(con, start, trace, converged, obj, acc, d) -> RefinementResult:
+    "The `result_` of a search that started at `start` and ended at (obj, acc, d) after `trace`."
+    cols = ["move", "phase", "cell", "threshold_from", "threshold_to", "objective", "accuracy"]
+    cols.append("min_di" if con.is_ratio else "max_gap")
+    head = len(trace), converged, start["feasible"], bool(np.all(con.met(d)))
+    mid = start["objective"], obj, start["accuracy"], acc
+    min_di = float(np.nanmin(d)) if con.is_ratio else np.nan
+    tail = dict(max_gap=np.nan if con.is_ratio else con.worst(d), constraint=con.name)
+    return RefinementResult(*head, *mid, min_di, pd.DataFrame(trace, columns=cols), **tail)
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205aa6
+def _warn_refined(con, result, func):
+    "The InfeasibleConstraintWarning of fit: the refined thresholds miss the constraint."
+    if con.is_ratio:
+        what, got = f"DI >= di_target={con.bound:g}", f"smallest DI {result.min_di:.3f}"
+    else:
+        what, got = con.text(), f"largest {con.label} {result.max_gap:.3f}"
+    msg = f"{func}: the refined thresholds do not meet {what} on every attribute of the "
+    msg += f"fitting rows ({got}; feasible_ is False)"
+    warnings.warn(msg, InfeasibleConstraintWarning, stacklevel=4)
+
+# %% ../../nbs/mitigation/03_refinement.ipynb #26205a94
+@constrained(**_GREEDY_ARGS)
 class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
-    """B4: from B3's thresholds, one-step moves of one cell threshold, accepted only if the constraint still holds on
-    every attribute and the VFR objective improves; the constraint is also scored out of sample (`constraint_oos_`,
-    `constraint_vfr_`).
+    """B4: from B3's thresholds, one-step moves of one cell threshold, kept only if the constraint
+    still holds on every attribute and the VFR objective improves; scored out of sample too.
 
     Parameters
     ----------
     base : ThresholdShift, optional
-        The B3 to start from (default `ThresholdShift()`); it is cloned and refitted on the same rows.
+        The B3 to start from (default `ThresholdShift()`), cloned and refitted on the same rows.
     di_target : float
         Demographic parity's DI bound (also set on `base`).
     objective_metrics : list of str
@@ -182,7 +331,7 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     max_iter : int
         At most this many accepted moves.
     oos_resamples : int
-        Bootstrap refits of the whole procedure that score the constraint out of bag (0 skips the check).
+        Bootstrap refits of the whole procedure scoring the constraint out of bag (0: no check).
     random_state : None, int, SeedSequence or Generator
         Seed of those refits.
     estimator : classifier with predict_proba, optional
@@ -190,10 +339,10 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     prefit : bool
         The estimator is fitted already: use it as it is.
     constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"}, optional
-        The constraint every accepted move keeps (None: the one of `base`, demographic parity by default); set on
-        `base` too.
+        The constraint every accepted move keeps (None: the one of `base`, demographic parity by
+        default); set on `base` too.
     tolerance : float, optional
-        The gap bound of equal opportunity and equalized odds (None: the one of `base`, by default the audit's 0.1).
+        The gap bound of equal opportunity and equalized odds (None: the one of `base`, else 0.1).
 
     Attributes
     ----------
@@ -214,7 +363,8 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     >>> g = pd.DataFrame({"sex": rng.choice(["F", "M"], 2000)})
     >>> s = np.clip(rng.beta(2, 2, 2000) + 0.2 * (g.sex == "M").to_numpy() - 0.1, 0.001, 0.999)
     >>> y = (rng.random(2000) < s).astype(int)
-    >>> gr = GreedyRefinement(constraint="equal_opportunity", n_resamples=10, max_iter=10, oos_resamples=0)
+    >>> gr = GreedyRefinement(constraint="equal_opportunity", n_resamples=10, max_iter=10,
+    ...                       oos_resamples=0)
     >>> gr = gr.fit(s, y, sensitive_features=g)
     >>> gr.feasible_, gr.result_.constraint
     (True, 'equal_opportunity')
@@ -223,33 +373,32 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
     def __init__(
         self,
         base=None,
-        *,  # a ThresholdShift to start from (default: ThresholdShift())
-        di_target: float = DI_TARGET,  # DI bound of demographic parity (also set on `base`)
-        objective_metrics=COUNT_METRICS,  # metrics whose VFR (× the DI attributes) is averaged
-        n_resamples: int = 50,  # K in Algorithm 1, for the objective
-        resample_size: int | None = None,  # N in Algorithm 1; None = the number of fitting rows
-        seed=0,  # root seed of the objective's resamples
-        max_iter: int = 200,  # at most this many accepted moves
-        oos_resamples: int = 20,  # bootstrap refits of the whole procedure scoring the constraint out of bag (0: skip)
-        random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
-        estimator=None,  # a classifier with predict_proba whose scores are thresholded (None: fit/predict take scores)
-        prefit: bool = False,  # the estimator is already fitted: use it as it is
-        constraint: str | None = None,  # None: the constraint of `base` (demographic parity by default)
-        tolerance: float | None = None,  # None: the tolerance of `base` (the audit's 0.1 by default)
+        *,
+        di_target: float = DI_TARGET,
+        objective_metrics=COUNT_METRICS,
+        n_resamples: int = 50,
+        resample_size: int | None = None,
+        seed=0,
+        max_iter: int = 200,
+        oos_resamples: int = 20,
+        random_state=0,
+        estimator=None,
+        prefit: bool = False,
+        constraint: str | None = None,
+        tolerance: float | None = None,
     ):
-        self.estimator, self.prefit = estimator, prefit
         self.base, self.di_target, self.objective_metrics = base, di_target, objective_metrics
-        self.n_resamples, self.resample_size, self.seed, self.max_iter = n_resamples, resample_size, seed, max_iter
-        self.oos_resamples, self.random_state = oos_resamples, random_state
+        self.n_resamples, self.resample_size, self.seed = n_resamples, resample_size, seed
+        self.max_iter, self.oos_resamples, self.random_state = max_iter, oos_resamples, random_state
+        self.estimator, self.prefit = estimator, prefit
         self.constraint, self.tolerance = constraint, tolerance
 
     def _check(self, func):
-        "K and the objective's metric names (the parameters are declared above and checked on entry to fit)."
+        "K and the objective's metric names (the parameters are checked on entry to fit)."
         ms = tuple(audit_metric(m).name for m in self.objective_metrics)
         if any(audit_metric(m).needs_prob for m in ms):
-            raise FairlibInputError(
-                "objective_metrics", "must be count-based (no 'Cal'): the objective is computed from counts", func
-            )
+            msg = "must be count-based (no 'Cal'): the objective is computed from counts"
+            raise FairlibInputError("objective_metrics", msg, func)
         return int(self.n_resamples), ms
 
     @property
@@ -278,14 +427,9 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like
-            Scores in [0, 1] without an estimator; the estimator's features (fitted here unless prefit) with one.
-        y : array-like of 0/1
-            The rows' labels.
-        groups : DataFrame, Series or dict of arrays, optional
-            The group columns, positionally (the API of 0.1); or pass them as `sensitive_features`.
-        sensitive_features : DataFrame, Series or dict of arrays, optional
-            The group columns. Pandas inputs (X, y, the groups) must share one index.
+        X, y, groups, sensitive_features
+            As for `ThresholdShift.fit`: the scores (or the estimator's features), the 0/1 labels,
+            and the group columns (positionally or as `sensitive_features`).
 
         Returns
         -------
@@ -302,7 +446,7 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         InfeasibleConstraintWarning
             The refined thresholds miss the constraint on the fitting rows.
         UnstableConstraintWarning
-            The constraint holds on the fitting rows but fails out of bag in at least half of the refits.
+            The constraint holds on the fitting rows, fails out of bag in half the refits or more.
         """
         func = "GreedyRefinement.fit"
         K, metrics = self._check(func)
@@ -311,17 +455,13 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         groups, name = self._fit_inputs(X, y, groups, sensitive_features, func)
         self._fit_estimator(X, y, func)
         s, yy, sub = _validate_post(self, self._scores(X), y, groups, func, argument=name)
-        with warnings.catch_warnings():  # B3 may miss the constraint: B4 repairs it, and says so below if it cannot
+        # B3 may miss the constraint: B4 repairs it (or says it cannot)
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", InfeasibleConstraintWarning)
-            b3 = (
-                clone(ThresholdShift() if self.base is None else self.base)
-                .set_params(
-                    di_target=self.di_target, oos_resamples=0, estimator=None, constraint=c_name, tolerance=c_tol
-                )
-                .fit(s, yy, sub)
-            )
+            b3 = clone(ThresholdShift() if self.base is None else self.base)
+            kw = dict(oos_resamples=0, estimator=None, constraint=c_name, tolerance=c_tol)
+            b3 = b3.set_params(di_target=self.di_target, **kw).fit(s, yy, sub)
         self.base_ = b3
-        step = b3.step_
         codes, cells = intersection_codes(sub, b3.cell_columns_, func=func)
         if not cells.equals(b3.cells_):
             raise FairlibInputError("groups", "cells differ from the base estimator's", func)
@@ -330,106 +470,20 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         yh = (s >= t[codes]).astype(np.int64)
         di = _DIState(sub, b3.di_columns_, b3.min_support)
         ob = _Objective(di, yy, yh, metrics, K, size, self.seed, cmetric=con.metric)
-        members = [np.flatnonzero(codes == c) for c in range(len(cells))]
-        order = [m[np.argsort(s[m], kind="stable")] for m in members]
-        sorted_s = [s[o] for o in order]
         obj, d, _ = ob.evaluate()
-        obj, d = float(obj[0]), d[0]
-        acc = float((yh == yy).mean())
-        n = len(s)
+        obj, d, acc = float(obj[0]), d[0], float((yh == yy).mean())
         start = dict(objective=obj, accuracy=acc, feasible=bool(np.all(con.met(d))))
-        lo_t, hi_t = float(_snap(0.0, step)), float(_snap(1.0, step))
-        trace, converged, cache = [], True, {}
-        for it in range(int(self.max_iter) + 1):
-            feasible = bool(np.all(con.met(d)))
-            cand, deltas, daccs = [], [], []
-            for c in np.flatnonzero(b3.movable_):
-                for direction in (-1, 1):
-                    new = round(t[c] + direction * step, 10)
-                    if new < lo_t - 1e-12 or new > hi_t + 1e-12:
-                        continue
-                    key = (c, t[c], new)  # a move's count change depends on its own cell only
-                    if key not in cache:
-                        lo, hi = min(t[c], new), max(t[c], new)
-                        ss = sorted_s[c]
-                        rows = order[c][np.searchsorted(ss, lo, "left") : np.searchsorted(ss, hi, "left")]
-                        sign = 1 if direction < 0 else -1  # lowering the threshold turns rows positive
-                        cache[key] = (ob.deltas(rows, sign), sign * float(np.where(yy[rows] == 1, 1, -1).sum()) / n)
-                    cand.append((c, new))
-                    deltas.append(cache[key][0])
-                    daccs.append(cache[key][1])
-            if not cand:
-                break
-            objs, dis, _ = ob.evaluate(deltas)
-            accs = acc + np.asarray(daccs)
-            with np.errstate(invalid="ignore"):
-                ok = np.all(con.met(dis), axis=1)
-                if feasible:
-                    better = ok & ((objs < obj - 1e-12) | ((np.abs(objs - obj) <= 1e-12) & (accs > acc + 1e-12)))
-                    rank = np.lexsort((-accs, np.where(better, objs, np.inf)))
-                    phase = "refine"
-                else:  # repair: raise the smallest DI (lower the largest gap); undefined values rank lowest
-                    gd, g0 = con.goodness(dis), con.goodness(d)
-                    mins = np.nan_to_num(np.nanmin(np.where(np.isnan(gd), con.floor, gd), 1), nan=con.floor)
-                    better = mins > np.nanmin(np.where(np.isnan(g0), con.floor, g0)) + 1e-12
-                    rank = np.lexsort((-accs, -np.where(better, mins, -np.inf)))
-                    phase = "repair"
-            if not better.any():
-                break
-            if it == int(self.max_iter):
-                converged = False
-                break
-            k = int(rank[0])
-            c, new = cand[k]
-            ob.apply(deltas[k])
-            step_row = dict(
-                move=len(trace) + 1,
-                phase=phase,
-                cell=" / ".join(map(str, cells[c])),
-                threshold_from=float(t[c]),
-                threshold_to=new,
-                objective=float(objs[k]),
-                accuracy=float(accs[k]),
-            )
-            step_row["min_di" if con.is_ratio else "max_gap"] = (
-                float(np.nanmin(dis[k])) if con.is_ratio else con.worst(dis[k])
-            )
-            trace.append(step_row)
-            t[c] = new
-            obj, acc, d = float(objs[k]), float(accs[k]), dis[k]
-        self.thresholds_, self.cells_, self.cell_sizes_, self.movable_ = t, cells, b3.cell_sizes_, b3.movable_
-        self.default_threshold_, self.cell_columns_, self.step_ = b3.default_threshold_, b3.cell_columns_, step
-        self.objective_ = obj
-        self.n_iter_ = len(trace)
-        cols = ["move", "phase", "cell", "threshold_from", "threshold_to", "objective", "accuracy"]
-        cols.append("min_di" if con.is_ratio else "max_gap")
-        self.result_ = RefinementResult(
-            len(trace),
-            converged,
-            start["feasible"],
-            bool(np.all(con.met(d))),
-            start["objective"],
-            obj,
-            start["accuracy"],
-            acc,
-            float(np.nanmin(d)) if con.is_ratio else np.nan,
-            pd.DataFrame(trace, columns=cols),
-            max_gap=np.nan if con.is_ratio else con.worst(d),
-            constraint=con.name,
-        )
+        state = _greedy(ob, con, (t, obj, acc, d), b3, codes, cells, s, yy, self.max_iter)
+        t, obj, acc, d, trace, converged = state
+        self.thresholds_, self.cells_, self.cell_sizes_ = t, cells, b3.cell_sizes_
+        self.movable_, self.default_threshold_ = b3.movable_, b3.default_threshold_
+        self.cell_columns_, self.step_ = b3.cell_columns_, b3.step_
+        self.objective_, self.n_iter_ = obj, len(trace)
+        self.result_ = _result(con, start, trace, converged, obj, acc, d)
         self.feasible_ = self.result_.feasible
-        self.constraint_, self.constraint_metric_, self.constraint_bound_ = con.name, con.metric, con.bound
+        self.constraint_, self.constraint_metric_ = con.name, con.metric
+        self.constraint_bound_ = con.bound
         if not self.feasible_:
-            if con.is_ratio:
-                what = f"DI >= di_target={con.bound:g}"
-                got = f"smallest DI {self.result_.min_di:.3f}"
-            else:
-                what, got = con.text(), f"largest {con.label} {self.result_.max_gap:.3f}"
-            warnings.warn(
-                f"{func}: the refined thresholds do not meet {what} on every attribute of the "
-                f"fitting rows ({got}; feasible_ is False)",
-                InfeasibleConstraintWarning,
-                stacklevel=3,
-            )
+            _warn_refined(con, self.result_, func)
         _constraint_oos(self, s, yy, sub, di, func)
         return self

@@ -14,34 +14,64 @@ from sklearn.utils.validation import check_is_fitted
 from ..core import FairlibInputError, check_binary
 from ..constraints import Interval, NonNegativeInt, Options, Predicate, Text, constrained
 from ..inputs import group_codes
-from .validation import _COLUMNS, _GROUPS, _aligned, _frame, _paired, _sensitive, _weights
-from .parity import DI_TARGET, _by_attribute, _constraint
+from .validation import _COLUMNS, _GROUPS, _aligned, _frame, _paired
+from .validation import _sensitive, _weights
+from .parity import DI_TARGET, _constraint, _penalised_parts
 
 # %% auto #0
 __all__ = ['CELL_ATTRIBUTES', 'DI_ATTRIBUTES', 'COUNT_METRICS', 'REWEIGHING_VARIANTS', 'intersection_codes',
            'IntersectionalReweighing']
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #b258b6ee
-CELL_ATTRIBUTES = ("race", "age_bucket", "sex")  # Texas-100X cells of the VFR paper (passed there explicitly)
+# Texas-100X cells of the VFR paper (passed there explicitly)
+CELL_ATTRIBUTES = ("race", "age_bucket", "sex")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #839cc464
-DI_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # Texas-100X all-four-DI attributes (VFR paper)
+# Texas-100X all-four-DI attributes (VFR paper)
+DI_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #676d2942
-COUNT_METRICS = ("DI", "SPD", "EOpp", "EOD", "PP", "Theil")  # metrics of the B4 objective (count-based)
+# metrics of the B4 objective (count-based)
+COUNT_METRICS = ("DI", "SPD", "EOpp", "EOD", "PP", "Theil")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #b8dd65e5
+# the paper's label-aware weights and the authors' code's label-blind cell balancing
 REWEIGHING_VARIANTS = ("kamiran_calders", "cell_size")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #41f7d605
 @constrained(groups=_GROUPS, columns=_COLUMNS, func=Text)
-def intersection_codes(
-    groups,
-    columns=None,  # None: every column of `groups`
-    *,
-    func: str = "intersection_codes",
-) -> tuple[np.ndarray, pd.MultiIndex]:
-    "Integer cell code per row and the MultiIndex of observed cells of the intersection of `columns`."
+def intersection_codes(groups, columns=None, *, func: str = "intersection_codes") -> tuple[np.ndarray, pd.MultiIndex]:
+    """Integer cell code per row and the MultiIndex of the observed cells of the intersection of
+    `columns`.
+
+    Parameters
+    ----------
+    groups : DataFrame, Series or dict of arrays
+        The group columns, one row per record.
+    columns : list of str, optional
+        The columns whose intersection is a cell (None: every column of `groups`).
+    func : str
+        The function named in error messages (a mitigator passes its own name).
+
+    Returns
+    -------
+    codes : ndarray of int
+        Each row's cell, as a position in `cells`.
+    cells : pandas.MultiIndex
+        The observed cells, one level per column, in sorted order.
+
+    Raises
+    ------
+    FairlibInputError
+        A column that is missing, a missing or blank group value.
+
+    Examples
+    --------
+    >>> g = pd.DataFrame(dict(race=["W", "W", "B"], sex=["F", "M", "F"]))
+    >>> codes, cells = intersection_codes(g)
+    >>> codes.tolist(), cells.tolist()
+    ([1, 2, 0], [('B', 'F'), ('W', 'F'), ('W', 'M')])
+    """
     sub = _frame(groups, columns, func)
     codes, cells = group_codes(sub, func)
     if not isinstance(cells, pd.MultiIndex):
@@ -54,42 +84,53 @@ _ESTIMATOR = None | Predicate(
     "a scikit-learn classifier with fit() and predict_proba()",
 )
 
-
+# %% ../../nbs/mitigation/01_reweighing.ipynb #4f506172
 class _NotFittedError(FairlibInputError, NotFittedError):
     "`FairlibInputError` naming `self` that scikit-learn also recognises as its `NotFittedError`."
 
+# %% ../../nbs/mitigation/01_reweighing.ipynb #728394a5
+def _fitted_estimator(estimator, prefit, X, y, func, **fit_params):
+    "The estimator itself when `prefit` (refused if it is not fitted), else a clone fitted on X, y."
+    if not prefit:
+        return clone(estimator).fit(X, y, **fit_params)
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError as e:
+        raise FairlibInputError("estimator", "is not fitted, but prefit=True", func) from e
+    return estimator
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #a5b6c7d8
+def _check_classes(est, func):
+    "Refuse a fitted classifier whose classes are not the labels 0 and 1."
+    classes = list(getattr(est, "classes_", []))
+    if len(classes) != 2 or 1 not in classes:
+        raise FairlibInputError("y", f"must hold the labels 0 and 1; the estimator saw {classes}", func)
+
 # %% ../../nbs/mitigation/01_reweighing.ipynb #8dd0d8092fe74a7c96281538738b07e2
 class _FairEstimatorMixin(ClassifierMixin):
-    "The wrapped classifier (`estimator=`), its scores, `score` (accuracy) and `fairness_score` of the mitigators."
+    "The mitigators' wrapped classifier (`estimator=`), its scores, `score` and `fairness_score`."
 
     def _fit_estimator(self, X, y, func, **fit_params):
-        "Set `estimator_`: None without an estimator, the estimator itself when prefit, else a clone fitted on X, y."
+        "Set `estimator_`: None without an estimator, else the (fitted) estimator; and `classes_`."
         self.classes_ = np.array([0, 1])
         if self.estimator is None:
             self.estimator_ = None
             return
-        if getattr(self, "prefit", False):
-            try:
-                check_is_fitted(self.estimator)
-            except NotFittedError as e:
-                raise FairlibInputError("estimator", "is not fitted, but prefit=True", func) from e
-            self.estimator_ = self.estimator
-        else:
-            self.estimator_ = clone(self.estimator).fit(X, y, **fit_params)
-        classes = list(getattr(self.estimator_, "classes_", []))
-        if len(classes) != 2 or 1 not in classes:
-            raise FairlibInputError("y", f"must hold the labels 0 and 1; the estimator saw {classes}", func)
+        prefit = getattr(self, "prefit", False)
+        self.estimator_ = _fitted_estimator(self.estimator, prefit, X, y, func, **fit_params)
+        _check_classes(self.estimator_, func)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
 
     def _scores(self, X):
-        "Scores in [0, 1]: `X` itself without an estimator, else the fitted estimator's P(y = 1 | X)."
+        "Scores in [0, 1]: `X` itself without an estimator, else the estimator's P(y = 1 | X)."
         if getattr(self, "estimator_", None) is None:
             return X
         return self.estimator_.predict_proba(X)[:, list(self.estimator_.classes_).index(1)]
 
     def fairness_score(self, X, y, *, sensitive_features=None, sample_weight=None) -> dict:
-        """The parts of the fairness-penalised score of these rows under the estimator's own constraint.
+        """The parts of the fairness-penalised score of these rows under the estimator's own
+        constraint.
 
         Parameters
         ----------
@@ -105,9 +146,10 @@ class _FairEstimatorMixin(ClassifierMixin):
         Returns
         -------
         dict
-            `accuracy`; the constraint's audit metric per attribute under its name (`DI`, `EOpp` or `EOD`);
-            `constraint` in words; `constraint_met`; `score` (the accuracy, minus 1 when the constraint fails or is
-            undefined): what `make_fair_scorer` with the same constraint returns.
+            `accuracy`; the constraint's audit metric per attribute under its name (`DI`, `EOpp` or
+            `EOD`); `constraint` in words; `constraint_met`; `score` (the accuracy, minus 1 when the
+            constraint fails or is undefined): what `make_fair_scorer` with the same constraint
+            returns.
 
         Raises
         ------
@@ -116,26 +158,19 @@ class _FairEstimatorMixin(ClassifierMixin):
         """
         func = f"{type(self).__name__}.fairness_score"
         if sample_weight is not None:
-            raise FairlibInputError("sample_weight", "is not supported: the constraint counts every row once", func)
+            msg = "is not supported: the constraint counts every row once"
+            raise FairlibInputError("sample_weight", msg, func)
         sf, _ = _sensitive(None, sensitive_features, func)
         _aligned(func, sensitive_features=sf, X=X, y=y)
         columns, con, min_support = self._score_spec()
         sub = _frame(sf, columns, func, "sensitive_features")
         yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
         yh = np.asarray(self.predict(X, sensitive_features=sf), dtype=np.int64)
-        v = _by_attribute(sub, tuple(sub.columns), yy, yh, con.metric, min_support)
-        acc = float((yh == yy).mean())
-        met = bool(np.all(con.met(v)))  # an undefined value (NaN) does not show the constraint holds
-        return {
-            "accuracy": acc,
-            con.metric: dict(zip(sub.columns, v)),
-            "constraint": con.text(),
-            "constraint_met": met,
-            "score": acc if met else acc - 1,
-        }
+        return _penalised_parts(sub, yy, yh, con, min_support)
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
-        """Accuracy of the predictions on these rows (weighted by `sample_weight`), as for any classifier.
+        """Accuracy of the predictions on these rows (weighted by `sample_weight`), as for any
+        classifier.
 
         Parameters
         ----------
@@ -152,12 +187,14 @@ class _FairEstimatorMixin(ClassifierMixin):
         -------
         float
             The (weighted) share of rows predicted correctly. It is not fairness-penalised: pass
-            `scoring=make_fair_scorer(...)` to a search that should prefer candidates meeting a constraint.
+            `scoring=make_fair_scorer(...)` to a search that should prefer candidates meeting a
+            constraint.
 
         Raises
         ------
         FairlibInputError
-            Misaligned pandas inputs, bad weights or labels, missing sensitive features where predict needs them.
+            Misaligned pandas inputs, bad weights or labels, missing sensitive features where
+            predict needs them.
         """
         func = f"{type(self).__name__}.score"
         _aligned(func, sensitive_features=sensitive_features, X=X, y=y, sample_weight=sample_weight)
@@ -172,11 +209,12 @@ class _FairEstimatorMixin(ClassifierMixin):
 def _is_clip(c) -> bool:
     if not isinstance(c, (tuple, list)) or len(c) != 2:
         return False
-    ok = all(isinstance(v, (numbers.Real, np.floating, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in c)
+    real = (numbers.Real, np.floating, np.integer)
+    ok = all(isinstance(v, real) and not isinstance(v, (bool, np.bool_)) for v in c)
     return ok and bool(np.isfinite(c).all()) and 0 < c[0] <= 1 <= c[1]
 
-# %% ../../nbs/mitigation/01_reweighing.ipynb #783fa69e
-@constrained(
+# %% ../../nbs/mitigation/01_reweighing.ipynb #2d3e4f51
+_REWEIGHING_ARGS = dict(
     lam=Interval(0),
     clip=Predicate(_is_clip, "a (low, high) pair of finite numbers with 0 < low <= 1 <= high"),
     variant=Options(*REWEIGHING_VARIANTS),
@@ -185,9 +223,61 @@ def _is_clip(c) -> bool:
     di_target=Interval(0, 1, closed="right"),
     min_support=NonNegativeInt,
 )
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #50617284
+def _raw_weights(codes, yy, C, variant):
+    "Rows per (cell, label) and the raw weights of the `variant`, both of shape (C, 2)."
+    n = len(codes)
+    n_gy = np.bincount(codes * 2 + yy, minlength=2 * C).reshape(C, 2).astype(float)
+    if variant == "kamiran_calders":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            raw = np.outer(n_gy.sum(1), n_gy.sum(0)) / (n * n_gy)
+        return n_gy, np.where(n_gy > 0, raw, np.nan)  # a (cell, label) pair with no rows: no weight
+    return n_gy, np.repeat(((n / C) / n_gy.sum(1))[:, None], 2, axis=1)
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #8394a5b7
+def _cell_table(cells, n_gy, raw, w) -> pd.DataFrame:
+    "One row per cell: its size, its positives, its raw and its fitted weight for each label."
+    tab = cells.to_frame(index=False)
+    tab["n"] = n_gy.sum(1).astype(int)
+    tab["n_pos"] = n_gy[:, 1].astype(int)
+    tab["raw_weight_y0"], tab["raw_weight_y1"] = raw[:, 0], raw[:, 1]
+    tab["weight_y0"], tab["weight_y1"] = w[:, 0], w[:, 1]
+    return tab
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #94a5b6c8
+def _set_weights(est, codes, cells, yy, lam, lo, hi):
+    "Set the fitted weights of `est` (a reweighing) from the rows' cells `codes` and labels `yy`."
+    n_gy, raw = _raw_weights(codes, yy, len(cells), est.variant)
+    w = np.clip(1 + lam * (raw - 1), lo, hi)
+    est.cells_, est.raw_weights_, est.weights_ = cells, raw, w
+    est.sample_weight_ = w[codes, yy]
+    est.n_clipped_ = int(((1 + lam * (raw[codes, yy] - 1)) != est.sample_weight_).sum())
+    est.cell_table_ = _cell_table(cells, n_gy, raw, w)
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #b6c7d8ea
+def _reweighing_groups(est, X, y, sensitive_features, sample_weight, func):
+    "The group columns `fit` reads and the name they came by (pandas indexes checked first)."
+    if est.estimator is None and sensitive_features is None:
+        groups, gname = X, "groups"
+        _aligned(func, groups=groups, y=y, sample_weight=sample_weight)
+    else:
+        groups, gname = _sensitive(None, sensitive_features, func)
+        _aligned(func, sensitive_features=groups, X=X, y=y, sample_weight=sample_weight)
+    if est.estimator is None and sample_weight is not None:
+        msg = (
+            "is not used without an estimator (the weights are learned from counts); pass "
+            "estimator= to train a classifier with both, or multiply your weights into "
+            "sample_weight_"
+        )
+        raise FairlibInputError("sample_weight", msg, func)
+    return groups, gname
+
+# %% ../../nbs/mitigation/01_reweighing.ipynb #783fa69e
+@constrained(**_REWEIGHING_ARGS)
 class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
-    """B2: Kamiran-Calders weights P(g)P(y)/P(g,y) over intersectional cells, regularised as 1 + λ(w − 1) and clipped;
-    with `estimator=`, a classifier trained with those weights.
+    """B2: Kamiran-Calders weights P(g)P(y)/P(g,y) over intersectional cells, regularised as
+    1 + λ(w − 1) and clipped; with `estimator=`, a classifier trained with those weights.
 
     Parameters
     ----------
@@ -196,13 +286,15 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
     clip : (float, float)
         The weights are clipped to [low, high], 0 < low <= 1 <= high.
     variant : {"kamiran_calders", "cell_size"}
-        The label-aware weights of the paper, or the label-blind cell balancing of the authors' code.
+        The label-aware weights of the paper, or the label-blind cell balancing of the authors'
+        code.
     columns : list of str, optional
         Columns whose intersection is a cell (None: every column of the sensitive features).
     estimator : classifier, optional
         Trained with the weights by `fit` (None: `fit(groups, y)` only learns the weights).
     di_target : float
-        The DI bound `fairness_score` reads (demographic parity; reweighing holds no constraint itself).
+        The DI bound `fairness_score` reads (demographic parity; reweighing holds no constraint
+        itself).
     min_support : int
         Groups with fewer rows are left out of `fairness_score`'s DI.
 
@@ -223,35 +315,37 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
     def __init__(
         self,
         lam: float = 1.0,
-        *,  # λ: regularisation strength (0 = no reweighing, 1 = Kamiran-Calders)
-        clip=(0.1, 10.0),  # weights are clipped to [low, high]
-        variant: str = "kamiran_calders",  # or "cell_size" (the authors' label-blind cell balancing)
-        columns=None,  # the columns whose intersection defines a cell (None: every column of the sensitive features)
-        estimator=None,  # a classifier trained with the weights (None: fit(groups, y) only learns the weights)
-        di_target: float = DI_TARGET,  # the DI bound `fairness_score` reads
-        min_support: int = 30,  # groups below this size are left out of `fairness_score`'s DI
+        *,
+        clip=(0.1, 10.0),
+        variant: str = "kamiran_calders",
+        columns=None,
+        estimator=None,
+        di_target: float = DI_TARGET,
+        min_support: int = 30,
     ):
         self.lam, self.clip, self.variant, self.columns = lam, clip, variant, columns
         self.estimator, self.di_target, self.min_support = estimator, di_target, min_support
 
     def _score_spec(self):
-        return self.columns_, _constraint("demographic_parity", self.di_target, None, "score"), int(self.min_support)
+        con = _constraint("demographic_parity", self.di_target, None, "score")
+        return self.columns_, con, int(self.min_support)
 
     def fit(self, X, y=None, *, sensitive_features=None, sample_weight=None):
-        """Learn the per-(cell, label) weights from the training rows (and fit the estimator with them).
+        """Learn the per-(cell, label) weights from the training rows (and fit the estimator with
+        them).
 
         Parameters
         ----------
         X : DataFrame, dict of arrays, or array-like
-            Without an estimator and without `sensitive_features`: the group columns (the API of 0.1). With an
-            estimator: its features.
+            Without an estimator and without `sensitive_features`: the group columns (the API of
+            0.1). With an estimator: its features.
         y : array-like of 0/1, optional
             Labels; required unless variant="cell_size" (and always with an estimator).
         sensitive_features : DataFrame, Series or dict of arrays, optional
             The group columns, when `X` holds features. Pandas inputs must share one index.
         sample_weight : array-like, optional
-            Finite, non-negative weights multiplied into the learned weights when the estimator is fitted; refused
-            without an estimator (there is nothing to weight).
+            Finite, non-negative weights multiplied into the learned weights when the estimator is
+            fitted; refused without an estimator (there is nothing to weight).
 
         Returns
         -------
@@ -261,50 +355,22 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         Raises
         ------
         FairlibInputError
-            Missing or blank group values, misaligned pandas indexes, non-binary labels, bad weights.
+            Missing or blank group values, misaligned pandas indexes, non-binary labels, bad
+            weights.
         """
         func = "IntersectionalReweighing.fit"
-        lam, (lo, hi) = float(self.lam), map(float, self.clip)  # declared above, checked on entry to fit
-        if self.estimator is None and sensitive_features is None:
-            groups, gname = X, "groups"
-            _aligned(func, groups=groups, y=y, sample_weight=sample_weight)
-        else:
-            groups, gname = _sensitive(None, sensitive_features, func)
-            _aligned(func, sensitive_features=groups, X=X, y=y, sample_weight=sample_weight)
-        if self.estimator is None and sample_weight is not None:
-            raise FairlibInputError(
-                "sample_weight",
-                "is not used without an estimator (the weights are learned from counts); pass estimator= to train a "
-                "classifier with both, or multiply your weights into sample_weight_",
-                func,
-            )
+        lam, (lo, hi) = float(self.lam), map(float, self.clip)  # declared above, checked on entry
+        groups, gname = _reweighing_groups(self, X, y, sensitive_features, sample_weight, func)
         sub = _frame(groups, self.columns, func, gname)
         self.columns_ = tuple(sub.columns)
         codes, cells = intersection_codes(sub, self.columns_, func=func)
-        C, n = len(cells), len(codes)
         if y is None and self.variant == "kamiran_calders":
             raise FairlibInputError("y", "is required for the label-aware Kamiran-Calders weights", func)
-        yy = (
-            np.zeros(n, np.int64) if y is None else check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
-        )
-        user_w = _weights(sample_weight, n, func)
-        n_gy = np.bincount(codes * 2 + yy, minlength=2 * C).reshape(C, 2).astype(float)
-        if self.variant == "kamiran_calders":
-            with np.errstate(divide="ignore", invalid="ignore"):
-                raw = np.outer(n_gy.sum(1), n_gy.sum(0)) / (n * n_gy)
-            raw = np.where(n_gy > 0, raw, np.nan)  # a (cell, label) pair with no rows has no weight
-        else:
-            raw = np.repeat(((n / C) / n_gy.sum(1))[:, None], 2, axis=1)
-        w = np.clip(1 + lam * (raw - 1), lo, hi)
-        self.cells_, self.raw_weights_, self.weights_ = cells, raw, w
-        self.sample_weight_ = w[codes, yy]
-        self.n_clipped_ = int(((1 + lam * (raw[codes, yy] - 1)) != self.sample_weight_).sum())
-        tab = cells.to_frame(index=False)
-        tab["n"] = n_gy.sum(1).astype(int)
-        tab["n_pos"] = n_gy[:, 1].astype(int)
-        tab["raw_weight_y0"], tab["raw_weight_y1"] = raw[:, 0], raw[:, 1]
-        tab["weight_y0"], tab["weight_y1"] = w[:, 0], w[:, 1]
-        self.cell_table_ = tab
+        yy = np.zeros(len(codes), np.int64)
+        if y is not None:
+            yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
+        user_w = _weights(sample_weight, len(codes), func)
+        _set_weights(self, codes, cells, yy, lam, lo, hi)
         self.estimator_ = None
         if self.estimator is not None:
             if y is None:
@@ -349,7 +415,7 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.transformer_tags = TransformerTags()  # transform() gives each row's weight (the API of 0.1)
+        tags.transformer_tags = TransformerTags()  # transform() gives each row's weight (API of 0.1)
         return tags
 
     def _fitted(self, func):
@@ -386,7 +452,8 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         sub = _frame(groups, self.columns_, func)
         idx = self.cells_.get_indexer(pd.MultiIndex.from_frame(sub))
         if (idx < 0).any():
-            raise FairlibInputError("groups", f"has {int((idx < 0).sum())} row(s) in cells not seen in fit()", func)
+            msg = f"has {int((idx < 0).sum())} row(s) in cells not seen in fit()"
+            raise FairlibInputError("groups", msg, func)
         if self.variant == "cell_size":
             return self.weights_[idx, 0]
         if y is None:

@@ -10,29 +10,38 @@ import pandas as pd
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import metadata_routing
 from ..core import check_binary, check_probability
-from ..counts import _metric_from_counts  # the declared checks skipped: counts built here are valid
-from ..constraints import Array, Flag, Interval, NonNegativeInt, Options, PositiveInt, constrained
-from .validation import _COLUMNS, _GROUPS, _SEED, _aligned, _frame, _paired, _sensitive
-from .parity import CONSTRAINTS, DI_TARGET, _LABELS, _constraint
-from .cells import MIN_CELL, SmallCellWarning, UnseenCellWarning, _DIState, _STEP, _cell_index
-from .cells import _cell_names
+from ..counts import _metric_from_counts  # checks skipped: counts built here are valid
+from ..constraints import Array, Flag, Interval, NonNegativeInt, Options, PositiveInt
+from ..constraints import constrained
+from .validation import _COLUMNS, _GROUPS, _SEED, _aligned, _frame, _paired
+from .validation import _sensitive
+from .parity import CONSTRAINTS, DI_TARGET, _LABELS, _constraint, _count_table
+from .parity import _rows
+from .cells import MIN_CELL, SmallCellWarning, UnseenCellWarning, _DIState, _STEP
+from .cells import _cell_index, _cell_names
 from .cells import _grid, _search_alphas, _search_operating, _warn_small_cells
-from .reweighing import _ESTIMATOR, _FairEstimatorMixin, _NotFittedError, intersection_codes
+from .reweighing import _ESTIMATOR, _FairEstimatorMixin, _NotFittedError
+from .reweighing import intersection_codes
 
 # %% auto #0
 __all__ = ['di_by_attribute', 'InfeasibleConstraintWarning', 'UnstableConstraintWarning', 'ThresholdShift']
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #c9005b03
 def _validate_post(est, scores, y, groups, func, need_y=True, argument="groups"):
-    "Validate (scores, y, groups) of a post-processor (pandas indexes checked before); returns arrays and groups."
+    "Validate (scores, y, groups) of a post-processor (pandas indexes checked before)."
     cc, dc = est.cell_columns, est.di_columns
-    cols = None if cc is None or dc is None else tuple(dict.fromkeys([*cc, *dc]))  # None: every column given
+    cols = None if cc is None or dc is None else tuple(dict.fromkeys([*cc, *dc]))  # None: all
     sub = _frame(groups, cols, func, argument)
     s = check_probability(_paired(scores, sub, "scores", func), "scores", func)
-    yy = None
-    if need_y:
-        yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
+    yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64) if need_y else None
     return s, yy, sub
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #0a0b0c07
+def _warn_unseen(unseen, base, func):
+    "Warn that rows in the cells `unseen` (no member in fit) get the base threshold `base`."
+    msg = f"{func}: rows in {len(unseen)} cell(s) that had no member in fit() get the base "
+    msg += f"threshold {base:g} (never tuned): {_cell_names(unseen, np.ones(len(unseen), bool))}"
+    warnings.warn(msg, UnseenCellWarning, stacklevel=5)
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #c2861f50
 class _CellThresholdsMixin(_FairEstimatorMixin):
@@ -40,7 +49,7 @@ class _CellThresholdsMixin(_FairEstimatorMixin):
     __metadata_request__predict = {"groups": metadata_routing.UNUSED}
 
     def _fit_inputs(self, X, y, groups, sensitive_features, func):
-        "fit's one input check: groups given once, pandas indexes equal, labels 0/1 before the estimator sees them."
+        "The one input check of fit: groups given once, equal pandas indexes, labels 0/1."
         sf, name = _sensitive(groups, sensitive_features, func)
         _aligned(func, **{name: sf}, X=X, y=y)
         check_binary(y, "y", func)
@@ -51,12 +60,7 @@ class _CellThresholdsMixin(_FairEstimatorMixin):
         idx = _cell_index(self.cells_, sub)
         if (idx < 0).any():
             unseen = pd.MultiIndex.from_frame(sub[idx < 0]).unique()
-            warnings.warn(
-                f"{func}: rows in {len(unseen)} cell(s) that had no member in fit() get the base threshold "
-                f"{self.default_threshold_:g} (never tuned): {_cell_names(unseen, np.ones(len(unseen), bool))}",
-                UnseenCellWarning,
-                stacklevel=4,
-            )
+            _warn_unseen(unseen, self.default_threshold_, func)
         t = np.where(idx >= 0, self.thresholds_[np.maximum(idx, 0)], self.default_threshold_)
         return t, sub
 
@@ -68,21 +72,22 @@ class _CellThresholdsMixin(_FairEstimatorMixin):
         X : array-like
             The scores in [0, 1] without an estimator, the estimator's features with one.
         groups : DataFrame, Series or dict of arrays, optional
-            The rows' group columns, positionally (the API of 0.1); or pass them as `sensitive_features`.
+            The rows' group columns, positionally (the API of 0.1); or pass them as
+            `sensitive_features`.
         sensitive_features : DataFrame, Series or dict of arrays, optional
-            The rows' group columns (the cell columns are used). Pandas inputs must share `X`'s index.
+            The rows' group columns (the cell columns are used); pandas inputs share `X`'s index.
 
         Returns
         -------
         ndarray of int8
-            1 where the score reaches the cell's threshold. A cell below `min_cell` in fit keeps the base threshold;
-            a cell with no member in fit gets it too, with an `UnseenCellWarning` naming it.
+            1 where the score reaches the cell's threshold. A cell below `min_cell` in fit keeps the
+            base threshold; a cell with no member in fit gets it too, with an `UnseenCellWarning`.
 
         Raises
         ------
         FairlibInputError
-            Not fitted, missing sensitive features or cell columns, missing or blank group values, scores outside
-            [0, 1], misaligned pandas indexes.
+            Not fitted, missing sensitive features or cell columns, missing or blank group values,
+            scores outside [0, 1], misaligned pandas indexes.
         """
         func = f"{type(self).__name__}.predict"
         if not hasattr(self, "thresholds_"):
@@ -100,22 +105,13 @@ class _CellThresholdsMixin(_FairEstimatorMixin):
     def cell_thresholds_(self) -> pd.DataFrame:
         "One row per cell: its members in fit, whether it may move, and its threshold."
         tab = self.cells_.to_frame(index=False)
-        tab["n"] = self.cell_sizes_
-        tab["movable"] = self.movable_
-        tab["threshold"] = self.thresholds_
-        return tab
+        return tab.assign(n=self.cell_sizes_, movable=self.movable_, threshold=self.thresholds_)
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #88e52330
 @constrained(y_true=_LABELS, y_pred=_LABELS, groups=_GROUPS, attributes=_COLUMNS, min_support=NonNegativeInt)
-def di_by_attribute(
-    y_true,
-    y_pred,
-    groups,
-    *,
-    attributes=None,  # None: every column of `groups`
-    min_support: int = 30,
-) -> pd.Series:
-    """Point-estimate DI (min / max selection rate over groups with >= min_support records) per attribute.
+def di_by_attribute(y_true, y_pred, groups, *, attributes=None, min_support: int = 30) -> pd.Series:
+    """Point-estimate DI (min / max selection rate over groups with >= min_support records) per
+    attribute.
 
     Parameters
     ----------
@@ -135,68 +131,69 @@ def di_by_attribute(
 
     Examples
     --------
-    >>> di_by_attribute([0, 1, 0, 1], [1, 1, 0, 1], pd.DataFrame(dict(race=list("AABB"))), min_support=0)
+    >>> di_by_attribute([0, 1, 0, 1], [1, 1, 0, 1], {"race": list("AABB")}, min_support=0)
     race    0.5
     Name: DI, dtype: float64
     """
-    func = "di_by_attribute"
-    _aligned(func, groups=groups, y_true=y_true, y_pred=y_pred)
-    sub = _frame(groups, attributes, func)
-    attributes = tuple(sub.columns)
-    yy = check_binary(_paired(y_true, sub, "y_true", func), "y_true", func).astype(np.int64)
-    yh = check_binary(_paired(y_pred, sub, "y_pred", func), "y_pred", func).astype(np.int64)
-    return pd.Series(_DIState(sub, attributes, int(min_support)).di(yy, yh), index=list(attributes), name="DI")
+    sub, yy, yh = _rows(y_true, y_pred, groups, attributes, "di_by_attribute", "groups")
+    di = _DIState(sub, tuple(sub.columns), int(min_support)).di(yy, yh)
+    return pd.Series(di, index=list(sub.columns), name="DI")
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #516297fd
 class InfeasibleConstraintWarning(UserWarning):
-    "The fitted thresholds do not meet the constraint on the rows they were fitted on (`feasible_` is False)."
+    """The fitted thresholds miss the constraint on their fitting rows (`feasible_` is False).
 
+    Examples
+    --------
+    >>> import warnings
+    >>> s, g = np.linspace(0, 1, 400), {"sex": np.repeat(["F", "M"], 200)}
+    >>> y = np.r_[np.tile([0, 1], 100), np.repeat([0, 1], 100)]  # separable for M only
+    >>> ts = ThresholdShift(constraint="equalized_odds", tolerance=0.0, step=0.25, oos_resamples=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ts = ts.fit(s, y, sensitive_features=g)
+    >>> ts.feasible_, [w.category.__name__ for w in caught]
+    (False, ['InfeasibleConstraintWarning'])
+    """
 
+# %% ../../nbs/mitigation/02_thresholds.ipynb #516297f5
+def _warn_infeasible(con, worst, func):
+    "The InfeasibleConstraintWarning of fit: no candidate meets the constraint on the fitting rows."
+    what = f"DI >= di_target={con.bound:g}" if con.is_ratio else con.text()
+    label = "smallest DI" if con.is_ratio else f"largest {con.label}"
+    msg = f"{func}: no candidate thresholds meet {what} on every attribute of the fitting rows; "
+    msg += f"the chosen ones reach a {label} of {worst:.3f} (feasible_ is False)"
+    warnings.warn(msg, InfeasibleConstraintWarning, stacklevel=4)
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #516297f7
 class UnstableConstraintWarning(UserWarning):
-    "The constraint holds on the fitting rows but fails out of sample in at least half of the bootstrap refits."
+    """The constraint holds on the fitting rows but fails out of sample in half the refits or more.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> s, y, g = np.linspace(0, 1, 60), np.tile([0, 1], 30), {"sex": np.repeat(["F", "M"], 30)}
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ts = ThresholdShift(min_cell=10, min_support=10).fit(s, y, sensitive_features=g)
+    >>> [w.category.__name__ for w in caught], ts.feasible_, ts.constraint_vfr_
+    (['UnstableConstraintWarning'], True, 0.7)
+    """
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb0a
 def _values_on_rows(di, rows, y, yhat, metric):
-    "The metric per attribute on the fitting rows `rows` (predictions `yhat`), over the groups that count in the fit."
+    "The metric per attribute on the fitting rows `rows` (predicted `yhat`), over the fit's groups."
     out = []
     for j in range(len(di.columns)):
-        G = len(di.groups[j])
-        c = np.bincount(di.codes[j][rows] * 4 + y[rows] * 2 + yhat, minlength=4 * G).reshape(G, 2, 2).astype(float)
+        c = _count_table(di.codes[j][rows], len(di.groups[j]), y[rows], yhat)
         out.append(float(_metric_from_counts(metric, c, included=di.included[j])))
     return np.array(out)
 
-
-def _oos_warning(est, con, a_in, n_refits, func):
-    "The UnstableConstraintWarning of a constraint met in sample and failed out of sample in >= half of the refits."
-    oos = est.constraint_oos_.iloc[:-1].oos_mean
-    worst = (oos.idxmin() if con.is_ratio else oos.idxmax()) if oos.notna().any() else "all"
-    got = f"mean out-of-bag {con.label} {est.constraint_oos_.loc[worst, 'oos_mean']:.3f}"
-    if con.is_ratio:
-        head = (
-            f"the DI constraint (di_target={con.bound:g}) holds on the rows it was fitted on (smallest DI {a_in:.3f})"
-        )
-    else:
-        head = (
-            f"the {con.name.replace('_', ' ')} constraint ({con.text()}) holds on the rows it was fitted on "
-            f"(largest {con.label} {a_in:.3f})"
-        )
-    warnings.warn(
-        f"{func}: {head} but fails out of sample in {est.constraint_vfr_:.0%} of {n_refits} bootstrap "
-        f"refits (worst attribute {worst}: {got}); see constraint_oos_",
-        UnstableConstraintWarning,
-        stacklevel=5,
-    )
-
-
-def _constraint_oos(est, s, y, sub, di, func):
-    """Refit copies of the fitted `est` on bootstrap resamples of its fitting rows, score its constraint on each
-    resample's out-of-bag rows and set `constraint_oos_`, `constraint_vfr_`, `constraint_oos_draws_` and
-    `constraint_oos_reason_`."""
-    con = est._constraint(func)
-    B, cols, n = int(est.oos_resamples), list(di.columns), len(s)
-    d_in = _values_on_rows(di, np.arange(n), y, est._predict_scores(s, sub, func).astype(np.int64), con.metric)
-    met = bool(np.all(con.met(d_in)))
-    D, has_oob = np.full((B, len(cols)), np.nan), np.zeros(B, bool)
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb03
+def _oob_values(est, s, y, sub, di, con, B):
+    "The constraint per attribute on the out-of-bag rows of B refits (NaN rows: no row left out)."
+    n = len(s)
+    D, has_oob = np.full((B, len(di.columns)), np.nan), np.zeros(B, bool)
     rs = est.random_state
     rng = rs if isinstance(rs, np.random.Generator) else np.random.default_rng(rs)
     proto = clone(est).set_params(oos_resamples=0, estimator=None)  # refits on the scores
@@ -211,7 +208,11 @@ def _constraint_oos(est, s, y, sub, di, func):
             f = clone(proto).fit(s[idx], y[idx], sub.iloc[idx])
             yh = f.predict(s[oob], sub.iloc[oob]).astype(np.int64)
             D[b], has_oob[b] = _values_on_rows(di, oob, y, yh, con.metric), True
-    # "all": the smallest DI or the largest gap; an undefined value makes it undefined
+    return D, has_oob
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb05
+def _oos_table(con, cols, D, has_oob, d_in) -> pd.DataFrame:
+    "The `constraint_oos_` table of the in-sample values `d_in` and the out-of-bag values `D`."
     agg, agg_in = (D.min(1), d_in.min()) if con.is_ratio else (D.max(1), d_in.max())
     A, a_in = np.c_[D, agg], np.r_[d_in, agg_in]
     rows = []
@@ -230,24 +231,56 @@ def _constraint_oos(est, s, y, sub, di, func):
                 oos_undefined=int(v.size - ok.size),
             )
         )
-    met_b = np.all(con.met(D[has_oob]), axis=1)
-    draws = pd.DataFrame(D[has_oob], columns=cols).assign(met=met_b)
-    draws.insert(0, "resample", np.flatnonzero(has_oob))
-    est.constraint_oos_ = pd.DataFrame(rows).set_index("attribute")
-    est.constraint_oos_draws_ = draws
-    est.constraint_vfr_ = float(np.mean(met_b != met)) if has_oob.any() else np.nan
-    est.constraint_oos_reason_ = (
-        ""
-        if has_oob.any()
-        else "oos_resamples=0: the out-of-sample check was skipped"
-        if B == 0
-        else "no bootstrap resample left any row out of bag"
-    )
-    if met and has_oob.any() and est.constraint_vfr_ >= 0.5:
-        _oos_warning(est, con, a_in[-1], int(has_oob.sum()), func)
+    return pd.DataFrame(rows).set_index("attribute")
 
-# %% ../../nbs/mitigation/02_thresholds.ipynb #5054854d
-@constrained(
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb13
+def _oos_draws(con, cols, D, has_oob) -> pd.DataFrame:
+    "One row per refit with rows out of bag: its value per attribute, and whether all are met."
+    draws = pd.DataFrame(D[has_oob], columns=cols).assign(met=np.all(con.met(D[has_oob]), axis=1))
+    draws.insert(0, "resample", np.flatnonzero(has_oob))
+    return draws
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb08
+def _oos_reason(has_oob, B) -> str:
+    if has_oob.any():
+        return ""
+    if B == 0:
+        return "oos_resamples=0: the out-of-sample check was skipped"
+    return "no bootstrap resample left any row out of bag"
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb0c
+def _oos_warning(est, con, a_in, n_refits, func):
+    "Warn that the constraint, met in sample, fails out of sample in half the refits or more."
+    oos = est.constraint_oos_.iloc[:-1].oos_mean
+    worst = (oos.idxmin() if con.is_ratio else oos.idxmax()) if oos.notna().any() else "all"
+    got = f"mean out-of-bag {con.label} {est.constraint_oos_.loc[worst, 'oos_mean']:.3f}"
+    name = "DI" if con.is_ratio else con.name.replace("_", " ")
+    bound = f"di_target={con.bound:g}" if con.is_ratio else con.text()
+    value = f"smallest DI {a_in:.3f}" if con.is_ratio else f"largest {con.label} {a_in:.3f}"
+    msg = f"{func}: the {name} constraint ({bound}) holds on the rows it was fitted on ({value}) "
+    msg += f"but fails out of sample in {est.constraint_vfr_:.0%} of {n_refits} bootstrap refits "
+    msg += f"(worst attribute {worst}: {got}); see constraint_oos_"
+    warnings.warn(msg, UnstableConstraintWarning, stacklevel=5)
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb0e
+def _constraint_oos(est, s, y, sub, di, func):
+    "Score the constraint of the fitted `est` out of bag on refits and set its `constraint_oos*_`."
+    con = est._constraint(func)
+    B, cols, n = int(est.oos_resamples), list(di.columns), len(s)
+    yh = est._predict_scores(s, sub, func).astype(np.int64)
+    d_in = _values_on_rows(di, np.arange(n), y, yh, con.metric)
+    met = bool(np.all(con.met(d_in)))
+    D, has_oob = _oob_values(est, s, y, sub, di, con, B)
+    est.constraint_oos_ = _oos_table(con, cols, D, has_oob, d_in)
+    est.constraint_oos_draws_ = draws = _oos_draws(con, cols, D, has_oob)
+    est.constraint_vfr_ = float(np.mean(draws["met"].to_numpy() != met)) if has_oob.any() else np.nan
+    est.constraint_oos_reason_ = _oos_reason(has_oob, B)
+    if met and has_oob.any() and est.constraint_vfr_ >= 0.5:
+        a_all = est.constraint_oos_.loc["all", "in_sample"]
+        _oos_warning(est, con, a_all, int(has_oob.sum()), func)
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb10
+_THRESHOLD_SHIFT_ARGS = dict(
     alphas=Interval(0, 1) | Array(lo=0, hi=1, label="a non-empty list of numbers in [0, 1]"),
     min_cell=PositiveInt,
     di_target=Interval(0, 1, closed="right"),
@@ -263,14 +296,17 @@ def _constraint_oos(est, s, y, sub, di, func):
     constraint=Options(*CONSTRAINTS),
     tolerance=None | Interval(0, 1),
 )
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #5054854d
+@constrained(**_THRESHOLD_SHIFT_ARGS)
 class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
-    """B3: one decision threshold per intersectional cell, searched so that a parity constraint holds on every
-    attribute of the fitting rows; the constraint is also scored out of sample (`constraint_oos_`, `constraint_vfr_`).
+    """B3: one decision threshold per intersectional cell, searched so that a parity constraint
+    holds on every attribute of the fitting rows, and scored out of sample (`constraint_oos_`).
 
     Parameters
     ----------
     alphas : list of float
-        Demographic parity: the grid of each mixing weight (α_SR, α_TPR, α_PPV); not used by the other constraints.
+        Demographic parity: the grid of each mixing weight (α_SR, α_TPR, α_PPV); unused otherwise.
     min_cell : int
         Cells with fewer members in fit keep the base threshold (`SmallCellWarning`).
     di_target : float
@@ -294,11 +330,11 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
     prefit : bool
         The estimator is fitted already: use it as it is.
     constraint : {"demographic_parity", "equal_opportunity", "equalized_odds"}
-        What must hold on every attribute: DI >= di_target, TPR gap <= tolerance, or the larger of the TPR and FPR
-        gaps <= tolerance (fairlearn's ThresholdOptimizer: "demographic_parity", "true_positive_rate_parity",
-        "equalized_odds").
+        What must hold on every attribute: DI >= di_target, TPR gap <= tolerance, or the larger
+        of the TPR and FPR gaps <= tolerance (fairlearn's ThresholdOptimizer: "demographic_parity",
+        "true_positive_rate_parity", "equalized_odds").
     tolerance : float, optional
-        The gap bound of equal opportunity and equalized odds (None: the audit's threshold of EOpp / EOD, 0.1).
+        The gap bound of equal opportunity and equalized odds (None: the audit's threshold, 0.1).
 
     Attributes
     ----------
@@ -311,16 +347,16 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
     alphas_ : dict or None
         The chosen alphas (demographic parity), None for the other constraints.
     operating_threshold_ : float
-        The common operating threshold whose pooled rates the cells match (the base threshold for demographic parity).
+        The operating threshold whose pooled rates the cells match (demographic parity: the base).
     search_ : DataFrame
         Every candidate searched: its accuracy, feasibility and value per attribute.
     constraint_oos_, constraint_vfr_ : DataFrame, float
-        The constraint out of bag per attribute, and the share of refits whose verdict differs from the in-sample one.
+        The constraint out of bag per attribute; the share of refits whose verdict flips.
 
     Examples
     --------
-    Thresholds of a logistic regression inside a Pipeline, held to equal opportunity, and a model search that
-    prefers candidates meeting it on the held-out folds (metadata routing passes the sensitive features):
+    Thresholds of a logistic regression inside a Pipeline, held to equal opportunity, and a model
+    search that prefers candidates meeting it on the held-out folds (routing passes the groups):
 
     >>> import sklearn
     >>> from sklearn.linear_model import LogisticRegression
@@ -333,16 +369,17 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
     >>> X = np.c_[rng.normal(size=3000), (A.sex == "M") + rng.normal(0, 0.5, 3000)]
     >>> y = (rng.random(3000) < 1 / (1 + np.exp(1 - 2 * X[:, 0] - X[:, 1]))).astype(int)
     >>> sklearn.set_config(enable_metadata_routing=True)
-    >>> ts = ThresholdShift(estimator=LogisticRegression(), constraint="equal_opportunity", oos_resamples=0)
-    >>> ts = ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
-    >>> pipe = make_pipeline(StandardScaler(), ts).fit(X, y, sensitive_features=A)
+    >>> lr = LogisticRegression()
+    >>> t = ThresholdShift(estimator=lr, constraint="equal_opportunity", oos_resamples=0)
+    >>> t = t.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
+    >>> pipe = make_pipeline(StandardScaler(), t).fit(X, y, sensitive_features=A)
     >>> pipe[-1].feasible_, pipe[-1].constraint_
     (True, 'equal_opportunity')
     >>> yhat = pipe.predict(X, sensitive_features=A)
     >>> grid = {"thresholdshift__tolerance": [0.02, 0.1]}
-    >>> search = GridSearchCV(pipe, grid, cv=KFold(3), scoring=make_fair_scorer("equal_opportunity"))
-    >>> search = search.fit(X, y, sensitive_features=A)
-    >>> bool(search.best_score_ > 0)  # an accuracy: the best candidate met the constraint on the folds
+    >>> gs = GridSearchCV(pipe, grid, cv=KFold(3), scoring=make_fair_scorer("equal_opportunity"))
+    >>> gs = gs.fit(X, y, sensitive_features=A)
+    >>> bool(gs.best_score_ > 0)  # an accuracy: the best candidate met it on the folds
     True
     >>> sklearn.set_config(enable_metadata_routing=False)
     """
@@ -350,23 +387,24 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        alphas=(0.0, 0.25, 0.5, 0.75, 1.0),  # grid of each α (α_SR, α_TPR, α_PPV); demographic parity only
-        min_cell: int = MIN_CELL,  # cells with fewer members keep the base threshold (SmallCellWarning)
-        di_target: float = DI_TARGET,  # demographic parity: DI >= di_target on every attribute in `di_columns`
-        base_threshold: float = 0.5,  # the unshifted threshold (the paper's 0.5)
-        step: float = 0.01,  # threshold grid step
-        min_support: int = 30,  # groups below this size are left out of the constraint's values
-        cell_columns=None,  # columns whose intersection is a cell (None: every column of the sensitive features)
-        di_columns=None,  # columns each held to the constraint (None: every column of the sensitive features)
-        oos_resamples: int = 20,  # bootstrap refits scoring the constraint out of bag (0: skip)
-        random_state=0,  # seed of those resamples (None, int, SeedSequence or Generator)
-        estimator=None,  # a classifier with predict_proba whose scores are thresholded (None: fit/predict take scores)
-        prefit: bool = False,  # the estimator is already fitted: use it as it is
-        constraint: str = "demographic_parity",  # or "equal_opportunity", "equalized_odds"
-        tolerance: float | None = None,  # the gap bound of the other two (None: the audit's 0.1)
+        alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
+        min_cell: int = MIN_CELL,
+        di_target: float = DI_TARGET,
+        base_threshold: float = 0.5,
+        step: float = 0.01,
+        min_support: int = 30,
+        cell_columns=None,
+        di_columns=None,
+        oos_resamples: int = 20,
+        random_state=0,
+        estimator=None,
+        prefit: bool = False,
+        constraint: str = "demographic_parity",
+        tolerance: float | None = None,
     ):
-        self.alphas, self.min_cell, self.di_target, self.base_threshold = alphas, min_cell, di_target, base_threshold
-        self.step, self.min_support, self.cell_columns, self.di_columns = step, min_support, cell_columns, di_columns
+        self.alphas, self.min_cell, self.di_target = alphas, min_cell, di_target
+        self.base_threshold, self.step, self.min_support = base_threshold, step, min_support
+        self.cell_columns, self.di_columns = cell_columns, di_columns
         self.oos_resamples, self.random_state = oos_resamples, random_state
         self.estimator, self.prefit = estimator, prefit
         self.constraint, self.tolerance = constraint, tolerance
@@ -387,7 +425,7 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like
-            Scores in [0, 1] without an estimator; the estimator's features (fitted here unless prefit) with one.
+            Scores in [0, 1] without an estimator; with one, its features (fitted unless prefit).
         y : array-like of 0/1
             The rows' labels.
         groups : DataFrame, Series or dict of arrays, optional
@@ -403,8 +441,8 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         Raises
         ------
         FairlibInputError
-            Missing sensitive features or columns, missing or blank group values, misaligned pandas indexes, labels
-            that are not 0/1, scores outside [0, 1], a parameter outside its declared range.
+            Missing sensitive features or columns, missing or blank group values, misaligned pandas
+            indexes, labels that are not 0/1, scores outside [0, 1], a parameter out of its range.
 
         Warns
         -----
@@ -413,7 +451,7 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         InfeasibleConstraintWarning
             No candidate meets the constraint on the fitting rows (`feasible_` is False).
         UnstableConstraintWarning
-            The constraint holds on the fitting rows but fails out of bag in at least half of the refits.
+            The constraint holds on the fitting rows, fails out of bag in half the refits or more.
         """
         func = "ThresholdShift.fit"
         alphas, min_cell, step = self._check()
@@ -430,27 +468,21 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         _warn_small_cells(cells, sizes, min_cell, base, func)
         di = _DIState(sub, di_cols, self.min_support)
         search = _search_alphas if con.is_ratio else _search_operating
-        best_t, rows, feasible, worst, extra = search(self, con, s, yy, codes, cells, movable, di, grid, base, alphas)
-        self.thresholds_ = best_t
-        self.cells_ = cells
-        self.cell_sizes_ = sizes
-        self.movable_ = movable
-        self.search_ = pd.DataFrame(rows)
-        self.feasible_ = feasible
-        self.default_threshold_ = base
-        self.cell_columns_, self.di_columns_ = cell_cols, di_cols
-        self.step_ = step
-        self.constraint_, self.constraint_metric_, self.constraint_bound_ = con.name, con.metric, con.bound
+        args = con, s, yy, codes, cells, movable, di, grid, base, alphas
+        best_t, rows, feasible, worst, extra = search(self, *args)
+        self.thresholds_, self.cells_, self.cell_sizes_, self.movable_ = (
+            best_t,
+            cells,
+            sizes,
+            movable,
+        )
+        self.search_, self.feasible_, self.default_threshold_ = pd.DataFrame(rows), feasible, base
+        self.cell_columns_, self.di_columns_, self.step_ = cell_cols, di_cols, step
+        self.constraint_, self.constraint_metric_ = con.name, con.metric
+        self.constraint_bound_ = con.bound
         for k, v in extra.items():
             setattr(self, k, v)
         if not self.feasible_:
-            reach = f"a smallest DI of {worst:.3f}" if con.is_ratio else f"a largest {con.label} of {worst:.3f}"
-            what = f"DI >= di_target={float(self.di_target):g}" if con.is_ratio else con.text()
-            warnings.warn(
-                f"{func}: no candidate thresholds meet {what} on every attribute of "
-                f"the fitting rows; the chosen ones reach {reach} (feasible_ is False)",
-                InfeasibleConstraintWarning,
-                stacklevel=3,
-            )
+            _warn_infeasible(con, worst, func)
         _constraint_oos(self, s, yy, sub, di, func)
         return self

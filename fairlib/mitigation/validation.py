@@ -18,93 +18,142 @@ __all__ = []
 def _is_seed(x) -> bool:
     if x is None or isinstance(x, (np.random.SeedSequence, np.random.Generator)):
         return True
-    return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_)) and x >= 0
+    integral = isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
+    return integral and x >= 0
 
-
+# %% ../../nbs/mitigation/00_validation.ipynb #8b0849b4
 def _is_columns(c) -> bool:
-    return isinstance(c, (list, tuple)) and len(c) > 0 and all(isinstance(v, str) for v in c) and len(set(c)) == len(c)
+    if not isinstance(c, (list, tuple)) or len(c) == 0:
+        return False
+    return all(isinstance(v, str) for v in c) and len(set(c)) == len(c)
 
-
-_GROUPS = Instance(
-    pd.DataFrame, pd.Series, dict, label="a DataFrame, a named Series or a dict of equal-length arrays of group columns"
-)
-_COLUMNS = None | Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
+# %% ../../nbs/mitigation/00_validation.ipynb #6f0d2a3c
 _SEED = Predicate(_is_seed, "a random seed: None, an int >= 0, a numpy SeedSequence or a numpy Generator")
+_COLUMNS = None | Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
+
+# %% ../../nbs/mitigation/00_validation.ipynb #3e8f1a92
+_GROUPS = Instance(
+    pd.DataFrame,
+    pd.Series,
+    dict,
+    label="a DataFrame, a named Series or a dict of equal-length arrays of group columns",
+)
 
 # %% ../../nbs/mitigation/00_validation.ipynb #96be514e
 def _aligned(func, **named):
-    "Refuse pandas inputs (a dict of Series included) whose indexes differ; None and non-pandas inputs are skipped."
+    "Refuse pandas inputs (a dict of Series included) whose indexes differ; others are skipped."
     _check_aligned(func, **{k: v for k, v in named.items() if v is not None})
+
+# %% ../../nbs/mitigation/00_validation.ipynb #9c3d5e71
+def _dict_frame(groups: dict, func, argument) -> pd.DataFrame:
+    "A dict of equal-length arrays (one per group column) as a DataFrame."
+    cols = {str(k): as_1d(v, f"{argument}[{k!r}]", func) for k, v in groups.items()}
+    if not cols:
+        raise FairlibInputError(argument, "is an empty dict: it names no group column", func)
+    if len({len(v) for v in cols.values()}) > 1:
+        lengths = {k: len(v) for k, v in cols.items()}
+        raise FairlibInputError(argument, f"columns differ in length: {lengths}", func)
+    return pd.DataFrame(cols)
+
+# %% ../../nbs/mitigation/00_validation.ipynb #47dccdd4
+def _as_frame(groups, columns, func, argument) -> pd.DataFrame:
+    "`groups` (a DataFrame, a Series or a dict of equal-length arrays) as a DataFrame."
+    if isinstance(groups, pd.Series):
+        groups = groups.to_frame(str(groups.name) if groups.name is not None else "group")
+    if isinstance(groups, dict):
+        groups = _dict_frame(groups, func, argument)
+    if not isinstance(groups, pd.DataFrame):
+        want = "the group columns" if columns is None else f"columns {list(columns)}"
+        got = type(groups).__name__
+        msg = f"must be a DataFrame (or dict of arrays) with {want}, got {got}"
+        raise FairlibInputError(argument, msg, func)
+    return groups
+
+# %% ../../nbs/mitigation/00_validation.ipynb #a8172cdd
+def _columns(groups, columns, func, argument):
+    "`groups` and the columns used (None: every column); duplicated or missing columns refused."
+    if columns is None:
+        groups = groups.rename(columns=str)
+        columns = tuple(groups.columns)
+    if groups.columns.duplicated().any():
+        dup = sorted(set(groups.columns[groups.columns.duplicated()]))
+        raise FairlibInputError(argument, f"has duplicated column(s) {dup}", func)
+    missing = [c for c in columns if c not in groups.columns]
+    if missing:
+        msg = f"lacks column(s) {missing}; it has {list(groups.columns)}"
+        raise FairlibInputError(argument, msg, func)
+    return groups, columns
+
+# %% ../../nbs/mitigation/00_validation.ipynb #2aa8bd7e
+def _check_missing(col: pd.Series, name, func, argument):
+    "Refuse a group column `col` (named `name`) with missing values."
+    k = int(col.isna().sum())
+    if k:
+        msg = (
+            f"column {name!r} has {k} missing value(s); every row needs a value in every group "
+            "column (fill them with an explicit label such as 'Unknown', or drop those rows)"
+        )
+        raise FairlibInputError(argument, msg, func)
 
 # %% ../../nbs/mitigation/00_validation.ipynb #080e392c
 def _blank(col: pd.Series) -> int:
     "How many values of `col` are blank strings ('' or whitespace only)."
     if col.dtype.kind in "biufcmM":
         return 0
-    blank = [v for v in pd.unique(col.to_numpy(dtype=object)) if isinstance(v, str) and not v.strip()]
+    values = pd.unique(col.to_numpy(dtype=object))
+    blank = [v for v in values if isinstance(v, str) and not v.strip()]
     return int(col.isin(blank).sum()) if blank else 0
+
+# %% ../../nbs/mitigation/00_validation.ipynb #7e8f9a0b
+def _check_blank(col: pd.Series, name, func, argument):
+    "Refuse a group column `col` (named `name`) with blank labels."
+    k = _blank(col)
+    if k:
+        msg = (
+            f"column {name!r} has {k} blank label(s) ('' or spaces), read as missing values; "
+            "give them an explicit label such as 'Unknown', or drop those rows"
+        )
+        raise FairlibInputError(argument, msg, func)
 
 # %% ../../nbs/mitigation/00_validation.ipynb #ad4dc796
 def _frame(groups, columns, func, argument="groups") -> pd.DataFrame:
-    """The `columns` of `groups` (a DataFrame, a Series or a dict of arrays), validated: present, unique, non-empty, no
-    missing or blank values. `columns=None` takes every column (named as strings)."""
-    if isinstance(groups, pd.Series):
-        groups = groups.to_frame(str(groups.name) if groups.name is not None else "group")
-    if isinstance(groups, dict):
-        cols = {str(k): as_1d(v, f"{argument}[{k!r}]", func) for k, v in groups.items()}
-        if not cols:
-            raise FairlibInputError(argument, "is an empty dict: it names no group column", func)
-        if len({len(v) for v in cols.values()}) > 1:
-            raise FairlibInputError(
-                argument, f"columns differ in length: { {k: len(v) for k, v in cols.items()} }", func
-            )
-        groups = pd.DataFrame(cols)
-    if not isinstance(groups, pd.DataFrame):
-        want = "the group columns" if columns is None else f"columns {list(columns)}"
-        raise FairlibInputError(
-            argument, f"must be a DataFrame (or dict of arrays) with {want}, got {type(groups).__name__}", func
-        )
-    if columns is None:
-        groups = groups.rename(columns=str)
-        columns = tuple(groups.columns)
-    if groups.columns.duplicated().any():
-        raise FairlibInputError(
-            argument, f"has duplicated column(s) {sorted(set(groups.columns[groups.columns.duplicated()]))}", func
-        )
-    missing = [c for c in columns if c not in groups.columns]
-    if missing:
-        raise FairlibInputError(argument, f"lacks column(s) {missing}; it has {list(groups.columns)}", func)
+    """The `columns` of `groups` (a DataFrame, a Series or a dict of arrays), validated: present,
+    unique, non-empty, no missing or blank values. `columns=None` takes every column (named as
+    strings)."""
+    groups, columns = _columns(_as_frame(groups, columns, func, argument), columns, func, argument)
     if len(groups) == 0:
         raise FairlibInputError(argument, "is empty", func)
     if len(columns) == 0:
         raise FairlibInputError(argument, "has no columns", func)
     sub = groups[list(columns)]
     for c in columns:
-        k = int(sub[c].isna().sum())
-        if k:
-            raise FairlibInputError(
-                argument,
-                f"column {c!r} has {k} missing value(s); every row needs a value in every group column "
-                "(fill them with an explicit label such as 'Unknown', or drop those rows)",
-                func,
-            )
-        k = _blank(sub[c])
-        if k:
-            raise FairlibInputError(
-                argument,
-                f"column {c!r} has {k} blank label(s) ('' or spaces), read as missing values; give them an explicit "
-                "label such as 'Unknown', or drop those rows",
-                func,
-            )
+        _check_missing(sub[c], c, func, argument)
+        _check_blank(sub[c], c, func, argument)
     return sub
 
 # %% ../../nbs/mitigation/00_validation.ipynb #cf7cf4c7
 def _paired(x, frame, name, func):
-    "`x` as a 1-d array of the length of `frame`, paired by position (`_aligned` has checked pandas indexes first)."
+    "`x` as a 1-d array of the length of `frame`, paired by position (after `_aligned`)."
     a = as_1d(x, name, func)
     if len(a) != len(frame):
-        raise FairlibInputError(name, f"has length {len(a)}, but groups has {len(frame)} rows", func)
+        msg = f"has length {len(a)}, but groups has {len(frame)} rows"
+        raise FairlibInputError(name, msg, func)
     return a
+
+# %% ../../nbs/mitigation/00_validation.ipynb #204e4bee
+def _check_weight_values(w: np.ndarray, func, name):
+    "Refuse float weights `w` that are NaN, infinite or negative, or that are all zero."
+    bad = int((~np.isfinite(w)).sum())
+    if bad:
+        msg = f"has {bad} NaN or infinite value(s); weights must be finite and >= 0"
+        raise FairlibInputError(name, msg, func)
+    neg = int((w < 0).sum())
+    if neg:
+        msg = f"has {neg} negative value(s) (smallest {w.min():g}); weights must be finite and >= 0"
+        raise FairlibInputError(name, msg, func)
+    if not (w > 0).any():
+        msg = "is 0 for every row; at least one weight must be positive"
+        raise FairlibInputError(name, msg, func)
 
 # %% ../../nbs/mitigation/00_validation.ipynb #9412089b
 def _weights(sample_weight, n, func, name="sample_weight"):
@@ -113,33 +162,28 @@ def _weights(sample_weight, n, func, name="sample_weight"):
         return None
     w = as_1d(sample_weight, name, func)
     if w.dtype == bool or w.dtype.kind not in "iuf":
-        raise FairlibInputError(name, f"must be numeric weights (int or float), got dtype {w.dtype}", func)
+        msg = f"must be numeric weights (int or float), got dtype {w.dtype}"
+        raise FairlibInputError(name, msg, func)
     w = w.astype(np.float64)
     if len(w) != n:
         raise FairlibInputError(name, f"has length {len(w)}, but there are {n} rows", func)
-    bad = int((~np.isfinite(w)).sum())
-    if bad:
-        raise FairlibInputError(name, f"has {bad} NaN or infinite value(s); weights must be finite and >= 0", func)
-    neg = int((w < 0).sum())
-    if neg:
-        raise FairlibInputError(
-            name, f"has {neg} negative value(s) (smallest {w.min():g}); weights must be finite and >= 0", func
-        )
-    if not (w > 0).any():
-        raise FairlibInputError(name, "is 0 for every row; at least one weight must be positive", func)
+    _check_weight_values(w, func, name)
     return w
 
 # %% ../../nbs/mitigation/00_validation.ipynb #f067cc15
 def _sensitive(groups, sensitive_features, func):
-    "The sensitive features and the argument name they came by: given as `groups` or `sensitive_features`, once."
+    "The sensitive features and the name they came by (`groups` or `sensitive_features`, once)."
     if groups is not None and sensitive_features is not None:
-        raise FairlibInputError("sensitive_features", "was given twice (as groups and as sensitive_features)", func)
+        msg = "was given twice (as groups and as sensitive_features)"
+        raise FairlibInputError("sensitive_features", msg, func)
     if groups is None and sensitive_features is None:
-        raise FairlibInputError(
-            "sensitive_features",
-            "is required: a fairness mitigator needs each row's groups (pass sensitive_features=...; inside a "
-            "Pipeline or GridSearchCV enable metadata routing and call set_fit_request(sensitive_features=True), "
-            "set_predict_request and set_score_request)",
-            func,
+        msg = (
+            "is required: a fairness mitigator needs each row's groups "
+            "(pass sensitive_features=...; inside a Pipeline or GridSearchCV enable "
+            "metadata routing and call set_fit_request(sensitive_features=True), "
+            "set_predict_request and set_score_request)"
         )
-    return (groups, "groups") if sensitive_features is None else (sensitive_features, "sensitive_features")
+        raise FairlibInputError("sensitive_features", msg, func)
+    if sensitive_features is None:
+        return groups, "groups"
+    return sensitive_features, "sensitive_features"

@@ -113,7 +113,47 @@ def audit_grid(
     n_bins: int = 10,
     calibration: str = "ece_gap",
 ) -> pd.DataFrame:
-    "Point-estimate audit: one row per (model, metric, attribute) with value, threshold, verdict and excluded groups."
+    """Point-estimate audit: one row per (model, metric, attribute) with value, threshold, verdict and excluded groups.
+
+    Parameters
+    ----------
+    predictions : DataFrame or dict of str to DataFrame
+        The panel's predictions: a long frame with `model`, `y_true`, `y_pred`, optional `y_prob` and the
+        attribute columns, or a dict model -> frame with the same columns.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The protected attributes audited (columns of the predictions).
+    metrics : str or list of str, optional
+        The audit metrics (default: every metric of `AUDIT_METRICS`); metrics that need scores are
+        skipped for a model without `y_prob`.
+    min_support : int, default 30
+        Groups with fewer records are excluded from a cell (and listed in `excluded`).
+    n_bins : int, default 10
+        Bins of the calibration metric.
+    calibration : str, default "ece_gap"
+        How the calibration metric is computed (see `fairlib.counts`).
+
+    Returns
+    -------
+    DataFrame
+        One row per (model, metric, attribute): the columns of `fairlib.tables.audit_table` (value,
+        threshold, verdict, reason, excluded groups) after `model` and `attribute`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `predictions` is not a frame with a `model` column or a dict of frames, or lacks a column.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.choice(["a", "b"], 2000)
+    >>> yt = rng.binomial(1, 0.5, 2000)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.62, 0.38))
+    >>> toy = pd.DataFrame({"model": "m1", "y_true": yt, "y_pred": yp, "grp": g})
+    >>> ag = audit_grid(toy, attributes=["grp"], metrics=["SPD", "EOD"])
+    >>> ag[["model", "attribute", "metric", "verdict"]].values.tolist()
+    [['m1', 'grp', 'SPD', 'Fail'], ['m1', 'grp', 'EOD', 'Fail']]
+    """
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     frames = _by_model(predictions, attributes, "audit_grid")
     names = _metric_names(metrics, "audit_grid")
@@ -225,9 +265,65 @@ def vfr_grid(
 ) -> pd.DataFrame:
     """Axis 1 over models × metrics × attributes: one row per cell with point value, verdict, VFR, σ and interval.
 
-    n_resamples: K; resample_size: N (None = each model's cohort size); seed: root of every cell's seed
-    (int, SeedSequence or Generator); n_jobs: joblib workers (None = joblib's current setting, 1 unless a
-    `joblib.parallel_config` says otherwise)."""
+    Each cell draws from its own seed, `cell_seed(seed, model, metric, attribute)`, so a cell's result
+    does not depend on the other cells of the grid or on the order they run in.
+
+    Parameters
+    ----------
+    predictions : DataFrame or dict of str to DataFrame
+        The panel's predictions (see `audit_grid`).
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The protected attributes audited.
+    metrics : str or list of str, optional
+        The audit metrics (default: all of `AUDIT_METRICS`).
+    n_resamples : int, default 500
+        K, the bootstrap resamples per cell.
+    resample_size : int, optional
+        N, the size of each resample (None: each model's cohort size).
+    seed : int, SeedSequence or Generator, default 0
+        Root of every cell's seed.
+    method : str, default "fast"
+        How resamples are drawn (one of `fairlib.reliability.METHODS`).
+    min_support : int, default 30
+        Groups with fewer records in the cohort are excluded.
+    n_bins : int, default 10
+        Bins of the calibration metric.
+    calibration : str, default "ece_gap"
+        How the calibration metric is computed.
+    n_jobs : int, optional
+        joblib workers over the (model, attribute) pairs (None: joblib's current setting).
+    keep_values : bool, default False
+        Keep each cell's resampled metric values in a `metric_values` column.
+    progress : bool, default False
+        Show a progress bar.
+    confidence_level : float, default 0.95
+        Level of the percentile interval (`ci_low`, `ci_high`).
+
+    Returns
+    -------
+    DataFrame
+        One row per cell: model, metric, attribute, value, threshold, verdict, vfr, n_pass, n_defined,
+        dominant_verdict, flipped, stable, auditable, stability_margin, ci_low, ci_high, reason and
+        the group sizes.
+
+    Raises
+    ------
+    FairlibInputError
+        On a malformed predictions frame, an unknown metric or an out-of-range argument.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.choice(["a", "b"], 2000)
+    >>> yt = rng.binomial(1, 0.5, 2000)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.62, 0.38))
+    >>> toy = pd.DataFrame({"model": "m1", "y_true": yt, "y_pred": yp, "grp": g})
+    >>> vg = vfr_grid(toy, attributes=["grp"], metrics=["SPD"], n_resamples=50, resample_size=300)
+    >>> vg[["metric", "verdict", "dominant_verdict"]].values.tolist()
+    [['SPD', 'Fail', 'Fail']]
+    >>> bool(vg.vfr.between(0, 0.5).all())
+    True
+    """
     func = "vfr_grid"
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     frames = _by_model(predictions, attributes, func)
@@ -265,8 +361,37 @@ def vfr_grid(
     tau_vfr=Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]"),
 )
 def axis1_summary(grid: pd.DataFrame, *, tau_vfr: float = TAU_VFR) -> dict:
-    """Cells flipping at least once, cells with VFR > τ_VFR, mean and max VFR over the defined cells of a `vfr_grid`
-    frame."""
+    """The Axis-1 headline numbers of a `vfr_grid` frame: flipped and unstable cells, mean and max VFR.
+
+    Undefined cells and cells that are not auditable are counted apart, never as VFR 0: the flip counts
+    and the mean are over the defined cells.
+
+    Parameters
+    ----------
+    grid : DataFrame
+        A `vfr_grid` frame (columns vfr, n_pass, n_defined, verdict; `auditable` when present).
+    tau_vfr : float, default TAU_VFR (0.10)
+        A cell is unstable when its VFR exceeds this.
+
+    Returns
+    -------
+    dict
+        cells, defined, undefined, not_auditable, flipped (at least one resample on each side),
+        unstable, stable, mean_vfr, max_vfr (NaN with no defined cell) and pass_point.
+
+    Raises
+    ------
+    FairlibInputError
+        When `grid` is not a `vfr_grid` frame.
+
+    Examples
+    --------
+    >>> grid = pd.DataFrame({"vfr": [0.0, 0.2, np.nan], "n_pass": [10, 8, 0],
+    ...                      "n_defined": [10, 10, 0], "verdict": ["Pass", "Pass", "Undefined"]})
+    >>> s = axis1_summary(grid)
+    >>> (s["defined"], s["flipped"], s["unstable"], s["mean_vfr"])
+    (2, 1, 1, 0.1)
+    """
     func = "axis1_summary"
     need = {"vfr", "n_pass", "verdict"}
     if not need <= set(grid.columns) or not ({"n_defined"} <= set(grid.columns) or {"K"} <= set(grid.columns)):

@@ -57,7 +57,54 @@ _GRID_ARGS = _GRID | _DRAWS | _AXIS2  # one mapping: a dict display in a decorat
 # %% ../../nbs/vfr/06_axis2.ipynb #b82c751e
 @dataclass(frozen=True, repr=False)
 class AuditSizeResult(Result):
-    "Axis-2 result of one cell: mean, SD and CV of the metric per audit size, and the minimum reliable size N*."
+    """Axis-2 result of one cell: mean, SD and CV of the metric per audit size, and the minimum reliable size N*.
+
+    Parameters
+    ----------
+    metric : str
+        The audit metric.
+    n_star : float
+        N*, the smallest audit size that qualifies (NaN when none below the full partition does).
+    reached : bool
+        Whether N* was reached below the full partition.
+    exceeds_field : bool
+        N* > N_field, or not reached: a single-site audit is too small.
+    near_zero_mean : bool
+        |value| on the full partition is under `near_zero`: the CV is uninformative.
+    value : float
+        The metric on the full partition.
+    cohort_size : int
+        Records in the full partition.
+    n_resamples : int
+        R, subsamples per audit size.
+    cv_cutoff : float, default 0.05
+        η, the CV a size must stay under.
+    n_field : int, default 50000
+        N_field, the single-site audit size N* is compared with.
+    method : str, default "fast"
+        How subsamples were drawn.
+    reason : str, optional
+        Why N* is undefined, when it is.
+    curve : DataFrame, optional
+        Per size: size, mean, sd, cv, n_undefined, degenerate, qualifies.
+    values : ndarray, optional
+        The (sizes, R) subsample values.
+    near_zero_rule : str, default "sd"
+        How a near-zero cell is read: "sd" (SD < cv_cutoff × threshold) or "paper" (the CV).
+    sd_width : float, default NaN
+        For a near-zero cell under the "sd" rule, the SD a size must stay under.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.choice(["a", "b"], 4000)
+    >>> yt = rng.binomial(1, 0.5, 4000)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.62, 0.38))
+    >>> r = audit_size_sensitivity(yt, yp, sensitive_features=g, metric="SPD",
+    ...                            sizes=[250, 1000, 2000], n_resamples=10)
+    >>> (r.metric, r.reached, r.curve["size"].tolist())
+    ('SPD', False, [250, 1000, 2000, 4000])
+    """
 
     metric: str
     n_star: float  # smallest size with CV < cv_cutoff (NaN when not reached below the full partition)
@@ -180,9 +227,52 @@ def summarise_audit_sizes(
     method: str = "fast",
     max_undefined: float = MAX_UNDEFINED_SHARE,
 ) -> AuditSizeResult:
-    """Mean, SD, CV per size and N* from subsample values `(sizes, R)` (Algorithm 2, lines 3-5); the last size is the
-    full partition. N* is the smallest qualifying size: CV < cv_cutoff, or for a near-zero cell (|value| < near_zero)
-    under `near_zero_rule="sd"` SD < cv_cutoff x the metric's threshold; "paper" uses the CV everywhere."""
+    """Mean, SD, CV per size and N* from subsample values `(sizes, R)` (Algorithm 2, lines 3-5).
+
+    The last size is the full partition. N* is the smallest qualifying size: CV < cv_cutoff, or for a
+    near-zero cell (|value| < near_zero) under `near_zero_rule="sd"` SD < cv_cutoff × the metric's
+    threshold; `"paper"` uses the CV everywhere.
+
+    Parameters
+    ----------
+    values : array-like
+        The metric on each subsample, shape (sizes, R); NaN for an undefined subsample.
+    sizes : sequence of int
+        The audit size of each row of `values`, the full partition last.
+    metric : str
+        The audit metric.
+    value : float
+        The metric on the full partition.
+    cv_cutoff : float, default 0.05
+        η: a size qualifies when the CV is under it.
+    n_field : int, default 50000
+        N_field, the single-site audit size N* is compared with.
+    near_zero : float, default 0.01
+        A cell with |value| under this is near zero.
+    near_zero_rule : {"sd", "paper"}, default "sd"
+        How N* is read for a near-zero cell.
+    method : str, default "fast"
+        How the subsamples were drawn (recorded in the result).
+    max_undefined : float, default 0.05
+        A size with a larger share of undefined subsamples never qualifies.
+
+    Returns
+    -------
+    AuditSizeResult
+        The curve per size and N*.
+
+    Raises
+    ------
+    FairlibInputError
+        When `values` and `sizes` disagree in shape or an argument is out of range.
+
+    Examples
+    --------
+    >>> v = np.array([[0.10, 0.20, 0.15], [0.150, 0.152, 0.151], [0.151, 0.151, 0.151]])
+    >>> r = summarise_audit_sizes(v, [100, 1000, 5000], "SPD", value=0.151)
+    >>> (r.n_star, r.reached, r.curve["qualifies"].tolist())
+    (1000.0, True, [False, True, False])
+    """
     func = "summarise_audit_sizes"
     spec = audit_metric(metric)
     v, sizes = _curve_input(values, sizes, func)
@@ -274,11 +364,65 @@ def audit_size_sensitivity(
 ) -> AuditSizeResult:
     """Axis 2 of one cell (Algorithm 2): CV of the metric over R subsamples without replacement per audit size, and N*.
 
-    sizes: the audit-size grid (default 1e3 .. 1e5; sizes >= the cohort are skipped, the full partition is
-    appended and never qualifies). n_resamples: R, subsamples per size (the paper's 30). cv_cutoff: η.
-    n_field: N_field, the single-site audit size N* is compared with. near_zero / near_zero_rule: how N* is read
-    when |value| < near_zero (see `summarise_audit_sizes`). The groups audited are fixed on the cohort (min_support),
-    as in Axis 1."""
+    The groups audited are fixed on the cohort (`min_support`), as in Axis 1; sizes at or above the
+    cohort are skipped, and the full partition is appended (it never qualifies).
+
+    Parameters
+    ----------
+    y_true : array-like
+        Observed outcomes (0/1).
+    y_pred : array-like
+        Predicted outcomes (0/1).
+    sensitive_features : array-like
+        The group of each record.
+    metric : str
+        The audit metric (a name of `AUDIT_METRICS`).
+    y_prob : array-like, optional
+        Scores, for the metrics that need them.
+    sizes : sequence of int, optional
+        The audit-size grid (default `AUDIT_SIZES`, 1e3 .. 1e5).
+    n_resamples : int, default 30
+        R, subsamples per size (the paper's 30).
+    seed : int, SeedSequence or Generator, default 0
+        Seed of the subsamples.
+    min_support : int, default 30
+        Groups with fewer records in the cohort are excluded.
+    n_bins : int, default 10
+        Bins of the calibration metric.
+    calibration : str, default "ece_gap"
+        How the calibration metric is computed.
+    method : str, default "fast"
+        How subsamples are drawn (one of `fairlib.reliability.METHODS`).
+    cv_cutoff : float, default 0.05
+        η: a size qualifies when the CV is under it.
+    n_field : int, default 50000
+        N_field, the single-site audit size N* is compared with.
+    near_zero : float, default 0.01
+        A cell with |value| under this is near zero (see `summarise_audit_sizes`).
+    near_zero_rule : {"sd", "paper"}, default "sd"
+        How N* is read for a near-zero cell.
+
+    Returns
+    -------
+    AuditSizeResult
+        The curve per size, N* and whether it was reached.
+
+    Raises
+    ------
+    FairlibInputError
+        On inputs of different lengths, an unknown metric or an out-of-range argument.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.choice(["a", "b"], 4000)
+    >>> yt = rng.binomial(1, 0.5, 4000)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.62, 0.38))
+    >>> r = audit_size_sensitivity(yt, yp, sensitive_features=g, metric="SPD",
+    ...                            sizes=[250, 1000, 2000], n_resamples=10)
+    >>> (r.n_star, r.exceeds_field, r.cohort_size)
+    (nan, True, 4000)
+    """
     func = "audit_size_sensitivity"
     spec = audit_metric(metric)
     R = int(n_resamples)
@@ -472,8 +616,69 @@ def audit_size_grid(
 ):
     """Axis 2 over models × metrics × attributes: N* per cell (and the CV curves with `return_curves=True`).
 
-    Each cell row has N*, the rule that decided it (`n_star_rule`: "cv", or "sd" for a near-zero cell, see
-    `summarise_audit_sizes`) and the SD at N* (`sd`, at `sd_size`)."""
+    Each cell row has N*, the rule that decided it (`n_star_rule`: "cv", or "sd" for a near-zero cell,
+    see `summarise_audit_sizes`) and the SD at N* (`sd`, at `sd_size`).
+
+    Parameters
+    ----------
+    predictions : DataFrame or dict of str to DataFrame
+        The panel's predictions (see `audit_grid`).
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The protected attributes audited.
+    metrics : str or list of str, optional
+        The audit metrics (default: all of `AUDIT_METRICS`).
+    sizes : sequence of int, optional
+        The audit-size grid (default `AUDIT_SIZES`).
+    n_resamples : int, default 30
+        R, subsamples per size.
+    seed : int, SeedSequence or Generator, default 0
+        Root of every cell's seed.
+    method : str, default "fast"
+        How subsamples are drawn.
+    min_support : int, default 30
+        Groups with fewer records in the cohort are excluded.
+    n_bins : int, default 10
+        Bins of the calibration metric.
+    calibration : str, default "ece_gap"
+        How the calibration metric is computed.
+    cv_cutoff : float, default 0.05
+        η: a size qualifies when the CV is under it.
+    n_field : int, default 50000
+        N_field, the single-site audit size N* is compared with.
+    near_zero : float, default 0.01
+        A cell with |value| under this is near zero.
+    near_zero_rule : {"sd", "paper"}, default "sd"
+        How N* is read for a near-zero cell.
+    n_jobs : int, optional
+        joblib workers over the (model, attribute) pairs.
+    return_curves : bool, default False
+        Also return the curves, one row per (cell, size).
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    DataFrame or tuple of (DataFrame, DataFrame)
+        One row per cell (model, metric, attribute, value, n_star, reached, exceeds_field, n_star_rule,
+        sd, sd_size, ...); with `return_curves=True`, also the curves.
+
+    Raises
+    ------
+    FairlibInputError
+        On a malformed predictions frame, an unknown metric or an out-of-range argument.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.choice(["a", "b"], 4000)
+    >>> yt = rng.binomial(1, 0.5, 4000)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.62, 0.38))
+    >>> toy = pd.DataFrame({"model": "m1", "y_true": yt, "y_pred": yp, "grp": g})
+    >>> grid = audit_size_grid(toy, attributes=["grp"], metrics=["SPD"], sizes=[250, 1000],
+    ...                        n_resamples=10)
+    >>> grid[["model", "metric", "n_star", "reached"]].values.tolist()
+    [['m1', 'SPD', nan, False]]
+    """
     func = "audit_size_grid"
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     frames = _by_model(predictions, attributes, func)

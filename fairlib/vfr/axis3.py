@@ -38,7 +38,28 @@ def _is_number(x) -> bool:
 
 @constrained(kappa=Predicate(lambda k: _is_number(k) and (np.isnan(k) or -1 <= k <= 1), "a kappa in [-1, 1] (or NaN)"))
 def landis_koch(kappa) -> str:
-    "The Landis-Koch (1977) band of a kappa value in [-1, 1] ('undefined' for NaN)."
+    """The Landis-Koch (1977) band of a kappa value in [-1, 1] ('undefined' for NaN).
+
+    Parameters
+    ----------
+    kappa : float
+        A kappa value in [-1, 1], or NaN.
+
+    Returns
+    -------
+    str
+        'poor' (< 0), 'slight', 'fair', 'moderate', 'substantial', 'almost perfect', or 'undefined'.
+
+    Raises
+    ------
+    FairlibInputError
+        When `kappa` is not a number in [-1, 1] or NaN.
+
+    Examples
+    --------
+    >>> [landis_koch(k) for k in (-0.1, 0.3, 0.7, 0.9, float("nan"))]
+    ['poor', 'fair', 'substantial', 'almost perfect', 'undefined']
+    """
     k = float(kappa)
     if np.isnan(k):
         return "undefined"
@@ -52,7 +73,32 @@ def landis_koch(kappa) -> str:
 # %% ../../nbs/vfr/07_axis3.ipynb #af62c862
 @dataclass(frozen=True, repr=False)
 class KappaResult(Result):
-    "Fleiss' kappa of an items × categories count table, with its band and the reason when degenerate."
+    """Fleiss' kappa of an items × categories count table, with its band and the reason when degenerate.
+
+    Parameters
+    ----------
+    kappa : float
+        The coefficient (NaN when degenerate).
+    band : str
+        Its Landis-Koch band (`landis_koch`).
+    p_observed : float
+        P̄, the mean observed agreement.
+    p_expected : float
+        P_e, the agreement expected by chance.
+    n_items : int
+        Items with at least two ratings.
+    n_ratings : int
+        Ratings over those items.
+    degenerate : bool, default False
+        True when P_e = 1 (every rating in one category): kappa is undefined.
+    reason : str, optional
+        Why kappa is undefined, when it is.
+
+    Examples
+    --------
+    >>> fleiss_kappa([[3, 0], [0, 3], [3, 0]]).band
+    'almost perfect'
+    """
 
     kappa: float
     band: str
@@ -70,8 +116,37 @@ class KappaResult(Result):
     categories=None | Unchecked("labels of the categories, used in the reason only"),
 )
 def fleiss_kappa(table, *, categories=None) -> KappaResult:
-    """Fleiss' kappa of `table` (items × categories counts of ratings); unequal ratings per item allowed; degenerate
-    when P_e = 1."""
+    """Fleiss' kappa of `table` (items × categories counts of ratings).
+
+    Items may have unequal numbers of ratings; items with fewer than two are left out. The result is
+    degenerate (NaN, with its reason) when P_e = 1. Agrees with statsmodels'
+    `fleiss_kappa(method="fleiss")` on tables with equal ratings per item.
+
+    Parameters
+    ----------
+    table : array-like
+        Items × categories table of non-negative integer counts.
+    categories : sequence, optional
+        Labels of the categories, used in the reason only.
+
+    Returns
+    -------
+    KappaResult
+        Kappa, its band, P̄, P_e and the items counted.
+
+    Raises
+    ------
+    FairlibInputError
+        When `table` is not a 2-D table of non-negative integer counts.
+
+    Examples
+    --------
+    >>> r = fleiss_kappa([[2, 1], [3, 0], [0, 3], [1, 2]])
+    >>> (round(r.kappa, 4), r.band, r.n_items)
+    (0.3333, 'fair', 4)
+    >>> fleiss_kappa([[3, 0], [3, 0]]).degenerate
+    True
+    """
     func = "fleiss_kappa"
     t = np.asarray(table)
     if t.ndim != 2 or t.shape[0] == 0 or t.shape[1] < 2:
@@ -117,7 +192,36 @@ POOLED_HOSPITAL = 999999
 # %% ../../nbs/vfr/07_axis3.ipynb #d87fbe84
 @dataclass(frozen=True, repr=False)
 class CrossHospitalResult(Result):
-    "Axis-3 result of one model: per-metric Fleiss' kappa and the fold × attribute verdicts behind it."
+    """Axis-3 result of one model: per-metric Fleiss' kappa and the fold × attribute verdicts behind it.
+
+    Parameters
+    ----------
+    kappa : DataFrame
+        One row per metric: kappa, band, degenerate, n_items, n_no_verdict, reason.
+    folds : DataFrame
+        One row per (fold, attribute, metric): value, verdict ('Pass', 'Fail' or 'No verdict'), n, reason.
+    n_folds : int
+        The hospital folds.
+    n_hospitals : int
+        Hospitals in the folds.
+    n_records : int
+        Records in the folds.
+    n_pooled_removed : int
+        Records with the pooled hospital code, kept out.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n = 6000
+    >>> g = rng.choice(["a", "b"], n)
+    >>> yt = rng.binomial(1, 0.5, n)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.7, 0.3))
+    >>> one = pd.DataFrame({"y_true": yt, "y_pred": yp, "grp": g,
+    ...                     "THCIC_ID": rng.integers(0, 40, n)})
+    >>> r = cross_hospital_agreement(one, attributes=["grp"], metrics=["SPD"], n_folds=4)
+    >>> (r.n_folds, r.n_hospitals, r.n_pooled_removed, len(r.folds))
+    (4, 40, 0, 4)
+    """
 
     kappa: pd.DataFrame  # metric, kappa, band, degenerate, n_items, n_no_verdict, reason
     folds: pd.DataFrame  # fold, attribute, metric, value, verdict ('Pass'/'Fail'/'No verdict'), n, reason
@@ -164,8 +268,37 @@ def _is_code(h: np.ndarray, code) -> np.ndarray:
     func=Text,
 )
 def hospital_folds(hospital, *, n_folds: int = 20, pooled_code=POOLED_HOSPITAL, func: str = "hospital_folds"):
-    """Fold index per record (-1 for the pooled code) from GroupKFold by hospital; and the number of pooled records.
-    The pooled code matches as a number whether it or the ids are given as text ("999999" is 999999)."""
+    """Fold index per record (-1 for the pooled code) from GroupKFold by hospital.
+
+    The pooled code matches as a number whether it or the ids are given as text ("999999" is 999999).
+
+    Parameters
+    ----------
+    hospital : array-like
+        The hospital id of each record.
+    n_folds : int, default 20
+        The number of GroupKFold splits.
+    pooled_code : int or str, default 999999
+        The pooled hospital code; its records get fold -1.
+    func : str, default "hospital_folds"
+        The function named in error messages.
+
+    Returns
+    -------
+    tuple of (ndarray, int, int)
+        The fold of each record, the number of pooled records and the number of other hospitals.
+
+    Raises
+    ------
+    FairlibInputError
+        On missing hospital ids, or fewer hospitals than `n_folds` once the pooled code is removed.
+
+    Examples
+    --------
+    >>> fold, pooled, n_h = hospital_folds([1, 1, 2, 3, 999999, 4], n_folds=2)
+    >>> (sorted(set(fold.tolist())), pooled, n_h)
+    ([-1, 0, 1], 1, 4)
+    """
     from sklearn.model_selection import GroupKFold
 
     h = as_1d(hospital, "hospital", func)
@@ -235,13 +368,54 @@ def cross_hospital_agreement(
     calibration: str = "ece_gap",
     pooled_code=POOLED_HOSPITAL,
 ) -> CrossHospitalResult:
-    """Axis 3 of one model (Algorithm 3): per-fold verdicts by attribute and per-metric Fleiss' kappa over hospital
-    folds.
+    """Axis 3 of one model (Algorithm 3): per-fold verdicts by attribute and per-metric Fleiss' kappa over hospital folds.
 
-    predictions: one model's audit-partition frame (y_true, y_pred, y_prob, the attributes and the hospital
-    column). n_folds: K_hosp, GroupKFold splits by hospital (the paper's 20). min_support: the audited groups
-    are those with >= min_support records in the whole partition; a fold where one of them falls below it
-    gives no verdict for that attribute."""
+    Parameters
+    ----------
+    predictions : DataFrame
+        One model's audit-partition frame: y_true, y_pred, optional y_prob, the attributes and the
+        hospital column.
+    hospital : str, default "THCIC_ID"
+        The column with each record's hospital.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The protected attributes audited.
+    metrics : str or list of str, optional
+        The audit metrics (default: all of `AUDIT_METRICS`).
+    n_folds : int, default 20
+        K_hosp, the GroupKFold splits by hospital (the paper's 20).
+    min_support : int, default 30
+        The audited groups are those with at least this many records in the whole partition; a fold
+        where one of them falls below it gives no verdict for that attribute.
+    n_bins : int, default 10
+        Bins of the calibration metric.
+    calibration : str, default "ece_gap"
+        How the calibration metric is computed.
+    pooled_code : int or str, default 999999
+        The pooled hospital code; its records are kept out of the folds.
+
+    Returns
+    -------
+    CrossHospitalResult
+        Kappa per metric and the fold verdicts behind it.
+
+    Raises
+    ------
+    FairlibInputError
+        On a missing column, missing hospital ids or too few hospitals for `n_folds`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n = 6000
+    >>> g = rng.choice(["a", "b"], n)
+    >>> yt = rng.binomial(1, 0.5, n)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.7, 0.3))
+    >>> one = pd.DataFrame({"y_true": yt, "y_pred": yp, "grp": g,
+    ...                     "THCIC_ID": rng.integers(0, 40, n)})
+    >>> r = cross_hospital_agreement(one, attributes=["grp"], metrics=["SPD"], n_folds=4)
+    >>> r.kappa[["metric", "band", "degenerate"]].values.tolist()
+    [['SPD', 'undefined', True]]
+    """
     func = "cross_hospital_agreement"
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     missing = [c for c in ("y_true", "y_pred", hospital, *attributes) if c not in predictions.columns]
@@ -348,7 +522,59 @@ def cross_hospital_grid(
     n_jobs: int | None = None,
     progress: bool = False,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    "Axis 3 for every model of a long predictions frame: (kappa per model × metric, fold verdicts per model)."
+    """Axis 3 for every model of a long predictions frame: (kappa per model × metric, fold verdicts per model).
+
+    Parameters
+    ----------
+    predictions : DataFrame or dict of str to DataFrame
+        The panel's predictions (see `audit_grid`), with the hospital column.
+    hospital : str, default "THCIC_ID"
+        The column with each record's hospital.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The protected attributes audited.
+    metrics : str or list of str, optional
+        The audit metrics (default: all of `AUDIT_METRICS`).
+    n_folds : int, default 20
+        K_hosp, the GroupKFold splits by hospital (the paper's 20).
+    min_support : int, default 30
+        The audited groups are those with at least this many records in the whole partition; a fold
+        where one of them falls below it gives no verdict for that attribute.
+    n_bins : int, default 10
+        Bins of the calibration metric.
+    calibration : str, default "ece_gap"
+        How the calibration metric is computed.
+    pooled_code : int or str, default 999999
+        The pooled hospital code; its records are kept out of the folds.
+    n_jobs : int, optional
+        joblib workers over the models.
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    tuple of (DataFrame, DataFrame)
+        The kappa table (`model` first, then the columns of `CrossHospitalResult.kappa`) and the fold
+        verdicts (`model` first).
+
+    Raises
+    ------
+    FairlibInputError
+        On a malformed predictions frame or an argument out of range.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> n = 6000
+    >>> g = rng.choice(["a", "b"], n)
+    >>> yt = rng.binomial(1, 0.5, n)
+    >>> yp = rng.binomial(1, np.where(g == "a", 0.7, 0.3))
+    >>> one = pd.DataFrame({"y_true": yt, "y_pred": yp, "grp": g,
+    ...                     "THCIC_ID": rng.integers(0, 40, n)})
+    >>> kappa, folds = cross_hospital_grid(one.assign(model="m1"), attributes=["grp"],
+    ...                                    metrics=["SPD"], n_folds=4)
+    >>> kappa[["model", "metric", "band"]].values.tolist()
+    [['m1', 'SPD', 'undefined']]
+    """
     func = "cross_hospital_grid"
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
     frames = _by_model(predictions, attributes, func)

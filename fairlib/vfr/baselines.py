@@ -53,7 +53,32 @@ __all__ = ['BINDING_CELLS', 'PAPER_VFR_MOVEMENT', 'BASELINES', 'BASELINE_LABELS'
     accuracy=Interval(0, 1) | Array(lo=0, hi=1, label="accuracies in [0, 1] without NaN"),
 )
 def accuracy_cost(accuracy_reference, accuracy):
-    "ΔAcc = 100 (Acc_B1 − Acc_b), in percentage points."
+    """ΔAcc = 100 (Acc_B1 − Acc_b), in percentage points.
+
+    Parameters
+    ----------
+    accuracy_reference : float
+        Acc_B1, the reference accuracy in [0, 1].
+    accuracy : float or array-like
+        The accuracy (or accuracies) of the baseline(s), in [0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        The cost in percentage points (positive: the baseline is less accurate).
+
+    Raises
+    ------
+    FairlibInputError
+        When an accuracy is outside [0, 1] or not a number.
+
+    Examples
+    --------
+    >>> round(accuracy_cost(0.80, 0.78), 6)
+    2.0
+    >>> np.round(accuracy_cost(0.80, [0.80, 0.75]), 6).tolist()
+    [0.0, 5.0]
+    """
     out = 100 * (float(accuracy_reference) - np.asarray(accuracy, dtype=float))
     return float(out) if out.ndim == 0 else out
 
@@ -75,8 +100,47 @@ def baseline_summary(
     di_target: float = DI_TARGET,
     tau_vfr: float = TAU_VFR,
 ) -> pd.DataFrame:
-    """One row per baseline: accuracy, AUROC, DI per attribute, all-DI passes, mean / max VFR, flipped / stable /
-    undefined cells, accuracy cost."""
+    """One row per baseline: accuracy, AUROC, DI per attribute, all-DI passes, VFR summary and accuracy cost.
+
+    Parameters
+    ----------
+    predictions : DataFrame
+        The baselines' audit-partition predictions (`BaselineRun.predictions`: the `model` column
+        holds the baseline).
+    grid : DataFrame
+        The `vfr_grid` of the same predictions.
+    reference : str, default "B1"
+        The baseline the accuracy cost is taken against.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The attributes whose DI is reported.
+    di_target : float, default 0.8
+        The DI a baseline must reach on every attribute to pass.
+    tau_vfr : float, default 0.1
+        A cell is unstable when its VFR exceeds this.
+
+    Returns
+    -------
+    DataFrame
+        One row per baseline: model, accuracy, auroc, accuracy_cost_pp, DI_<attribute>, di_pass
+        (every DI reaches the target), cells, mean_vfr, max_vfr, flipped, vfr_stable and undefined.
+
+    Raises
+    ------
+    FairlibInputError
+        When a frame lacks a column or the reference baseline is missing.
+
+    Examples
+    --------
+    >>> cohort, _ = load_cohort("synthetic", n=4000, seed=1)
+    >>> y = cohort.los_gt3.to_numpy()
+    >>> split = with_selection(make_split(y, "80_20"), y)
+    >>> run = run_baselines(cohort, split, model="logistic_regression", train_n=800,
+    ...                     baselines=("B1", "B2"), n_jobs=1)
+    >>> grid = vfr_grid(run.predictions, n_resamples=20, metrics=["DI"])
+    >>> s = baseline_summary(run.predictions, grid)
+    >>> (s.model.tolist(), float(s.accuracy_cost_pp.iloc[0]), int(s.cells.iloc[0]))
+    (['B1', 'B2'], 0.0, 4)
+    """
     from sklearn.metrics import accuracy_score, roc_auc_score
 
     func = "baseline_summary"
@@ -127,8 +191,28 @@ PAPER_VFR_MOVEMENT = (  # §4.2.2: VFR of the binding cells under B3 and B4 (ids
 # %% ../../nbs/vfr/09_baselines.ipynb #b20a58f4
 @dataclass(frozen=True, repr=False)
 class VFRMovement(Result):
-    """Per-cell VFR before and after an intervention (e.g. B3 -> B4) over one or more seeds: the mean VFRs and
-    change, and the spread of the change over seeds (share of seeds per sign, min / max, direction)."""
+    """Per-cell VFR before and after an intervention (e.g. B3 -> B4) over one or more seeds.
+
+    Parameters
+    ----------
+    before : str
+        The baseline before the intervention.
+    after : str
+        The baseline after it.
+    table : DataFrame
+        One row per (metric, attribute): vfr_before, vfr_after and change (means over the seeds),
+        n_seeds, share_down / share_up / share_same, change_min, change_max and direction.
+    n_seeds : int, default 1
+        The seeds the movement is computed over.
+
+    Examples
+    --------
+    >>> grid = pd.DataFrame({"model": ["B3", "B4"], "metric": "DI", "attribute": "race",
+    ...                      "vfr": [0.30, 0.20]})
+    >>> mv = vfr_movement(grid, cells=[("DI", "race")])
+    >>> (mv.before, mv.after, mv.n_seeds)
+    ('B3', 'B4', 1)
+    """
 
     before: str
     after: str
@@ -181,11 +265,41 @@ def _seed_grids(grid, func: str) -> dict:
 def vfr_movement(grid, *, before: str = "B3", after: str = "B4", cells=BINDING_CELLS) -> VFRMovement:
     """VFR of each (metric, attribute) cell in `cells` under baseline `before` and `after`, over one or more seeds.
 
-    grid: one vfr_grid frame (one seed), a dict {seed: frame}, or one frame with a `seed` column. The sign of a
-    change can differ between seeds, so each cell reports its spread: `n_seeds` with a defined change, the share of
-    them where VFR went down / up / stayed, the min and max change, and `direction`, which is "down" or "up" (or
-    "none") only when every such seed agrees, "mixed" otherwise, and "undefined" when no seed has a defined change.
-    vfr_before, vfr_after and change are means over the seeds."""
+    The sign of a change can differ between seeds, so each cell reports its spread: `n_seeds` with a
+    defined change, the share of them where VFR went down / up / stayed, the min and max change, and
+    `direction`: "down" or "up" (or "none") only when every such seed agrees, "mixed" otherwise, and
+    "undefined" when no seed has a defined change.
+
+    Parameters
+    ----------
+    grid : DataFrame or dict of int to DataFrame
+        One `vfr_grid` frame whose `model` column holds the baselines (one seed), a dict
+        {seed: frame}, or one frame with a `seed` column.
+    before : str, default "B3"
+        The baseline before the intervention.
+    after : str, default "B4"
+        The baseline after it.
+    cells : sequence of (str, str), default the four binding cells
+        The (metric, attribute) cells compared.
+
+    Returns
+    -------
+    VFRMovement
+        The per-cell table (`.to_frame()`).
+
+    Raises
+    ------
+    FairlibInputError
+        When a baseline or a cell is not in the grid.
+
+    Examples
+    --------
+    >>> grid = pd.DataFrame({"model": ["B3", "B4"], "metric": "DI", "attribute": "race",
+    ...                      "vfr": [0.30, 0.20]})
+    >>> t = vfr_movement(grid, cells=[("DI", "race")]).to_frame()
+    >>> (round(float(t.change.iloc[0]), 6), t.direction.iloc[0])
+    (-0.1, 'down')
+    """
     func = "vfr_movement"
     grids = _seed_grids(grid, func)
     changes = {c: [] for c in cells}
@@ -247,7 +361,43 @@ BASELINE_LABELS = {"B1": "B1 Real-only", "B2": "B2 Reweighing", "B3": "B3 Thresh
 # %% ../../nbs/vfr/09_baselines.ipynb #dc8613c9
 @dataclass(frozen=True, repr=False)
 class BaselineRun(Result):
-    "Audit-partition predictions of the baselines for one model, split and feature set, with the fitted interventions."
+    """Audit-partition predictions of the baselines for one model, split and feature set, with the fitted interventions.
+
+    Parameters
+    ----------
+    model : str
+        The panel model the baselines are built on.
+    split : str
+        The split protocol's name.
+    feature_set : str
+        The feature set.
+    partition : str
+        Where B3 / B4 were tuned: "selection" or "audit" (the authors' protocol).
+    n_train : int
+        Training rows the models were fitted on.
+    n_selection : int
+        Rows of the selection partition.
+    n_audit : int
+        Rows of the audit partition.
+    di_target : float
+        The DI target of B3 / B4.
+    predictions : DataFrame
+        model (= the baseline), y_true, y_prob, y_pred, the attributes and the hospital column.
+    scores : ndarray
+        B1 scores per cohort row (NaN outside the selection and audit partitions).
+    estimators : dict, default {}
+        "B2" / "B3" / "B4" -> the fitted intervention.
+
+    Examples
+    --------
+    >>> cohort, _ = load_cohort("synthetic", n=4000, seed=1)
+    >>> y = cohort.los_gt3.to_numpy()
+    >>> split = with_selection(make_split(y, "80_20"), y)
+    >>> run = run_baselines(cohort, split, model="logistic_regression", train_n=800,
+    ...                     baselines=("B1", "B2"), n_jobs=1)
+    >>> (run.model, run.partition, run.n_audit == len(split.audit), sorted(run.estimators))
+    ('logistic_regression', 'selection', True, ['B2'])
+    """
 
     model: str
     split: str
@@ -313,7 +463,65 @@ def run_baselines(
     seed: int = 42,
     n_jobs: int | None = None,
 ) -> BaselineRun:
-    "Train B1 / B2 and fit B3 / B4 for one model and split; the audit-partition predictions of each baseline."
+    """Train B1 / B2 and fit B3 / B4 for one model and split; the audit-partition predictions of each baseline.
+
+    Parameters
+    ----------
+    cohort : DataFrame
+        A prepared cohort (`load_cohort`).
+    split : Split
+        The split protocol, with a selection partition (`with_selection`).
+    model : str, default "xgboost"
+        A key of `PANEL`.
+    feature_set : str, default "full"
+        The feature set of `FeaturePipeline`.
+    train_n : int, optional
+        Subsample the training partition to this many rows (None: all of it).
+    baselines : sequence of str, default ("B1", "B2", "B3", "B4")
+        The baselines to build.
+    lam : float, default 2.0
+        λ, the strength of B2's reweighing.
+    variant : str, default "kamiran_calders"
+        The reweighing variant of B2.
+    threshold_shift : ThresholdShift, optional
+        B3's estimator (default: the paper's settings).
+    greedy : GreedyRefinement, optional
+        B4's estimator (default: the paper's settings).
+    di_target : float, default 0.8
+        The DI B3 / B4 aim for.
+    partition : {"selection", "audit"}, default "selection"
+        Where B3 / B4 are tuned ("audit" is the authors' protocol and warns).
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The attributes carried into the predictions.
+    hospital : str, optional, default "THCIC_ID"
+        The hospital column carried into the predictions (None: none).
+    seed : int, default 42
+        The models' random state.
+    n_jobs : int, optional
+        Workers of the estimators.
+
+    Returns
+    -------
+    BaselineRun
+        The predictions of every baseline on the audit partition, and the fitted interventions.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown baseline, model or variant, or a split without a selection partition.
+
+    Examples
+    --------
+    >>> cohort, _ = load_cohort("synthetic", n=4000, seed=1)
+    >>> y = cohort.los_gt3.to_numpy()
+    >>> split = with_selection(make_split(y, "80_20"), y)
+    >>> run = run_baselines(cohort, split, model="logistic_regression", train_n=800,
+    ...                     baselines=("B1", "B2"), n_jobs=1)
+    >>> run.predictions.model.unique().tolist()
+    ['B1', 'B2']
+    >>> len(run.predictions) == 2 * len(split.audit)
+    True
+    """
     import warnings
 
     func = "run_baselines"
@@ -405,7 +613,55 @@ def reweighing_sweep(
     seed: int = 42,
     n_jobs: int | None = None,
 ) -> pd.DataFrame:
-    "One row per (variant, λ): audit-partition accuracy and DI per attribute of the model trained with B2 weights."
+    """One row per (variant, λ): audit-partition accuracy and DI per attribute of the model trained with B2 weights.
+
+    Parameters
+    ----------
+    cohort : DataFrame
+        A prepared cohort (`load_cohort`).
+    split : Split
+        The split protocol, with a selection partition (`with_selection`).
+    lams : sequence of float, default (0.0, 1.0, 2.0, 5.0, 10.0, 20.0)
+        The λ values (λ = 0 is B1).
+    variants : sequence of str, default ("kamiran_calders",)
+        The reweighing variants.
+    model : str, default "xgboost"
+        A key of `PANEL`.
+    feature_set : str, default "full"
+        The feature set of `FeaturePipeline`.
+    train_n : int, optional
+        Subsample the training partition to this many rows (None: all of it).
+    clip : tuple of (float, float), default (0.1, 10.0)
+        Bounds of the weights.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The attributes whose DI is reported.
+    min_support : int, default 30
+        Groups with fewer records are left out of the DI.
+    seed : int, default 42
+        The models' random state.
+    n_jobs : int, optional
+        Workers of the estimators.
+
+    Returns
+    -------
+    DataFrame
+        One row per (variant, λ): variant, lam, accuracy and DI_<attribute>.
+
+    Raises
+    ------
+    FairlibInputError
+        On an unknown variant or model, a negative λ or malformed bounds.
+
+    Examples
+    --------
+    >>> cohort, _ = load_cohort("synthetic", n=4000, seed=1)
+    >>> y = cohort.los_gt3.to_numpy()
+    >>> split = with_selection(make_split(y, "80_20"), y)
+    >>> sw = reweighing_sweep(cohort, split, lams=[0.0, 2.0], model="logistic_regression",
+    ...                       train_n=800, n_jobs=1)
+    >>> sw[["variant", "lam"]].values.tolist()
+    [['kamiran_calders', 0.0], ['kamiran_calders', 2.0]]
+    """
     func = "reweighing_sweep"
     lams = [float(v) for v in np.atleast_1d(np.asarray(lams, dtype=float))]
     variants = [check_choice(v, "variants", REWEIGHING_VARIANTS, func) for v in variants]

@@ -18,18 +18,10 @@ __all__ = ['TARGET_ENCODED', 'ONE_HOT', 'NUMERIC', 'LOG_SCALED', 'PROTECTED_RAW'
 
 # %% ../../nbs/vfr/04_features.ipynb #0f7fd3e6
 TARGET_ENCODED = ("THCIC_ID", "ADMITTING_DIAGNOSIS", "PRINC_SURG_PROC_CODE")
-
-# %% ../../nbs/vfr/04_features.ipynb #081034f6
 ONE_HOT = ("TYPE_OF_ADMISSION", "SOURCE_OF_ADMISSION", "PAT_STATUS")
-
-# %% ../../nbs/vfr/04_features.ipynb #d085c0c2
 NUMERIC = ("PAT_AGE", "TOTAL_CHARGES")
-
-# %% ../../nbs/vfr/04_features.ipynb #f74b03db
 LOG_SCALED = ("TOTAL_CHARGES",)
-
-# %% ../../nbs/vfr/04_features.ipynb #273afe14
-PROTECTED_RAW = ("SEX_CODE", "RACE", "ETHNICITY")  # raw columns behind the audited attributes (not features by default)
+PROTECTED_RAW = ("SEX_CODE", "RACE", "ETHNICITY")  # raw protected columns (not features by default)
 
 # %% ../../nbs/vfr/04_features.ipynb #174f24f8
 FEATURE_SETS = ("full", "admission_lean")
@@ -43,7 +35,32 @@ _Y = Array(dtype="any", min_size=10, label="the cohort's labels: a 1-d array of 
 # %% ../../nbs/vfr/04_features.ipynb #8483bd46
 @constrained(**_FEATURES)
 def feature_columns(feature_set: str = "full", *, protected_as_features: bool = False, exclude=()) -> list[str]:
-    "The raw columns used as features for `feature_set` ('full' or 'admission_lean')."
+    """The raw columns used as features for a feature set.
+
+    Parameters
+    ----------
+    feature_set : {"full", "admission_lean"}, default "full"
+        Every feature, or the features known at admission (no TOTAL_CHARGES, no PAT_STATUS).
+    protected_as_features : bool, default False
+        Add the raw protected columns SEX_CODE, RACE and ETHNICITY as features.
+    exclude : sequence of str, default ()
+        Feature columns to drop (e.g. ``("PAT_AGE",)`` for an age-blind model).
+
+    Returns
+    -------
+    list of str
+        The feature columns, in file order.
+
+    Raises
+    ------
+    FairlibInputError
+        When `feature_set` is unknown or `exclude` names a column that is not a feature.
+
+    Examples
+    --------
+    >>> feature_columns("admission_lean", exclude=("PAT_AGE", "THCIC_ID"))
+    ['TYPE_OF_ADMISSION', 'SOURCE_OF_ADMISSION', 'ADMITTING_DIAGNOSIS', 'PRINC_SURG_PROC_CODE']
+    """
     cols = list(FULL_FEATURES if feature_set == "full" else ADMISSION_LEAN_FEATURES)
     if feature_set == "admission_lean":
         cols = [c for c in cols if c not in END_OF_ENCOUNTER]
@@ -56,52 +73,82 @@ def feature_columns(feature_set: str = "full", *, protected_as_features: bool = 
         raise FairlibInputError("exclude", f"not among the features: {unknown}", "feature_columns")
     return [c for c in cols if c not in exclude]
 
+# %% ../../nbs/vfr/04_features.ipynb #6e4066a6
+def _feature_roles(df, feature_set, protected_as_features, exclude) -> tuple[list, list, list]:
+    "The target-encoded, one-hot and numeric feature columns of `df` (refused when it lacks one)."
+    cols = feature_columns(feature_set, protected_as_features=protected_as_features, exclude=exclude)
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise FairlibInputError("X", f"lacks feature column(s) {missing}", "FeaturePipeline")
+    te = [c for c in cols if c in TARGET_ENCODED]
+    oh = [c for c in cols if c in ONE_HOT or c in PROTECTED_RAW]
+    num = [c for c in cols if c not in te and c not in oh]
+    return te, oh, num
+
+# %% ../../nbs/vfr/04_features.ipynb #83640a4b
+def _column_transformer(te, oh, num, seed: int):
+    "The unfitted ColumnTransformer of the feature roles (parts without columns left out)."
+    from sklearn.compose import ColumnTransformer
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, TargetEncoder
+
+    logs = [c for c in num if c in LOG_SCALED]
+    plain = [c for c in num if c not in LOG_SCALED]
+    folds = StratifiedKFold(5, shuffle=True, random_state=seed)
+    onehot = OneHotEncoder(handle_unknown="ignore", sparse_output=False, min_frequency=20)
+    parts = [
+        ("target", TargetEncoder(target_type="binary", cv=folds), te),
+        ("onehot", onehot, oh),
+        ("log", FunctionTransformer(np.log1p, feature_names_out="one-to-one"), logs),
+        ("num", "passthrough", plain),
+    ]
+    return ColumnTransformer([p for p in parts if p[2]], verbose_feature_names_out=False)
+
 # %% ../../nbs/vfr/04_features.ipynb #d1d3756a
 @constrained(**_FEATURES, seed=Seed)
 class FeaturePipeline(TransformerMixin, BaseEstimator):
-    """Texas-100X features: target-encoded high-cardinality codes, one-hot low-cardinality codes, numeric age and log
-    charges."""
+    """Texas-100X features: target-encoded codes, one-hot codes, numeric age and log charges.
+
+    Parameters
+    ----------
+    feature_set : {"full", "admission_lean"}, default "full"
+        The feature set (see `feature_columns`).
+    protected_as_features : bool, default False
+        Add the raw protected columns as one-hot features.
+    exclude : sequence of str, default ()
+        Feature columns to drop.
+    seed : int, default 42
+        Random state of the target encoder's cross-fitting folds.
+
+    Attributes
+    ----------
+    ct_ : sklearn.compose.ColumnTransformer
+        The fitted transformer (encodings learnt from the training rows only).
+    feature_names_out_ : list of str
+        The output columns.
+
+    Examples
+    --------
+    >>> cohort = prepare_cohort(synthetic_texas100x(2_000, seed=0))
+    >>> fp = FeaturePipeline("admission_lean").fit(cohort.iloc[:1_500])
+    >>> fp.transform(cohort.iloc[1_500:]).shape
+    (500, 15)
+    >>> fp.feature_names_out_[:3]
+    ['THCIC_ID', 'ADMITTING_DIAGNOSIS', 'PRINC_SURG_PROC_CODE']
+    """
 
     def __init__(self, feature_set: str = "full", *, protected_as_features: bool = False, exclude=(), seed: int = 42):
-        self.feature_set, self.protected_as_features, self.exclude, self.seed = (
-            feature_set,
-            protected_as_features,
-            exclude,
-            seed,
-        )
+        self.feature_set, self.protected_as_features = feature_set, protected_as_features
+        self.exclude, self.seed = exclude, seed
 
     def _roles(self, df):
-        cols = feature_columns(self.feature_set, protected_as_features=self.protected_as_features, exclude=self.exclude)
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            raise FairlibInputError("X", f"lacks feature column(s) {missing}", "FeaturePipeline")
-        te = [c for c in cols if c in TARGET_ENCODED]
-        oh = [c for c in cols if c in ONE_HOT or c in PROTECTED_RAW]
-        num = [c for c in cols if c not in te and c not in oh]
-        return te, oh, num
-
-    def _build(self, df):
-        from sklearn.compose import ColumnTransformer
-        from sklearn.preprocessing import OneHotEncoder, TargetEncoder, FunctionTransformer
-
-        te, oh, num = self._roles(df)
-        logs = [c for c in num if c in LOG_SCALED]
-        plain = [c for c in num if c not in LOG_SCALED]
-        from sklearn.model_selection import StratifiedKFold
-
-        folds = StratifiedKFold(5, shuffle=True, random_state=self.seed)
-        parts = [
-            ("target", TargetEncoder(target_type="binary", cv=folds), te),
-            ("onehot", OneHotEncoder(handle_unknown="ignore", sparse_output=False, min_frequency=20), oh),
-            ("log", FunctionTransformer(np.log1p, feature_names_out="one-to-one"), logs),
-            ("num", "passthrough", plain),
-        ]
-        return ColumnTransformer([p for p in parts if p[2]], verbose_feature_names_out=False)
+        return _feature_roles(df, self.feature_set, self.protected_as_features, self.exclude)
 
     def _y(self, df, y):
         if y is None:
             if TARGET not in df.columns:
-                raise FairlibInputError("y", f"is required (or a {TARGET!r} column)", "FeaturePipeline")
+                msg = f"is required (or a {TARGET!r} column)"
+                raise FairlibInputError("y", msg, "FeaturePipeline")
             y = df[TARGET]
         return np.asarray(y)
 
@@ -112,7 +159,7 @@ class FeaturePipeline(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X: pd.DataFrame, y=None):
         "Fit on the training rows and return their (cross-fitted) feature matrix."
-        self.ct_ = self._build(X)
+        self.ct_ = _column_transformer(*self._roles(X), self.seed)
         out = self.ct_.fit_transform(X, self._y(X, y))
         self.feature_names_out_ = list(self.ct_.get_feature_names_out())
         return np.asarray(out, dtype=np.float32)
@@ -137,28 +184,72 @@ class FeaturePipeline(TransformerMixin, BaseEstimator):
 )
 @dataclass(frozen=True)
 class Split:
-    "Disjoint positional index sets of one split protocol."
+    """Disjoint positional index sets of one split protocol.
+
+    Parameters
+    ----------
+    name : str
+        The protocol's name ("80/20", "70/15/15", ...).
+    train : ndarray of int
+        Row positions of the training partition.
+    selection : ndarray of int
+        Row positions of the selection partition (empty for the paper's 80/20 split).
+    audit : ndarray of int
+        Row positions of the audit partition.
+    seed : int
+        The seed the split was drawn with.
+
+    Examples
+    --------
+    >>> Split("toy", np.arange(6), np.array([6, 7]), np.array([8, 9]), 0).sizes()
+    {'train': 6, 'selection': 2, 'audit': 2}
+    """
 
     name: str
     train: np.ndarray
-    selection: np.ndarray  # empty for the paper's 80/20 split
+    selection: np.ndarray
     audit: np.ndarray
     seed: int
 
     def sizes(self) -> dict:
+        "Rows per partition."
         return dict(train=len(self.train), selection=len(self.selection), audit=len(self.audit))
 
 # %% ../../nbs/vfr/04_features.ipynb #9b308d07
 def _labels(y, func):
     y = np.asarray(y)
     if y.ndim != 1 or y.size < 10:
-        raise FairlibInputError("y", f"must be 1-d with at least 10 labels, got shape {y.shape}", func)
+        msg = f"must be 1-d with at least 10 labels, got shape {y.shape}"
+        raise FairlibInputError("y", msg, func)
     return y
 
 # %% ../../nbs/vfr/04_features.ipynb #3892584a
 @constrained(y=_Y, seed=Seed)
 def paper_split(y, *, seed: int = 42) -> Split:
-    "The paper's single split: 80% train / 20% audit, stratified on the target (seed 42)."
+    """The paper's single split: 80% train / 20% audit, stratified on the target.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        The cohort's labels (at least 10).
+    seed : int, default 42
+        Random state of the split (the paper's 42).
+
+    Returns
+    -------
+    Split
+        Train and audit row positions (sorted), with an empty selection partition.
+
+    Raises
+    ------
+    FairlibInputError
+        When `y` is not 1-d with at least 10 labels.
+
+    Examples
+    --------
+    >>> paper_split(np.tile([0, 1], 50)).sizes()
+    {'train': 80, 'selection': 0, 'audit': 20}
+    """
     from sklearn.model_selection import train_test_split
 
     y = _labels(y, "paper_split")
@@ -168,7 +259,30 @@ def paper_split(y, *, seed: int = 42) -> Split:
 # %% ../../nbs/vfr/04_features.ipynb #bf4fd9ce
 @constrained(y=_Y, seed=Seed)
 def clean_split(y, *, seed: int = 42) -> Split:
-    "The clean protocol: 70% train / 15% selection (thresholds) / 15% audit, stratified, disjoint."
+    """The clean protocol: 70% train / 15% selection (thresholds) / 15% audit, stratified, disjoint.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        The cohort's labels (at least 10).
+    seed : int, default 42
+        Random state of both stratified draws.
+
+    Returns
+    -------
+    Split
+        Sorted train, selection and audit row positions.
+
+    Raises
+    ------
+    FairlibInputError
+        When `y` is not 1-d with at least 10 labels.
+
+    Examples
+    --------
+    >>> clean_split(np.tile([0, 1], 100)).sizes()
+    {'train': 140, 'selection': 30, 'audit': 30}
+    """
     from sklearn.model_selection import train_test_split
 
     y = _labels(y, "clean_split")
@@ -183,7 +297,32 @@ SPLIT_PROTOCOLS = {"80_20": paper_split, "70_15_15": clean_split}
 # %% ../../nbs/vfr/04_features.ipynb #0896c48f
 @constrained(y=_Y, protocol=Options(*SPLIT_PROTOCOLS), seed=Seed)
 def make_split(y, protocol: str = "70_15_15", *, seed: int = 42) -> Split:
-    "Split by protocol name: '70_15_15' (clean default) or '80_20' (the paper's Table 4 / Table 6 split)."
+    """Split by protocol name: "70_15_15" (the clean default) or "80_20" (the paper's split).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_rows,)
+        The cohort's labels (at least 10).
+    protocol : {"70_15_15", "80_20"}, default "70_15_15"
+        A key of `SPLIT_PROTOCOLS`.
+    seed : int, default 42
+        Random state of the split.
+
+    Returns
+    -------
+    Split
+        The protocol's split (see `clean_split` and `paper_split`).
+
+    Raises
+    ------
+    FairlibInputError
+        When `protocol` is unknown or `y` is not 1-d with at least 10 labels.
+
+    Examples
+    --------
+    >>> make_split(np.tile([0, 1], 100), "80_20").name
+    '80/20'
+    """
     return SPLIT_PROTOCOLS[protocol](y, seed=seed)
 
 # %% ../../nbs/vfr/04_features.ipynb #0492534c
@@ -194,7 +333,35 @@ def make_split(y, protocol: str = "70_15_15", *, seed: int = 42) -> Split:
     seed=Seed,
 )
 def train_subsample(split: Split, y, n: int | None, *, seed: int = 42) -> np.ndarray:
-    "A stratified subsample of `split.train` of size `n` (all of it when `n` is None or larger)."
+    """A stratified subsample of `split.train` of size `n` (all of it when `n` is None or larger).
+
+    Parameters
+    ----------
+    split : Split
+        The split whose training partition is subsampled.
+    y : array-like of shape (n_rows,)
+        The cohort's labels (the subsample is stratified on them).
+    n : int or None
+        The subsample size (>= 10); None, or at least the training partition's size, keeps it all.
+    seed : int, default 42
+        Random state of the subsample.
+
+    Returns
+    -------
+    ndarray of int
+        Sorted row positions, a subset of `split.train`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `n` is not None or an int >= 10.
+
+    Examples
+    --------
+    >>> y = np.tile([0, 1], 100)
+    >>> len(train_subsample(clean_split(y), y, 50))
+    50
+    """
     if n is None or n >= len(split.train):
         return split.train
     if not isinstance(n, (int, np.integer)) or n < 10:

@@ -58,8 +58,54 @@ def vfr_heatmap(
     title: str | None = None,
     row_labels: dict | None = None,
 ):
-    """Models × cells heatmap of VFR with ✓/✗ dominant-verdict marks where the verdict is stable, and a legend for the
-    marks."""
+    """Models × cells heatmap of VFR with ✓/✗ dominant-verdict marks where the verdict is stable.
+
+    A cell whose VFR exceeds `tau_vfr` prints its VFR instead of a mark; a legend explains the marks.
+
+    Parameters
+    ----------
+    grid : DataFrame
+        One row per (row, attribute, metric) with the VFR and the dominant verdict.
+    source : str
+        The footer: the data behind the figure.
+    row : str, default "model"
+        The column with one heatmap row per value.
+    metric : str, default "metric"
+        The column of the metric.
+    attribute : str, default "attribute"
+        The column of the attribute (a cell is attribute × metric).
+    value : str, default "vfr"
+        The column coloured.
+    verdict : str, default "dominant_verdict"
+        The column of the verdict ("Pass" / "Fail": the ✓ / ✗ marks).
+    tau_vfr : float, default 0.1
+        τ_VFR: above it the VFR is printed instead of a mark.
+    vmax : float, default 0.5
+        Top of the colour scale (VFR <= 0.5 by definition).
+    title : str, optional
+        The figure title.
+    row_labels : dict, optional
+        Display names of the rows.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The heatmap, its colour bar and the legend of the marks.
+
+    Raises
+    ------
+    FairlibInputError
+        When a column is missing or a (row, attribute, metric) appears twice.
+
+    Examples
+    --------
+    >>> grid = pd.DataFrame([dict(model=mo, attribute=a, metric=m, vfr=v, dominant_verdict=d)
+    ...                      for mo in ("XGBoost", "Logistic") for a in ("race", "sex")
+    ...                      for m, v, d in (("DI", 0.02, "Pass"), ("SPD", 0.3, "Fail"))])
+    >>> fig = vfr_heatmap(grid, source="Source: a hand-made grid")
+    >>> fig.axes[2].get_legend() is not None
+    True
+    """
     func = "vfr_heatmap"
     _need_columns(grid, [row, metric, attribute, value, verdict], "grid", func)
     key = [row, attribute, metric]
@@ -178,8 +224,56 @@ def quintuple_chart(
     tier_order=None,  # tier names, best first (default fairlib.vfr.RELIABILITY_TIERS; ints index into it)
     title: str | None = None,
 ):
-    """One row per audit cell: VFR, N* and κ bars against their conditions, coloured by tier, with the dominant verdict
-    as ✓/✗."""
+    """One row per audit cell: VFR, N* and κ bars against their conditions, coloured by tier, with the verdict as ✓/✗.
+
+    Parameters
+    ----------
+    cells : DataFrame
+        One row per audit cell with the quintuple's columns.
+    source : str
+        The footer: the data behind the figure.
+    cell : str or sequence of str, default ("metric", "attribute")
+        The column(s) naming a cell (joined for the row label).
+    verdict : str, default "dominant_verdict"
+        The column of the dominant verdict.
+    vfr : str, default "vfr"
+        The column of the VFR.
+    n_star : str, default "n_star"
+        The column of N*.
+    kappa : str, default "kappa"
+        The column of Fleiss' kappa.
+    tier : str, default "tier"
+        The column of the reliability tier (a name, or an index into `tier_order`).
+    tau_vfr : float, default 0.1
+        The VFR condition.
+    n_field : float, default 50000
+        The N* condition (N_field).
+    kappa_min : float, default 0.4
+        The κ condition.
+    tier_order : sequence of str, optional
+        Tier names, best first (default `RELIABILITY_TIERS`).
+    title : str, optional
+        The figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three bar panels and the verdict column.
+
+    Raises
+    ------
+    FairlibInputError
+        When a column is missing or a tier is not in `tier_order`.
+
+    Examples
+    --------
+    >>> q = pd.DataFrame({"metric": ["DI", "SPD"], "attribute": ["race", "sex"],
+    ...                   "dominant_verdict": ["Pass", "Fail"], "vfr": [0.02, 0.31],
+    ...                   "n_star": [2500, np.nan], "kappa": [0.8, 0.1], "tier": [0, 3]})
+    >>> fig = quintuple_chart(q, source="Source: hand-made cells")
+    >>> len(fig.axes)
+    4
+    """
     func = "quintuple_chart"
     cell = [cell] if isinstance(cell, str) else list(cell)
     if tier_order is None:
@@ -266,8 +360,49 @@ def threshold_sweep(
     xlabel: str = "threshold, group 0",
     ylabel: str = "threshold, group 1",
 ):
-    """Heatmaps of each gap over a grid of two thresholds (grey: undefined), with a contour where the gap is at most
-    `level`."""
+    """Heatmaps of each gap over a grid of two thresholds (grey: undefined), with a contour where the gap is at most `level`.
+
+    Parameters
+    ----------
+    sweep : DataFrame
+        One row per threshold pair, with the two threshold columns and the gap columns.
+    source : str
+        The footer: where the numbers come from.
+    columns : str or sequence of str, default ("DPD", "EOD", "PPV_gap")
+        One panel per gap column.
+    x : str, default "t_0"
+        The column of the first threshold.
+    y : str, default "t_1"
+        The column of the second threshold.
+    level : float, default 0.02
+        The contour: gap <= level.
+    vmax : float, default 0.6
+        Top of the colour scale.
+    title : str, optional
+        The figure title.
+    xlabel : str, default "threshold, group 0"
+        The x-axis label.
+    ylabel : str, default "threshold, group 1"
+        The y-axis label.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One heatmap per gap column and a colour bar.
+
+    Raises
+    ------
+    FairlibInputError
+        When a column is missing.
+
+    Examples
+    --------
+    >>> t = np.linspace(0, 1, 5)
+    >>> sweep = pd.DataFrame([dict(t_0=a, t_1=b, DPD=abs(a - b)) for a in t for b in t])
+    >>> fig = threshold_sweep(sweep, source="Source: |t_0 - t_1|", columns="DPD")
+    >>> len(fig.axes)
+    2
+    """
     func = "threshold_sweep"
     columns = [columns] if isinstance(columns, str) else list(columns)
     _need_columns(sweep, [x, y, *columns], "sweep", func)
@@ -325,7 +460,42 @@ def protocol_comparison(
     reference_lines=None,  # {column: y} horizontal reference, e.g. {"min_di": 0.8}
     title: str | None = None,
 ):
-    "One bar panel per quantity across protocols, with the published value as a black marker where given."
+    """One bar panel per quantity across protocols, with the published value as a black marker where given.
+
+    Parameters
+    ----------
+    table : DataFrame
+        One row per protocol, with the `label` column and the panels' columns.
+    source : str
+        The footer: where the numbers come from.
+    label : str, default "protocol"
+        The column naming each bar.
+    panels : sequence of (str, str or None, str), default AUROC, accuracy cost and minimum DI
+        (column, published column or None, panel title) triples.
+    reference_lines : dict, optional
+        {column: y}: a horizontal reference line, such as {"min_di": 0.8}.
+    title : str, optional
+        The figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One bar panel per triple.
+
+    Raises
+    ------
+    FairlibInputError
+        When `panels` is malformed or `table` lacks a column.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"protocol": ["80/20", "70/15/15"], "auroc": [0.94, 0.93],
+    ...                   "paper_auroc": [0.95, 0.94]})
+    >>> fig = protocol_comparison(t, source="Source: a made-up example",
+    ...                           panels=[("auroc", "paper_auroc", "AUROC")])
+    >>> len(fig.axes)
+    1
+    """
     func = "protocol_comparison"
     panels = [tuple(p) for p in panels]
     if not panels or any(len(p) != 3 for p in panels):
@@ -371,8 +541,46 @@ def plot_vfr_heatmap(
     title: str = "",
     source: str = "",
 ):
-    """Figure 3: VFR per model × (attribute, metric) cell, in model / attribute / metric order, drawn by
-    `fairlib.plots.vfr_heatmap`."""
+    """Figure 3: VFR per model × (attribute, metric) cell, in model / attribute / metric order.
+
+    Drawn by `vfr_heatmap`, with the models and attributes in the paper's order.
+
+    Parameters
+    ----------
+    grid : DataFrame
+        A `vfr_grid` frame (model, metric, attribute, vfr, dominant_verdict).
+    labels : dict, optional
+        Display names of the models.
+    models : sequence of str, optional
+        The models shown, in order (default: as in the grid).
+    tau_vfr : float, default 0.1
+        τ_VFR: above it the VFR is printed instead of a mark.
+    attributes : sequence of str, default ("race", "sex", "ethnicity", "age_bucket")
+        The attributes shown, in order.
+    title : str, default ""
+        The figure title.
+    source : str, default ""
+        The footer: the data behind the figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The heatmap.
+
+    Raises
+    ------
+    FairlibInputError
+        When `grid` is not a `vfr_grid` frame.
+
+    Examples
+    --------
+    >>> grid = pd.DataFrame([dict(model=mo, attribute=a, metric=m, vfr=v, dominant_verdict=d)
+    ...                      for mo in ("XGBoost", "Logistic") for a in ("race", "sex")
+    ...                      for m, v, d in (("DI", 0.02, "Pass"), ("SPD", 0.3, "Fail"))])
+    >>> fig = plot_vfr_heatmap(grid, attributes=["race", "sex"], source="Source: hand-made")
+    >>> type(fig).__name__
+    'Figure'
+    """
     models = list(dict.fromkeys(grid.model)) if models is None else [m for m in models if m in set(grid.model)]
     attrs = [a for a in attributes if a in set(grid.attribute)]
     mets = [m for m in AUDIT_METRICS if m in set(grid.metric)]
@@ -400,7 +608,39 @@ def plot_vfr_heatmap(
 def plot_cv_curves(
     curves: pd.DataFrame, *, model=None, cv_cutoff: float = CV_CUTOFF, n_field: int = N_FIELD, title: str = ""
 ):
-    "Axis 2: CV against audit size per (metric, attribute) for one model, with the CV cutoff and N_field marked."
+    """Axis 2: CV against audit size per (metric, attribute) for one model, with the CV cutoff and N_field marked.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        The curves of `audit_size_grid(..., return_curves=True)`.
+    model : str, optional
+        The model drawn (None: all).
+    cv_cutoff : float, default 0.05
+        η, drawn as a horizontal line.
+    n_field : int, default 50000
+        N_field, drawn as a vertical line.
+    title : str, default ""
+        The figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per metric, one line per attribute.
+
+    Raises
+    ------
+    FairlibInputError
+        When `curves` lacks a column.
+
+    Examples
+    --------
+    >>> curves = pd.DataFrame({"model": "m1", "metric": "SPD", "attribute": "grp",
+    ...                        "size": [500, 2000, 8000], "cv": [0.3, 0.1, 0.04],
+    ...                        "degenerate": False})
+    >>> type(plot_cv_curves(curves, model="m1")).__name__
+    'Figure'
+    """
     import matplotlib.pyplot as plt
 
     c = curves if model is None else curves[curves.model == model]
@@ -446,7 +686,34 @@ def plot_cv_curves(
     title=Text,
 )
 def plot_fold_distributions(folds: pd.DataFrame, *, metrics=None, title: str = ""):
-    "Figure 4: per-hospital-fold metric values, one box per (metric, attribute), thresholds marked."
+    """Figure 4: per-hospital-fold metric values, one box per (metric, attribute), thresholds marked.
+
+    Parameters
+    ----------
+    folds : DataFrame
+        The `folds` frame of `cross_hospital_agreement` (metric, attribute, value).
+    metrics : str or list of str, optional
+        The metrics drawn (default: those in the folds, in `AUDIT_METRICS` order).
+    title : str, default ""
+        The figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per metric.
+
+    Raises
+    ------
+    FairlibInputError
+        When `folds` lacks a column or a metric is unknown.
+
+    Examples
+    --------
+    >>> folds = pd.DataFrame({"metric": "SPD", "attribute": ["race"] * 3 + ["sex"] * 3,
+    ...                       "value": [0.05, 0.08, 0.12, 0.01, 0.02, 0.04]})
+    >>> type(plot_fold_distributions(folds)).__name__
+    'Figure'
+    """
     import matplotlib.pyplot as plt
 
     metrics = (

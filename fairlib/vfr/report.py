@@ -39,9 +39,9 @@ def _num(v, spec: str = ".3f") -> str:
         return "—"
     return f"{v:{spec}}" if np.isfinite(v) else "—"
 
-
+# %% ../../nbs/vfr/12_report.ipynb #2afd45ca
 def _headline(t: pd.DataFrame, counts: pd.Series) -> str:
-    "One sentence (plain text): cells per tier and the worst tiered cell (most violated conditions, then highest VFR)."
+    "One sentence: cells per tier and the worst tiered cell (most violations, then highest VFR)."
     parts = ", ".join(f"{int(v)} {k}" for k, v in counts.items() if v)
     tiered = t[t.tier.isin(RELIABILITY_TIERS)]
     if tiered.empty:
@@ -50,20 +50,57 @@ def _headline(t: pd.DataFrame, counts: pd.Series) -> str:
         w = tiered.assign(_s=tiered.tier.map(_SEVERITY), _v=tiered.vfr.astype(float).fillna(-1))
         w = w.sort_values(["_s", "_v"], ascending=False, kind="stable").iloc[0]
         ns = "not reached" if not np.isfinite(w.n_star) else f"{int(w.n_star):,}"
-        worst = f"{w.tier} for {w.metric} by {w.attribute} (VFR {_num(w.vfr)}, N* {ns}, κ {_num(w.kappa, '.2f')})"
+        what = f"VFR {_num(w.vfr)}, N* {ns}, κ {_num(w.kappa, '.2f')}"
+        worst = f"{w.tier} for {w.metric} by {w.attribute} ({what})"
     return f"{len(t)} cells: {parts}. Worst finding: {worst}."
 
-
+# %% ../../nbs/vfr/12_report.ipynb #81e449ef
 def _glossary(metrics) -> list[dict]:
-    "The audit metrics of the report for its glossary (the fixed codes VFR, N*, SD and κ are text of the template)."
+    "The report's audit metrics for its glossary (VFR, N*, SD and κ are text of the template)."
     return [
-        dict(name=m, label=s.label, definition=s.definition, at_least=s.direction == ">=", threshold=f"{s.threshold:g}")
+        dict(name=m, label=s.label, definition=s.definition, at_least=s.direction == ">=")
+        | dict(threshold=f"{s.threshold:g}")
         for m in metrics
         if (s := AUDIT_METRICS.get(m)) is not None
     ]
 
-# %% ../../nbs/vfr/12_report.ipynb #236dbdf4
-@constrained(
+# %% ../../nbs/vfr/12_report.ipynb #325bc815
+def _masked(t: pd.DataFrame) -> pd.DataFrame:
+    "`t` with the counts under 11 in its text columns masked (a report from credentialed data)."
+    obj = [c for c in t.columns if t[c].dtype == object or pd.api.types.is_string_dtype(t[c])]
+    mask = lambda v: mask_text_counts(v) if isinstance(v, str) else v
+    return t.assign(**{c: t[c].map(mask) for c in obj})
+
+# %% ../../nbs/vfr/12_report.ipynb #66c73200
+def _txt(v) -> str:
+    return "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else str(v)
+
+# %% ../../nbs/vfr/12_report.ipynb #2746a79c
+def _report_row(r, knotes: dict) -> dict:
+    "The quintuple row of one cell for the template; its κ note goes into `knotes` (once a metric)."
+    reasons = (r.get("tier_reason"), r.get("n_star_reason"), r.get("vfr_reason"))
+    why = "; ".join(str(x) for x in reasons if isinstance(x, str) and x)
+    if isinstance(r.get("kappa_reason"), str) and r.get("kappa_reason"):
+        knotes.setdefault(str(r.metric), r.kappa_reason)
+        why = "; ".join(filter(None, [why, f"see the κ note on {r.metric}"]))
+    sd, at = r.get("sd", np.nan), r.get("sd_size", np.nan)
+    return dict(
+        attribute=str(r.attribute),
+        metric=str(r.metric),
+        value=_num(r.get("value"), ".3g"),
+        verdict=_txt(r.get("verdict")),
+        dominant=_txt(r.dominant_verdict),
+        vfr=_num(r.vfr),
+        n_star="not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}",
+        sd=f"{sd:.4f} at {int(at):,}" if pd.notna(sd) and pd.notna(at) else "—",
+        kappa=_num(r.kappa),
+        tier=str(r.tier),
+        colour=_TIER_COLOUR.get(r.tier, "#fff"),
+        why=why,
+    )
+
+# %% ../../nbs/vfr/12_report.ipynb #ee06d444
+_REPORT_ARGS = dict(  # the declared arguments of audit_report_html
     table=Frame(QUINTUPLE_COLUMNS, label="a reliability_table() frame"),
     model=Text,
     label=None | Text,
@@ -74,6 +111,9 @@ def _glossary(metrics) -> list[dict]:
     kappa_min=Interval(-1, 1, label="a kappa in [-1, 1]"),
     real=Flag,
 )
+
+# %% ../../nbs/vfr/12_report.ipynb #236dbdf4
+@constrained(**_REPORT_ARGS)
 def audit_report_html(
     table: pd.DataFrame,
     *,
@@ -86,49 +126,64 @@ def audit_report_html(
     kappa_min: float = KAPPA_MIN,
     real: bool = False,
 ) -> str:
-    """A standalone HTML audit report of one model from a `reliability_table` frame: a headline, a glossary of the
-    codes and thresholds, tier counts, the per-cell quintuple (with the cohort value and SD) and the kappa notes, each
-    said once per metric. `real=True` (a report written from credentialed data) masks counts under 11 in the notes."""
-    func = "audit_report_html"
+    """A standalone HTML audit report of one model from a `reliability_table` frame.
+
+    The page has a headline, a glossary of the codes and thresholds, the tier counts, the per-cell
+    quintuple (with the cohort value and the SD at N*) and the κ notes, each said once per metric.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A `reliability_table` frame.
+    model : str
+        The model to report (a value of the `model` column).
+    label : str, optional
+        The model's name on the page (None: `model`).
+    source : str, default ""
+        The data behind the report, printed under the headline.
+    settings : dict, optional
+        Audit settings listed at the end (name -> value).
+    tau_vfr : float, default 0.10
+        τ_VFR shown in the glossary.
+    n_field : int, default 50,000
+        N_field shown in the glossary.
+    kappa_min : float, default 0.40
+        The κ condition shown in the glossary.
+    real : bool, default False
+        The table comes from credentialed data: counts under 11 in its notes are masked.
+
+    Returns
+    -------
+    str
+        The HTML page (autoescaped, with its style sheet inlined).
+
+    Raises
+    ------
+    FairlibInputError
+        When `model` is not in the table, or the table lacks a quintuple column.
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame(dict(model="m", attribute="race", metric=["DI", "SPD"],
+    ...     dominant_verdict=["Pass", "Fail"], vfr=[0.02, 0.3], n_star=[1_000, np.nan],
+    ...     kappa=[0.7, 0.2], tier=["Practical-Stability", "Catastrophic-Instability"]))
+    >>> html = audit_report_html(cells, model="m", source="a made-up example")
+    >>> "Worst finding: Catastrophic-Instability for SPD by race" in html
+    True
+    >>> html.count('<th scope="row">')
+    2
+    """
     t = table[table.model == model]
     if t.empty:
-        raise FairlibInputError("model", f"{model!r} is not in the table; known: {sorted(set(table.model))}", func)
-    label = label or model
-    if real:  # a file written from credentialed data: counts under 11 in the notes are masked (one rule)
-        obj = [c for c in t.columns if t[c].dtype == object or pd.api.types.is_string_dtype(t[c])]
-        t = t.assign(**{c: t[c].map(lambda v: mask_text_counts(v) if isinstance(v, str) else v) for c in obj})
+        msg = f"{model!r} is not in the table; known: {sorted(set(table.model))}"
+        raise FairlibInputError("model", msg, "audit_report_html")
+    t = _masked(t) if real else t  # a file written from credentialed data: one rule for the notes
     counts = t.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
-    txt = lambda v: "—" if v is None or (isinstance(v, float) and not np.isfinite(v)) else str(v)
-    rows, knotes = [], {}
-    for _, r in t.sort_values(["attribute", "metric"]).iterrows():
-        why = "; ".join(
-            str(x)
-            for x in (r.get("tier_reason"), r.get("n_star_reason"), r.get("vfr_reason"))
-            if isinstance(x, str) and x
-        )
-        if isinstance(r.get("kappa_reason"), str) and r.get("kappa_reason"):  # one note per metric, not per row
-            knotes.setdefault(str(r.metric), r.kappa_reason)
-            why = "; ".join(filter(None, [why, f"see the κ note on {r.metric}"]))
-        sd, at = r.get("sd", np.nan), r.get("sd_size", np.nan)
-        rows.append(
-            dict(
-                attribute=str(r.attribute),
-                metric=str(r.metric),
-                value=_num(r.get("value"), ".3g"),
-                verdict=txt(r.get("verdict")),
-                dominant=txt(r.dominant_verdict),
-                vfr=_num(r.vfr),
-                n_star="not reached" if not np.isfinite(r.n_star) else f"{int(r.n_star):,}",
-                sd=f"{sd:.4f} at {int(at):,}" if pd.notna(sd) and pd.notna(at) else "—",
-                kappa=_num(r.kappa),
-                tier=str(r.tier),
-                colour=_TIER_COLOUR.get(r.tier, "#fff"),
-                why=why,
-            )
-        )
+    knotes = {}
+    rows = [_report_row(r, knotes) for _, r in t.sort_values(["attribute", "metric"]).iterrows()]
     return render(
         "vfr_report.html.j2",
-        page_title=f"Fairness audit reliability report — {label}",
+        page_title=f"Fairness audit reliability report — {label or model}",
         headline=_headline(t, counts),
         source=source,
         tau_vfr=f"{tau_vfr:g}",
@@ -137,7 +192,7 @@ def audit_report_html(
         glossary=_glossary(sorted(set(map(str, t.metric)))),
         n_cells=len(t),
         tiers=[dict(tier=k, cells=int(v), colour=_TIER_COLOUR[k]) for k, v in counts.items()],
-        label=label,
+        label=label or model,
         rows=rows,
         kappa_notes=[(m, str(v)) for m, v in knotes.items()],
         settings=[(str(k), str(v)) for k, v in (settings or {}).items()],

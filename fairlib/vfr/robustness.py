@@ -12,11 +12,15 @@ from .features import make_split
 __all__ = ['ROBUSTNESS_PROTOCOLS', 'protocol_split']
 
 # %% ../../nbs/vfr/10_robustness.ipynb #c6bc8c69
+def _P(split: str, seed: int, features: str = "full") -> dict:
+    return dict(split=split, split_seed=seed, feature_set=features, model_seed=seed)
+
+
 ROBUSTNESS_PROTOCOLS = {
-    "Single-split main (canonical)": dict(split="80_20", split_seed=42, feature_set="full", model_seed=42),
-    "Stratified 70/15/15 (seed 42)": dict(split="70_15_15", split_seed=42, feature_set="full", model_seed=42),
-    "Admission-lean (no TC, no PS)": dict(split="70_15_15", split_seed=42, feature_set="admission_lean", model_seed=42),
-    "Independent seed (seed 123)": dict(split="70_15_15", split_seed=123, feature_set="full", model_seed=123),
+    "Single-split main (canonical)": _P("80_20", 42),
+    "Stratified 70/15/15 (seed 42)": _P("70_15_15", 42),
+    "Admission-lean (no TC, no PS)": _P("70_15_15", 42, "admission_lean"),
+    "Independent seed (seed 123)": _P("70_15_15", 123),
 }
 
 # %% ../../nbs/vfr/10_robustness.ipynb #5e809f97
@@ -26,7 +30,34 @@ ROBUSTNESS_PROTOCOLS = {
     selection_fraction=Interval(0, 1, closed="neither", label="a share in (0, 1)"),
 )
 def protocol_split(protocol: str, y, *, selection_fraction: float = 0.1875):
-    "The split of a Table 7 protocol, always with a selection partition (carved from training for 80/20)."
+    """The split of a Table 7 protocol, always with a selection partition.
+
+    Parameters
+    ----------
+    protocol : str
+        A key of `ROBUSTNESS_PROTOCOLS` (a row label of Table 7).
+    y : array-like of int
+        The cohort's 0/1 labels, one per row; the split is stratified on them.
+    selection_fraction : float, default 0.1875
+        Share of the training partition carved out as the selection partition when the protocol has
+        none (the 80/20 split).
+
+    Returns
+    -------
+    Split
+        Disjoint train / selection / audit row positions, seeded by the protocol's split seed.
+
+    Raises
+    ------
+    FairlibInputError
+        When `protocol` is not a Table 7 protocol or `y` is not a 1-d array of at least 10 labels.
+
+    Examples
+    --------
+    >>> y = np.tile([0, 1, 1, 0, 1], 200)
+    >>> protocol_split("Single-split main (canonical)", y).sizes()
+    {'train': 650, 'selection': 150, 'audit': 200}
+    """
     p = ROBUSTNESS_PROTOCOLS[protocol]
     sp = make_split(y, p["split"], seed=p["split_seed"])
     return with_selection(sp, y, fraction=selection_fraction, seed=p["split_seed"])

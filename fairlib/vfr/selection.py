@@ -6,8 +6,8 @@
 from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
-from ..constraints import Array, Frame, Instance, Interval, Options, Predicate, Seed, Text, Unchecked
-from ..constraints import constrained
+from ..constraints import Array, Frame, Instance, Interval, Options, Predicate, Seed, Text
+from ..constraints import Unchecked, constrained
 from ..core import FairlibInputError
 from .panel import FittedModel, _threads, default_n_jobs, model_spec
 from .features import Split
@@ -16,6 +16,18 @@ _SPLIT = Instance(Split, label="a fairlib.vfr.features.Split")
 
 # %% auto #0
 __all__ = ['fit_weighted', 'with_selection', 'TunedOnAuditWarning', 'fit_on_selection']
+
+# %% ../../nbs/vfr/09_selection.ipynb #da1048cd
+def _weights(sample_weight, y, func: str) -> np.ndarray:
+    "The sample weights as floats; refused unless one finite non-negative weight per row of `y`."
+    w = np.asarray(sample_weight, dtype=float) if sample_weight is not None else None
+    if w is None or w.ndim != 1 or len(w) != len(y):
+        got = None if w is None else w.shape
+        msg = f"must be one weight per row ({len(y)}), got {got}"
+        raise FairlibInputError("sample_weight", msg, func)
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise FairlibInputError("sample_weight", "must be finite and non-negative", func)
+    return w
 
 # %% ../../nbs/vfr/09_selection.ipynb #8a42cbdf
 @constrained(
@@ -26,16 +38,44 @@ __all__ = ['fit_weighted', 'with_selection', 'TunedOnAuditWarning', 'fit_on_sele
     n_jobs=None | Interval(integer=True, label="an int (or None)"),
     seed=Seed,
 )
-def fit_weighted(
-    key: str,  # panel model key (fairlib.vfr.panel.PANEL)
-    X,
-    y,  # training features and labels
-    sample_weight,  # one weight per training row (e.g. IntersectionalReweighing.sample_weight_)
-    *,
-    n_jobs: int | None = None,
-    seed: int = 42,
-):
-    "Fit one frozen panel configuration with per-row sample weights; returns a `fairlib.vfr.panel.FittedModel`."
+def fit_weighted(key: str, X, y, sample_weight, *, n_jobs: int | None = None, seed: int = 42):
+    """Fit one frozen panel configuration with per-row sample weights.
+
+    Parameters
+    ----------
+    key : str
+        A panel model key (`fairlib.vfr.PANEL`).
+    X : array-like of shape (n_rows, n_features)
+        The training feature matrix.
+    y : array-like of shape (n_rows,)
+        The training labels.
+    sample_weight : array-like of shape (n_rows,)
+        One finite non-negative weight per training row (e.g. the `sample_weight_` of an
+        `IntersectionalReweighing`); routed to the last step of a pipeline.
+    n_jobs : int, optional
+        Workers of the models that take `n_jobs`, and the OpenMP thread cap (None: the `n_jobs` site
+        setting, 1 when unset).
+    seed : int, default 42
+        The model's random state.
+
+    Returns
+    -------
+    FittedModel
+        The fitted estimator with its wall-clock fit time and training size.
+
+    Raises
+    ------
+    FairlibInputError
+        When `key` is not a panel model, `y` does not match `X`, or the weights are not one finite
+        non-negative number per row.
+
+    Examples
+    --------
+    >>> X, y = np.arange(20.0).reshape(-1, 1), np.r_[np.zeros(10), np.ones(10)]
+    >>> fm = fit_weighted("decision_tree", X, y, np.r_[np.ones(10), np.full(10, 2.0)], n_jobs=1)
+    >>> (fm.key, fm.n_train)
+    ('decision_tree', 20)
+    """
     import time
     from threadpoolctl import threadpool_limits
     from sklearn.pipeline import Pipeline
@@ -45,16 +85,11 @@ def fit_weighted(
     y = np.asarray(y)
     if len(y) != len(X):
         raise FairlibInputError("y", f"length {len(y)} != {len(X)} rows of X", func)
-    w = np.asarray(sample_weight, dtype=float) if sample_weight is not None else None
-    if w is None or w.ndim != 1 or len(w) != len(y):
-        raise FairlibInputError(
-            "sample_weight", f"must be one weight per row ({len(y)}), got {None if w is None else w.shape}", func
-        )
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise FairlibInputError("sample_weight", "must be finite and non-negative", func)
+    w = _weights(sample_weight, y, func)
     n_jobs = default_n_jobs() if n_jobs is None else n_jobs
     est = spec.build(n_jobs, seed)
-    kw = {f"{est.steps[-1][0]}__sample_weight": w} if isinstance(est, Pipeline) else {"sample_weight": w}
+    name = f"{est.steps[-1][0]}__sample_weight" if isinstance(est, Pipeline) else "sample_weight"
+    kw = {name: w}
     with threadpool_limits(_threads(n_jobs), user_api="openmp"):
         t0 = time.perf_counter()
         est.fit(X, y, **kw)
@@ -69,8 +104,35 @@ def fit_weighted(
     seed=Seed,
 )
 def with_selection(split, y, *, fraction: float = 0.1875, seed: int = 42):
-    """A copy of `split` whose selection partition is a stratified `fraction` of its training partition (when it has
-    none)."""
+    """A copy of `split` whose selection partition is carved from its training partition.
+
+    Parameters
+    ----------
+    split : Split
+        A split; returned unchanged when it already has a selection partition.
+    y : array-like of shape (n_rows,)
+        The cohort's labels (the carving is stratified on them).
+    fraction : float, default 0.1875
+        Share of the training partition that becomes the selection partition.
+    seed : int, default 42
+        Random state of the stratified carving.
+
+    Returns
+    -------
+    Split
+        The split with disjoint train, selection and audit partitions; the audit is untouched.
+
+    Raises
+    ------
+    FairlibInputError
+        When `y` is not the cohort's 1-d labels (too short for the split's rows).
+
+    Examples
+    --------
+    >>> y = np.tile([0, 1, 1, 0, 1], 200)
+    >>> with_selection(make_split(y, "80_20"), y).sizes()
+    {'train': 650, 'selection': 150, 'audit': 200}
+    """
     from sklearn.model_selection import train_test_split
 
     func = "with_selection"
@@ -78,48 +140,111 @@ def with_selection(split, y, *, fraction: float = 0.1875, seed: int = 42):
         return split
     y = np.asarray(y)
     if y.ndim != 1 or len(y) <= split.train.max(initial=0):
-        raise FairlibInputError(
-            "y", f"must be the cohort's labels (at least {split.train.max(initial=0) + 1}), got shape {y.shape}", func
-        )
+        need = split.train.max(initial=0) + 1
+        msg = f"must be the cohort's labels (at least {need}), got shape {y.shape}"
+        raise FairlibInputError("y", msg, func)
     tr, se = train_test_split(split.train, test_size=fraction, stratify=y[split.train], random_state=seed)
-    return Split(split.name + " (selection from train)", np.sort(tr), np.sort(se), split.audit, split.seed)
+    name = split.name + " (selection from train)"
+    return Split(name, np.sort(tr), np.sort(se), split.audit, split.seed)
 
 # %% ../../nbs/vfr/09_selection.ipynb #87e9510c
 class TunedOnAuditWarning(UserWarning):
-    """A post-processor was tuned on the audit partition (the authors' protocol): the audit is not independent of the
-    tuning."""
+    """A post-processor was tuned on the audit partition (the authors' protocol).
+
+    The audit is then not independent of the tuning; `fit_on_selection` warns with it when
+    `partition="audit"`.
+
+    Examples
+    --------
+    >>> issubclass(TunedOnAuditWarning, UserWarning)
+    True
+    """
+
+# %% ../../nbs/vfr/09_selection.ipynb #247e1d61
+def _selection_rows(split, func: str) -> np.ndarray:
+    "The split's selection rows, refused when there are none or when they overlap the audit rows."
+    if len(split.selection) == 0:
+        msg = "has no selection partition; use with_selection(split, y) to carve one from training"
+        raise FairlibInputError("split", msg, func)
+    if len(np.intersect1d(split.selection, split.audit)):
+        raise FairlibInputError("split", "selection and audit partitions overlap", func)
+    return split.selection
+
+
+def _cohort_inputs(scores, y, groups, split, fit_rows, func: str):
+    "Scores and labels as arrays; refused unless both are cohort-length and the split fits the cohort."
+    s, yy = np.asarray(scores), np.asarray(y)
+    for name, a in (("scores", s), ("y", yy)):
+        if a.ndim != 1 or len(a) != len(groups):
+            msg = f"must be cohort-length ({len(groups)}) like groups, got shape {a.shape}"
+            raise FairlibInputError(name, msg, func)
+    hi = max(split.audit.max(initial=-1), fit_rows.max(initial=-1))
+    if hi >= len(groups):
+        msg = f"indexes row {hi}, beyond the {len(groups)} rows given"
+        raise FairlibInputError("split", msg, func)
+    return s, yy
 
 # %% ../../nbs/vfr/09_selection.ipynb #920a64db
 @constrained(
-    estimator=Predicate(lambda e: hasattr(e, "fit") and hasattr(e, "predict"), "an estimator with fit() and predict()"),
+    estimator=Predicate(lambda e: hasattr(e, "fit") and hasattr(e, "predict"), "a fit/predict estimator"),
     scores=Array(allow_nan=True, label="cohort-length scores (NaN outside the rows used)"),
     y=Array(dtype="any", label="cohort-length labels"),
     groups=Frame(min_rows=0, label="the cohort's group columns as a DataFrame"),
     split=_SPLIT,
     partition=Options("selection", "audit"),
 )
-def fit_on_selection(
-    estimator,  # an unfitted ThresholdShift / GreedyRefinement (cloned, not modified)
-    scores,
-    y,
-    groups,  # cohort-length scores, labels and group frame (positional rows)
-    split,  # a fairlib.vfr.features.Split with a selection partition
-    *,
-    partition: str = "selection",
-):  # "selection" (default) or "audit" (the authors' protocol)
-    """Fit a post-processor on the split's selection rows only and predict its audit rows; returns (fitted, audit
-    predictions)."""
+def fit_on_selection(estimator, scores, y, groups, split, *, partition: str = "selection"):
+    """Fit a post-processor on the split's selection rows only and predict its audit rows.
+
+    Parameters
+    ----------
+    estimator : estimator
+        An unfitted post-processor with `fit(scores, y, groups)` and `predict(scores, groups)`,
+        such as `ThresholdShift` or `GreedyRefinement`; it is cloned, not modified.
+    scores : array-like of shape (n_rows,)
+        Cohort-length scores (NaN outside the rows used).
+    y : array-like of shape (n_rows,)
+        Cohort-length labels.
+    groups : DataFrame
+        The cohort's group columns, one row per cohort row (positional).
+    split : Split
+        The split; with `partition="selection"` it must have a selection partition disjoint from the audit.
+    partition : {"selection", "audit"}, default "selection"
+        The rows the estimator is fitted on; "audit" is the authors' protocol and warns.
+
+    Returns
+    -------
+    tuple of (estimator, ndarray)
+        The fitted clone and its 0/1 predictions for the audit rows.
+
+    Raises
+    ------
+    FairlibInputError
+        When the split has no (disjoint) selection partition, `scores` or `y` is not cohort-length, or the
+        split points past the cohort.
+
+    Warns
+    -----
+    TunedOnAuditWarning
+        With `partition="audit"`.
+
+    Examples
+    --------
+    >>> from fairlib.mitigation import ThresholdShift
+    >>> rng = np.random.default_rng(0)
+    >>> g = pd.DataFrame({"race": rng.choice(["A", "B"], 1000), "age_bucket": rng.choice(["y", "o"], 1000)})
+    >>> y = rng.integers(0, 2, 1000)
+    >>> sp = make_split(y, "70_15_15")
+    >>> ts = ThresholdShift(cell_columns=["race"], di_columns=["race"])
+    >>> fitted, audit_pred = fit_on_selection(ts, rng.random(1000), y, g, sp)
+    >>> audit_pred.shape
+    (150,)
+    """
     import warnings
 
     func = "fit_on_selection"
     if partition == "selection":
-        if len(split.selection) == 0:
-            raise FairlibInputError(
-                "split", "has no selection partition; use with_selection(split, y) to carve one from training", func
-            )
-        if len(np.intersect1d(split.selection, split.audit)):
-            raise FairlibInputError("split", "selection and audit partitions overlap", func)
-        fit_rows = split.selection
+        fit_rows = _selection_rows(split, func)
     else:
         warnings.warn(
             "thresholds tuned on the audit partition (the authors' protocol): the audit is not independent "
@@ -128,15 +253,7 @@ def fit_on_selection(
             stacklevel=2,
         )
         fit_rows = split.audit
-    s, yy = np.asarray(scores), np.asarray(y)
-    for name, a in (("scores", s), ("y", yy)):
-        if a.ndim != 1 or len(a) != len(groups):
-            raise FairlibInputError(
-                name, f"must be cohort-length ({len(groups)}) like groups, got shape {a.shape}", func
-            )
-    hi = max(split.audit.max(initial=-1), fit_rows.max(initial=-1))
-    if hi >= len(groups):
-        raise FairlibInputError("split", f"indexes row {hi}, beyond the {len(groups)} rows given", func)
+    s, yy = _cohort_inputs(scores, y, groups, split, fit_rows, func)
     g_fit = groups.iloc[fit_rows].reset_index(drop=True)
     g_au = groups.iloc[split.audit].reset_index(drop=True)
     fitted = clone(estimator).fit(s[fit_rows], yy[fit_rows], g_fit)

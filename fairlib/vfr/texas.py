@@ -20,72 +20,99 @@ __all__ = ['CODEBOOK_FILE', 'COLUMNS', 'PROTECTED_ATTRIBUTES', 'PROTECTED_SOURCE
 
 # %% ../../nbs/vfr/01_texas.ipynb #e3160486
 CODEBOOK_FILE = "texas100x_codebook.yaml"  # package data of fairlib.vfr
+_pv = functools.partial(published_value, "vfr")  # one published VFR-Audit number by its id
 
-# %% ../../nbs/vfr/01_texas.ipynb #692de948
-def _published_cohort(cb: dict) -> dict:
-    "The codebook's `paper_*` entries from fairlib/paper_values/vfr.csv, in the rows and labels the codebook lists."
-    v = lambda i: published_value("vfr", i)
-    share = lambda i: round(v(i) / 100, 6)  # a printed percentage as a share: 99.4 -> 0.994
-    t3 = [
+
+def _pshare(i: str) -> float:
+    "A printed percentage as a share: 99.4 -> 0.994."
+    return round(_pv(i) / 100, 6)
+
+# %% ../../nbs/vfr/01_texas.ipynb #617f27db
+def _published_table3(cb: dict) -> list[dict]:
+    "Table 3's rows in the codebook's order and labels, with n, % and the LOS>3 rate from vfr.csv."
+    return [
         dict(
             attribute=r["attribute"],
             label_printed=r["label_printed"],
             label_corrected=r["label_corrected"],
-            **{c: v(f"table3.{r['attribute']}.{r['row']}.{c}") for c in ("n", "pct", "pos_rate")},
+            **{c: _pv(f"table3.{r['attribute']}.{r['row']}.{c}") for c in ("n", "pct", "pos_rate")},
         )
         for r in cb["paper_table3"]
     ]
-    hv = {
-        f"top_{k}": dict(records=v(f"table3.hospital_volume.top{k}.n"), pct=v(f"table3.hospital_volume.top{k}.pct"))
-        for k in (10, 50, 100, 200)
-    }
-    median = v("table3.hospital_volume.median_per_site.n")
-    q = [v("authors.hospital_volume.q1_per_site"), median, v("authors.hospital_volume.q3_per_site")]  # authors' notes
-    race = cb["labels"]["RACE"]  # the paper gives Black's share in the text, the authors' notes the others
+
+
+def _published_volume() -> dict:
+    "Records and share of the top 10/50/100/200 sites, the median and (authors' notes) quartiles."
+    top = lambda k, c: _pv(f"table3.hospital_volume.top{k}.{c}")
+    hv = {f"top_{k}": dict(records=top(k, "n"), pct=top(k, "pct")) for k in (10, 50, 100, 200)}
+    median = _pv("table3.hospital_volume.median_per_site.n")
+    quartile = lambda q: _pv(f"authors.hospital_volume.{q}_per_site")
+    q = [quartile("q1"), median, quartile("q3")]
+    return {**hv, "median_records_per_site": median, "quartiles_records_per_site": q}
+
+# %% ../../nbs/vfr/01_texas.ipynb #692de948
+def _published_cohort(cb: dict) -> dict:
+    "The codebook's `paper_*` entries from fairlib/paper_values/vfr.csv, in its rows and labels."
+    t3 = _published_table3(cb)
+    race = cb["labels"]["RACE"]
+    black = _pshare("cohort.black_coded_hispanic_pct")
+    attrs = dict.fromkeys(r["attribute"] for r in t3)
     return dict(
         paper_table3=t3,
-        paper_base_rate_gaps={a: v(f"table3.{a}.all.brg") for a in dict.fromkeys(r["attribute"] for r in t3)},
-        paper_hospital_volume={**hv, "median_records_per_site": median, "quartiles_records_per_site": q},
+        paper_base_rate_gaps={a: _pv(f"table3.{a}.all.brg") for a in attrs},
+        paper_hospital_volume=_published_volume(),
         paper_race_by_ethnicity={
-            c: share("cohort.black_coded_hispanic_pct")
-            if race[c] == "Black"
-            else v(f"authors.race_by_ethnicity.code{c}")
-            for c in sorted(race)
+            c: black if race[c] == "Black" else _pv(f"authors.race_by_ethnicity.code{c}") for c in sorted(race)
         },
-        paper_overall_pos_rate=share("cohort.positive_rate_pct"),
+        paper_overall_pos_rate=_pshare("cohort.positive_rate_pct"),
         paper_auroc=dict(
-            xgboost_full_80_20=v("table7.single_split.auroc"),
-            xgboost_full_70_15_15=v("table7.stratified_70_15_15.auroc"),
-            xgboost_admission_lean=v("table7.admission_lean.auroc"),
+            xgboost_full_80_20=_pv("table7.single_split.auroc"),
+            xgboost_full_70_15_15=_pv("table7.stratified_70_15_15.auroc"),
+            xgboost_admission_lean=_pv("table7.admission_lean.auroc"),
         ),
     )
 
 # %% ../../nbs/vfr/01_texas.ipynb #98e4bef3
 @functools.cache
 def codebook() -> dict:
-    """The Texas-100X codebook (`fairlib/vfr/texas100x_codebook.yaml`): labels, ranges, buckets, target, published
-    values."""
+    """The Texas-100X codebook: labels, ranges, buckets, target and the published cohort values.
+
+    Read once from the package data file `texas100x_codebook.yaml`; the `paper_*` entries come from
+    `fairlib/paper_values/vfr.csv`.
+
+    Returns
+    -------
+    dict
+        Keys include `columns`, `labels` (code -> label per column), `ranges`, `age_buckets`,
+        `target`, `hospital` and the published `paper_*` values.
+
+    Raises
+    ------
+    FileNotFoundError
+        When the codebook is missing from the installed package.
+
+    Examples
+    --------
+    >>> codebook()["labels"]["ETHNICITY"]
+    {0: 'Hispanic', 1: 'Not Hispanic'}
+    >>> codebook()["target"]["name"]
+    'los_gt3'
+    """
     import importlib.resources, yaml
 
     res = importlib.resources.files("fairlib.vfr").joinpath(CODEBOOK_FILE)
     if not res.is_file():
         raise FileNotFoundError(
-            f"Texas-100X codebook {CODEBOOK_FILE} is missing from the installed fairlib.vfr package; "
-            "reinstall fairlib (pip install -e .) so its package data is present."
+            f"Texas-100X codebook {CODEBOOK_FILE} is missing from the installed fairlib.vfr "
+            "package; reinstall fairlib (pip install -e .) so its package data is present."
         )
     cb = yaml.safe_load(res.read_text(encoding="utf-8"))
     return {**cb, **_published_cohort(cb)}
 
 # %% ../../nbs/vfr/01_texas.ipynb #9533f3fc
 COLUMNS = tuple(codebook()["columns"])  # the 12 Texas-100X columns, in file order
-
-# %% ../../nbs/vfr/01_texas.ipynb #ad543a2e
-PROTECTED_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # decoded columns added by `prepare_cohort`
-
-# %% ../../nbs/vfr/01_texas.ipynb #ef98b1ba
-PROTECTED_SOURCE_COLUMNS = {"race": "RACE", "sex": "SEX_CODE", "ethnicity": "ETHNICITY", "age_bucket": "PAT_AGE"}
-
-# %% ../../nbs/vfr/01_texas.ipynb #b43e5dc1
+PROTECTED_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # added by `prepare_cohort`
+PROTECTED_SOURCE_COLUMNS = dict(zip(PROTECTED_ATTRIBUTES, ("RACE", "SEX_CODE", "ETHNICITY", "PAT_AGE")))
 END_OF_ENCOUNTER = tuple(codebook()["end_of_encounter"])  # ("TOTAL_CHARGES", "PAT_STATUS")
 
 # %% ../../nbs/vfr/01_texas.ipynb #6bb74b41
@@ -99,38 +126,27 @@ FULL_FEATURES = [
     "ADMITTING_DIAGNOSIS",
     "PRINC_SURG_PROC_CODE",
 ]
-
-# %% ../../nbs/vfr/01_texas.ipynb #801a9e50
 ADMISSION_LEAN_FEATURES = [c for c in FULL_FEATURES if c not in END_OF_ENCOUNTER]
-
-# %% ../../nbs/vfr/01_texas.ipynb #316e3bd1
-TARGET_ENCODED_FEATURES = ("ADMITTING_DIAGNOSIS", "PRINC_SURG_PROC_CODE", "THCIC_ID")  # high-cardinality codes
+TARGET_ENCODED_FEATURES = ("ADMITTING_DIAGNOSIS", "PRINC_SURG_PROC_CODE", "THCIC_ID")  # many levels
 
 # %% ../../nbs/vfr/01_texas.ipynb #7a4ea434
 TARGET = codebook()["target"]["name"]  # "los_gt3" = LENGTH_OF_STAY > 3
-
-# %% ../../nbs/vfr/01_texas.ipynb #e8831e2b
 LOS_THRESHOLD = int(codebook()["target"]["threshold"])
-
-# %% ../../nbs/vfr/01_texas.ipynb #40c85c7f
-POOLED_HOSPITAL_ID = int(codebook()["hospital"]["pooled_code"])  # 999999: pooled/masked, not one hospital
-
-# %% ../../nbs/vfr/01_texas.ipynb #06ea26ad
+POOLED_HOSPITAL_ID = int(codebook()["hospital"]["pooled_code"])  # 999999: pooled, not one site
 N_FULL = int(codebook()["n_records"])  # 925,128
-
-# %% ../../nbs/vfr/01_texas.ipynb #33b6c62a
 N_HOSPITALS = int(codebook()["n_hospitals"])  # 441
 
 # %% ../../nbs/vfr/01_texas.ipynb #fe05bd6d
 def _rows(mask: np.ndarray, line_offset: int | None, k: int = 5) -> str:
     idx = np.flatnonzero(mask)[:k]
+    more = " ..." if mask.sum() > k else ""
     if line_offset is None:
-        return "rows " + ", ".join(map(str, idx)) + (" ..." if mask.sum() > k else "")
-    return "file lines " + ", ".join(str(i + line_offset) for i in idx) + (" ..." if mask.sum() > k else "")
+        return "rows " + ", ".join(map(str, idx)) + more
+    return "file lines " + ", ".join(str(i + line_offset) for i in idx) + more
 
-# %% ../../nbs/vfr/01_texas.ipynb #f0407d71
-def _check_column(s: pd.Series, col: str, rule: dict, line_offset) -> tuple[list[str], pd.Series]:
-    "Problems with one column and its numeric version."
+# %% ../../nbs/vfr/01_texas.ipynb #6db88cb2
+def _as_numbers(s: pd.Series, col: str, line_offset) -> tuple[list[str], pd.Series]:
+    "A column as numbers, with the problems of its non-numeric and blank cells."
     probs = []
     blank = s.isna().to_numpy()
     if not pd.api.types.is_numeric_dtype(s):
@@ -139,20 +155,26 @@ def _check_column(s: pd.Series, col: str, rule: dict, line_offset) -> tuple[list
         num = pd.to_numeric(txt.where(~blank), errors="coerce")
         bad = num.isna().to_numpy() & ~blank
         if bad.any():
-            ex = pd.unique(txt[bad])[:3].tolist()
-            probs.append(f"{col}: {int(bad.sum())} non-numeric value(s), e.g. {ex} ({_rows(bad, line_offset)})")
+            ex, at = pd.unique(txt[bad])[:3].tolist(), _rows(bad, line_offset)
+            probs.append(f"{col}: {int(bad.sum())} non-numeric value(s), e.g. {ex} ({at})")
     else:
         num = s.astype("float64") if not pd.api.types.is_bool_dtype(s) else s.astype("int64")
-        bad = np.zeros(len(s), bool)
     if blank.any():
-        probs.append(f"{col}: {int(blank.sum())} blank/missing value(s) ({_rows(blank, line_offset)})")
-    v = num.to_numpy(dtype="float64", na_value=np.nan)
+        at = _rows(blank, line_offset)
+        probs.append(f"{col}: {int(blank.sum())} blank/missing value(s) ({at})")
+    return probs, num
+
+# %% ../../nbs/vfr/01_texas.ipynb #efa78b22
+def _code_problems(v: np.ndarray, col: str, rule: dict, line_offset) -> list[str]:
+    "Problems of a column's numbers under its codebook rule: whole (or finite), within [min, max]."
+    probs = []
     ok = ~np.isnan(v)
     if rule["kind"] == "int":
         frac = ok & (np.abs(v - np.round(v)) > 0)
         if frac.any():
+            ex = pd.unique(v[frac])[:3].tolist()
             probs.append(
-                f"{col}: {int(frac.sum())} non-integer value(s), e.g. {pd.unique(v[frac])[:3].tolist()} "
+                f"{col}: {int(frac.sum())} non-integer value(s), e.g. {ex} "
                 f"({_rows(frac, line_offset)}); codes must be whole numbers"
             )
     else:
@@ -166,14 +188,38 @@ def _check_column(s: pd.Series, col: str, rule: dict, line_offset) -> tuple[list
         vals = sorted(pd.unique(v[out]))[:5]
         vals = [int(x) if float(x).is_integer() else x for x in vals]
         note = f"; {rule['note']}" if rule.get("note") else ""
-        probs.append(
-            f"{col}: {int(out.sum())} value(s) outside {rng_txt}, e.g. {vals} ({_rows(out, line_offset)}){note}"
-        )
-    return probs, num
+        at = _rows(out, line_offset)
+        probs.append(f"{col}: {int(out.sum())} value(s) outside {rng_txt}, e.g. {vals} ({at}){note}")
+    return probs
+
+# %% ../../nbs/vfr/01_texas.ipynb #f0407d71
+def _check_column(s: pd.Series, col: str, rule: dict, line_offset) -> tuple[list[str], pd.Series]:
+    "Problems with one column and its numeric version."
+    probs, num = _as_numbers(s, col, line_offset)
+    v = num.to_numpy(dtype="float64", na_value=np.nan)
+    return probs + _code_problems(v, col, rule, line_offset), num
+
+# %% ../../nbs/vfr/01_texas.ipynb #2b206e8e
+def _refuse_missing_columns(raw: pd.DataFrame, argument: str, what: str, func: str) -> None:
+    "Refuse a frame without a Texas-100X column, hinting at names differing only in case or spaces."
+    missing = [c for c in COLUMNS if c not in raw.columns]
+    if not missing:
+        return
+    low = {str(c).strip().upper(): c for c in raw.columns}
+    hints = [f"{low[m]!r} looks like {m}" for m in missing if m in low]
+    more = f"; and {len(hints) - 3} more" if len(hints) > 3 else ""
+    hint = f" ({'; '.join(hints[:3])}{more}: column names are case- and space-sensitive)"
+    hint = hint if hints else ""
+    raise FairlibInputError(
+        argument,
+        f"{what} does not fit the Texas-100X schema: missing column(s) {missing}{hint}; "
+        f"expected {list(COLUMNS)} (an extra unnamed index column is fine)",
+        func,
+    )
 
 # %% ../../nbs/vfr/01_texas.ipynb #6f075ac2
 @constrained(
-    raw=Unchecked("a DataFrame in the Texas-100X schema; the body lists every problem, naming `argument`"),
+    raw=Unchecked("a DataFrame in the Texas-100X schema; the body lists every problem"),
     argument=Text,
     func=Text,
     what=Text,
@@ -187,22 +233,48 @@ def validate_texas100x(
     what: str = "the frame",
     line_offset: int | None = None,
 ) -> pd.DataFrame:
-    "Check `raw` against the Texas-100X schema; return its 12 columns with clean dtypes or raise listing every problem."
+    """Check `raw` against the Texas-100X schema and return its 12 columns with clean dtypes.
+
+    Parameters
+    ----------
+    raw : DataFrame
+        A frame with the Texas-100X columns (extra columns are dropped).
+    argument : str, default "raw"
+        The argument name the error message names (callers pass their own).
+    func : str, default "validate_texas100x"
+        The function name the error message names.
+    what : str, default "the frame"
+        How the message refers to the data (e.g. "file texas.csv").
+    line_offset : int, optional
+        Added to row positions in messages, to report file lines instead (None: row positions).
+
+    Returns
+    -------
+    DataFrame
+        The 12 columns in file order, `int64` codes and `float64` charges, with `raw`'s index.
+
+    Raises
+    ------
+    FairlibInputError
+        Listing every problem at once: missing columns, no records, blank or non-numeric cells,
+        fractional codes, infinite charges and codes out of range (with example values and rows).
+
+    Examples
+    --------
+    >>> raw = synthetic_texas100x(5, seed=0)
+    >>> validate_texas100x(raw).dtypes["TOTAL_CHARGES"]
+    dtype('float64')
+    >>> validate_texas100x(raw.assign(RACE=7))
+    Traceback (most recent call last):
+    ...
+    fairlib.constraints.FairlibInputError: argument `raw` in validate_texas100x(): the frame ...
+      - RACE: 5 value(s) outside [0, 4], e.g. [7] (rows 0, 1, 2, 3, 4)
+    """
     if not isinstance(raw, pd.DataFrame):
-        raise FairlibInputError(argument, f"must be a pandas DataFrame, got {type(raw).__name__}", func)
+        got = type(raw).__name__
+        raise FairlibInputError(argument, f"must be a pandas DataFrame, got {got}", func)
     ranges = codebook()["ranges"]
-    missing = [c for c in COLUMNS if c not in raw.columns]
-    if missing:
-        low = {str(c).strip().upper(): c for c in raw.columns}
-        hints = [f"{low[m]!r} looks like {m}" for m in missing if m in low]
-        more = f"; and {len(hints) - 3} more" if len(hints) > 3 else ""
-        hint = f" ({'; '.join(hints[:3])}{more}: column names are case- and space-sensitive)" if hints else ""
-        raise FairlibInputError(
-            argument,
-            f"{what} does not fit the Texas-100X schema: missing column(s) {missing}{hint}; "
-            f"expected {list(COLUMNS)} (an extra unnamed index column is fine)",
-            func,
-        )
+    _refuse_missing_columns(raw, argument, what, func)
     if len(raw) == 0:
         raise FairlibInputError(argument, f"{what} has the Texas-100X header but no records", func)
     problems, clean = [], {}
@@ -212,20 +284,15 @@ def validate_texas100x(
         clean[col] = num
     if problems:
         listing = "\n  - ".join(problems)
-        raise FairlibInputError(
-            argument, f"{what} does not fit the Texas-100X schema ({len(problems)} problem(s)):\n  - {listing}", func
-        )
-    out = pd.DataFrame(
-        {c: clean[c].to_numpy(dtype="float64" if ranges[c]["kind"] == "float" else "int64") for c in COLUMNS},
-        index=raw.index,
-    )
-    return out
+        head = f"{what} does not fit the Texas-100X schema ({len(problems)} problem(s))"
+        msg = f"{head}:\n  - {listing}"
+        raise FairlibInputError(argument, msg, func)
+    dtype = {c: "float64" if ranges[c]["kind"] == "float" else "int64" for c in COLUMNS}
+    return pd.DataFrame({c: clean[c].to_numpy(dtype=dtype[c]) for c in COLUMNS}, index=raw.index)
 
-# %% ../../nbs/vfr/01_texas.ipynb #b4a736b4
-@constrained(path=Unchecked("a path to the CSV; the body says what is wrong with a missing, empty or unreadable one"))
-def load_texas100x(path) -> pd.DataFrame:
-    "Read and validate a Texas-100X CSV written by the processing script; raise `FairlibInputError` on any mismatch."
-    func = "load_texas100x"
+# %% ../../nbs/vfr/01_texas.ipynb #ea70fe11
+def _csv_file(path, func: str) -> Path:
+    "The CSV's path, refused when unset, missing, a directory or empty."
     if path is None or str(path).strip() == "":
         raise FairlibInputError(
             "path",
@@ -237,15 +304,20 @@ def load_texas100x(path) -> pd.DataFrame:
     if not p.exists():
         raise FairlibInputError("path", f"file not found: {p}", func)
     if p.is_dir():
-        raise FairlibInputError("path", f"{p} is a directory; expected the Texas-100X CSV file", func)
+        raise FairlibInputError("path", f"{p} is a directory; expected the Texas-100X CSV", func)
     if p.stat().st_size == 0:
-        raise FairlibInputError(
-            "path", f"{p.name} is empty (0 bytes); expected a CSV with header {list(COLUMNS)}", func
-        )
+        msg = f"{p.name} is empty (0 bytes); expected a CSV with header {list(COLUMNS)}"
+        raise FairlibInputError("path", msg, func)
+    return p
+
+# %% ../../nbs/vfr/01_texas.ipynb #9249cb13
+def _read_raw(p: Path, func: str) -> pd.DataFrame:
+    "The CSV as a raw frame (an unnamed first column becomes the index `record_id`)."
     try:
         raw = pd.read_csv(p, low_memory=False)
     except pd.errors.EmptyDataError:
-        raise FairlibInputError("path", f"{p.name} has no header line; expected {list(COLUMNS)}", func) from None
+        msg = f"{p.name} has no header line; expected {list(COLUMNS)}"
+        raise FairlibInputError("path", msg, func) from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise FairlibInputError("path", f"{p.name} is not a readable CSV ({first})", func) from None
@@ -253,9 +325,66 @@ def load_texas100x(path) -> pd.DataFrame:
     if first is not None and (str(first).startswith("Unnamed: 0") or str(first).strip() == ""):
         raw = raw.set_index(first)
         raw.index.name = "record_id"
+    return raw
+
+# %% ../../nbs/vfr/01_texas.ipynb #b4a736b4
+@constrained(path=Unchecked("a path to the CSV; the body refuses a missing, empty or unreadable one"))
+def load_texas100x(path) -> pd.DataFrame:
+    """Read and validate a Texas-100X CSV written by the processing script.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The CSV (as `df.to_csv(path)` writes it: an unnamed index column first, or none).
+
+    Returns
+    -------
+    DataFrame
+        The 12 validated columns (see `validate_texas100x`), indexed by `record_id` when the file
+        has an index column; `attrs["source_path"]` holds the path.
+
+    Raises
+    ------
+    FairlibInputError
+        When the path is unset, missing, a directory, empty or not a readable CSV, or the file does
+        not fit the schema (problems reported by file line).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "texas.csv"
+    >>> synthetic_texas100x(10, seed=0).to_csv(path)
+    >>> raw = load_texas100x(path)
+    >>> (raw.shape, raw.index.name)
+    ((10, 12), 'record_id')
+    """
+    func = "load_texas100x"
+    p = _csv_file(path, func)
+    raw = _read_raw(p, func)
     out = validate_texas100x(raw, argument="path", func=func, what=f"file {p.name}", line_offset=2)
     out.attrs["source_path"] = str(p)
     return out
+
+# %% ../../nbs/vfr/01_texas.ipynb #4cf2616f
+def _age_codes(codes, func: str) -> np.ndarray:
+    "PUDF age codes as int64, refused unless they are whole numbers in [0, 21] without NaN."
+    bad = lambda msg: FairlibInputError("codes", msg, func)
+    c = np.asarray(codes.to_numpy() if isinstance(codes, (pd.Series, pd.Index)) else codes)
+    if c.dtype == object:
+        try:
+            c = c.astype(np.float64)
+        except (TypeError, ValueError):
+            raise bad("PUDF age codes must be integers 0..21, got non-numeric values") from None
+    if c.dtype == bool or not np.issubdtype(c.dtype, np.number):
+        raise bad(f"PUDF age codes must be integers 0..21, got dtype {c.dtype}")
+    if np.issubdtype(c.dtype, np.floating):
+        if np.isnan(c).any():
+            raise bad(f"has {int(np.isnan(c).sum())} missing (NaN) age code(s)")
+        if (c != np.round(c)).any():
+            raise bad("PUDF age codes must be whole numbers, found fractional values")
+    if c.size and (c.min() < 0 or c.max() > 21):
+        raise bad(f"PUDF age codes must lie in [0, 21], found range [{c.min():g}, {c.max():g}]")
+    return c.astype(np.int64)
 
 # %% ../../nbs/vfr/01_texas.ipynb #c8bb5a0d
 @constrained(
@@ -263,32 +392,37 @@ def load_texas100x(path) -> pd.DataFrame:
     scheme=Options("corrected", "paper"),
 )
 def age_bucket_of(codes, *, scheme: str = "corrected") -> np.ndarray:
-    "Age-bucket label for each PUDF age code (`scheme`: 'corrected' = fairlib's buckets, 'paper' = authors' grouping)."
+    """The age-bucket label of each PUDF age code.
+
+    Parameters
+    ----------
+    codes : array-like of int
+        PUDF age codes, whole numbers in [0, 21].
+    scheme : {"corrected", "paper"}, default "corrected"
+        fairlib's buckets (codes 0-5, 6-10, 11-15, 16-21), or the authors' one-code-off grouping.
+
+    Returns
+    -------
+    ndarray of str
+        "Pediatric", "Young Adult", "Middle-Aged" or "Elderly" per code.
+
+    Raises
+    ------
+    FairlibInputError
+        When a code is not a number, is NaN, fractional or outside [0, 21].
+
+    Examples
+    --------
+    >>> age_bucket_of([5, 6, 15, 16]).tolist()
+    ['Pediatric', 'Young Adult', 'Middle-Aged', 'Elderly']
+    >>> age_bucket_of([5, 15], scheme="paper").tolist()
+    ['Young Adult', 'Elderly']
+    """
     key = {"corrected": "age_buckets", "paper": "age_buckets_paper"}.get(scheme)
     lut = np.empty(22, dtype=object)
     for name, spec in codebook()[key].items():
         lut[spec["codes"][0] : spec["codes"][1] + 1] = name
-    func = "age_bucket_of"
-    c = np.asarray(codes.to_numpy() if isinstance(codes, (pd.Series, pd.Index)) else codes)
-    if c.dtype == object:
-        try:
-            c = c.astype(np.float64)
-        except (TypeError, ValueError):
-            raise FairlibInputError(
-                "codes", "PUDF age codes must be integers 0..21, got non-numeric values", func
-            ) from None
-    if c.dtype == bool or not np.issubdtype(c.dtype, np.number):
-        raise FairlibInputError("codes", f"PUDF age codes must be integers 0..21, got dtype {c.dtype}", func)
-    if np.issubdtype(c.dtype, np.floating):
-        if np.isnan(c).any():
-            raise FairlibInputError("codes", f"has {int(np.isnan(c).sum())} missing (NaN) age code(s)", func)
-        if (c != np.round(c)).any():
-            raise FairlibInputError("codes", "PUDF age codes must be whole numbers, found fractional values", func)
-    if c.size and (c.min() < 0 or c.max() > 21):
-        raise FairlibInputError(
-            "codes", f"PUDF age codes must lie in [0, 21], found range [{c.min():g}, {c.max():g}]", func
-        )
-    return lut[c.astype(np.int64)]
+    return lut[_age_codes(codes, "age_bucket_of")]
 
 # %% ../../nbs/vfr/01_texas.ipynb #4dbacadf
 def _decode(codes: pd.Series, col: str) -> pd.Series:
@@ -299,14 +433,40 @@ def _decode(codes: pd.Series, col: str) -> pd.Series:
 # %% ../../nbs/vfr/01_texas.ipynb #c51ef74a
 @constrained(raw=Unchecked("a DataFrame in the Texas-100X schema, checked by validate_texas100x"))
 def prepare_cohort(raw: pd.DataFrame) -> pd.DataFrame:
-    """The raw Texas-100X columns plus decoded `race`, `sex`, `ethnicity`, `age_bucket` (corrected labels) and the int
-    target `los_gt3`."""
+    """The raw Texas-100X columns plus the decoded protected attributes and the target.
+
+    Parameters
+    ----------
+    raw : DataFrame
+        Records in the Texas-100X schema (the real file or the twin), checked by
+        `validate_texas100x`.
+
+    Returns
+    -------
+    DataFrame
+        The 12 columns plus `race`, `sex`, `ethnicity`, `age_bucket` (corrected labels),
+        `age_bucket_paper` (the authors' grouping) and the int target `los_gt3` (LOS > 3).
+
+    Raises
+    ------
+    FairlibInputError
+        When `raw` does not fit the schema.
+
+    Examples
+    --------
+    >>> cohort = prepare_cohort(synthetic_texas100x(200, seed=0))
+    >>> cohort.columns[12:].tolist()
+    ['race', 'sex', 'ethnicity', 'age_bucket', 'age_bucket_paper', 'los_gt3']
+    >>> bool((cohort.los_gt3 == (cohort.LENGTH_OF_STAY > 3)).all())
+    True
+    """
     df = validate_texas100x(raw, argument="raw", func="prepare_cohort")
     df["race"] = _decode(df["RACE"], "RACE")
     df["sex"] = _decode(df["SEX_CODE"], "SEX_CODE")
     df["ethnicity"] = _decode(df["ETHNICITY"], "ETHNICITY")
-    df["age_bucket"] = pd.Series(age_bucket_of(df["PAT_AGE"]), index=df.index, dtype="str")
-    df["age_bucket_paper"] = pd.Series(age_bucket_of(df["PAT_AGE"], scheme="paper"), index=df.index, dtype="str")
+    for col, scheme in (("age_bucket", "corrected"), ("age_bucket_paper", "paper")):
+        buckets = age_bucket_of(df["PAT_AGE"], scheme=scheme)
+        df[col] = pd.Series(buckets, index=df.index, dtype="str")
     df[TARGET] = (df["LENGTH_OF_STAY"] > LOS_THRESHOLD).astype(np.int64)
     df.attrs.update(raw.attrs)
     return df

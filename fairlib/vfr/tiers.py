@@ -20,27 +20,77 @@ __all__ = ['RELIABILITY_TIERS', 'KAPPA_MIN', 'QUINTUPLE_COLUMNS', 'reliability_t
            'tier_sensitivity']
 
 # %% ../../nbs/vfr/08_tiers.ipynb #887e4ce4
-RELIABILITY_TIERS = ("Practical-Stability", "Caution-Required", "High-Variance", "Catastrophic-Instability")
-
-# %% ../../nbs/vfr/08_tiers.ipynb #248eb0ef
+RELIABILITY_TIERS = (
+    "Practical-Stability",
+    "Caution-Required",
+    "High-Variance",
+    "Catastrophic-Instability",
+)
 KAPPA_MIN = 0.40
 
 # %% ../../nbs/vfr/08_tiers.ipynb #9505d9dc
 def _flags(x, n: int, name: str, func: str) -> np.ndarray:
-    "One true/false flag per cell (bools, or 0/1 numbers); anything else (strings, other lengths) is refused."
+    "One true/false flag per cell (bools, or 0/1 numbers); anything else is refused."
     a = np.atleast_1d(np.asarray(x.to_numpy() if isinstance(x, pd.Series) else x))
     if a.ndim != 1 or len(a) != n:
-        raise FairlibInputError(name, f"must hold one flag per cell ({n}), got shape {a.shape}", func)
+        msg = f"must hold one flag per cell ({n}), got shape {a.shape}"
+        raise FairlibInputError(name, msg, func)
     if a.dtype == bool:
         return a
     if a.dtype == object and all(isinstance(v, (bool, np.bool_)) for v in a):
         return a.astype(bool)
     if np.issubdtype(a.dtype, np.number) and np.isin(a, (0, 1)).all():
         return a.astype(bool)
-    raise FairlibInputError(name, f"must be True/False (or 0/1) per cell, got {pd.unique(a)[:3].tolist()}", func)
+    got = pd.unique(a)[:3].tolist()
+    raise FairlibInputError(name, f"must be True/False (or 0/1) per cell, got {got}", func)
 
+# %% ../../nbs/vfr/08_tiers.ipynb #dc84fabd
+def _tier_inputs(vfr, n_star, kappa, func: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "VFR, N* and kappa as float arrays of one length; a fractional N* is refused."
+    cols = {}
+    for name, x in (("vfr", vfr), ("n_star", n_star), ("kappa", kappa)):
+        a = np.atleast_1d(np.asarray(x, dtype=object))
+        try:
+            cols[name] = a.astype(np.float64)
+        except (TypeError, ValueError):
+            raise FairlibInputError(name, "must be numbers (NaN where undefined)", func) from None
+    check_same_length(func, vfr=cols["vfr"], n_star=cols["n_star"], kappa=cols["kappa"])
+    ns = cols["n_star"]
+    frac = np.isfinite(ns) & (ns != np.round(ns))  # ranges, NaN and inf are declared
+    if frac.any():
+        msg = f"must be whole numbers of records, got {ns[frac][:3].tolist()}"
+        raise FairlibInputError("n_star", msg, func)
+    return cols["vfr"], ns, cols["kappa"]
 
-@constrained(
+# %% ../../nbs/vfr/08_tiers.ipynb #8ddc5220
+def _tiers(v, ns, k, degen, tau_vfr, n_field, kappa_min, degenerate_kappa) -> pd.DataFrame:
+    "Violations per condition, their count, the tier and the reason of an undefined tier."
+    viol_v = v > tau_vfr
+    viol_n = ~(ns <= n_field)  # NaN (not reached) is a violation
+    k_ok = k >= kappa_min
+    if degenerate_kappa == "satisfied":
+        k_ok = k_ok | (degen & np.isnan(k))
+    viol_k = ~k_ok
+    k_undef = np.isnan(k) & ~(degen & (degenerate_kappa == "satisfied"))
+    undefined = np.isnan(v) | k_undef
+    count = viol_v.astype(int) + viol_n + viol_k
+    names = np.array(RELIABILITY_TIERS, dtype=object)[np.minimum(count, 3)]
+    tier = np.where(undefined, "Undefined", names)
+    why_k = np.where(degen, "kappa degenerate (every fold agreed)", "kappa undefined")
+    why_k = np.where(k_undef, why_k, None)
+    return pd.DataFrame(
+        dict(
+            violations=np.where(undefined, np.nan, count),
+            vfr_violated=viol_v,
+            n_star_violated=viol_n,
+            kappa_violated=np.where(np.isnan(k), np.nan, viol_k.astype(float)),
+            tier=tier,
+            tier_reason=np.where(np.isnan(v), "VFR undefined", why_k),
+        )
+    )
+
+# %% ../../nbs/vfr/08_tiers.ipynb #3aef7087
+_TIER_ARGS = dict(  # the declared arguments of reliability_tier
     vfr=Array(lo=0, hi=0.5, allow_nan=True, label="VFRs in [0, 0.5] (NaN where undefined)"),
     n_star=Array(lo=1, allow_nan=True, label="N* values >= 1 (NaN where not reached)"),
     kappa=Array(lo=-1, hi=1, allow_nan=True, label="kappas in [-1, 1] (NaN where undefined)"),
@@ -50,6 +100,9 @@ def _flags(x, n: int, name: str, func: str) -> np.ndarray:
     kappa_degenerate=None | Array(dtype="any", label="one True/False flag per cell"),
     degenerate_kappa=_DEGENERATE,
 )
+
+# %% ../../nbs/vfr/08_tiers.ipynb #31757802
+@constrained(**_TIER_ARGS)
 def reliability_tier(
     vfr,
     n_star,
@@ -61,67 +114,113 @@ def reliability_tier(
     kappa_degenerate=None,
     degenerate_kappa: str = "undefined",
 ) -> pd.DataFrame:
-    """Tier per cell from VFR, N* (NaN = not reached below the full partition) and kappa; returns violations, tier,
-    reason.
+    """The reliability tier of each cell from its VFR, N* and κ.
 
-    vfr in [0, 0.5], kappa in [-1, 1] and N* a positive whole number (each NaN where undefined / not reached).
-    kappa_degenerate: one bool per cell (True where kappa is NaN because every fold agreed); with
-    degenerate_kappa="satisfied" those cells meet the kappa condition, otherwise their tier is Undefined."""
+    Parameters
+    ----------
+    vfr : array-like of float
+        VFR per cell, in [0, 0.5] (NaN where undefined).
+    n_star : array-like of float
+        N* per cell, a positive whole number (NaN: not reached below the full partition).
+    kappa : array-like of float
+        Fleiss' κ per cell, in [-1, 1] (NaN where undefined).
+    tau_vfr : float, default 0.10
+        τ_VFR: a VFR above it violates the VFR condition.
+    n_field : int, default 50,000
+        N_field: an N* above it (or not reached) violates the N* condition.
+    kappa_min : float, default 0.40
+        A κ below it violates the agreement condition.
+    kappa_degenerate : array-like of bool, optional
+        One flag per cell: True where κ is NaN because every fold agreed.
+    degenerate_kappa : {"undefined", "satisfied"}, default "undefined"
+        How a degenerate κ is read: the tier is Undefined, or (the paper's reading) the κ condition
+        is met.
+
+    Returns
+    -------
+    DataFrame
+        One row per cell: violations, vfr_violated, n_star_violated, kappa_violated, tier and
+        tier_reason (why a tier is Undefined).
+
+    Raises
+    ------
+    FairlibInputError
+        When a value is out of range or not a number, an N* is fractional, the lengths differ, or
+        `kappa_degenerate` is not one flag per cell.
+
+    Examples
+    --------
+    >>> t = reliability_tier([0.02, 0.2, 0.3], [1_000, 1_000, np.nan], [0.7, 0.7, 0.2])
+    >>> t.tier.tolist()
+    ['Practical-Stability', 'Caution-Required', 'Catastrophic-Instability']
+    """
     func = "reliability_tier"
-    cols = {}
-    for name, x in (("vfr", vfr), ("n_star", n_star), ("kappa", kappa)):
-        a = np.atleast_1d(np.asarray(x, dtype=object))
-        try:
-            cols[name] = a.astype(np.float64)
-        except (TypeError, ValueError):
-            raise FairlibInputError(name, "must be numbers (NaN where undefined)", func) from None
-    n = check_same_length(func, vfr=cols["vfr"], n_star=cols["n_star"], kappa=cols["kappa"])
-    v, ns, k = cols["vfr"], cols["n_star"], cols["kappa"]
-    frac = np.isfinite(ns) & (ns != np.round(ns))  # ranges, NaN and inf are declared above
-    if frac.any():
-        raise FairlibInputError("n_star", f"must be whole numbers of records, got {ns[frac][:3].tolist()}", func)
-    degen = np.zeros(n, bool) if kappa_degenerate is None else _flags(kappa_degenerate, n, "kappa_degenerate", func)
-    viol_v = v > tau_vfr
-    viol_n = ~(ns <= n_field)  # NaN (not reached) is a violation
-    k_ok = k >= kappa_min
-    if degenerate_kappa == "satisfied":
-        k_ok = k_ok | (degen & np.isnan(k))
-    viol_k = ~k_ok
-    k_undef = np.isnan(k) & ~(degen & (degenerate_kappa == "satisfied"))
-    undefined = np.isnan(v) | k_undef
-    count = viol_v.astype(int) + viol_n + viol_k
-    tier = np.where(undefined, "Undefined", np.array(RELIABILITY_TIERS, dtype=object)[np.minimum(count, 3)])
-    reason = np.where(
-        np.isnan(v),
-        "VFR undefined",
-        np.where(k_undef, np.where(degen, "kappa degenerate (every fold agreed)", "kappa undefined"), None),
-    )
-    return pd.DataFrame(
-        dict(
-            violations=np.where(undefined, np.nan, count),
-            vfr_violated=viol_v,
-            n_star_violated=viol_n,
-            kappa_violated=np.where(np.isnan(k), np.nan, viol_k.astype(float)),
-            tier=tier,
-            tier_reason=reason,
-        )
-    )
+    v, ns, k = _tier_inputs(vfr, n_star, kappa, func)
+    n = len(v)
+    degen = np.zeros(n, bool)
+    if kappa_degenerate is not None:
+        degen = _flags(kappa_degenerate, n, "kappa_degenerate", func)
+    return _tiers(v, ns, k, degen, tau_vfr, n_field, kappa_min, degenerate_kappa)
 
 # %% ../../nbs/vfr/08_tiers.ipynb #0e909c4b
-QUINTUPLE_COLUMNS = ("model", "attribute", "metric", "dominant_verdict", "vfr", "n_star", "kappa", "tier")
+QUINTUPLE_COLUMNS = (
+    "model",
+    "attribute",
+    "metric",
+    "dominant_verdict",
+    "vfr",
+    "n_star",
+    "kappa",
+    "tier",
+)
 
 # %% ../../nbs/vfr/08_tiers.ipynb #81634447
 def _unique_keys(df: pd.DataFrame, key: list, name: str, func: str) -> None:
     "Refuse an input with more than one row per cell key (a join would multiply the cells)."
     dup = df.duplicated(key, keep=False)
     if dup.any():
-        ex = df.loc[dup, key].drop_duplicates().head(3).itertuples(index=False, name=None)
-        raise FairlibInputError(
-            name, f"has duplicated {tuple(key)} rows, e.g. {list(ex)}; each cell must appear once", func
-        )
+        ex = list(df.loc[dup, key].drop_duplicates().head(3).itertuples(index=False, name=None))
+        msg = f"has duplicated {tuple(key)} rows, e.g. {ex}; each cell must appear once"
+        raise FairlibInputError(name, msg, func)
 
+# %% ../../nbs/vfr/08_tiers.ipynb #ad816926
+def _joined_axes(axis1, axis2, axis3) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    "The Axis-1 cells with their Axis-2 and Axis-3 columns, and the masks of missing Axis-2/3 rows."
+    key = ["model", "metric", "attribute"]
+    have = lambda df, cols: df[[c for c in cols if c in df]]
+    a1 = have(axis1, (*key, "value", "verdict", "dominant_verdict", "vfr", "auditable", "reason"))
+    a1 = a1.rename(columns={"reason": "vfr_reason"})
+    a2 = have(axis2, (*key, "n_star", "near_zero_mean", "n_star_rule", "sd", "sd_size", "reason"))
+    a2 = a2.rename(columns={"reason": "n_star_reason"}).assign(_a2=True)
+    names = {"reason": "kappa_reason", "band": "kappa_band", "degenerate": "kappa_degenerate"}
+    a3 = have(axis3, ("model", "metric", "kappa", "band", "degenerate", "reason"))
+    t = a1.merge(a2, on=key, how="left").merge(
+        a3.rename(columns=names).assign(_a3=True), on=["model", "metric"], how="left"
+    )
+    return t, t.pop("_a2").isna().to_numpy(), t.pop("_a3").isna().to_numpy()
 
-@constrained(
+# %% ../../nbs/vfr/08_tiers.ipynb #61ec2240
+def _mark_missing(tiers: pd.DataFrame, no2: np.ndarray, no3: np.ndarray) -> pd.DataFrame:
+    "Cells without their Axis-2 or Axis-3 row: tier Undefined, with the missing row named."
+    miss = no2 | no3
+    if miss.any():
+        a2 = "no Axis 2 row for this cell (N* missing; check model/metric/attribute)"
+        a3 = "no Axis 3 row for this model and metric (kappa missing)"
+        why = ["; ".join(s for s, m in ((a2, x), (a3, y)) if m) for x, y in zip(no2, no3)]
+        tiers["tier"] = np.where(miss, "Undefined", tiers.tier)
+        tiers["violations"] = np.where(miss, np.nan, tiers.violations)
+        tiers["n_star_violated"] = np.where(no2, np.nan, tiers.n_star_violated.astype(float))
+        tiers["tier_reason"] = np.where(miss, np.array(why, dtype=object), tiers.tier_reason)
+    tiers["input_missing"] = miss
+    return tiers
+
+# %% ../../nbs/vfr/08_tiers.ipynb #17dee80c
+def _degenerate(t: pd.DataFrame) -> pd.Series:
+    "The table's `kappa_degenerate` flags (False where the column or the value is missing)."
+    return t.get("kappa_degenerate", pd.Series(False, index=t.index)).fillna(False).astype(bool)
+
+# %% ../../nbs/vfr/08_tiers.ipynb #a3d904e1
+_TABLE_ARGS = dict(  # the declared arguments of reliability_table
     axis1=Frame(["model", "metric", "attribute", "vfr", "dominant_verdict"], min_rows=0),
     axis2=Frame(["model", "metric", "attribute", "n_star"], min_rows=0),
     axis3=Frame(["model", "metric", "kappa"], min_rows=0),
@@ -130,6 +229,9 @@ def _unique_keys(df: pd.DataFrame, key: list, name: str, func: str) -> None:
     kappa_min=_KAPPA,
     degenerate_kappa=_DEGENERATE,
 )
+
+# %% ../../nbs/vfr/08_tiers.ipynb #a2c71c77
+@constrained(**_TABLE_ARGS)
 def reliability_table(
     axis1: pd.DataFrame,
     axis2: pd.DataFrame,
@@ -140,50 +242,59 @@ def reliability_table(
     kappa_min: float = KAPPA_MIN,
     degenerate_kappa: str = "undefined",
 ) -> pd.DataFrame:
-    """One row per Axis-1 cell: the quintuple (dominant verdict, VFR, N*, kappa, tier) plus the point verdict, band,
-    the SD at N* (`sd`, at `sd_size`) and reasons. A cell without its Axis-2 (or Axis-3) row has tier Undefined with
-    that reason; an input with a duplicated cell key is refused."""
+    """One row per Axis-1 cell: the quintuple (dominant verdict, VFR, N*, κ, tier) and its reasons.
+
+    Parameters
+    ----------
+    axis1 : DataFrame
+        A `vfr_grid` frame (model, metric, attribute, vfr, dominant_verdict, ...).
+    axis2 : DataFrame
+        An `audit_size_grid` frame (model, metric, attribute, n_star, ...).
+    axis3 : DataFrame
+        The κ frame of `cross_hospital_grid` (model, metric, kappa, ...).
+    tau_vfr : float, default 0.10
+        τ_VFR of the VFR condition.
+    n_field : int, default 50,000
+        N_field of the N* condition.
+    kappa_min : float, default 0.40
+        The κ condition.
+    degenerate_kappa : {"undefined", "satisfied"}, default "undefined"
+        How a degenerate κ is read (see `reliability_tier`).
+
+    Returns
+    -------
+    DataFrame
+        The columns of `QUINTUPLE_COLUMNS` first, then the point verdict, κ band, the SD at N*
+        (`sd`, at `sd_size`), the tier columns of `reliability_tier`, the reasons and
+        `input_missing` (a cell without its Axis-2 or Axis-3 row: tier Undefined).
+
+    Raises
+    ------
+    FairlibInputError
+        When an input lacks a key column or holds a cell key more than once.
+
+    Examples
+    --------
+    >>> cells = dict(model="m", metric=["DI", "SPD"], attribute="race")
+    >>> a1 = pd.DataFrame(dict(cells, vfr=[0.02, 0.3], dominant_verdict=["Pass", "Fail"]))
+    >>> a2 = pd.DataFrame(dict(cells, n_star=[1_000, np.nan]))
+    >>> a3 = pd.DataFrame(dict(model="m", metric=["DI", "SPD"], kappa=[0.7, 0.2]))
+    >>> reliability_table(a1, a2, a3).tier.tolist()
+    ['Practical-Stability', 'Catastrophic-Instability']
+    """
     func = "reliability_table"
     key = ["model", "metric", "attribute"]
-    for name, df, k in (("axis1", axis1, key), ("axis2", axis2, key), ("axis3", axis3, ["model", "metric"])):
+    for name, df, k in (
+        ("axis1", axis1, key),
+        ("axis2", axis2, key),
+        ("axis3", axis3, ["model", "metric"]),
+    ):
         _unique_keys(df, k, name, func)
-    a1 = axis1[[c for c in (*key, "value", "verdict", "dominant_verdict", "vfr", "auditable", "reason") if c in axis1]]
-    a1 = a1.rename(columns={"reason": "vfr_reason"})
-    a2 = axis2[[c for c in (*key, "n_star", "near_zero_mean", "n_star_rule", "sd", "sd_size", "reason") if c in axis2]]
-    a2 = a2.rename(columns={"reason": "n_star_reason"}).assign(_a2=True)
-    a3 = axis3[[c for c in ("model", "metric", "kappa", "band", "degenerate", "reason") if c in axis3]].rename(
-        columns={"reason": "kappa_reason", "band": "kappa_band", "degenerate": "kappa_degenerate"}
-    )
-    t = a1.merge(a2, on=key, how="left").merge(a3.assign(_a3=True), on=["model", "metric"], how="left")
-    no2, no3 = t.pop("_a2").isna().to_numpy(), t.pop("_a3").isna().to_numpy()
-    tiers = reliability_tier(
-        t.vfr,
-        t.n_star,
-        t.kappa,
-        tau_vfr=tau_vfr,
-        n_field=n_field,
-        kappa_min=kappa_min,
-        kappa_degenerate=t.get("kappa_degenerate", pd.Series(False, index=t.index)).fillna(False).astype(bool),
-        degenerate_kappa=degenerate_kappa,
-    )
-    if (no2 | no3).any():  # a missing row is not a measured "not reached" (nor an undefined kappa): say so
-        why = [
-            "; ".join(
-                s
-                for s, miss in (
-                    ("no Axis 2 row for this cell (N* missing; check model/metric/attribute)", a),
-                    ("no Axis 3 row for this model and metric (kappa missing)", b),
-                )
-                if miss
-            )
-            for a, b in zip(no2, no3)
-        ]
-        miss = no2 | no3
-        tiers["tier"] = np.where(miss, "Undefined", tiers.tier)
-        tiers["violations"] = np.where(miss, np.nan, tiers.violations)
-        tiers["n_star_violated"] = np.where(no2, np.nan, tiers.n_star_violated.astype(float))
-        tiers["tier_reason"] = np.where(miss, np.array(why, dtype=object), tiers.tier_reason)
-    tiers["input_missing"] = no2 | no3
+    t, no2, no3 = _joined_axes(axis1, axis2, axis3)
+    kw = dict(tau_vfr=tau_vfr, n_field=n_field, kappa_min=kappa_min)
+    kw["degenerate_kappa"] = degenerate_kappa
+    tiers = reliability_tier(t.vfr, t.n_star, t.kappa, kappa_degenerate=_degenerate(t), **kw)
+    tiers = _mark_missing(tiers, no2, no3)
     t = pd.concat([t.reset_index(drop=True), tiers.reset_index(drop=True)], axis=1)
     front = list(QUINTUPLE_COLUMNS)
     return t[front + [c for c in t.columns if c not in front]]
@@ -191,17 +302,42 @@ def reliability_table(
 # %% ../../nbs/vfr/08_tiers.ipynb #697b72d8
 @constrained(table=Frame(["tier"], min_rows=0, label="a reliability_table() frame"))
 def tier_counts(table: pd.DataFrame) -> pd.Series:
-    "Cells per tier (Undefined counted apart), in tier order."
+    """Cells per tier, in tier order, with Undefined counted apart.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A `reliability_table` frame (any frame with a `tier` column).
+
+    Returns
+    -------
+    Series
+        Cells per tier, indexed by `RELIABILITY_TIERS` and "Undefined".
+
+    Raises
+    ------
+    FairlibInputError
+        When `table` has no `tier` column.
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame(dict(tier=["High-Variance", "Undefined", "High-Variance"]))
+    >>> tier_counts(cells).tolist()
+    [0, 0, 2, 0, 1]
+    """
     return table.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
 
-# %% ../../nbs/vfr/08_tiers.ipynb #302aef04
-@constrained(
+# %% ../../nbs/vfr/08_tiers.ipynb #c5489cb2
+_SENSITIVITY_ARGS = dict(  # the declared arguments of tier_sensitivity
     table=Frame(["vfr", "n_star", "kappa"], min_rows=0, label="a reliability_table() frame"),
     taus=Array(lo=0, hi=0.5, label="VFR cutoffs in [0, 0.5]"),
     degenerate_kappa=_DEGENERATE,
     n_field=PositiveInt,
     kappa_min=_KAPPA,
 )
+
+# %% ../../nbs/vfr/08_tiers.ipynb #302aef04
+@constrained(**_SENSITIVITY_ARGS)
 def tier_sensitivity(
     table: pd.DataFrame,
     *,
@@ -210,27 +346,47 @@ def tier_sensitivity(
     n_field: int = N_FIELD,
     kappa_min: float = KAPPA_MIN,
 ) -> pd.DataFrame:
-    "Tier counts as τ_VFR varies (the paper's open question on the 0.10 cutoff): one row per τ."
-    rows = []
+    """Tier counts as τ_VFR varies: one row per τ.
+
+    Parameters
+    ----------
+    table : DataFrame
+        A `reliability_table` frame (vfr, n_star, kappa, and `kappa_degenerate` / `input_missing`
+        when present).
+    taus : sequence of float, default (0.05, 0.10, 0.15, 0.20)
+        The VFR cutoffs, in [0, 0.5].
+    degenerate_kappa : {"undefined", "satisfied"}, default "undefined"
+        How a degenerate κ is read (see `reliability_tier`).
+    n_field : int, default 50,000
+        N_field of the N* condition.
+    kappa_min : float, default 0.40
+        The κ condition.
+
+    Returns
+    -------
+    DataFrame
+        One row per τ: `tau_vfr` and the cells per tier (a cell without its Axis-2 or Axis-3 row
+        stays Undefined at every τ).
+
+    Raises
+    ------
+    FairlibInputError
+        When `table` lacks a column or a τ is outside [0, 0.5].
+
+    Examples
+    --------
+    >>> t = pd.DataFrame(dict(vfr=[0.07, 0.12], n_star=[1_000, 1_000], kappa=[0.7, 0.7]))
+    >>> tier_sensitivity(t, taus=[0.05, 0.10]).iloc[:, :3].values.tolist()
+    [[0.05, 0.0, 2.0], [0.1, 1.0, 1.0]]
+    """
+    rows, degen = [], _degenerate(table)
+    kw = dict(n_field=n_field, kappa_min=kappa_min, degenerate_kappa=degenerate_kappa)
+    vfr, n_star, kappa = table.vfr, table.n_star, table.kappa
     for tau in taus:
-        t = reliability_tier(
-            table.vfr,
-            table.n_star,
-            table.kappa,
-            tau_vfr=tau,
-            n_field=n_field,
-            kappa_min=kappa_min,
-            kappa_degenerate=table.get("kappa_degenerate", pd.Series(False, index=table.index))
-            .fillna(False)
-            .astype(bool),
-            degenerate_kappa=degenerate_kappa,
-        )
-        if "input_missing" in table:  # a cell without its Axis-2 / Axis-3 row stays Undefined at every tau
-            t["tier"] = np.where(table.input_missing.fillna(False).to_numpy(bool), "Undefined", t.tier)
-        rows.append(
-            dict(
-                tau_vfr=float(tau),
-                **t.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0).to_dict(),
-            )
-        )
+        t = reliability_tier(vfr, n_star, kappa, tau_vfr=tau, kappa_degenerate=degen, **kw)
+        if "input_missing" in table:  # without its Axis-2 / Axis-3 row: Undefined at every tau
+            missing = table.input_missing.fillna(False).to_numpy(bool)
+            t["tier"] = np.where(missing, "Undefined", t.tier)
+        counts = t.tier.value_counts().reindex([*RELIABILITY_TIERS, "Undefined"], fill_value=0)
+        rows.append(dict(tau_vfr=float(tau), **counts.to_dict()))
     return pd.DataFrame(rows)

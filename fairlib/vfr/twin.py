@@ -19,14 +19,8 @@ __all__ = ['CATALOG_SEED', 'RACE_N', 'RACE_RATE', 'SEX_N', 'SEX_RATE', 'ETH_N', 
 
 # %% ../../nbs/vfr/02_twin.ipynb #6a6f6e94
 CATALOG_SEED = 2006
-
-# %% ../../nbs/vfr/02_twin.ipynb #0b6a5d36
 _VOL_KNOTS = np.array([1, 10, 50, 100, 111, 200, 221, 331, 441])  # volume ranks
-
-# %% ../../nbs/vfr/02_twin.ipynb #090aa6bc
 _VOL_LOGSIZE = np.array([10.1266, 9.7445, 9.1414, 8.6673, 8.5797, 7.5207, 7.0413, 5.6579, -0.2753])
-
-# %% ../../nbs/vfr/02_twin.ipynb #ee3e068b
 _POOLED_RANK = 150  # volume rank of the pooled THCIC_ID 999999 site
 
 # %% ../../nbs/vfr/02_twin.ipynb #51a6c454
@@ -34,75 +28,36 @@ _tab = {r["attribute"]: [] for r in codebook()["paper_table3"]}
 for _r in codebook()["paper_table3"]:
     _tab[_r["attribute"]].append(_r)
 
-# %% ../../nbs/vfr/02_twin.ipynb #bc307a94
+# %% ../../nbs/vfr/02_twin.ipynb #ba297c42
 def _by_code(attr, order):
     rows = {r["label_corrected"]: r for r in _tab[attr]}
     return np.array([rows[k]["n"] for k in order]), np.array([rows[k]["pos_rate"] for k in order])
 
 # %% ../../nbs/vfr/02_twin.ipynb #48184c8e
 _RACE_LABELS = [codebook()["labels"]["RACE"][i] for i in range(5)]
-
-# %% ../../nbs/vfr/02_twin.ipynb #06d60208
 RACE_N, RACE_RATE = _by_code("race", _RACE_LABELS)  # by RACE code 0..4
-
-# %% ../../nbs/vfr/02_twin.ipynb #ddef5ba4
 SEX_N, SEX_RATE = _by_code("sex", ["Male", "Female"])  # by SEX_CODE 0, 1
-
-# %% ../../nbs/vfr/02_twin.ipynb #9c833729
 ETH_N, ETH_RATE = _by_code("ethnicity", ["Hispanic", "Not Hispanic"])
-
-# %% ../../nbs/vfr/02_twin.ipynb #392894b7
 AGE_N = np.array([r["n"] for r in _tab["age_bucket"]])
 AGE_RATE = np.array([r["pos_rate"] for r in _tab["age_bucket"]])
-
-# %% ../../nbs/vfr/02_twin.ipynb #2ff65736
 NOTHISP_IN_RACE = np.array([codebook()["paper_race_by_ethnicity"][i] for i in range(5)])
 
 # %% ../../nbs/vfr/02_twin.ipynb #35ea29a5
 _AGE_BUCKET_OF_CODE = np.array([0] * 6 + [1] * 5 + [2] * 5 + [3] * 6)
-
-# %% ../../nbs/vfr/02_twin.ipynb #b77d308c
-_AGE_CODE_SHARE = (
-    np.array(
-        [1.0, 0.6, 0.6, 0.4, 0.6, 0.9, 1.6, 4.6, 5.4, 5.6, 5.3, 5.4, 5.9, 6.2, 6.4, 6.5, 7.6, 7.5, 7.9, 8.0, 6.9, 5.0]
-    )
-    / 100
-)
-
-# %% ../../nbs/vfr/02_twin.ipynb #83ed3aa9
+_AGE_CODE_PCT = [1.0, 0.6, 0.6, 0.4, 0.6, 0.9, 1.6, 4.6, 5.4, 5.6, 5.3]  # codes 0-10
+_AGE_CODE_PCT += [5.4, 5.9, 6.2, 6.4, 6.5, 7.6, 7.5, 7.9, 8.0, 6.9, 5.0]  # codes 11-21
+_AGE_CODE_SHARE = np.array(_AGE_CODE_PCT) / 100
 _OB_Q = np.zeros(22)
 _OB_Q[5:13] = [0.35, 0.6, 0.7, 0.68, 0.58, 0.40, 0.12, 0.02]  # P(obstetric | age code)
-
-# %% ../../nbs/vfr/02_twin.ipynb #4cbfb3a8
 _FEMALE_NONOB = np.array([0.48, 0.52, 0.52, 0.60])  # by bucket, before the global shift
 
 # %% ../../nbs/vfr/02_twin.ipynb #924ed73f
-TWIN_CATEGORIES = [
-    "obstetric",
-    "neonatal",
-    "cardiac",
-    "orthopaedic",
-    "GI",
-    "respiratory/ICU",
-    "neuro",
-    "renal/GU",
-    "minor",
-    "other surgery",
-]
-
-# %% ../../nbs/vfr/02_twin.ipynb #3959fce5
+TWIN_CATEGORIES = ["obstetric", "neonatal", "cardiac", "orthopaedic", "GI", "respiratory/ICU"]
+TWIN_CATEGORIES += ["neuro", "renal/GU", "minor", "other surgery"]
 _N_PROC = np.array([8, 4, 16, 14, 16, 8, 8, 8, 10, 8])
-
-# %% ../../nbs/vfr/02_twin.ipynb #6279a694
 _N_DIAG = np.array([150, 80, 450, 400, 450, 350, 300, 250, 350, 220])
-
-# %% ../../nbs/vfr/02_twin.ipynb #8d363957
 _CAT_LOS = np.array([-2.4, -1.0, 0.3, 0.3, -0.2, 1.9, 0.7, 0.4, 0.3, 0.5])  # log-odds of LOS>3
-
-# %% ../../nbs/vfr/02_twin.ipynb #83be09ed
 _CAT_COST = np.array([9.0, 8.0, 10.3, 10.2, 9.4, 10.4, 9.9, 9.5, 9.0, 9.8])  # log dollars
-
-# %% ../../nbs/vfr/02_twin.ipynb #a32ca18b
 _CAT_P = np.array(
     [
         [0, 0, 0.03, 0.12, 0.20, 0.25, 0.10, 0.05, 0.20, 0.05],  # non-obstetric mix by bucket
@@ -127,11 +82,7 @@ _TYPE_P = np.array(
         [0.40, 0.15, 0.43, 0, 0.01, 0.01],
     ]
 )
-
-# %% ../../nbs/vfr/02_twin.ipynb #8c5448ae
 _TYPE_LOS = np.array([0.35, 0.10, -0.45, -0.30, 0.50, 0.0])
-
-# %% ../../nbs/vfr/02_twin.ipynb #2ed526a8
 _SRC_P = np.array(
     [
         [0.08, 0.02, 0.00, 0.06, 0.02, 0.02, 0.78, 0.01, 0.01],
@@ -142,52 +93,24 @@ _SRC_P = np.array(
         [0.30, 0.10, 0.00, 0.20, 0.05, 0.05, 0.20, 0.00, 0.10],
     ]
 )
-
-# %% ../../nbs/vfr/02_twin.ipynb #6e435134
 _SRC_LOS = np.array([0, -0.1, 0, 0.6, 0.5, 0.3, 0.2, 0.3, 0])
 
 # %% ../../nbs/vfr/02_twin.ipynb #eaed8089
-TWIN_STATUS_CODES = [
-    1,
-    2,
-    3,
-    4,
-    5,
-    6,
-    7,
-    20,
-    30,
-    50,
-    51,
-    61,
-    62,
-    63,
-    64,
-    65,
-    66,
-]  # PUDF codes behind PAT_STATUS ranks 0..16
-
-# %% ../../nbs/vfr/02_twin.ipynb #ea923481
-_ST_BASE = np.array([2.9, -0.5, -3.2, -6, -4, -1.8, -1.0, -4.2, -7, -5, -5.5, -6, -3.5, -6, -6, -5, -6])
-
-# %% ../../nbs/vfr/02_twin.ipynb #68660f8c
-_ST_LOGLOS = np.array([0, 0.3, 1.3, 0.8, 0.6, 0.8, -0.6, 0.9, 1.5, 0.8, 0.9, 0.8, 1.1, 1.8, 1.0, 0.5, 0.4])
-
-# %% ../../nbs/vfr/02_twin.ipynb #0d384a6e
-_ST_OLD = np.array([0, 0.3, 1.6, 1.0, 0.3, 1.0, -0.8, 1.2, 0, 1.0, 1.2, 0.5, 0.6, 0.8, 1.2, -1, 0.2])
-
-# %% ../../nbs/vfr/02_twin.ipynb #57af3338
+TWIN_STATUS_CODES = [1, 2, 3, 4, 5, 6, 7, 20, 30, 50, 51, 61, 62, 63, 64, 65, 66]  # ranks 0..16
+_ST_BASE = np.r_[[2.9, -0.5, -3.2, -6, -4, -1.8, -1.0, -4.2], [-7, -5, -5.5, -6, -3.5, -6, -6, -5, -6]]
+_ST_LOGLOS = np.r_[[0, 0.3, 1.3, 0.8, 0.6, 0.8, -0.6, 0.9], [1.5, 0.8, 0.9, 0.8, 1.1, 1.8, 1.0, 0.5, 0.4]]
+_ST_OLD = np.r_[[0, 0.3, 1.6, 1.0, 0.3, 1.0, -0.8, 1.2, 0], [1.0, 1.2, 0.5, 0.6, 0.8, 1.2, -1, 0.2]]
 _SIGNAL, _KAPPA, _CHARGE_NOISE, _HOSP_SD = 1.2, 2.5, 0.5, 0.35
 
 # %% ../../nbs/vfr/02_twin.ipynb #a9c051f1
 @functools.cache
 def _catalog() -> dict:
-    "Fixed twin population: site effects and ids, procedure and diagnosis catalogs (seeded by CATALOG_SEED)."
+    "The fixed population: site effects and ids, procedure and diagnosis catalogs (CATALOG_SEED)."
     r = np.random.default_rng(CATALOG_SEED)
     H = N_HOSPITALS
     hosp = dict(his=r.normal(0, 1, H), u=r.normal(0, _HOSP_SD, H), cost=r.normal(0, 0.2, H))
     ids = r.choice(np.arange(1, 9999), H - 1, replace=False) * 100 + r.integers(0, 100, H - 1)
-    ids = np.insert(ids, _POOLED_RANK - 1, POOLED_HOSPITAL_ID)  # THCIC_ID of the site with volume rank k
+    ids = np.insert(ids, _POOLED_RANK - 1, POOLED_HOSPITAL_ID)  # THCIC_ID of the volume rank k site
     hosp["thcic"] = ids
     pc = np.repeat(np.arange(len(_N_PROC)), _N_PROC)
     proc = dict(
@@ -198,15 +121,36 @@ def _catalog() -> dict:
         code=r.permutation(len(pc)),
     )
     dc = np.repeat(np.arange(len(_N_DIAG)), _N_DIAG)
-    diag = dict(
-        cat=dc, w=np.concatenate([1 / np.arange(1, k + 1) ** 1.1 for k in _N_DIAG]), los=r.normal(0, 0.7, len(dc))
-    )
+    w_diag = np.concatenate([1 / np.arange(1, k + 1) ** 1.1 for k in _N_DIAG])
+    diag = dict(cat=dc, w=w_diag, los=r.normal(0, 0.7, len(dc)))
     return dict(hosp=hosp, proc=proc, diag=diag)
 
 # %% ../../nbs/vfr/02_twin.ipynb #0f2514e9
 @constrained(n=_N)
 def hospital_volume_profile(n: int = N_FULL) -> np.ndarray:
-    "Records per site (volume rank order) for a twin of `n` records: largest-remainder rounding of the fixed profile."
+    """Records per site, in volume-rank order, for a twin of `n` records.
+
+    Parameters
+    ----------
+    n : int, default 925,128
+        Records of the twin.
+
+    Returns
+    -------
+    ndarray of int64
+        441 site counts summing to `n`: the largest-remainder rounding of the fixed volume profile.
+
+    Raises
+    ------
+    FairlibInputError
+        When `n` is not a positive integer.
+
+    Examples
+    --------
+    >>> v = hospital_volume_profile()
+    >>> (int(v.sum()), len(v), int(np.median(v)))
+    (925128, 441, 686)
+    """
     n = int(n)
     s = np.maximum(np.exp(np.interp(np.arange(1, N_HOSPITALS + 1), _VOL_KNOTS, _VOL_LOGSIZE)), 1.0)
     x = s / s.sum() * n
@@ -218,13 +162,13 @@ def hospital_volume_profile(n: int = N_FULL) -> np.ndarray:
 def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-np.clip(x, -500, 500)))
 
-# %% ../../nbs/vfr/02_twin.ipynb #b830f3e8
+# %% ../../nbs/vfr/02_twin.ipynb #0c3af91a
 def _draw_rows(rng, P: np.ndarray) -> np.ndarray:
     "One categorical draw per row of the probability matrix `P`."
     u = rng.random(len(P))
     return (u[:, None] > np.cumsum(P, 1)[:, :-1]).sum(1)
 
-# %% ../../nbs/vfr/02_twin.ipynb #6f20a8a7
+# %% ../../nbs/vfr/02_twin.ipynb #6464d2cb
 def _draw_from(rng, w: np.ndarray, size: int) -> np.ndarray:
     "`size` draws of indices with weights `w`."
     c = np.cumsum(w / w.sum())
@@ -232,7 +176,7 @@ def _draw_from(rng, w: np.ndarray, size: int) -> np.ndarray:
 
 # %% ../../nbs/vfr/02_twin.ipynb #351f5409
 def _solve_shares(w_h, tilt, target) -> np.ndarray:
-    "Per-site category probabilities softmax(L + tilt_h) with L solved so the volume-weighted shares equal `target`."
+    "Per-site probabilities softmax(L + tilt_h), L solved so volume-weighted shares are `target`."
     L = np.log(target)
     for _ in range(100):
         P = np.exp(L + tilt)
@@ -245,8 +189,7 @@ def _solve_shares(w_h, tilt, target) -> np.ndarray:
 
 # %% ../../nbs/vfr/02_twin.ipynb #c758ff3c
 def _consistent_rates(groups, rates, overall: float) -> list:
-    """Shift each attribute's rates by one common log-odds step so that, at the realised group sizes, they average to
-    `overall`."""
+    "Each attribute's rates shifted by one log-odds step to average `overall` at the group sizes."
     out = []
     for g, r in zip(groups, rates):
         w = np.bincount(g, minlength=len(r)) / len(g)
@@ -260,7 +203,7 @@ def _consistent_rates(groups, rates, overall: float) -> list:
 
 # %% ../../nbs/vfr/02_twin.ipynb #b4a502c1
 def _rake(eta, groups, rates, *, iters: int = 100, tol: float = 1e-5):
-    "Add per-group log-odds offsets to `eta` until mean(sigmoid) matches `rates` in every group of every attribute."
+    "Per-group log-odds offsets added to `eta` until mean(sigmoid) is `rates` in every group."
     lin = eta.copy()
     for _ in range(iters):
         worst = 0.0
@@ -278,8 +221,7 @@ def _rake(eta, groups, rates, *, iters: int = 100, tol: float = 1e-5):
 
 # %% ../../nbs/vfr/02_twin.ipynb #28b343f8
 def _twin_rates(base_rates: dict | None, func: str) -> list:
-    """Target LOS>3 rates by code for race, sex, ethnicity, age bucket: Table 3, with `base_rates` overrides by decoded
-    label."""
+    "Target LOS>3 rates by code of race, sex, ethnicity, age bucket: Table 3 or `base_rates`."
     out = [RACE_RATE.copy(), SEX_RATE.copy(), ETH_RATE.copy(), AGE_RATE.copy()]
     if not base_rates:
         return out
@@ -289,50 +231,38 @@ def _twin_rates(base_rates: dict | None, func: str) -> list:
         "ethnicity": ["Hispanic", "Not Hispanic"],
         "age_bucket": list(codebook()["age_buckets"]),
     }
+    bad = lambda msg: FairlibInputError("base_rates", msg, func)
     for attr, over in base_rates.items():
         if attr not in labels:
-            raise FairlibInputError("base_rates", f"unknown attribute {attr!r}; use {list(labels)}", func)
+            raise bad(f"unknown attribute {attr!r}; use {list(labels)}")
         for lab, r in over.items():
             if lab not in labels[attr]:
-                raise FairlibInputError("base_rates", f"unknown {attr} group {lab!r}; use {labels[attr]}", func)
+                raise bad(f"unknown {attr} group {lab!r}; use {labels[attr]}")
             if not 0 < r < 1:
-                raise FairlibInputError("base_rates", f"rates must lie in (0, 1), got {attr}={lab}: {r}", func)
+                raise bad(f"rates must lie in (0, 1), got {attr}={lab}: {r}")
             out[list(labels).index(attr)][labels[attr].index(lab)] = r
     return out
 
-# %% ../../nbs/vfr/02_twin.ipynb #04f4fad0
-@constrained(n=_N, seed=Seed, base_rates=None | Instance(dict, label="a dict attribute -> {group: rate}"))
-def synthetic_texas100x(n: int = N_FULL, seed=0, *, base_rates: dict | None = None) -> pd.DataFrame:
-    """A synthetic twin of Texas-100X: `n` records in the raw schema and codes, calibrated to the published cohort;
-    bit-identical per `seed`."""
-    func = "synthetic_texas100x"
-    rates = _twin_rates(base_rates, func)  # known, injectable base-rate structure (default: Table 3)
-    n = int(n)
-    rng = check_rng(seed)
-    cat_ = _catalog()
-    hosp, proc, diag = cat_["hosp"], cat_["proc"], cat_["diag"]
-    counts = hospital_volume_profile(n)
-    w_h = counts / n
-    h = rng.permutation(np.repeat(np.arange(N_HOSPITALS), counts))
-    # race | site (border sites: more "Other", fewer Black), shares solved to Table 3
-    Pr = _solve_shares(w_h, np.outer(hosp["his"], [0, 0, -0.3, 0, 0.5]), RACE_N / RACE_N.sum())
+# %% ../../nbs/vfr/02_twin.ipynb #5464ead2
+def _draw_race_ethnicity(rng, h, w_h, his) -> tuple[np.ndarray, np.ndarray]:
+    "Race codes | site (shares solved to Table 3), then ethnicity | race, site (solved per race)."
+    Pr = _solve_shares(w_h, np.outer(his, [0, 0, -0.3, 0, 0.5]), RACE_N / RACE_N.sum())
     race = _draw_rows(rng, Pr[h])
-    # ethnicity | race, site: P(Not Hispanic) = sigmoid(M_r - 0.8 his_h), M_r solved per race
     tgt = NOTHISP_IN_RACE * RACE_N
     tgt = tgt / tgt.sum() * ETH_N[1] / RACE_N  # exact Not-Hispanic total
     M = np.log(tgt / (1 - tgt))
     share_r = w_h[:, None] * Pr
-    for _ in range(100):
-        q = _sigmoid(M[None, :] - 0.8 * hosp["his"][:, None])
+    for _ in range(100):  # P(Not Hispanic) = sigmoid(M_r - 0.8 his_h)
+        q = _sigmoid(M[None, :] - 0.8 * his[:, None])
         cur = (share_r * q).sum(0) / share_r.sum(0)
         if np.abs(cur - tgt).max() < 1e-10:
             break
         M += np.log(tgt / cur) - np.log((1 - tgt) / (1 - cur))
-    eth = (rng.random(n) < q[h, race]).astype(np.int64)
-    # age code, obstetric admissions, sex (female share solved to Table 3)
-    age = _draw_from(rng, _AGE_CODE_SHARE, n)
-    bucket = _AGE_BUCKET_OF_CODE[age]
-    ob = rng.random(n) < _OB_Q[age]
+    return race, (rng.random(len(h)) < q[h, race]).astype(np.int64)
+
+# %% ../../nbs/vfr/02_twin.ipynb #fc9b00dc
+def _female_share_by_code() -> np.ndarray:
+    "P(female | age code) of non-obstetric records, shifted to meet Table 3's female share."
     f_target, shift = SEX_N[1] / SEX_N.sum(), 0.0
     for _ in range(100):
         fcode = _sigmoid(np.log(_FEMALE_NONOB / (1 - _FEMALE_NONOB))[_AGE_BUCKET_OF_CODE] + shift)
@@ -340,8 +270,20 @@ def synthetic_texas100x(n: int = N_FULL, seed=0, *, base_rates: dict | None = No
         if abs(cur - f_target) < 1e-12:
             break
         shift += (f_target - cur) / 0.2
-    sex = (ob | (rng.random(n) < fcode[age])).astype(np.int64)
-    # clinical category, procedure, admitting diagnosis, admission type and source
+    return fcode
+
+# %% ../../nbs/vfr/02_twin.ipynb #20912c88
+def _draw_age_sex(rng, n: int):
+    "Age codes, their buckets, obstetric flags and SEX_CODE (obstetric admissions are female)."
+    age = _draw_from(rng, _AGE_CODE_SHARE, n)
+    ob = rng.random(n) < _OB_Q[age]
+    sex = (ob | (rng.random(n) < _female_share_by_code()[age])).astype(np.int64)
+    return age, _AGE_BUCKET_OF_CODE[age], ob, sex
+
+# %% ../../nbs/vfr/02_twin.ipynb #148a8bdf
+def _draw_clinical(rng, age, bucket, ob, proc, diag):
+    "Category, procedure and diagnosis indices, admission type and source of each record."
+    n = len(age)
     cat = np.where(ob, 0, _draw_rows(rng, _CAT_P[bucket]))
     neo = (age <= 1) & ~ob & (rng.random(n) < np.where(age == 0, 0.7, 0.2))
     cat = np.where(neo, 1, cat)
@@ -356,35 +298,72 @@ def synthetic_texas100x(n: int = N_FULL, seed=0, *, base_rates: dict | None = No
     other = np.flatnonzero(rng.random(n) < 0.12)
     didx[other] = _draw_from(rng, diag["w"], len(other))
     typ = _draw_rows(rng, _TYPE_P[cat])
-    src = _draw_rows(rng, _SRC_P[typ])
-    # latent log-odds of a long stay; group offsets raked to Table 3 rates
-    age_eff = np.where(age >= 6, 0.07 * (age - 12), np.where(age == 0, 0.3, -0.2))
-    eta = _SIGNAL * (proc["los"][pidx] + diag["los"][didx] + _TYPE_LOS[typ] + _SRC_LOS[src] + age_eff + hosp["u"][h])
-    groups = [race, sex, eth, bucket]
+    return cat, pidx, didx, typ, _draw_rows(rng, _SRC_P[typ])
+
+# %% ../../nbs/vfr/02_twin.ipynb #d58aa80d
+def _draw_stay(rng, eta, groups, rates) -> np.ndarray:
+    "LENGTH_OF_STAY from the latent log-odds `eta` with group offsets raked to `rates`."
     lin = _rake(eta, groups, _consistent_rates(groups, rates, codebook()["paper_overall_pos_rate"]))
-    ell = lin + rng.logistic(size=n)
-    los = np.clip(np.floor(4 * np.exp(np.minimum(ell / _KAPPA, 6.0))), 1, 365).astype(
-        np.int64
-    )  # LOS > 3  <=>  ell >= 0
-    charges = np.round(
-        np.exp(proc["cost"][pidx] + hosp["cost"][h] + 0.9 * np.log(los) + rng.normal(0, _CHARGE_NOISE, n)), 2
-    )
+    ell = lin + rng.logistic(size=len(eta))
+    return np.clip(np.floor(4 * np.exp(np.minimum(ell / _KAPPA, 6.0))), 1, 365).astype(np.int64)
+
+# %% ../../nbs/vfr/02_twin.ipynb #bf7b340a
+def _draw_discharge(rng, los, age, cat, proc_cost, hosp_cost) -> tuple[np.ndarray, np.ndarray]:
+    "TOTAL_CHARGES (cost × LOS^0.9 × log-normal noise) and PAT_STATUS (multinomial logit)."
+    noise = rng.normal(0, _CHARGE_NOISE, len(los))
+    charges = np.round(np.exp(proc_cost + hosp_cost + 0.9 * np.log(los) + noise), 2)
     S = _ST_BASE + np.outer(np.log(los), _ST_LOGLOS) + np.outer((age >= 16).astype(float), _ST_OLD)
     S[:, 7] += 1.2 * (cat == 5)
-    status = np.argmax(S + rng.gumbel(size=S.shape), 1)
-    return pd.DataFrame(
-        {
-            "THCIC_ID": hosp["thcic"][h],
-            "SEX_CODE": sex,
-            "TYPE_OF_ADMISSION": typ,
-            "SOURCE_OF_ADMISSION": src,
-            "LENGTH_OF_STAY": los,
-            "PAT_AGE": age,
-            "PAT_STATUS": status,
-            "RACE": race,
-            "ETHNICITY": eth,
-            "TOTAL_CHARGES": charges,
-            "ADMITTING_DIAGNOSIS": didx,
-            "PRINC_SURG_PROC_CODE": proc["code"][pidx],
-        }
-    ).astype({c: np.int64 for c in COLUMNS if c != "TOTAL_CHARGES"})
+    return charges, np.argmax(S + rng.gumbel(size=S.shape), 1)
+
+# %% ../../nbs/vfr/02_twin.ipynb #04f4fad0
+@constrained(n=_N, seed=Seed, base_rates=None | Instance(dict, label="a dict attribute -> rates"))
+def synthetic_texas100x(n: int = N_FULL, seed=0, *, base_rates: dict | None = None) -> pd.DataFrame:
+    """A synthetic twin of Texas-100X, calibrated to the published cohort, bit-identical per seed.
+
+    Parameters
+    ----------
+    n : int, default 925,128
+        Records to draw.
+    seed : int, SeedSequence or Generator, default 0
+        Draws the records (the population itself is fixed by `CATALOG_SEED`).
+    base_rates : dict, optional
+        Overrides of Table 3's LOS>3 rates, ``{attribute: {group label: rate}}`` for `race`, `sex`,
+        `ethnicity` or `age_bucket` (a known bias to audit against).
+
+    Returns
+    -------
+    DataFrame
+        `n` records in the raw Texas-100X schema and codes (not real patient data).
+
+    Raises
+    ------
+    FairlibInputError
+        When `n` is not a positive integer or `base_rates` names an unknown attribute or group, or a
+        rate outside (0, 1).
+
+    Examples
+    --------
+    >>> twin = synthetic_texas100x(1_000, seed=1)
+    >>> (twin.shape, twin.equals(synthetic_texas100x(1_000, seed=1)))
+    ((1000, 12), True)
+    """
+    rates = _twin_rates(base_rates, "synthetic_texas100x")
+    n = int(n)
+    rng = check_rng(seed)
+    cat_ = _catalog()
+    hosp, proc, diag = cat_["hosp"], cat_["proc"], cat_["diag"]
+    counts = hospital_volume_profile(n)
+    h = rng.permutation(np.repeat(np.arange(N_HOSPITALS), counts))
+    race, eth = _draw_race_ethnicity(rng, h, counts / n, hosp["his"])
+    age, bucket, ob, sex = _draw_age_sex(rng, n)
+    cat, pidx, didx, typ, src = _draw_clinical(rng, age, bucket, ob, proc, diag)
+    age_eff = np.where(age >= 6, 0.07 * (age - 12), np.where(age == 0, 0.3, -0.2))
+    clinical = proc["los"][pidx] + diag["los"][didx] + _TYPE_LOS[typ] + _SRC_LOS[src] + age_eff
+    effects = clinical + hosp["u"][h]
+    los = _draw_stay(rng, _SIGNAL * effects, [race, sex, eth, bucket], rates)
+    charges, status = _draw_discharge(rng, los, age, cat, proc["cost"][pidx], hosp["cost"][h])
+    thcic, proc_code = hosp["thcic"][h], proc["code"][pidx]
+    cols = [thcic, sex, typ, src, los, age, status, race, eth, charges, didx, proc_code]
+    ints = {c: np.int64 for c in COLUMNS if c != "TOTAL_CHARGES"}
+    return pd.DataFrame(dict(zip(COLUMNS, cols))).astype(ints)
