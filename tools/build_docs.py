@@ -13,7 +13,7 @@ Steps (`make docs` runs the first form):
    are empty once their directives are gone. `#| echo: false` keeps only the output and
    `#| output: false` only the source. A notebook without a `# heading` gets one from its file name.
 2. **Tables of contents**: `library.md` has one toctree per folder of library notebooks (core = the
-   notebooks directly in `nbs/`, then `vfr/`, `mfarm/`, `llm/`, `agent/`, `mitigation/` and any other
+   notebooks directly in `nbs/`, then `vfr/`, `mfarm/`, `llm/`, `agent/`, `mitigation/`, `runner/` and any other
    folder that exists); `papers.md` one toctree per paper of `nbs/papers/<paper>/`. A page of `docs/` that no
    toctree lists is added at the end of the landing page's hidden toctree (so it is in the navigation, and
    Sphinx does not refuse it as an orphan).
@@ -59,6 +59,7 @@ LIBRARY_GROUPS = {
     "llm": "LLM scoring",
     "agent": "Clinical LLM agents",
     "mitigation": "Mitigation",
+    "runner": "Reproduction runner",
 }
 PAPER_GROUPS = {
     "classification_bias": "Classification bias metrics (handbook chapter)",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Execute the library notebooks (every notebook under nbs/, its package folders vfr/ mfarm/ llm/ agent/
-# mitigation/ included, but not nbs/papers/) IN PLACE, keeping their outputs, so any git host shows them as
+# mitigation/ runner/ included, but not nbs/papers/) IN PLACE, keeping their outputs, so any git host shows them as
 # documentation; then nbdev-clean strips execution counts and metadata.
 #
 #   tools/execute_library_notebooks.sh                 # every library notebook (what `make docs-nbs` runs)
