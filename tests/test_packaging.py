@@ -98,8 +98,13 @@ def test_makefile_installs_what_the_lock_says():
     assert re.search(r"^TORCH\s*:=\s*torch==(\S+)$", mk, re.M).group(1) == lock.read_lock()["torch"]
     nodeps = re.search(r"^NODEPS\s*:=\s*(.+)$", mk, re.M).group(1).split()
     assert dict(x.split("==") for x in nodeps) == lock.NO_DEPS
-    assert re.search(r"^\$\(STAMP\):.*pyproject\.toml.*\$\(LOCK\)", mk, re.M), (
+    # the install stamps are named after a hash of pyproject.toml and the lock (a changed text reinstalls; a
+    # fresh clone's new file dates do not)
+    assert re.search(r"^ENV_HASH\s*:=\s*\$\(shell cat pyproject\.toml \$\(LOCK\) \| sha256sum", mk, re.M), (
         "the stamp depends on pyproject and the lock"
+    )
+    assert re.search(r"^STAMP\s*:=.*\$\(ENV_HASH\)", mk, re.M) and re.search(
+        r"^DEVSTAMP\s*:=.*\$\(ENV_HASH\)", mk, re.M
     )
     assert re.search(r"^LOCK\s*:=\s*constraints\.txt$", mk, re.M)
     assert '-c $(LOCK) -e ".[all]"' in mk and '-c $(LOCK) -e ".[all,dev]"' in mk
