@@ -130,6 +130,7 @@ class OptionScoringPolicy(OptionPolicyBase):
     Examples
     --------
     >>> from fairlib.llm.loading import make_tiny_model
+    >>> from fairlib.llm.transformers import TransformersScorer
     >>> p = OptionScoringPolicy(TransformersScorer(*make_tiny_model(seed=0), model_id="tiny"))
     >>> d = Decision("admit", "Admit? Answer Yes or no.", ("Yes", "no"), (1, 0))
     >>> r = p.run([Call(("v", "c", 0, "reassess"), "v", "Case.", (d,), seed=0)])
