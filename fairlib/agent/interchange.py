@@ -185,7 +185,7 @@ def _files(p, replicate, func):
 
 @constrained(path=PathLike, replicate=NonNegativeInt | None, guideline_orders=Instance(dict) | None)
 def read_published_trajectories(path, *, replicate=None, guideline_orders=None) -> pd.DataFrame:
-    """The authors' `trajectories.json` (one file, or a directory of rep<N>/trajectories.json) as a fairlib trajectory table.
+    """The authors' `trajectories.json` (a file, or a folder of rep<N>/trajectories.json) as a trajectory table.
 
     A record lacking a floor action is left out whole, a missing follow-up (or order set) leaves out
     that one action, each listed in `attrs["exclusions"]`; unknown steps or keys and disagreeing
@@ -294,7 +294,7 @@ _BOOL_FIELDS = {"admit", "escalate_icu", "controlled_substance_caution", "referr
 
 @constrained(study=Options(*EXTRACT_STUDIES))
 def load_published_extract(study: str = "floor") -> pd.DataFrame:
-    """The shipped extract of the authors' released runs (their structured decisions only) as a fairlib trajectory table.
+    """The shipped extract of the authors' released runs (structured decisions only) as a trajectory table.
 
     Studies are never mixed by default: the pilot's draw of the first model would otherwise join its
     floor replicates. Each row becomes one of their records and is read by the same code as

@@ -533,7 +533,7 @@ def observational_propagation(
     arms=Instance(dict), reference=Text, comparisons=Text | Instance(list, tuple), actions=Instance(list, tuple) | None
 )
 def arm_contrasts(arms: dict, *, reference: str, comparisons, actions=None) -> PropagationResult:
-    """One demographic contrast per arm (e.g. all-primed, single-prime, forced-upstream) with the order-set coincidence share.
+    """One demographic contrast per arm (all-primed, single-prime, ...) with the order-set coincidence share.
 
     Parameters
     ----------

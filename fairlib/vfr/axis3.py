@@ -368,7 +368,7 @@ def cross_hospital_agreement(
     calibration: str = "ece_gap",
     pooled_code=POOLED_HOSPITAL,
 ) -> CrossHospitalResult:
-    """Axis 3 of one model (Algorithm 3): per-fold verdicts by attribute and per-metric Fleiss' kappa over hospital folds.
+    """Axis 3 of one model (Algorithm 3): per-fold verdicts and per-metric Fleiss' kappa over hospital folds.
 
     Parameters
     ----------

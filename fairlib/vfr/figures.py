@@ -360,7 +360,7 @@ def threshold_sweep(
     xlabel: str = "threshold, group 0",
     ylabel: str = "threshold, group 1",
 ):
-    """Heatmaps of each gap over a grid of two thresholds (grey: undefined), with a contour where the gap is at most `level`.
+    """Heatmaps of each gap over two thresholds (grey: undefined), with a contour where the gap is at most `level`.
 
     Parameters
     ----------
