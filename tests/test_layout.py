@@ -158,19 +158,8 @@ def test_no_in_function_import_of_a_fairlib_module():
     assert not nested, f"in-function imports of fairlib modules: {nested}"
 
 
-# notebooks whose module moved into a package while the notebook keeps its path until it can be renamed (`git mv`
-# while nobody else edits it): path now -> the path that names its module. Only shrinks; empty when the moves land.
-PENDING_MOVES = {
-    "nbs/09_registry.ipynb": "nbs/runner/01_registry.ipynb",
-    "nbs/09b_runindex.ipynb": "nbs/runner/02_runindex.ipynb",
-    "nbs/09c_writeback.ipynb": "nbs/runner/03_writeback.ipynb",
-    "nbs/09a_runs.ipynb": "nbs/runner/04_runs.ipynb",
-}
-
-
 def test_notebooks_mirror_the_modules():
     "Every exported module comes from the notebook at the matching path (nbs/<package>/NN_<module>.ipynb)."
-    assert all((ROOT / old).exists() for old in PENDING_MOVES), "a pending move has landed: drop it from the list"
     wrong = []
     for nb in sorted((ROOT / "nbs").rglob("*.ipynb")):
         if "papers" in nb.parts or nb.name.startswith(("_", ".")):
@@ -186,7 +175,7 @@ def test_notebooks_mirror_the_modules():
         )
         assert m, f"{nb} has no default_exp"
         mod = m.group(1).split(".")
-        where = PENDING_MOVES.get(str(nb.relative_to(ROOT)), str(nb.relative_to(ROOT)))
+        where = str(nb.relative_to(ROOT))
         folder = Path(where).relative_to("nbs").parent.parts
         stem = re.sub(r"^\d+[a-z]?_", "", Path(where).stem)
         if tuple(mod[:-1]) != folder or mod[-1].lstrip("_") != stem:

@@ -424,19 +424,17 @@ def _is_package(mod: str) -> bool:
     return mod == "fairlib" or (PKG.joinpath(*mod.split(".")[1:]) / "__init__.py").is_file()
 
 
-def _package_page(mod: str, mods: list[str]) -> str:
-    """A package's page: its own members only (the names it re-exports are documented where they are defined, and
-    listed here with links), then its submodules."""
+def _exports(mod: str, mods: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """The names `mod` exports grouped by the module that defines them (as reST references), and the names it
+    re-exports from another documented module (documented there, so its own page must not document them again:
+    a second entry under another name leaves the source page's backlinks pointing at an id no page has)."""
     import importlib
 
     sys.path.insert(0, str(ROOT))
     m = importlib.import_module(mod)
-    text = (
-        f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n"
-        "   :members:\n   :ignore-module-all:\n   :show-inheritance:\n"
-    )
     names = [n for n in getattr(m, "__all__", []) if not n.startswith("_")]
     by_module: dict[str, list[str]] = {}
+    elsewhere: list[str] = []
     for n in names:
         try:
             obj = getattr(m, n)
@@ -447,16 +445,45 @@ def _package_page(mod: str, mods: list[str]) -> str:
             by_module.setdefault(home, []).append(f":doc:`{home}`")
         elif (inspect.isclass(obj) or inspect.isroutine(obj)) and home in mods and home != mod:
             by_module.setdefault(home, []).append(f":py:obj:`~{home}.{n}`")
+            elsewhere.append(n)
         else:
             by_module.setdefault(mod, []).append(f"``{n}``")
+    return by_module, elsewhere
+
+
+def _exports_list(mod: str, by_module: dict[str, list[str]]) -> str:
+    "reST: the exported names, each linked to the page that documents it."
+    text = ""
     if by_module:
         text += f"\nNames exported by ``{mod}``\n{'-' * (len(mod) + 24)}\n\n"
         for home in sorted(by_module):
             where = "defined here" if home == mod else f"from :doc:`{home}`"
             text += f"* {where}: " + ", ".join(by_module[home]) + "\n"
+    return text
+
+
+def _package_page(mod: str, mods: list[str]) -> str:
+    """A package's page: its own members only (the names it re-exports are documented where they are defined, and
+    listed here with links), then its submodules."""
+    by_module, _ = _exports(mod, mods)
+    text = (
+        f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n"
+        "   :members:\n   :ignore-module-all:\n   :show-inheritance:\n"
+    )
+    text += _exports_list(mod, by_module)
     subs = [s for s in mods if s.startswith(mod + ".") and s.count(".") == mod.count(".") + 1]
     if subs:
         text += "\nSubmodules\n----------\n\n" + "".join(f"* :doc:`{s}`\n" for s in subs)
+    return text
+
+
+def _module_page(mod: str, mods: list[str]) -> str:
+    """A module's page: the members of its `__all__` it defines; a name it re-exports is linked to its own page."""
+    by_module, elsewhere = _exports(mod, mods)
+    text = f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n   :members:\n   :show-inheritance:\n"
+    if elsewhere:
+        text += f"   :exclude-members: {', '.join(sorted(elsewhere))}\n"
+        text += _exports_list(mod, {h: v for h, v in by_module.items() if h != mod})
     return text
 
 
@@ -501,11 +528,7 @@ def write_api(mods: list[str]) -> None:
         parts = m.split(".")
         key = ".".join(parts[:2]) if len(parts) > 1 and (PKG / parts[1]).is_dir() else "fairlib"
         groups.setdefault(key, []).append(m)
-        page = (
-            _package_page(m, mods)
-            if _is_package(m)
-            else f"{m}\n{'=' * len(m)}\n\n.. automodule:: {m}\n   :members:\n   :show-inheritance:\n"
-        )
+        page = _package_page(m, mods) if _is_package(m) else _module_page(m, mods)
         write_if_changed(STAGE / "api" / f"{m}.rst", page)
     page = [
         "# API reference\n",
