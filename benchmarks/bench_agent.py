@@ -32,7 +32,11 @@ import torch
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tiny", action="store_true", help="random tiny Llama (no weights) instead of the bundled model")
+    ap.add_argument(
+        "--tiny",
+        action="store_true",
+        help="random tiny Llama (no weights) instead of the bundled model",
+    )
     ap.add_argument("--vignettes", type=int, default=2)
     ap.add_argument("--conditions", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
@@ -58,7 +62,12 @@ def main():
     state = {
         "triage": {},
         "ordering": {"esi": 2, "urgency": 67},
-        "reassess": {"esi": 2, "urgency": 67, "orders": ["CBC"], "results": {"CBC": "within reference ranges"}},
+        "reassess": {
+            "esi": 2,
+            "urgency": 67,
+            "orders": ["CBC"],
+            "results": {"CBC": "within reference ranges"},
+        },
     }
     calls = []
     for v in vs:
@@ -79,7 +88,12 @@ def main():
             if len(t(w, add_special_tokens=False)["input_ids"]) == 1
         ]
         calls = [
-            replace(c, decisions=tuple(replace(d, options=tuple(words[:2]), values=(1, 0)) for d in c.decisions))
+            replace(
+                c,
+                decisions=tuple(
+                    replace(d, options=tuple(words[:2]), values=(1, 0)) for d in c.decisions
+                ),
+            )
             for c in calls
         ]
     shared = OptionScoringPolicy(sc, share_prefix=True)
@@ -96,7 +110,10 @@ def main():
     def whole_round():
         "All calls in one score(): a fresh answer cache and a fresh scorer on the same weights (nothing memoised)."
         rnd = OptionScoringPolicy(
-            TransformersScorer(sc.model, sc.tokenizer, model_id=sc.model_id, precision=sc.precision), share_prefix=True
+            TransformersScorer(
+                sc.model, sc.tokenizer, model_id=sc.model_id, precision=sc.precision
+            ),
+            share_prefix=True,
         )
         t0 = time.perf_counter()
         r = rnd.score(calls)
@@ -136,7 +153,9 @@ def main():
         f"model: {'tiny random Llama' if a.tiny else sc.model_label} ({sc.precision}); threads {a.threads}; "
         f"{len(calls)} model calls, {n_dec} decisions"
     )
-    print(f"{'method':26s} {'seconds':>9s} {'calls/s':>9s} {'decisions/s':>12s} {'tokens run':>11s}")
+    print(
+        f"{'method':26s} {'seconds':>9s} {'calls/s':>9s} {'decisions/s':>12s} {'tokens run':>11s}"
+    )
     for k in T:
         print(f"{k:26s} {T[k]:9.2f} {len(calls) / T[k]:9.2f} {n_dec / T[k]:12.1f} {tokens[k]:11d}")
     print(
@@ -152,7 +171,11 @@ def main():
         f"{T['one_option_at_a_time'] / T['shared_prefix_whole_round']:.1f}x"
     )
     ref = np.concatenate(P["batched_shared_prefix"])
-    diffs = {k: float(np.max(np.abs(np.concatenate(P[k]) - ref))) for k in T if k != "batched_shared_prefix"}
+    diffs = {
+        k: float(np.max(np.abs(np.concatenate(P[k]) - ref)))
+        for k in T
+        if k != "batched_shared_prefix"
+    }
     for k, v in diffs.items():
         print(f"max |dp| {k} vs batched_shared_prefix: {v:.2e}")
     worst = max(diffs.values())

@@ -38,7 +38,14 @@ def model_dir(name: str) -> str:
 def prompts_for(n: int, tier: str) -> list[str]:
     from fairlib.mfarm.instrument import prompt_table
 
-    df = prompt_table("ed_triage", tiers=(tier,), n_cases=max(1, -(-n // 13)), seed=0, split="test", instrument="paper")
+    df = prompt_table(
+        "ed_triage",
+        tiers=(tier,),
+        n_cases=max(1, -(-n // 13)),
+        seed=0,
+        split="test",
+        instrument="paper",
+    )
     return df["prompt"].tolist()[:n]
 
 
@@ -80,15 +87,22 @@ def _timed_score(sc, prompts, system):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="bundled", help="a local Hugging Face model directory, or 'bundled'")
+    ap.add_argument(
+        "--model", default="bundled", help="a local Hugging Face model directory, or 'bundled'"
+    )
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--precisions", nargs="+", default=["bnb16", "bnb8", "bnb4", "bnb4_nf4"])
-    ap.add_argument("--n", type=int, default=130, help="prompts scored per precision (13 variants per case)")
+    ap.add_argument(
+        "--n", type=int, default=130, help="prompts scored per precision (13 variants per case)"
+    )
     ap.add_argument("--tier", default="high")
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--naive-n", type=int, default=26, help="prompts scored one at a time (step 2)")
     ap.add_argument(
-        "--lora-cases", type=int, default=16, help="training cases for the LoRA run (2 variants each); 0 skips it"
+        "--lora-cases",
+        type=int,
+        default=16,
+        help="training cases for the LoRA run (2 variants each); 0 skips it",
     )
     ap.add_argument("--out", default="bench_gpu_results")
     a = ap.parse_args(argv)
@@ -107,7 +121,10 @@ def main(argv=None) -> int:
     precisions = [check_precision(p, "bench_gpu") for p in a.precisions]
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    env = dict(torch=torch.__version__, device=torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu")
+    env = dict(
+        torch=torch.__version__,
+        device=torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu",
+    )
     try:
         import bitsandbytes
 
@@ -117,20 +134,33 @@ def main(argv=None) -> int:
     path, system = model_dir(a.model), system_prompt("paper")
     prompts = prompts_for(a.n, a.tier)
     print(f"{len(prompts)} ED {a.tier} prompts; model {path}; {env}")
-    res = dict(env=env, model=path, n_prompts=len(prompts), tier=a.tier, batch_size=a.batch_size, precisions=[])
+    res = dict(
+        env=env,
+        model=path,
+        n_prompts=len(prompts),
+        tier=a.tier,
+        batch_size=a.batch_size,
+        precisions=[],
+    )
 
     ref = TransformersScorer.from_pretrained(path, precision="fp32", device="cpu", batch_size=8)
     p_ref, t_ref = _timed_score(ref, prompts, system)
-    res["reference"] = dict(precision="fp32", device="cpu", seconds=t_ref, prompts_per_s=len(prompts) / t_ref)
+    res["reference"] = dict(
+        precision="fp32", device="cpu", seconds=t_ref, prompts_per_s=len(prompts) / t_ref
+    )
     del ref
     _release()
 
     for i, prec in enumerate(precisions):
         _peak_reset(a.device)
         t0 = time.perf_counter()
-        sc = TransformersScorer.from_pretrained(path, precision=prec, device=a.device, batch_size=a.batch_size)
+        sc = TransformersScorer.from_pretrained(
+            path, precision=prec, device=a.device, batch_size=a.batch_size
+        )
         load_s = time.perf_counter() - t0
-        sc.score(prompts[:8], system=system, cache=False, progress=False)  # warm-up (kernels, allocator)
+        sc.score(
+            prompts[:8], system=system, cache=False, progress=False
+        )  # warm-up (kernels, allocator)
         s, t = _timed_score(sc, prompts, system)
         dp = (s.p_yes - p_ref.p_yes).abs()
         row = dict(
@@ -147,14 +177,17 @@ def main(argv=None) -> int:
         if i == 0 and a.naive_n:  # step 2 at the first precision
             few = prompts[: a.naive_n]
             t0 = time.perf_counter()
-            one = [sc.score([p], system=system, cache=False, progress=False).p_yes.iloc[0] for p in few]
+            one = [
+                sc.score([p], system=system, cache=False, progress=False).p_yes.iloc[0] for p in few
+            ]
             if a.device == "cuda":
                 torch.cuda.synchronize()
             t_one = time.perf_counter() - t0
             batched = s.p_yes.iloc[: len(few)].to_numpy()
             row.update(
                 one_at_a_time_prompts_per_s=len(few) / t_one,
-                batched_speedup=(t_one / len(few)) / (t / len(prompts)),  # seconds per prompt, one vs batched
+                batched_speedup=(t_one / len(few))
+                / (t / len(prompts)),  # seconds per prompt, one vs batched
                 one_vs_batched_max_abs_dp=float(max(abs(x - y) for x, y in zip(one, batched))),
             )
         res["precisions"].append(row)
@@ -166,7 +199,9 @@ def main(argv=None) -> int:
         from fairlib.llm.finetune import LoraSettings, finetune_lora
         from fairlib.mfarm.experiments import training_examples
 
-        ex = training_examples("ed_triage", tier="low", n_cases=a.lora_cases, variants_per_case=2, split="train")
+        ex = training_examples(
+            "ed_triage", tier="low", n_cases=a.lora_cases, variants_per_case=2, split="train"
+        )
         (m, tok), _ = load_model(path, precision="fp32", device=a.device)
         t0 = time.perf_counter()
         ft = finetune_lora(
@@ -183,7 +218,9 @@ def main(argv=None) -> int:
         del m
         _release()
         few = prompts[:32]
-        merged = TransformersScorer.from_pretrained(path, precision="fp32", device="cpu", adapter=ft.adapter_dir)
+        merged = TransformersScorer.from_pretrained(
+            path, precision="fp32", device="cpu", adapter=ft.adapter_dir
+        )
         p_m = merged.score(few, system=system, cache=False, progress=False).p_yes
         del merged
         _release()

@@ -46,8 +46,21 @@ def cpu_flags() -> str:
         flags = set(open("/proc/cpuinfo").read().split())
     except OSError:
         return "unknown (no /proc/cpuinfo)"
-    want = ["avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_bf16", "amx_int8"]
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    want = [
+        "avx2",
+        "fma",
+        "avx512f",
+        "avx512_vnni",
+        "avx_vnni",
+        "avx512_bf16",
+        "amx_tile",
+        "amx_bf16",
+        "amx_int8",
+    ]
+    model = next(
+        (l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
+        "?",
+    )
     return f"{model}; " + ", ".join(f"{f}={'yes' if f in flags else 'no'}" for f in want)
 
 
@@ -102,7 +115,9 @@ def naive_generate(model, tokenizer, prompts, system, yes_ids, no_ids):
 def linear_shapes(model) -> list[tuple[int, int]]:
     "(in, out) of every nn.Linear in one decoder layer."
     layer = model.model.layers[0]
-    return [(m.in_features, m.out_features) for m in layer.modules() if isinstance(m, torch.nn.Linear)]
+    return [
+        (m.in_features, m.out_features) for m in layer.modules() if isinstance(m, torch.nn.Linear)
+    ]
 
 
 def linear_gflops(shapes, rows: int, reps: int = 5, kernel: str = "aten") -> float:
@@ -132,7 +147,9 @@ def flops(model, work, tail_cut: bool = False) -> float:
     cfg = model.config
     per_tok = 2 * sum(i * o for i, o in linear_shapes(model)) * cfg.num_hidden_layers
     mlp_tok = 2 * sum(
-        m.in_features * m.out_features for m in model.model.layers[-1].mlp.modules() if isinstance(m, torch.nn.Linear)
+        m.in_features * m.out_features
+        for m in model.model.layers[-1].mlp.modules()
+        if isinstance(m, torch.nn.Linear)
     )
     d_attn = cfg.num_attention_heads * (cfg.hidden_size // cfg.num_attention_heads)
     head = 2 * cfg.hidden_size * cfg.vocab_size
@@ -141,7 +158,9 @@ def flops(model, work, tail_cut: bool = False) -> float:
         total += rows * L * per_tok  # every (padded) token, every linear
         if tail_cut and L > keep:
             total -= rows * (L - keep) * mlp_tok  # ... but the last MLP: kept positions only
-        total += rows * L * (P + L) * 4 * d_attn * cfg.num_hidden_layers  # QK^T and AV (upper bound: full context)
+        total += (
+            rows * L * (P + L) * 4 * d_attn * cfg.num_hidden_layers
+        )  # QK^T and AV (upper bound: full context)
         total += rows * keep * head  # LM head rows actually computed
     return total
 
@@ -155,13 +174,19 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--tier", default="high", choices=["high", "medium", "low"])
     ap.add_argument("--chunk", type=int, default=8, help="prompts per alternation round")
-    ap.add_argument("--model", default=None, help="model dir or id (default: llm_model setting, 'bundled')")
     ap.add_argument(
-        "--bf16", action="store_true", help="also time bf16 weights (slow on CPUs without bf16 instructions)"
+        "--model", default=None, help="model dir or id (default: llm_model setting, 'bundled')"
+    )
+    ap.add_argument(
+        "--bf16",
+        action="store_true",
+        help="also time bf16 weights (slow on CPUs without bf16 instructions)",
     )
     ap.add_argument("--no-int8", action="store_true", help="skip the int8-dynamic precision run")
     ap.add_argument(
-        "--no-ablation", action="store_true", help="skip timing the oneDNN path with each of its pieces off"
+        "--no-ablation",
+        action="store_true",
+        help="skip timing the oneDNN path with each of its pieces off",
     )
     ap.add_argument("--ablation-rounds", type=int, default=4)
     ap.add_argument(
@@ -178,7 +203,9 @@ def main(argv=None):
         f"load average at start {os.getloadavg()[0]:.1f} (a shared machine: compare the ratios, measured in one run)"
     )
     t = time.perf_counter()
-    sc = TransformersScorer.from_pretrained(a.model, precision="fp32", batch_size=a.batch_size, cache=False)
+    sc = TransformersScorer.from_pretrained(
+        a.model, precision="fp32", batch_size=a.batch_size, cache=False
+    )
     print(
         f"loaded {sc.model_label} ({sc.precision}; {sc.provenance.get('weights', '')}; CPU linear kernel "
         f"{sc.cpu_kernel}) in {time.perf_counter() - t:.1f} s"
@@ -222,7 +249,9 @@ def main(argv=None):
     kernels = ("aten", "onednn") if sc.cpu_kernel == "onednn" else ("aten",)
     k_before = {k: linear_gflops(shapes, rows, kernel=k) for k in kernels}
     # warm-up, untimed
-    naive_generate(plain.model, sc.tokenizer, prompts[:2], SYSTEM_PROMPT, sc.ids["yes"], sc.ids["no"])
+    naive_generate(
+        plain.model, sc.tokenizer, prompts[:2], SYSTEM_PROMPT, sc.ids["yes"], sc.ids["no"]
+    )
     sc.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
     plain.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
     work.clear()
@@ -230,12 +259,20 @@ def main(argv=None):
     for i in range(0, len(prompts), a.chunk):  # alternate: both methods see the same machine load
         chunk = prompts[i : i + a.chunk]
         t = time.perf_counter()
-        p_naive.append(naive_generate(plain.model, plain.tokenizer, chunk, SYSTEM_PROMPT, sc.ids["yes"], sc.ids["no"]))
+        p_naive.append(
+            naive_generate(
+                plain.model, plain.tokenizer, chunk, SYSTEM_PROMPT, sc.ids["yes"], sc.ids["no"]
+            )
+        )
         t_naive += time.perf_counter() - t
         t = time.perf_counter()
-        p_batch.append(sc.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy())
+        p_batch.append(
+            sc.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy()
+        )
         t_batch += time.perf_counter() - t
-        if plain is not None:  # the same scorer on PyTorch's default kernels: the kernel's share of the speed-up
+        if (
+            plain is not None
+        ):  # the same scorer on PyTorch's default kernels: the kernel's share of the speed-up
             t = time.perf_counter()
             plain.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)
             t_plain += time.perf_counter() - t
@@ -244,7 +281,9 @@ def main(argv=None):
     best = max(kgf, key=kgf.get)
     gflops = kgf[best]  # the bound: the faster fp32 kernel
     p_naive, p_batch = np.concatenate(p_naive), np.concatenate(p_batch)
-    f_batch = flops(sc.model, work, tail_cut=getattr(sc.model, "_fairlib_tail_layer", None) is not None)
+    f_batch = flops(
+        sc.model, work, tail_cut=getattr(sc.model, "_fairlib_tail_layer", None) is not None
+    )
     f_naive = flops(sc.model, [(1, int(n), 0, 1) for n in ntok])
     t_bound = f_batch / (gflops * 1e9)
     n = len(prompts)
@@ -276,7 +315,9 @@ def main(argv=None):
         "computed"
     )
     r_naive, r_bound = t_naive / t_batch, t_batch / t_bound
-    print(f"RATIO batched vs naive : {r_naive:.2f}x faster  (target >= 1.5x at identical precision {sc.precision})")
+    print(
+        f"RATIO batched vs naive : {r_naive:.2f}x faster  (target >= 1.5x at identical precision {sc.precision})"
+    )
     print(f"RATIO batched vs bound : {r_bound:.2f}x the bound (target <= 1.5x)")
     dp = float(np.max(np.abs(p_naive - p_batch)))
     ok = dp < 1e-4
@@ -290,7 +331,9 @@ def main(argv=None):
         # in the same alternating rounds on the same prompts (SiLU fusion: a second copy of the model packed without it)
         from fairlib.llm.cpu import _unpack_cpu_linears, pack_cpu_linears
 
-        old = TransformersScorer.from_pretrained(a.model, precision="fp32", batch_size=a.batch_size, cache=False)
+        old = TransformersScorer.from_pretrained(
+            a.model, precision="fp32", batch_size=a.batch_size, cache=False
+        )
         _unpack_cpu_linears(old.model)
         pack_cpu_linears(old.model, fuse_silu=False)
         old.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
@@ -304,14 +347,18 @@ def main(argv=None):
         }
         times, ps = dict.fromkeys(variants, 0.0), {}
         names = list(variants)
-        for rep in range(a.ablation_rounds):  # the order rotates each round: no variant always runs first
+        for rep in range(
+            a.ablation_rounds
+        ):  # the order rotates each round: no variant always runs first
             for name in names[rep % len(names) :] + names[: rep % len(names)]:
                 s_, keys = variants[name]
                 d = s_.model.__dict__
                 saved = {k: d.pop(k) for k in keys if k in d}
                 try:
                     t = time.perf_counter()
-                    ps[name] = s_.score(prompts, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy()
+                    ps[name] = s_.score(prompts, system=SYSTEM_PROMPT, cache=False, progress=False)[
+                        "p_yes"
+                    ].to_numpy()
                     times[name] += time.perf_counter() - t
                 finally:
                     d.update(saved)
@@ -353,9 +400,12 @@ def main(argv=None):
             t = time.perf_counter()
             per = np.concatenate(
                 [
-                    sc.score(df[df.tier == tr]["prompt"].tolist(), system=SYSTEM_PROMPT, cache=False, progress=False)[
-                        "p_yes"
-                    ].to_numpy()
+                    sc.score(
+                        df[df.tier == tr]["prompt"].tolist(),
+                        system=SYSTEM_PROMPT,
+                        cache=False,
+                        progress=False,
+                    )["p_yes"].to_numpy()
                     for tr in ("high", "medium", "low")
                 ]
             )
@@ -364,10 +414,14 @@ def main(argv=None):
             sc._kv_memo.clear()
             n0 = sc.n_tokens
             t = time.perf_counter()
-            one = sc.score(allp, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy()
+            one = sc.score(allp, system=SYSTEM_PROMPT, cache=False, progress=False)[
+                "p_yes"
+            ].to_numpy()
             to += time.perf_counter() - t
             ko = sc.n_tokens - n0
-        order = np.concatenate([np.flatnonzero((df.tier == tr).to_numpy()) for tr in ("high", "medium", "low")])
+        order = np.concatenate(
+            [np.flatnonzero((df.tier == tr).to_numpy()) for tr in ("high", "medium", "low")]
+        )
         full = sum(len(e) for e in sc.encode([sc.format(p, system=SYSTEM_PROMPT) for p in allp]))
         print(
             f"tiers of a case, {a.tier_cases} ED cases x 13 variants x 3 tiers = {len(allp)} prompts ({full:,} "
@@ -377,7 +431,9 @@ def main(argv=None):
             f"max |dP| = {np.max(np.abs(one[order] - per)):.1e}"
         )
     if not a.no_int8:
-        s8 = TransformersScorer.from_pretrained(a.model, precision="int8_dynamic", batch_size=a.batch_size, cache=False)
+        s8 = TransformersScorer.from_pretrained(
+            a.model, precision="int8_dynamic", batch_size=a.batch_size, cache=False
+        )
         s8.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
         t8 = tf = 0.0
         p8 = []
@@ -385,10 +441,18 @@ def main(argv=None):
         for i in range(0, n, a.chunk):  # alternate with fp32 again: same load for both
             chunk = prompts[i : i + a.chunk]
             t = time.perf_counter()
-            p8.append(s8.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy())
+            p8.append(
+                s8.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)[
+                    "p_yes"
+                ].to_numpy()
+            )
             t8 += time.perf_counter() - t
             t = time.perf_counter()
-            pf.append(sc.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy())
+            pf.append(
+                sc.score(chunk, system=SYSTEM_PROMPT, cache=False, progress=False)[
+                    "p_yes"
+                ].to_numpy()
+            )
             tf += time.perf_counter() - t
         p8, pf = np.concatenate(p8), np.concatenate(pf)
         print(
@@ -399,11 +463,15 @@ def main(argv=None):
         )
         del s8
     if a.bf16:
-        sb = TransformersScorer.from_pretrained(a.model, precision="bf16", batch_size=a.batch_size, cache=False)
+        sb = TransformersScorer.from_pretrained(
+            a.model, precision="bf16", batch_size=a.batch_size, cache=False
+        )
         m = min(n, 8)
         sb.score(prompts[:2], system=SYSTEM_PROMPT, cache=False, progress=False)
         t = time.perf_counter()
-        pb = sb.score(prompts[:m], system=SYSTEM_PROMPT, cache=False, progress=False)["p_yes"].to_numpy()
+        pb = sb.score(prompts[:m], system=SYSTEM_PROMPT, cache=False, progress=False)[
+            "p_yes"
+        ].to_numpy()
         tb = time.perf_counter() - t
         print(
             f"bf16 weights (bs={sb.batch_size}) : {m / tb:6.2f} prompts/s ({tb / m:.3f} s/prompt, {m} prompts); "

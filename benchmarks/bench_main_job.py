@@ -74,7 +74,8 @@ def trie_tokens(encodings) -> int:
 def llm_steps(prof: dict):
     "(notebook, step, model tag, precision, [(task, tier, instrument, variants or None)]) of the mFARM scoring."
     inf, ft, pr, rel = (
-        prof.get(f"mfarm/{k}") or {} for k in ("02_inference", "06_finetune", "05_precision", "07_reliability")
+        prof.get(f"mfarm/{k}") or {}
+        for k in ("02_inference", "06_finetune", "05_precision", "07_reliability")
     )
     ins = inf.get("instrument", "paper")
     for task, tiers in (inf.get("slices") or {}).items():
@@ -135,7 +136,9 @@ def llm_part(prof: dict, score_cases: int):
     for nb, step, model, prec, parts in llm_steps(prof):
         keys, enc = [], []
         for task, tiers, ins, variants in parts:
-            tb = prompt_table(task, tiers=tiers, seed=0, split="test", instrument=ins, protocol="paper")
+            tb = prompt_table(
+                task, tiers=tiers, seed=0, split="test", instrument=ins, protocol="paper"
+            )
             if variants:
                 tb = tb[tb.variant.isin(variants)]
             system = system_prompt(ins)
@@ -159,7 +162,9 @@ def llm_part(prof: dict, score_cases: int):
     tot = t.groupby("notebook", sort=False)[
         ["prompts", "distinct", "cache_hits", "tokens_distinct_new", "trie_tokens"]
     ].sum()
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 100):
+    with pd.option_context(
+        "display.width", 200, "display.max_columns", 20, "display.max_rows", 100
+    ):
         print(t.to_string(index=False))
         print("\nper notebook:\n" + tot.to_string())
     thr = ROOT / "figures" / "mfarm" / "inference_throughput.csv"
@@ -179,10 +184,18 @@ def llm_part(prof: dict, score_cases: int):
         inf = prof.get("mfarm/02_inference") or {}
         for task, tiers in (inf.get("slices") or {}).items():
             tb = prompt_table(
-                task, tiers=tuple(tiers), seed=0, split="test", tokenizer=tok, protocol="paper", n_cases=score_cases
+                task,
+                tiers=tuple(tiers),
+                seed=0,
+                split="test",
+                tokenizer=tok,
+                protocol="paper",
+                n_cases=score_cases,
             )
             texts = [chat_prompt(tok, p, system=system_prompt("paper")) for p in tb.prompt]
-            floor = trie_tokens([tuple(e) for e in tok(texts, add_special_tokens=False)["input_ids"]])
+            floor = trie_tokens(
+                [tuple(e) for e in tok(texts, add_special_tokens=False)["input_ids"]]
+            )
             n0, f0, t0 = sc.n_tokens, sc.n_forward, time.perf_counter()
             score_table(sc, tb, cache=False, by_tier=False, progress=False)
             print(
@@ -244,9 +257,15 @@ def code_path(before: bool):
     "The statistics as they were (`before`) or as they are now."
     with ExitStack() as st:
         if before:
-            st.enter_context(mock.patch("fairlib.mfarm.submetrics._wilcoxon_cols", _wilcoxon_cols_before))
-            st.enter_context(mock.patch("fairlib.mfarm.score.ks_distribution", _ks_distribution_before))
-            st.enter_context(mock.patch("fairlib.mfarm.reliability._mean_difference_counts", _counts_before))
+            st.enter_context(
+                mock.patch("fairlib.mfarm.submetrics._wilcoxon_cols", _wilcoxon_cols_before)
+            )
+            st.enter_context(
+                mock.patch("fairlib.mfarm.score.ks_distribution", _ks_distribution_before)
+            )
+            st.enter_context(
+                mock.patch("fairlib.mfarm.reliability._mean_difference_counts", _counts_before)
+            )
         yield
 
 
@@ -314,9 +333,9 @@ def stats_jobs(prof: dict, scale: float):
     rel = g("07_reliability")
 
     def table(power, null=0):
-        return lambda sc: mfarm_table(sc, power=power > 0, power_resamples=max(1, power), null_resamples=null, seed=0)[
-            0
-        ]
+        return lambda sc: mfarm_table(
+            sc, power=power > 0, power_resamples=max(1, power), null_resamples=null, seed=0
+        )[0]
 
     def reliability(sc):
         out = []
@@ -324,7 +343,10 @@ def stats_jobs(prof: dict, scale: float):
             P, _ = variant_matrix(part)
             P = P.reset_index(drop=True)
             vr = verdict_reliability(
-                P, threshold=rel.get("threshold", 0.9), n_resamples=rel.get("n_resamples", 100), seed=0
+                P,
+                threshold=rel.get("threshold", 0.9),
+                n_resamples=rel.get("n_resamples", 100),
+                seed=0,
             )
             nr = null_submetric_rates(P, n_resamples=rel.get("null_resamples", 100), seed=0)
             out += [vr.table.assign(slice="/".join(key)), nr.assign(slice="/".join(key))]
@@ -401,7 +423,10 @@ def stats_part(prof: dict, scale: float):
                     cpu_s=c * up,
                 )
             )
-        print(f"{nb}: outputs identical (before vs after), {n_run} of {n_prof} slice(s) run", flush=True)
+        print(
+            f"{nb}: outputs identical (before vs after), {n_run} of {n_prof} slice(s) run",
+            flush=True,
+        )
     t = pd.DataFrame(rows)
     wide = t.pivot_table(
         index=["notebook", "statistics", "slices"],
@@ -410,13 +435,17 @@ def stats_part(prof: dict, scale: float):
         sort=False,
     )
     wide.columns = [f"{a}_{b}" for a, b in wide.columns]
-    wide = wide[[f"{m}_{p}" for m in ("scipy_calls", "wall_s", "cpu_s") for p in ("before", "after")]]
+    wide = wide[
+        [f"{m}_{p}" for m in ("scipy_calls", "wall_s", "cpu_s") for p in ("before", "after")]
+    ]
     for m in ("scipy_calls", "wall_s", "cpu_s"):
         wide[f"{m}_ratio"] = wide[f"{m}_before"] / wide[f"{m}_after"]
     tot = wide.sum(numeric_only=True)
     for m in ("scipy_calls", "wall_s", "cpu_s"):
         tot[f"{m}_ratio"] = tot[f"{m}_before"] / tot[f"{m}_after"]
-    with pd.option_context("display.width", 250, "display.max_columns", 30, "display.float_format", "{:,.1f}".format):
+    with pd.option_context(
+        "display.width", 250, "display.max_columns", 30, "display.float_format", "{:,.1f}".format
+    ):
         print(wide.reset_index().to_string(index=False))
         print("all: " + ", ".join(f"{k} {v:,.1f}" for k, v in tot.items()))
     if scale < 1:
@@ -433,8 +462,18 @@ def committed_power_search(prof: dict):
     g = lambda k: prof.get(f"mfarm/{k}") or {}
     col = "min_detectable_shift"
     sources = (
-        ("03_fairness", "table6_table11_submetrics", "smallest detectable shift (80% power)", g("03_fairness")),
-        ("04_context", "table6_table11_submetrics", "smallest detectable shift (80% power)", g("04_context")),
+        (
+            "03_fairness",
+            "table6_table11_submetrics",
+            "smallest detectable shift (80% power)",
+            g("03_fairness"),
+        ),
+        (
+            "04_context",
+            "table6_table11_submetrics",
+            "smallest detectable shift (80% power)",
+            g("04_context"),
+        ),
         ("05_precision", "table8_precision", col, g("05_precision")),
         ("06_finetune", "table5_base_vs_finetuned", col, {}),
     )
@@ -503,7 +542,10 @@ def twin_part(prof: dict):
             built = B.load_benchmark(task, source="synthetic", seed=seed)
             build_s, build_c = time.perf_counter() - w, time.process_time() - c
             B._cached.cache_clear()  # the next kernel: read
-            with mock.patch.object(B, "build_ed_triage", **never), mock.patch.object(B, "build_opioid", **never):
+            with (
+                mock.patch.object(B, "build_ed_triage", **never),
+                mock.patch.object(B, "build_opioid", **never),
+            ):
                 w, c = time.perf_counter(), time.process_time()
                 read = B.load_benchmark(task, source="synthetic", seed=seed)
                 read_s, read_c = time.perf_counter() - w, time.process_time() - c
@@ -532,7 +574,9 @@ def twin_part(prof: dict):
     tot = t.drop(columns=["notebook", "tasks"]).sum()
     print(
         "one build / one read, wall (cpu) s: "
-        + "; ".join(f"{k} {v[0]:.1f} ({v[2]:.1f}) / {v[1]:.2f} ({v[3]:.2f})" for k, v in unit.items())
+        + "; ".join(
+            f"{k} {v[0]:.1f} ({v[2]:.1f}) / {v[1]:.2f} ({v[3]:.2f})" for k, v in unit.items()
+        )
         + " (on a clean clone the first kernel that asks builds)"
     )
     with pd.option_context("display.width", 200, "display.float_format", "{:,.1f}".format):
@@ -552,23 +596,36 @@ def main(argv=None):
     ap.add_argument("--no-llm", action="store_true")
     ap.add_argument("--no-stats", action="store_true")
     ap.add_argument("--no-twin", action="store_true")
-    ap.add_argument("--stats-scale", type=float, default=1.0, help="fraction of each notebook's slices to run")
-    ap.add_argument("--score-cases", type=int, default=0, help="also score 02's slices at this N (0: no scoring)")
+    ap.add_argument(
+        "--stats-scale", type=float, default=1.0, help="fraction of each notebook's slices to run"
+    )
+    ap.add_argument(
+        "--score-cases",
+        type=int,
+        default=0,
+        help="also score 02's slices at this N (0: no scoring)",
+    )
     a = ap.parse_args(argv)
     prof = yaml.safe_load((ROOT / "params" / f"{a.profile}.yaml").read_text())
     if not a.no_llm:
         print(f"== LLM scoring work of the mFARM notebooks, profile {a.profile}")
         llm_part(prof, a.score_cases)
     if not a.no_stats:
-        print(f"\n== mFARM statistics, profile {a.profile}: before vs after, same matrices, alternating")
+        print(
+            f"\n== mFARM statistics, profile {a.profile}: before vs after, same matrices, alternating"
+        )
         stats_part(prof, a.stats_scale)
         if a.profile == "quick":
             committed_power_search(prof)
     if not a.no_twin:
-        print(f"\n== twin benchmarks of the mFARM notebooks, profile {a.profile}: builds before vs after")
+        print(
+            f"\n== twin benchmarks of the mFARM notebooks, profile {a.profile}: builds before vs after"
+        )
         twin_part(prof)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\n(load average now {load} on {os.cpu_count()} cores: on a shared machine read the counts and ratios)")
+    print(
+        f"\n(load average now {load} on {os.cpu_count()} cores: on a shared machine read the counts and ratios)"
+    )
 
 
 if __name__ == "__main__":

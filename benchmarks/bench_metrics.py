@@ -40,9 +40,13 @@ def main(argv=None):
     yhat = (p > 0.5).astype(int)
 
     t_fl, res = best_of(lambda: fm.audit_table(y, yhat, sensitive_features=g, y_prob=p), a.repeats)
-    print(f"fairlib  : all 7 metrics ({', '.join(res.metric)}) on n={a.n:,}, {a.groups} groups: {t_fl * 1e3:8.1f} ms")
+    print(
+        f"fairlib  : all 7 metrics ({', '.join(res.metric)}) on n={a.n:,}, {a.groups} groups: {t_fl * 1e3:8.1f} ms"
+    )
     t_obj, _ = best_of(lambda: fm.audit(y, yhat, sensitive_features=g, y_prob=p), a.repeats)
-    print(f"fairlib  : the same as one AuditResult (per-group table, verdicts, reasons)  : {t_obj * 1e3:8.1f} ms")
+    print(
+        f"fairlib  : the same as one AuditResult (per-group table, verdicts, reasons)  : {t_obj * 1e3:8.1f} ms"
+    )
 
     warnings.filterwarnings("ignore")
     import fairlearn.metrics as flm
@@ -57,9 +61,13 @@ def main(argv=None):
     t_fa, (dpd, eod, dpr) = best_of(fairlearn3, a.fairlearn_repeats)
     print(f"fairlearn: 3 metrics (DPD, EOD, DP ratio)                       : {t_fa * 1e3:8.1f} ms")
     v = res.set_index("metric").value
-    assert abs(v["SPD"] - dpd) < 1e-9 and abs(v["EOD"] - eod) < 1e-9 and abs(v["DI"] - dpr) < 1e-9, "values disagree"
+    assert (
+        abs(v["SPD"] - dpd) < 1e-9 and abs(v["EOD"] - eod) < 1e-9 and abs(v["DI"] - dpr) < 1e-9
+    ), "values disagree"
     print("values agree to 1e-9 (SPD=DPD, EOD, DI=DP ratio)")
-    print(f"speed-up : fairlib (7 metrics) is {t_fa / t_fl:,.0f}x faster than fairlearn (3 metrics)")
+    print(
+        f"speed-up : fairlib (7 metrics) is {t_fa / t_fl:,.0f}x faster than fairlearn (3 metrics)"
+    )
     print(f"target   : all seven metrics < 100 ms -> {'met' if t_fl < 0.1 else 'NOT met'}")
 
 

@@ -52,19 +52,44 @@ FAIRLEARN = {"equal_opportunity": "true_positive_rate_parity", "equalized_odds":
 def adult():
     d = load_adult()
     num = ["age", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
-    cat = ["workclass", "education", "marital_status", "occupation", "relationship", "race", "sex", "native_country"]
+    cat = [
+        "workclass",
+        "education",
+        "marital_status",
+        "occupation",
+        "relationship",
+        "race",
+        "sex",
+        "native_country",
+    ]
     prep = ColumnTransformer(
-        [("num", StandardScaler(), num), ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)]
+        [
+            ("num", StandardScaler(), num),
+            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat),
+        ]
     )
-    tr, te = d[d.split == "train"].reset_index(drop=True), d[d.split == "test"].reset_index(drop=True)
+    tr, te = (
+        d[d.split == "train"].reset_index(drop=True),
+        d[d.split == "test"].reset_index(drop=True),
+    )
     g = lambda f: (f.sex + " / " + f.race).rename("sex_race").to_frame()  # noqa: E731
     Xtr = prep.fit_transform(tr)
-    return "UCI Adult", Xtr, prep.transform(te), tr.high_income.to_numpy(), te.high_income.to_numpy(), g(tr), g(te)
+    return (
+        "UCI Adult",
+        Xtr,
+        prep.transform(te),
+        tr.high_income.to_numpy(),
+        te.high_income.to_numpy(),
+        g(tr),
+        g(te),
+    )
 
 
 def compas():
     d = load_compas()
-    X = pd.get_dummies(d[["age_cat", "priors_count", "c_charge_degree", "sex"]], dtype=float).to_numpy()
+    X = pd.get_dummies(
+        d[["age_cat", "priors_count", "c_charge_degree", "sex"]], dtype=float
+    ).to_numpy()
     y = d.two_year_recid.to_numpy()
     idx_tr, idx_te = train_test_split(np.arange(len(d)), test_size=0.3, random_state=0, stratify=y)
     g = d[["race"]].reset_index(drop=True)
@@ -76,12 +101,19 @@ def gap(y, yh, g, constraint, rule):
     "Held-out violation from fairlearn's MetricFrame: TPR gap, or max(TPR gap, FPR gap), over the groups of `rule`."
     col = g.iloc[:, 0].to_numpy()
     mf = MetricFrame(
-        metrics={"tpr": true_positive_rate, "fpr": false_positive_rate}, y_true=y, y_pred=yh, sensitive_features=col
+        metrics={"tpr": true_positive_rate, "fpr": false_positive_rate},
+        y_true=y,
+        y_pred=yh,
+        sensitive_features=col,
     )
     bg = mf.by_group
     n = pd.Series(col).value_counts()
     pos = pd.Series(col[y == 1]).value_counts().reindex(n.index, fill_value=0)
-    keep = {"n>=30": n[n >= 30].index, "all": n.index, "pos,neg>=30": n[(pos >= 30) & (n - pos >= 30)].index}[rule]
+    keep = {
+        "n>=30": n[n >= 30].index,
+        "all": n.index,
+        "pos,neg>=30": n[(pos >= 30) & (n - pos >= 30)].index,
+    }[rule]
     b = bg.loc[list(keep)]
     tpr = b.tpr.max() - b.tpr.min()
     return tpr if constraint == "equal_opportunity" else max(tpr, b.fpr.max() - b.fpr.min())
@@ -103,7 +135,9 @@ def boot_diff(y, a, b, g, constraint, B, seed=0):
     for _ in range(B):
         i = r.integers(0, len(y), len(y))
         gi = g.iloc[i].reset_index(drop=True)
-        out.append(gap(y[i], a[i], gi, constraint, "n>=30") - gap(y[i], b[i], gi, constraint, "n>=30"))
+        out.append(
+            gap(y[i], a[i], gi, constraint, "n>=30") - gap(y[i], b[i], gi, constraint, "n>=30")
+        )
     return np.percentile(out, [2.5, 97.5])
 
 
@@ -115,7 +149,9 @@ def run(data, constraint, a):
     def fl_fit(oos):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            est = ThresholdShift(estimator=lr, prefit=True, constraint=constraint, oos_resamples=oos, random_state=0)
+            est = ThresholdShift(
+                estimator=lr, prefit=True, constraint=constraint, oos_resamples=oos, random_state=0
+            )
             est.fit(Xtr, ytr, sensitive_features=gtr)
         return est, any(issubclass(x.category, UnstableConstraintWarning) for x in w)
 
@@ -127,10 +163,15 @@ def run(data, constraint, a):
     )
     t_to, to = timed(lambda: to.fit(Xtr, ytr, sensitive_features=gtr.iloc[:, 0]), a.repeats)
     yh_to = np.asarray(to.predict(Xte, sensitive_features=gte.iloc[:, 0], random_state=0))
-    draws = [np.asarray(to.predict(Xte, sensitive_features=gte.iloc[:, 0], random_state=k)) for k in range(a.draws)]
+    draws = [
+        np.asarray(to.predict(Xte, sensitive_features=gte.iloc[:, 0], random_state=k))
+        for k in range(a.draws)
+    ]
     # fl.audit's own value on the held-out rows (min_support 30), a cross-check of the MetricFrame numbers
     metric = "EOpp" if constraint == "equal_opportunity" else "EOD"
-    aud = lambda yh: fl.audit(yte, yh, sensitive_features=gte, metrics=[metric]).to_frame().set_index("metric")  # noqa: E731
+    aud = lambda yh: (
+        fl.audit(yte, yh, sensitive_features=gte, metrics=[metric]).to_frame().set_index("metric")
+    )  # noqa: E731
     for method, yh, t, extra in (
         (
             "fairlib ThresholdShift",
@@ -141,7 +182,9 @@ def run(data, constraint, a):
         ("fairlearn ThresholdOptimizer", yh_to, t_to, {}),
     ):
         v = aud(yh).loc[metric, "value"]
-        assert abs(v - gap(yte, yh, gte, constraint, "n>=30")) < 1e-12, "fl.audit and MetricFrame disagree"
+        assert abs(v - gap(yte, yh, gte, constraint, "n>=30")) < 1e-12, (
+            "fl.audit and MetricFrame disagree"
+        )
         train_yh = (
             ts.predict(Xtr, sensitive_features=gtr)
             if method.startswith("fairlib")
@@ -162,7 +205,9 @@ def run(data, constraint, a):
                 **extra,
             )
         )
-    rows[1]["test_gap_mean_of_draws"] = float(np.mean([gap(yte, d, gte, constraint, "n>=30") for d in draws]))
+    rows[1]["test_gap_mean_of_draws"] = float(
+        np.mean([gap(yte, d, gte, constraint, "n>=30") for d in draws])
+    )
     lo, hi = boot_diff(yte, yh_fl, yh_to, gte, constraint, a.boot)
     rows[0]["diff_vs_fairlearn_95"] = f"[{lo:+.3f}, {hi:+.3f}]"
     return rows
@@ -171,7 +216,9 @@ def run(data, constraint, a):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3, help="fit timings: best of this many")
-    ap.add_argument("--draws", type=int, default=10, help="ThresholdOptimizer prediction draws averaged")
+    ap.add_argument(
+        "--draws", type=int, default=10, help="ThresholdOptimizer prediction draws averaged"
+    )
     ap.add_argument("--boot", type=int, default=200, help="bootstrap resamples of the test rows")
     ap.add_argument("--out", default=None, help="also write the table as Markdown here")
     a = ap.parse_args(argv)
@@ -199,7 +246,9 @@ def main(argv=None):
             f" vs {o.fit_s:.2f} s: ratio {f.fit_s / o.fit_s:.2f} (no check {f.fit_s_no_oos / o.fit_s:.2f})"
         )
     cpu = platform.processor() or platform.platform()
-    print(f"\nmachine: {platform.machine()}, {cpu}, {os.cpu_count()} CPUs; python {platform.python_version()}")
+    print(
+        f"\nmachine: {platform.machine()}, {cpu}, {os.cpu_count()} CPUs; python {platform.python_version()}"
+    )
     print(f"date: {date.today().isoformat()}; total {time.perf_counter() - t0:.0f} s")
     if a.out:
         with open(a.out, "w") as fh:

@@ -35,7 +35,10 @@ COUNT_METRICS = ["DI", "SPD", "EOpp", "EOD", "PP", "Theil"]
 def partition(i: int, rows: int, seed: int = 0) -> pd.DataFrame:
     "Partition `i`: `rows` records from their own seed (a biased synthetic classifier's audit extract)."
     rng = np.random.default_rng([seed, i])
-    cols = {k: pd.Categorical.from_codes(rng.choice(len(v), rows, p=p), v) for k, (v, p) in GROUPS.items()}
+    cols = {
+        k: pd.Categorical.from_codes(rng.choice(len(v), rows, p=p), v)
+        for k, (v, p) in GROUPS.items()
+    }
     race_b = np.asarray(cols["race"].codes == 1)
     female = np.asarray(cols["sex"].codes == 0)
     y = rng.binomial(1, np.where(race_b, 0.5, 0.4)).astype(np.int8)
@@ -54,7 +57,12 @@ def frame(n: int, per: int, seed: int = 0):
 
     sizes = _splits(n, per)
     meta = partition(0, 1, seed).iloc[:0]
-    return dd.from_map(lambda a: partition(a[0], a[1], seed), list(enumerate(sizes)), meta=meta, enforce_metadata=False)
+    return dd.from_map(
+        lambda a: partition(a[0], a[1], seed),
+        list(enumerate(sizes)),
+        meta=meta,
+        enforce_metadata=False,
+    )
 
 
 class Peak:
@@ -106,9 +114,18 @@ def _in_memory(args):
     t_gen = time.perf_counter() - t
     kw = dict(y_prob="p") if cal else dict(metrics=COUNT_METRICS)
     t = time.perf_counter()
-    r = fl.audit("y", "yh", sensitive_features=["race", "sex"], data=f, vfr=True, n_resamples=K, **kw)
+    r = fl.audit(
+        "y", "yh", sensitive_features=["race", "sex"], data=f, vfr=True, n_resamples=K, **kw
+    )
     t_audit = time.perf_counter() - t
-    q.put(dict(gen=t_gen, audit=t_audit, rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, n=r.n))
+    q.put(
+        dict(
+            gen=t_gen,
+            audit=t_audit,
+            rss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            n=r.n,
+        )
+    )
 
 
 def in_memory(n, per, cal, K):
@@ -146,9 +163,21 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory-limit", default="2GB")
     ap.add_argument("--n-resamples", type=int, default=500)
-    ap.add_argument("--in-memory-max", type=float, default=1e7, help="largest size also audited in memory")
-    ap.add_argument("--in-memory-cal-max", type=float, default=1e6, help="... with scores and Cal (slow in memory)")
-    ap.add_argument("--counts-max", type=float, default=1e7, help="largest size of the 'counts' audit on the cluster")
+    ap.add_argument(
+        "--in-memory-max", type=float, default=1e7, help="largest size also audited in memory"
+    )
+    ap.add_argument(
+        "--in-memory-cal-max",
+        type=float,
+        default=1e6,
+        help="... with scores and Cal (slow in memory)",
+    )
+    ap.add_argument(
+        "--counts-max",
+        type=float,
+        default=1e7,
+        help="largest size of the 'counts' audit on the cluster",
+    )
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args(argv)
     warnings.simplefilter("ignore")
@@ -174,7 +203,15 @@ def main(argv=None) -> int:
     ):
         pids = list(client.run(os.getpid).values()) + [os.getpid()]  # the workers, then the client
         warm = frame(200_000, 50_000)  # imports and first calls on the workers, outside the timings
-        fl.audit("y", "yh", sensitive_features=["race", "sex"], y_prob="p", data=warm, vfr=True, n_resamples=K)
+        fl.audit(
+            "y",
+            "yh",
+            sensitive_features=["race", "sex"],
+            y_prob="p",
+            data=warm,
+            vfr=True,
+            n_resamples=K,
+        )
         warm.groupby(["race", "sex"], observed=True).size().compute()
         for n in map(int, a.sizes):
             ddf = frame(n, min(per, -(-n // (4 * a.workers))))  # at least 4 partitions per worker
@@ -188,7 +225,13 @@ def main(argv=None) -> int:
                 client.run(lambda: __import__("gc").collect())
                 res, t_audit, peak = _timed(
                     lambda: fl.audit(
-                        "y", "yh", sensitive_features=["race", "sex"], data=ddf, vfr=True, n_resamples=K, **kw
+                        "y",
+                        "yh",
+                        sensitive_features=["race", "sex"],
+                        data=ddf,
+                        vfr=True,
+                        n_resamples=K,
+                        **kw,
                     ),
                     pids,
                 )
@@ -221,7 +264,9 @@ def main(argv=None) -> int:
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.round(3).to_string(index=False))
-    print(f"dask {dask.__version__}, memory limit {a.memory_limit} per worker, {a.workers} workers, K = {K}")
+    print(
+        f"dask {dask.__version__}, memory limit {a.memory_limit} per worker, {a.workers} workers, K = {K}"
+    )
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(dict(machine=info, settings=vars(a), rows=rows), fh, indent=1)

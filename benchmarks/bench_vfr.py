@@ -35,7 +35,13 @@ from fairlib.resample import (
     draw_subsample_bins_shared,
 )
 from fairlib.records import audit_data
-from fairlib.vfr.axis2 import CV_CUTOFF, audit_size_grid, _axis2_count_draws, _axis2_count_metrics, _size_stats
+from fairlib.vfr.axis2 import (
+    CV_CUTOFF,
+    audit_size_grid,
+    _axis2_count_draws,
+    _axis2_count_metrics,
+    _size_stats,
+)
 from fairlib.reliability import MAX_UNDEFINED_SHARE
 from fairlib.vfr.axis3 import cross_hospital_grid
 from fairlib.vfr.features import paper_split
@@ -71,14 +77,21 @@ def audit_partition(n_audit: int, n_models: int, seed: int = 0) -> tuple[pd.Data
             )
         )
     out = pd.concat(frames, ignore_index=True)
-    return out.astype({"model": "category", **{a: "category" for a in ATTRIBUTES}}), source  # as 02_panel writes them
+    return out.astype(
+        {"model": "category", **{a: "category" for a in ATTRIBUTES}}
+    ), source  # as 02_panel writes them
 
 
 def fairlearn_values(
     frame: pd.DataFrame, attribute: str, metric: str, K: int, N: int, seed
 ) -> tuple[np.ndarray, float]:
     "K resampled values with fairlearn MetricFrame (same stratified index resampling); returns values and seconds."
-    from fairlearn.metrics import MetricFrame, selection_rate, true_positive_rate, false_positive_rate
+    from fairlearn.metrics import (
+        MetricFrame,
+        selection_rate,
+        true_positive_rate,
+        false_positive_rate,
+    )
     from sklearn.metrics import precision_score
 
     y, yh, a = frame.y_true.to_numpy(), frame.y_pred.to_numpy(), frame[attribute].to_numpy()
@@ -96,7 +109,9 @@ def fairlearn_values(
     out = np.empty(K)
     t0 = time.perf_counter()
     for k in range(K):
-        idx = np.concatenate([st[rng.integers(0, st.size, m[s])] for s, st in enumerate(strata) if m[s] > 0])
+        idx = np.concatenate(
+            [st[rng.integers(0, st.size, m[s])] for s, st in enumerate(strata) if m[s] > 0]
+        )
         mf = MetricFrame(metrics=fns, y_true=y[idx], y_pred=yh[idx], sensitive_features=a[idx])
         g = mf.by_group
         spread = lambda c: g[c].max() - g[c].min()
@@ -116,7 +131,9 @@ def _pairs(pred, models):
     for mo in models:
         f = pred[pred.model == mo]
         for at in ATTRIBUTES:
-            out[mo, at] = audit_data(f.y_true.to_numpy(), f.y_pred.to_numpy(), f[at], y_prob=f.y_prob.to_numpy())
+            out[mo, at] = audit_data(
+                f.y_true.to_numpy(), f.y_pred.to_numpy(), f[at], y_prob=f.y_prob.to_numpy()
+            )
     return out
 
 
@@ -144,12 +161,29 @@ def main(argv=None):
     ap.add_argument("--R", type=int, default=30, help="Axis 2 subsamples per size")
     ap.add_argument("--n-audit", type=int, default=185_026)
     ap.add_argument("--models", type=int, default=12)
-    ap.add_argument("--predictions", help="predictions table (npz, save_frame) from nbs/papers/vfr/02_panel.ipynb")
-    ap.add_argument("--naive-K", type=int, default=20, help="resamples per timed cell for plain index resampling")
-    ap.add_argument("--naive-R", type=int, default=3, help="subsamples per timed (cell, size) for index subsampling")
-    ap.add_argument("--fairlearn", action="store_true", help="also time fairlearn MetricFrame (slow)")
     ap.add_argument(
-        "--axes", default="123", help="which axes to time (e.g. 2 for Axis 2 alone); the whole-audit line needs 123"
+        "--predictions",
+        help="predictions table (npz, save_frame) from nbs/papers/vfr/02_panel.ipynb",
+    )
+    ap.add_argument(
+        "--naive-K",
+        type=int,
+        default=20,
+        help="resamples per timed cell for plain index resampling",
+    )
+    ap.add_argument(
+        "--naive-R",
+        type=int,
+        default=3,
+        help="subsamples per timed (cell, size) for index subsampling",
+    )
+    ap.add_argument(
+        "--fairlearn", action="store_true", help="also time fairlearn MetricFrame (slow)"
+    )
+    ap.add_argument(
+        "--axes",
+        default="123",
+        help="which axes to time (e.g. 2 for Axis 2 alone); the whole-audit line needs 123",
     )
     ap.add_argument(
         "--repeats",
@@ -196,7 +230,9 @@ def main(argv=None):
             t0 = time.perf_counter()
             vfr_grid(pred, n_resamples=a.K, resample_size=a.N, seed=0, n_jobs=nj)
             res[f"axis1_n_jobs{nj}"] = time.perf_counter() - t0
-            print(f"Axis 1, fairlib fast path, n_jobs={nj}: {res[f'axis1_n_jobs{nj}']:.2f} s for {cells} cells")
+            print(
+                f"Axis 1, fairlib fast path, n_jobs={nj}: {res[f'axis1_n_jobs{nj}']:.2f} s for {cells} cells"
+            )
         t0 = time.perf_counter()
         vfr_grid(pred, metrics=["Cal"], n_resamples=a.K, resample_size=a.N, n_jobs=1)
         res["axis1_cal_cells"] = time.perf_counter() - t0
@@ -205,7 +241,9 @@ def main(argv=None):
         for mo in models:
             f = pred[pred.model == mo]
             for at in ATTRIBUTES:
-                with_n[mo, at] = audit_data(f.y_true.to_numpy(), f.y_pred.to_numpy(), f[at], resample_size=a.N)
+                with_n[mo, at] = audit_data(
+                    f.y_true.to_numpy(), f.y_pred.to_numpy(), f[at], resample_size=a.N
+                )
 
         def axis1_draws():
             for (mo, at), d in with_n.items():
@@ -213,7 +251,12 @@ def main(argv=None):
                     draw_counts(d, a.K, cell_seed(0, mo, m, at))
 
         best, _ = best_of_rounds(
-            [lambda: vfr_grid(pred, metrics=count_metrics, n_resamples=a.K, resample_size=a.N, n_jobs=1), axis1_draws],
+            [
+                lambda: vfr_grid(
+                    pred, metrics=count_metrics, n_resamples=a.K, resample_size=a.N, n_jobs=1
+                ),
+                axis1_draws,
+            ],
             a.repeats,
         )
         res["axis1_count_cells"], res["axis1_count_draws_only"] = map(float, best)
@@ -226,7 +269,12 @@ def main(argv=None):
         )
         f0 = pred[pred.model == models[0]]
         per_kind = {"count": [0.0, 0], "cal": [0.0, 0]}
-        for attr, metric in [("race", "EOD"), ("age_bucket", "DI"), ("sex", "Cal"), ("race", "Cal")]:
+        for attr, metric in [
+            ("race", "EOD"),
+            ("age_bucket", "DI"),
+            ("sex", "Cal"),
+            ("race", "Cal"),
+        ]:
             d = audit_data(
                 f0.y_true.to_numpy(),
                 f0.y_pred.to_numpy(),
@@ -271,7 +319,10 @@ def main(argv=None):
                 R=a.R,
                 vals={},
                 points={},
-                draws={at: _axis2_count_draws(pairs[mo, at], sizes, a.R, root, (mo, at)) for at in ATTRIBUTES},
+                draws={
+                    at: _axis2_count_draws(pairs[mo, at], sizes, a.R, root, (mo, at))
+                    for at in ATTRIBUTES
+                },
             )
             for mo in models
         ]
@@ -300,7 +351,9 @@ def main(argv=None):
         ],
         a.repeats,
     )
-    res["axis2_count_cells"], res["axis2_count_compute_prepared"], res["axis2_count_draws_only"] = map(float, best)
+    res["axis2_count_cells"], res["axis2_count_compute_prepared"], res["axis2_count_draws_only"] = (
+        map(float, best)
+    )
     per_round = rounds[:, 0] / rounds[:, 2]
     res["axis2_count_ratio_rounds"] = per_round.tolist()
     # calibration cells: fairlib end to end, and the shared ordered samples alone (rng.choice per repetition)
@@ -326,7 +379,9 @@ def main(argv=None):
         t0 = time.perf_counter()
         for s in sizes:
             index_subsample_values(d, metric, s, a.naive_R, 7)
-        tk[kind] = (time.perf_counter() - t0) / a.naive_R  # seconds per repetition over the whole size grid
+        tk[kind] = (
+            time.perf_counter() - t0
+        ) / a.naive_R  # seconds per repetition over the whole size grid
     idx2 = (tk["count"] * n_count + tk["cal"] * n_cal) * a.R
     res["axis2_index_extrapolated"] = idx2
     print(
@@ -359,7 +414,9 @@ def main(argv=None):
         t0 = time.perf_counter()
         kappa, _ = cross_hospital_grid(pred, n_jobs=1)
         res["axis3"] = time.perf_counter() - t0
-        print(f"Axis 3, whole panel: {res['axis3']:.2f} s ({len(kappa)} (model, metric) kappas over 20 hospital folds)")
+        print(
+            f"Axis 3, whole panel: {res['axis3']:.2f} s ({len(kappa)} (model, metric) kappas over 20 hospital folds)"
+        )
 
     # ---------------- the whole audit ----------------
     if {"axis1_n_jobs2", "axis2_fast", "axis3"} <= set(res):
@@ -377,7 +434,9 @@ def main(argv=None):
             fl_t += t
             fl_n += 5
         res["fairlearn_extrapolated"] = fl_t / fl_n * a.K * cells
-        print(f"fairlearn MetricFrame (Axis 1): {res['fairlearn_extrapolated']:,.0f} s extrapolated")
+        print(
+            f"fairlearn MetricFrame (Axis 1): {res['fairlearn_extrapolated']:,.0f} s extrapolated"
+        )
     res["load_average_end"] = os.getloadavg()[0]
     if a.json:
         with open(a.json, "w") as fh:

@@ -45,7 +45,12 @@ RATES = {
     "accuracy": "accuracy",
 }
 DISPARITIES = ("pprev", "precision", "fdr", "for", "fpr", "fnr", "tpr", "tnr", "npv")
-PARITY = {"FNRP": "fnr", "FORP": "for", "FDRP": "fdr", "DI": "pprev"}  # min / max of one Aequitas group rate
+PARITY = {
+    "FNRP": "fnr",
+    "FORP": "for",
+    "FDRP": "fdr",
+    "DI": "pprev",
+}  # min / max of one Aequitas group rate
 
 AEQUITAS = r"""
 import json, sys, warnings
@@ -77,7 +82,9 @@ def datasets() -> dict:
     a = pd.DataFrame(
         {
             "y": adult.high_income.astype(int),
-            "y_pred": (adult.education_num >= 13).astype(int),  # a fixed rule: degree-level education
+            "y_pred": (adult.education_num >= 13).astype(
+                int
+            ),  # a fixed rule: degree-level education
             "race": adult.race.astype(str),
             "sex": adult.sex.astype(str),
         }
@@ -91,18 +98,24 @@ def datasets() -> dict:
             "sex": compas.sex.astype(str),
         }
     )
-    return {"UCI Adult": (a, {"race": "White", "sex": "Male"}), "COMPAS": (c, {"race": "Caucasian", "sex": "Male"})}
+    return {
+        "UCI Adult": (a, {"race": "White", "sex": "Male"}),
+        "COMPAS": (c, {"race": "Caucasian", "sex": "Male"}),
+    }
 
 
 def run_aequitas(python: str, df: pd.DataFrame, ref: dict) -> dict:
     "Aequitas's group table and both disparity tables for the records `df`, run in the interpreter `python`."
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "records.csv"
-        df.rename(columns={"y_pred": "score", "y": "label_value"})[["score", "label_value", *ATTRS]].to_csv(
-            path, index=False
-        )
+        df.rename(columns={"y_pred": "score", "y": "label_value"})[
+            ["score", "label_value", *ATTRS]
+        ].to_csv(path, index=False)
         done = subprocess.run(
-            [python, "-c", AEQUITAS, str(path), json.dumps(ref)], capture_output=True, text=True, check=True
+            [python, "-c", AEQUITAS, str(path), json.dumps(ref)],
+            capture_output=True,
+            text=True,
+            check=True,
         )
     return json.loads(done.stdout)
 
@@ -141,7 +154,12 @@ def compare_aequitas(name: str, df: pd.DataFrame, ref: dict, oracle: dict) -> li
             have = major.by_view(r["attribute"]).loc[r["group"], rate]
             diffs.append(abs(float(have) - _num(r[aq])))
         out.append(
-            dict(data=name, quantity=f"group {rate} (Aequitas {aq})", compared=len(diffs), max_abs_diff=max(diffs))
+            dict(
+                data=name,
+                quantity=f"group {rate} (Aequitas {aq})",
+                compared=len(diffs),
+                max_abs_diff=max(diffs),
+            )
         )
     for kind, res in (("major", major), ("given", given)):
         table = pd.DataFrame(oracle[kind])
@@ -150,9 +168,13 @@ def compare_aequitas(name: str, df: pd.DataFrame, ref: dict, oracle: dict) -> li
             rate = RATES[aq]
             diffs, refs = [], []
             for r in table.to_dict("records"):
-                row = d[(d.view == r["attribute"]) & (d.group == r["group"]) & (d.metric == rate)].iloc[0]
+                row = d[
+                    (d.view == r["attribute"]) & (d.group == r["group"]) & (d.metric == rate)
+                ].iloc[0]
                 want = _num(r[f"{aq}_disparity"])
-                diffs.append(0.0 if np.isnan(want) and np.isnan(row.ratio) else abs(row.ratio - want))
+                diffs.append(
+                    0.0 if np.isnan(want) and np.isnan(row.ratio) else abs(row.ratio - want)
+                )
                 refs.append(row.reference == r["reference"])
             what = "largest group" if kind == "major" else f"reference {ref}"
             out.append(
@@ -170,7 +192,12 @@ def compare_aequitas(name: str, df: pd.DataFrame, ref: dict, oracle: dict) -> li
             want = v.min() / v.max()
             diffs.append(abs(major.value(metric, view=a) - want))
         out.append(
-            dict(data=name, quantity=f"{metric} = min/max Aequitas {aq}", compared=len(diffs), max_abs_diff=max(diffs))
+            dict(
+                data=name,
+                quantity=f"{metric} = min/max Aequitas {aq}",
+                compared=len(diffs),
+                max_abs_diff=max(diffs),
+            )
         )
     return out
 
@@ -203,7 +230,12 @@ def compare_fairlearn(name: str, df: pd.DataFrame) -> list[dict]:
     }
     for a in ATTRS:
         mf = flm.MetricFrame(
-            metrics={**fns, "recall": recall_score, "precision": precision_score, "for": _false_omission_rate},
+            metrics={
+                **fns,
+                "recall": recall_score,
+                "precision": precision_score,
+                "for": _false_omission_rate,
+            },
             y_true=df.y.to_numpy(),
             y_pred=df.y_pred.to_numpy(),
             sensitive_features=df[a],
@@ -239,8 +271,14 @@ def compare_fairlearn(name: str, df: pd.DataFrame) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--aequitas-python", default="/tmp/aeq/bin/python", help="an interpreter with aequitas installed")
-    ap.add_argument("--write-fixture", type=Path, help="write Aequitas's numbers here (the tests' oracle)")
+    ap.add_argument(
+        "--aequitas-python",
+        default="/tmp/aeq/bin/python",
+        help="an interpreter with aequitas installed",
+    )
+    ap.add_argument(
+        "--write-fixture", type=Path, help="write Aequitas's numbers here (the tests' oracle)"
+    )
     a = ap.parse_args(argv)
     rows, fixture, version = [], {}, None
     with warnings.catch_warnings():

@@ -32,7 +32,9 @@ MODULE_ALIASES = {
     "fairlib.mfarm_reliability": ("fairlib.mfarm.reliability",),
     "fairlib.models": ("fairlib.vfr.panel",),
     "fairlib.prompts": ("fairlib.mfarm.instrument",),
-    "fairlib.registry": ("fairlib.runner.registry",),  # 0.2: the runner's modules moved into fairlib.runner
+    "fairlib.registry": (
+        "fairlib.runner.registry",
+    ),  # 0.2: the runner's modules moved into fairlib.runner
     "fairlib.runindex": ("fairlib.runner.runindex",),
     "fairlib.runs": ("fairlib.runner.runs",),
     "fairlib.writeback": ("fairlib.runner.writeback",),
@@ -130,7 +132,11 @@ class _OldModule(types.ModuleType):
 
     def __dir__(self):
         return sorted(
-            {n for t in MODULE_ALIASES[self.__name__] for n in getattr(importlib.import_module(t), "__all__", [])}
+            {
+                n
+                for t in MODULE_ALIASES[self.__name__]
+                for n in getattr(importlib.import_module(t), "__all__", [])
+            }
         )
 
 # %% ../nbs/08_compat.ipynb #551155d8
@@ -140,7 +146,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path=None, target=None):
         if fullname not in MODULE_ALIASES:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=not MODULE_ALIASES[fullname])
+        return importlib.machinery.ModuleSpec(
+            fullname, self, is_package=not MODULE_ALIASES[fullname]
+        )
 
     def create_module(self, spec):
         return _OldModule(spec.name)
@@ -180,7 +188,11 @@ class _RenamedLoc:
         self._frame, self._loc = frame, pd.DataFrame.loc.fget(frame)
 
     def _key(self, key):
-        return (key[0], self._frame._current(key[1])) if isinstance(key, tuple) and len(key) == 2 else key
+        return (
+            (key[0], self._frame._current(key[1]))
+            if isinstance(key, tuple) and len(key) == 2
+            else key
+        )
 
     def __getitem__(self, key):
         return self._loc[self._key(key)]
@@ -188,7 +200,9 @@ class _RenamedLoc:
     def __setitem__(self, key, value):
         self._loc[self._key(key)] = value
 
-    def __getattr__(self, name):  # pandas' own indexing code reaches into the indexer it gets from `.loc`
+    def __getattr__(
+        self, name
+    ):  # pandas' own indexing code reaches into the indexer it gets from `.loc`
         return getattr(self._loc, name)
 
 

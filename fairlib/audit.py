@@ -7,7 +7,16 @@ reference-group disparities (the count-table core is `fairlib.auditcore`, the re
 from __future__ import annotations
 from dataclasses import replace
 from .core import FairlibInputError, check_rng
-from .constraints import Flag, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed, constrained
+from fairlib.constraints import (
+    Flag,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Seed,
+    constrained,
+)
 from .counts import _CALIBRATION, _DATA, _GROUPS, _LABELS, _POS_LABEL, _PROBS, _WEIGHTS
 from .counts import count_table
 from .inputs import _prepare
@@ -19,7 +28,10 @@ from .countaudit import _dask_audit
 from .distributed import DASK_FRAME, is_dask_frame
 from .tables import _METRICS, _THRESHOLDS, _metric_specs, _split_metrics
 from .tables import audit_table as audit_table, group_table as group_table
-from .fourfifths import FourFifthsVerdict as FourFifthsVerdict, four_fifths_rule as four_fifths_rule
+from fairlib.fourfifths import (
+    FourFifthsVerdict as FourFifthsVerdict,
+    four_fifths_rule as four_fifths_rule,
+)
 
 # %% auto #0
 __all__ = ['audit']
@@ -65,7 +77,8 @@ def audit(
     calibration: str = "ece_gap",  # "ece_gap" or the authors' "worst_group_mce"
     vfr: bool = False,  # also compute each metric's Verdict Flip Rate (stratified bootstrap) and stability
     n_resamples: int = 500,  # K in Algorithm 1 (with vfr=True), and resamples per size of the size plan
-    resample_size: int | None = None,  # N in Algorithm 1; default: the cohort size (the ordinary bootstrap)
+    resample_size: int
+    | None = None,  # N in Algorithm 1; default: the cohort size (the ordinary bootstrap)
     seed=0,  # None, int, SeedSequence or Generator for the VFR resamples
     size_plan: bool = False,  # also plan the records each verdict needs (fairlib.sizeplan.audit_size_plan)
     target_vfr: float = TAU_VFR,  # the size plan's target flip rate
@@ -147,7 +160,9 @@ def audit(
     >>> r.to_frame()[["view", "metric", "verdict"]].head(2).values.tolist()
     [['sex', 'DI', 'Pass'], ['sex', 'SPD', 'Pass']]
     """
-    if is_dask_frame(data):  # partitioned records, maybe larger than memory: one counting pass (fairlib.countaudit)
+    if is_dask_frame(
+        data
+    ):  # partitioned records, maybe larger than memory: one counting pass (fairlib.countaudit)
         return _audit_from_counts(**_dask_audit(**locals()))
     func = "audit"
     y, yh, sf, p, w = _prepare(
@@ -162,10 +177,14 @@ def audit(
     )
     builtin, thresholds, custom = _split_metrics(metrics, thresholds, func)
     specs = _metric_specs(builtin, thresholds, p, func)
-    ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
+    ct = count_table(
+        y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func
+    )
     for what, on in (("vfr", vfr), ("size_plan", size_plan)):
         if on and w is not None:
-            raise FairlibInputError("sample_weight", f"is not supported together with {what}=True", func)
+            raise FairlibInputError(
+                "sample_weight", f"is not supported together with {what}=True", func
+            )
     if vfr:
         check_rng(seed)
     if not any(a is not None for a in ct.groups.names):
@@ -174,7 +193,9 @@ def audit(
     ct = replace(ct, groups=ct.groups.set_names(names))
     bad = [a for a in names if a in ("view", "support", "included")]
     if bad:
-        raise FairlibInputError("sensitive_features", f"an attribute may not be called {bad[0]!r}: rename it", func)
+        raise FairlibInputError(
+            "sensitive_features", f"an attribute may not be called {bad[0]!r}: rename it", func
+        )
     return _audit_from_counts(
         ct,
         specs,

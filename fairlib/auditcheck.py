@@ -50,7 +50,9 @@ def _labels(groups: pd.DataFrame, sf: list) -> list[str]:
 # %% ../nbs/02c_auditcheck.ipynb #05ede8a0
 def _row_counts(lab: str, r, func: str) -> list:
     "The [[tn, fp], [fn, tp]] counts implied by a row's n, positives, predicted_positives and TPR."
-    n, P, PP, tpr, sup = (float(getattr(r, c)) for c in ("n", "positives", "predicted_positives", "TPR", "support"))
+    n, P, PP, tpr, sup = (
+        float(getattr(r, c)) for c in ("n", "positives", "predicted_positives", "TPR", "support")
+    )
     where = f"field `groups`, group {lab!r}"
     if not (0 <= P <= n and 0 <= PP <= n):
         _bad(
@@ -115,7 +117,9 @@ def _check_rates(r, labels, counts: np.ndarray, func: str) -> None:
     for c, want_c in group_rates_from_counts(counts).items():
         if c not in g.columns:
             continue
-        for lab, have, w in zip(labels, g[c].to_numpy(dtype=float), np.asarray(want_c, dtype=float)):
+        for lab, have, w in zip(
+            labels, g[c].to_numpy(dtype=float), np.asarray(want_c, dtype=float)
+        ):
             if not _same(have, w):
                 why = f"{have!r} does not follow from the group's counts"
                 _bad(
@@ -192,7 +196,9 @@ def _check_values(r, counts, inc, func: str) -> None:
 def _n_resamples(m: pd.DataFrame, settings, func: str) -> int | None:
     "The audit's number of resamples K (None without flip rates); columns and settings must agree."
     if ("vfr" in m.columns) != (settings is not None):
-        _bad(func, "field `vfr_settings` and the `vfr` columns of field `metrics` must come together")
+        _bad(
+            func, "field `vfr_settings` and the `vfr` columns of field `metrics` must come together"
+        )
     if settings is None:
         return None
     K = settings.get("n_resamples")
@@ -223,9 +229,13 @@ def _check_flip_count(where: str, row, vfr: float, nu: float, K: int, func: str)
     return n_def
 
 # %% ../nbs/02c_auditcheck.ipynb #263aecbb
-def _check_stability(where: str, row, m: pd.DataFrame, vfr: float, nu: float, n_def: int, K: int, func: str):
+def _check_stability(
+    where: str, row, m: pd.DataFrame, vfr: float, nu: float, n_def: int, K: int, func: str
+):
     "The dominant verdict (Undefined with the flip rate) and the stability the flips give."
-    dom = next((c for c in ("dominant_verdict", "vfr_verdict") if c in m.columns), None)  # the name changed
+    dom = next(
+        (c for c in ("dominant_verdict", "vfr_verdict") if c in m.columns), None
+    )  # the name changed
     if dom is not None and (getattr(row, dom) == "Undefined") != _nan(vfr):
         _bad(func, f"{where}, column `{dom}`: {getattr(row, dom)!r} with a flip rate of {vfr!r}")
     if "vfr_stability" in m.columns:

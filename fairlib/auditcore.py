@@ -12,7 +12,13 @@ from dataclasses import replace
 from .core import FairlibInputError, root_entropy
 from .counts import CountTable, audit_metric, group_rates_from_counts, metric_from_counts
 from .inputs import group_label
-from .reliability import TAU_VFR, _cell_stability, _check_enough_resamples, _starved_text, summarise_resamples
+from fairlib.reliability import (
+    TAU_VFR,
+    _cell_stability,
+    _check_enough_resamples,
+    _starved_text,
+    summarise_resamples,
+)
 from .auditresult import AuditResult
 from .disparities import DISPARITY_COLUMNS, disparity_frame, reference_group
 from .sizeplan import _vfr_values, _view_plan
@@ -43,7 +49,9 @@ def _rethreshold(r, spec, values):
     )
 
 
-def _vfr_row(data, spec, *, n_resamples, root, calibration, draw_bins) -> tuple[dict, np.ndarray | None]:
+def _vfr_row(
+    data, spec, *, n_resamples, root, calibration, draw_bins
+) -> tuple[dict, np.ndarray | None]:
     "The VFR columns of one metric of one view (and its K values, for the size plan)."
     v = _vfr_values(data, spec, n_resamples, root, calibration, draw_bins)
     if v is None:
@@ -90,7 +98,9 @@ def _no_vfr(why: str) -> dict:
 
 
 def _metric_value(spec, ct, included, calibration):
-    return metric_from_counts(spec.name, ct.counts, ct.bins, included=included, calibration=calibration)
+    return metric_from_counts(
+        spec.name, ct.counts, ct.bins, included=included, calibration=calibration
+    )
 
 # %% ../nbs/02g_auditcore.ipynb #2dad86b2
 def _view_groups(ct: CountTable, view: str, attrs, names, custom_values: dict) -> pd.DataFrame:
@@ -115,7 +125,8 @@ def _audit_from_counts(
     views: str = "all",
     reference=None,
     custom=None,  # {name: (callable, threshold or None)}: needs `records`
-    records: Records | None = None,  # the records, when there are (custom metrics; calibration draws)
+    records: Records
+    | None = None,  # the records, when there are (custom metrics; calibration draws)
     draw_bins=None,  # f(attributes, data, K, rng) -> (counts, bins): calibration draws from a count source
     vfr: bool = False,
     n_resamples: int = 500,
@@ -138,8 +149,12 @@ def _audit_from_counts(
             "metrics", "custom metric functions need the records; this source has only counts", func
         )
     if vfr:
-        _check_enough_resamples(int(n_resamples), func)  # fewer resamples can never show a verdict stable
-    root = np.random.SeedSequence().entropy if seed is None else root_entropy(seed)  # one root: VFR and the plan
+        _check_enough_resamples(
+            int(n_resamples), func
+        )  # fewer resamples can never show a verdict stable
+    root = (
+        np.random.SeedSequence().entropy if seed is None else root_entropy(seed)
+    )  # one root: VFR and the plan
     overall = {k: float(v) for k, v in group_rates_from_counts(ct.counts.sum(-3)).items()}
     metric_rows, groups, disp, plans, refs, excluded = [], [], [], [], {}, {}
     for attrs in view_attributes(names, views):
@@ -157,12 +172,27 @@ def _audit_from_counts(
                 rows.append(dict(view=view, **_custom_row(name, t, vals, vt.included, why, labels)))
         at_n = {}
         if vfr or size_plan:
-            data = _view_data(vt, records, resample_size if vfr else None, allow_oversize=allow_oversize, func=func)
-            bins = None if draw_bins is None else (lambda d, K, rng, a=tuple(attrs): draw_bins(a, d, K, rng))
+            data = _view_data(
+                vt,
+                records,
+                resample_size if vfr else None,
+                allow_oversize=allow_oversize,
+                func=func,
+            )
+            bins = (
+                None
+                if draw_bins is None
+                else (lambda d, K, rng, a=tuple(attrs): draw_bins(a, d, K, rng))
+            )
         if vfr:
             for r, spec in zip(rows, specs):
                 cols, v = _vfr_row(
-                    data, spec, n_resamples=int(n_resamples), root=root, calibration=calibration, draw_bins=bins
+                    data,
+                    spec,
+                    n_resamples=int(n_resamples),
+                    root=root,
+                    calibration=calibration,
+                    draw_bins=bins,
                 )
                 r.update(cols)
                 if v is not None and data.resample_size == n:
@@ -195,9 +225,14 @@ def _audit_from_counts(
         vfr_settings = dict(
             n_resamples=int(n_resamples),
             resample_size=n if resample_size is None else int(resample_size),
-            seed=seed if seed is None or isinstance(seed, numbers.Integral) else type(seed).__name__,
+            seed=seed
+            if seed is None or isinstance(seed, numbers.Integral)
+            else type(seed).__name__,
         )
-    kinds = {a: ("int" if pd.api.types.is_integer_dtype(lv) else "other") for a, lv in zip(names, _levels(ct.groups))}
+    kinds = {
+        a: ("int" if pd.api.types.is_integer_dtype(lv) else "other")
+        for a, lv in zip(names, _levels(ct.groups))
+    }
     return AuditResult(
         pd.DataFrame(metric_rows),
         pd.concat(groups, ignore_index=True),
@@ -206,7 +241,9 @@ def _audit_from_counts(
         n,
         ct.min_support,
         overall,
-        pos_label if pos_label is None or isinstance(pos_label, (str, numbers.Number)) else str(pos_label),
+        pos_label
+        if pos_label is None or isinstance(pos_label, (str, numbers.Number))
+        else str(pos_label),
         calibration,
         vfr_settings,
         pd.concat(plans, ignore_index=True) if size_plan else None,

@@ -35,8 +35,13 @@ __all__ = ['FORMS', 'AuditResult']
 # %% ../nbs/02f_auditresult.ipynb #f9bd441c
 _METRIC_NUMERIC = ("value", "threshold", "vfr", "value_ci_low", "value_ci_high")
 _REASONS = ("reason", "vfr_reason", "vfr_stability_reason")
-_RENAMED = RENAMED_COLUMNS["fairlib.audit.AuditResult.metrics"]  # old name -> new name of a metrics column
-FORMS = ("full", "suppressed")  # a result with every number, or its shareable form (fairlib.auditshare)
+_RENAMED = RENAMED_COLUMNS[
+    "fairlib.audit.AuditResult.metrics"
+]  # old name -> new name of a metrics column
+FORMS = (
+    "full",
+    "suppressed",
+)  # a result with every number, or its shareable form (fairlib.auditshare)
 
 # %% ../nbs/02f_auditresult.ipynb #ab3fcc78
 def _is_none(v) -> bool:
@@ -50,7 +55,9 @@ def _restore_types(g: pd.DataFrame, attrs, types: dict) -> pd.DataFrame:
             continue
         ints = types.get(a) == "int"
         vals = [None if _is_none(v) else int(v) if ints else v for v in g[a].astype(object)]
-        g[a] = pd.Series(vals, index=g.index, dtype=object)  # (a list keeps the ints: pandas would infer floats)
+        g[a] = pd.Series(
+            vals, index=g.index, dtype=object
+        )  # (a list keeps the ints: pandas would infer floats)
     return g
 
 # %% ../nbs/02f_auditresult.ipynb #5b0ca06a
@@ -127,22 +134,42 @@ class AuditResult(Result):
     (['sex'], 'Fail')
     """
 
-    metrics: pd.DataFrame  # one row per (view, metric): view, metric, value, threshold, rule, verdict, reason (+ VFR)
-    groups: pd.DataFrame  # one row per (view, group): view, the attribute column(s), support, counts, rates, included
+    metrics: (
+        pd.DataFrame
+    )  # one row per (view, metric): view, metric, value, threshold, rule, verdict, reason (+ VFR)
+    groups: (
+        pd.DataFrame
+    )  # one row per (view, group): view, the attribute column(s), support, counts, rates, included
     excluded: dict  # {group label: size} of the default view's groups below min_support, left out of every metric
     sensitive_features: list  # names of the attribute column(s)
     n: int  # records audited
     min_support: int  # groups with fewer records are excluded
-    overall: dict = field(default_factory=dict)  # the rates over all records (and each custom metric's overall value)
+    overall: dict = field(
+        default_factory=dict
+    )  # the rates over all records (and each custom metric's overall value)
     pos_label: object = None  # the label counted as positive (None: labels were 0/1)
     calibration: str = "ece_gap"  # calibration definition used for 'Cal'
-    vfr_settings: dict | None = None  # n_resamples, resample_size, seed of the VFR columns (None: no VFR)
-    size_plan: pd.DataFrame | None = None  # per (view, metric), the audit size its verdict needs (size_plan=True)
-    views: list = field(default_factory=list)  # the view names, in report order; the last is the default view
-    reference: dict = field(default_factory=dict)  # {view: {"group": reference group label, "chosen": how}}
-    disparity_table: pd.DataFrame | None = None  # each group against its view's reference (DISPARITY_COLUMNS)
-    attribute_types: dict = field(default_factory=dict)  # {attribute: "int" | "other"}: restores ints after JSON
-    form: str = "full"  # "full": every number; "suppressed": the shareable form (fairlib.auditshare)
+    vfr_settings: dict | None = (
+        None  # n_resamples, resample_size, seed of the VFR columns (None: no VFR)
+    )
+    size_plan: pd.DataFrame | None = (
+        None  # per (view, metric), the audit size its verdict needs (size_plan=True)
+    )
+    views: list = field(
+        default_factory=list
+    )  # the view names, in report order; the last is the default view
+    reference: dict = field(
+        default_factory=dict
+    )  # {view: {"group": reference group label, "chosen": how}}
+    disparity_table: pd.DataFrame | None = (
+        None  # each group against its view's reference (DISPARITY_COLUMNS)
+    )
+    attribute_types: dict = field(
+        default_factory=dict
+    )  # {attribute: "int" | "other"}: restores ints after JSON
+    form: str = (
+        "full"  # "full": every number; "suppressed": the shareable form (fairlib.auditshare)
+    )
     _title = "Fairness audit"
 
     def __post_init__(self):  # JSON brings frames back without dtypes: numbers become numbers again
@@ -151,14 +178,18 @@ class AuditResult(Result):
         old = [c for c in _RENAMED if c in m.columns and _RENAMED[c] not in m.columns]
         if old:
             warnings.warn(
-                f"AuditResult: columns {old} are renamed {[_RENAMED[c] for c in old]}", DeprecationWarning, stacklevel=3
+                f"AuditResult: columns {old} are renamed {[_RENAMED[c] for c in old]}",
+                DeprecationWarning,
+                stacklevel=3,
             )
             m = m.rename(columns={c: _RENAMED[c] for c in old})
         for f in (m, g):
             if "view" not in f.columns:
                 f.insert(0, "view", view_name(sf))
             f["view"] = f["view"].astype(object)
-        m = _text_objects(m)  # text columns as Python objects (None when missing), as audit_table gives them
+        m = _text_objects(
+            m
+        )  # text columns as Python objects (None when missing), as audit_table gives them
         for c in m.columns:
             if c in _METRIC_NUMERIC:
                 m[c] = pd.to_numeric(m[c], errors="coerce").astype(float)
@@ -208,7 +239,9 @@ class AuditResult(Result):
         v = self._view(view, "AuditResult.by_view")
         g = self.groups[self.groups["view"] == v]
         attrs = [a for a in self.sensitive_features if a in self._attrs(v)]
-        return g.drop(columns=["view", *[a for a in self.sensitive_features if a not in attrs]]).set_index(attrs)
+        return g.drop(
+            columns=["view", *[a for a in self.sensitive_features if a not in attrs]]
+        ).set_index(attrs)
 
     @property
     def by_group(self) -> pd.DataFrame:
@@ -219,7 +252,11 @@ class AuditResult(Result):
         "{group label: size} of one view's groups below `min_support` (None: a size the suppressed form hides)."
         bv = self.by_view(view)
         keys = [group_label(k) for k in bv.index]
-        return {k: (None if _is_none(s) else int(s)) for k, s, i in zip(keys, bv["support"], bv["included"]) if not i}
+        return {
+            k: (None if _is_none(s) else int(s))
+            for k, s, i in zip(keys, bv["support"], bv["included"])
+            if not i
+        }
 
     def required_size(self, view=None) -> pd.DataFrame:
         "Per (view, metric), the records its verdict needs to be stable, with an interval (`fairlib.sizeplan`)."
@@ -253,7 +290,9 @@ class AuditResult(Result):
         names = {str(x).lower(): str(x) for x in m.metric[m["view"] == v]}
         name = names.get(str(metric).lower())
         if name is None:
-            raise FairlibInputError("metric", f"{metric!r} was not audited in view {v!r}", "AuditResult.value")
+            raise FairlibInputError(
+                "metric", f"{metric!r} was not audited in view {v!r}", "AuditResult.value"
+            )
         return float(m.value[(m["view"] == v) & (m.metric == name)].iloc[0])
 
     # ---- fairlearn's MetricFrame -----------------------------------------------------------------------------------
@@ -271,7 +310,9 @@ class AuditResult(Result):
         "Largest `rate` over one view's included groups."
         return float(self._rate(rate, "group_max", view).max())
 
-    def difference(self, rate: str = "selection_rate", *, view=None, method: str = "between_groups") -> float:
+    def difference(
+        self, rate: str = "selection_rate", *, view=None, method: str = "between_groups"
+    ) -> float:
         """fairlearn's `MetricFrame.difference()` of one rate over one view's included groups.
 
         Parameters
@@ -303,7 +344,9 @@ class AuditResult(Result):
         r = self._rate(rate, "difference", view)
         return compare_groups(r, self.overall.get(rate, np.nan), kind="difference", method=method)
 
-    def ratio(self, rate: str = "selection_rate", *, view=None, method: str = "between_groups") -> float:
+    def ratio(
+        self, rate: str = "selection_rate", *, view=None, method: str = "between_groups"
+    ) -> float:
         """fairlearn's `MetricFrame.ratio()` of one rate over one view's included groups.
 
         Parameters
@@ -384,10 +427,14 @@ class AuditResult(Result):
         form = self.form if form is None else form
         check_choice(form, "form", FORMS, "AuditResult.to_json")
         if form == "full" and self.form == "suppressed":
-            raise FairlibInputError("form", "this result is already suppressed: its full form is not here", "to_json")
+            raise FairlibInputError(
+                "form", "this result is already suppressed: its full form is not here", "to_json"
+            )
         r = suppressed_form(self) if form == "suppressed" else self
         payload = r.to_dict()
-        s = json.dumps({HEADER: _result_header(payload, form=form), **payload}, **({"indent": 1} | kw))
+        s = json.dumps(
+            {HEADER: _result_header(payload, form=form), **payload}, **({"indent": 1} | kw)
+        )
         if path is not None:
             atomic_write(path, s)
         return s
@@ -407,10 +454,14 @@ class AuditResult(Result):
         if suffix == ".json":
             form = kw.pop("form", None)
             if kw:
-                raise FairlibInputError("kw", f"JSON takes only form=; got {sorted(kw)}", "AuditResult.save")
+                raise FairlibInputError(
+                    "kw", f"JSON takes only form=; got {sorted(kw)}", "AuditResult.save"
+                )
             self.to_json(path, form=form)
             return Path(path)
-        raise FairlibInputError("path", f"must end in .html or .json, got {path!r}", "AuditResult.save")
+        raise FairlibInputError(
+            "path", f"must end in .html or .json, got {path!r}", "AuditResult.save"
+        )
 
     def plot(self, **kw):
         "Per-group rates with intervals and each metric against its threshold (`fairlib.plots.plot_audit`); a Figure."
@@ -447,9 +498,15 @@ def _view_proxy(r, view: str):
     attrs = [a for a in r.sensitive_features if a in r._attrs(view)]
     g = r.groups[r.groups["view"] == view].drop(columns="view")
     g = g.drop(columns=[a for a in r.sensitive_features if a not in attrs]).reset_index(drop=True)
-    m = pd.DataFrame(r.metrics[r.metrics["view"] == view].drop(columns="view")).reset_index(drop=True)
+    m = pd.DataFrame(r.metrics[r.metrics["view"] == view].drop(columns="view")).reset_index(
+        drop=True
+    )
     m = m.rename(columns={new: old for old, new in _RENAMED.items()})
-    plan = None if r.size_plan is None else r.size_plan[r.size_plan["view"] == view].drop(columns="view")
+    plan = (
+        None
+        if r.size_plan is None
+        else r.size_plan[r.size_plan["view"] == view].drop(columns="view")
+    )
     labels, sizes = _labels_sizes(g, attrs)
     ex = {k: s for k, s, i in zip(labels, sizes, g["included"]) if not bool(i)}
     return SimpleNamespace(
@@ -459,7 +516,9 @@ def _view_proxy(r, view: str):
         n=r.n,
         min_support=r.min_support,
         excluded=ex,
-        overall={k: v for k, v in r.overall.items() if k in group_rates_from_counts(np.ones((1, 2, 2)))},
+        overall={
+            k: v for k, v in r.overall.items() if k in group_rates_from_counts(np.ones((1, 2, 2)))
+        },
         vfr_settings=r.vfr_settings,
         size_plan=plan,
     )
@@ -488,7 +547,9 @@ def _check_columns(r, func: str) -> None:
         need = (*need, *r.sensitive_features) if f == "groups" else need
         missing = [c for c in need if c not in frame.columns]
         if missing:
-            raise FairlibInputError("s", f"field `{f}` has no column `{missing[0]}` (it needs {list(need)})", func)
+            raise FairlibInputError(
+                "s", f"field `{f}` has no column `{missing[0]}` (it needs {list(need)})", func
+            )
 
 # %% ../nbs/02f_auditresult.ipynb #59a75299
 def _check_views(r, func: str) -> None:
@@ -520,14 +581,24 @@ def _check_views(r, func: str) -> None:
         summed = inter.groupby(level=keys if len(keys) > 1 else keys[0])["support"].sum()
         for k, s in zip(mine.index, mine["support"]):
             if not np.isclose(summed.get(k, np.nan), s):
-                bad(f"field `groups`, view {v!r}, group {group_label(k)!r}: its size {s!r} is not the sum of its cells")
+                bad(
+                    f"field `groups`, view {v!r}, group {group_label(k)!r}: its size {s!r} is not the sum of its cells"
+                )
     d = r.disparity_table
     if d is not None and len(d):
         for row in d.itertuples(index=False):
             bv = r.by_view(row.view)
-            vals = {group_label(k): x for k, x in zip(bv.index, bv[row.metric])} if row.metric in bv else {}
+            vals = (
+                {group_label(k): x for k, x in zip(bv.index, bv[row.metric])}
+                if row.metric in bv
+                else {}
+            )
             want = vals.get(row.group, np.nan), vals.get(row.reference, np.nan)
-            if not (np.allclose(want, (row.value, row.reference_value), equal_nan=True, rtol=1e-9, atol=0)):
+            if not (
+                np.allclose(
+                    want, (row.value, row.reference_value), equal_nan=True, rtol=1e-9, atol=0
+                )
+            ):
                 bad(
                     f"field `disparity_table`, view {row.view!r}, group {row.group!r}, {row.metric}: values differ "
                     "from the per-group table"

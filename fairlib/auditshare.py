@@ -18,16 +18,25 @@ __all__ = ['SHOWN', 'shown_sizes', 'mask_sizes', 'hidden_sizes', 'suppressed_for
 
 # %% ../nbs/03d_auditshare.ipynb #61238d44
 _ALL = "\x00all"  # a marginalised attribute in the table of relations (never a real group value)
-SHOWN = ("number", f"<{SMALL_CELL_THRESHOLD}", "suppressed")  # how a group size appears in a shared report
+SHOWN = (
+    "number",
+    f"<{SMALL_CELL_THRESHOLD}",
+    "suppressed",
+)  # how a group size appears in a shared report
 _RESULT = Predicate(
-    lambda r: all(hasattr(r, a) for a in ("groups", "sensitive_features", "n")), "an AuditResult (from fairlib.audit)"
+    lambda r: all(hasattr(r, a) for a in ("groups", "sensitive_features", "n")),
+    "an AuditResult (from fairlib.audit)",
 )
 
 # %% ../nbs/03d_auditshare.ipynb #4ad60a95
 def _relation_table(groups: pd.DataFrame, attrs, n) -> pd.DataFrame:
     "Every view's groups as rows of one table (attribute values as text, `_ALL` where marginalised) and the total."
     lab = {
-        a: [(_ALL if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)) for v in groups[a]] for a in attrs
+        a: [
+            (_ALL if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+            for v in groups[a]
+        ]
+        for a in attrs
     }
     t = pd.DataFrame(lab)
     t["support"] = pd.to_numeric(groups["support"], errors="coerce").to_numpy(float)
@@ -61,11 +70,19 @@ def shown_sizes(result) -> list[str]:
     t = _relation_table(g, [str(a) for a in result.sensitive_features], result.n)
     if t.support.isna().all() or len(t) < 2:
         return ["suppressed" if np.isnan(s) else "number" for s in t.support[: len(g)]]
-    primary, comp = suppression_masks(t, count_columns=["support"], rate_columns={}, margins_known=True)
+    primary, comp = suppression_masks(
+        t, count_columns=["support"], rate_columns={}, margins_known=True
+    )
     out = []
     for i in range(len(g)):
         s = t.support[i]
-        out.append(SHOWN[1] if is_small_count(s) else "suppressed" if (comp.support[i] or np.isnan(s)) else "number")
+        out.append(
+            SHOWN[1]
+            if is_small_count(s)
+            else "suppressed"
+            if (comp.support[i] or np.isnan(s))
+            else "number"
+        )
     return out
 
 # %% ../nbs/03d_auditshare.ipynb #1cdf20a0
@@ -88,16 +105,21 @@ def mask_sizes(text: str, hidden=frozenset()) -> str:
 def hidden_sizes(result) -> set:
     "The sizes a shared report hides (small and complementary), for `mask_sizes`."
     sup = pd.to_numeric(result.groups["support"], errors="coerce")
-    return {int(s) for s, how in zip(sup, shown_sizes(result)) if how != "number" and np.isfinite(s)}
+    return {
+        int(s) for s, how in zip(sup, shown_sizes(result)) if how != "number" and np.isfinite(s)
+    }
 
 # %% ../nbs/03d_auditshare.ipynb #6cf9291d
 def _cells(g: pd.DataFrame) -> tuple:
     "(tn, fp, fn, tp) per row of a full per-group table, from its n, positives, predicted positives and TPR."
     n, pos, pp = (
-        pd.to_numeric(g[c], errors="coerce").to_numpy(float) for c in ("n", "positives", "predicted_positives")
+        pd.to_numeric(g[c], errors="coerce").to_numpy(float)
+        for c in ("n", "positives", "predicted_positives")
     )
     tp = np.where(
-        pos > 0, np.round(np.nan_to_num(pd.to_numeric(g["TPR"], errors="coerce").to_numpy(float)) * pos, 6), 0.0
+        pos > 0,
+        np.round(np.nan_to_num(pd.to_numeric(g["TPR"], errors="coerce").to_numpy(float)) * pos, 6),
+        0.0,
     )
     fp, fn = pp - tp, pos - tp
     return n - pos - fp, fp, fn, tp
@@ -117,7 +139,9 @@ def _hidden_cells(result) -> np.ndarray:
     for name, v in zip(_CELLS, cells):
         t[name] = np.append(v, v[last].sum())
     cols = ["support", *_CELLS]
-    primary, comp = suppression_masks(t, count_columns=cols, row_total="support", rate_columns={}, margins_known=True)
+    primary, comp = suppression_masks(
+        t, count_columns=cols, row_total="support", rate_columns={}, margins_known=True
+    )
     return (primary | comp)[cols].to_numpy()[: len(g)]
 
 # %% ../nbs/03d_auditshare.ipynb #a2a7c4db
@@ -157,13 +181,19 @@ def _suppressed_groups(result) -> tuple:
     return g, hidden, size
 
 # %% ../nbs/03d_auditshare.ipynb #0435050b
-def _suppressed_disparities(d: pd.DataFrame, groups: pd.DataFrame, attrs, hidden: dict) -> pd.DataFrame:
+def _suppressed_disparities(
+    d: pd.DataFrame, groups: pd.DataFrame, attrs, hidden: dict
+) -> pd.DataFrame:
     "The disparity rows with every number that depends on a hidden rate set to NaN."
     if d is None or d.empty:
         return d
     from_label = {}
     for i, row in groups.reset_index(drop=True).iterrows():
-        vals = [row[a] for a in attrs if row[a] is not None and not (isinstance(row[a], float) and np.isnan(row[a]))]
+        vals = [
+            row[a]
+            for a in attrs
+            if row[a] is not None and not (isinstance(row[a], float) and np.isnan(row[a]))
+        ]
         from_label[(row["view"], "/".join(map(str, vals)))] = i
     out = d.copy()
     num = [
@@ -177,7 +207,10 @@ def _suppressed_disparities(d: pd.DataFrame, groups: pd.DataFrame, attrs, hidden
         "difference_ci_high",
     ]
     for j, r in d.iterrows():
-        gi, ri = from_label.get((r["view"], r["group"])), from_label.get((r["view"], r["reference"]))
+        gi, ri = (
+            from_label.get((r["view"], r["group"])),
+            from_label.get((r["view"], r["reference"])),
+        )
         mine = gi is None or hidden.get((gi, r["metric"]), False)
         ref = ri is None or hidden.get((ri, r["metric"]), False)
         if ref:
@@ -215,17 +248,35 @@ def suppressed_form(result):
     if getattr(result, "form", "full") == "suppressed":
         return result
     groups, rates, hide_row = _suppressed_groups(result)
-    hidden = hidden_sizes(result) | {int(s) for s, h in zip(result.groups["support"], hide_row) if h}
-    last = groups["view"] == groups["view"].iloc[-1] if "view" in groups else np.ones(len(groups), bool)
+    hidden = hidden_sizes(result) | {
+        int(s) for s, h in zip(result.groups["support"], hide_row) if h
+    }
+    last = (
+        groups["view"] == groups["view"].iloc[-1]
+        if "view" in groups
+        else np.ones(len(groups), bool)
+    )
     gone = {k for k, h, keep in zip(_labels(result), hide_row, last) if h and keep}
-    excluded = {k: (None if k in gone or is_small_count(v) else v) for k, v in result.excluded.items()}
+    excluded = {
+        k: (None if k in gone or is_small_count(v) else v) for k, v in result.excluded.items()
+    }
     metrics = _mask_column(result.metrics, ("reason", "vfr_reason", "vfr_stability_reason"), hidden)
-    plan = result.size_plan if result.size_plan is None else _mask_column(result.size_plan, ("reason",), hidden)
+    plan = (
+        result.size_plan
+        if result.size_plan is None
+        else _mask_column(result.size_plan, ("reason",), hidden)
+    )
     d = _suppressed_disparities(
         getattr(result, "disparity_table", None), result.groups, result.sensitive_features, rates
     )
     return dataclasses.replace(
-        result, metrics=metrics, groups=groups, excluded=excluded, size_plan=plan, disparity_table=d, form="suppressed"
+        result,
+        metrics=metrics,
+        groups=groups,
+        excluded=excluded,
+        size_plan=plan,
+        disparity_table=d,
+        form="suppressed",
     )
 
 # %% ../nbs/03d_auditshare.ipynb #7fc9f83a
@@ -234,6 +285,10 @@ def _labels(result) -> list[str]:
     g, attrs = result.groups, list(result.sensitive_features)
     out = []
     for _, row in g.iterrows():
-        vals = [row[a] for a in attrs if row[a] is not None and not (isinstance(row[a], float) and np.isnan(row[a]))]
+        vals = [
+            row[a]
+            for a in attrs
+            if row[a] is not None and not (isinstance(row[a], float) and np.isnan(row[a]))
+        ]
         out.append("/".join(map(str, vals)))
     return out

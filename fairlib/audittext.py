@@ -70,7 +70,9 @@ def _heading(r, shown) -> str:
 def _group_view(r, view: str, shown, digits: int) -> pd.DataFrame:
     "One view's per-group table as the text shows it: its sizes as shown, the rates of a size under 11 hidden."
     bv = r.by_view(view)
-    cols = [c for c in _SHOW_RATES if c in bv.columns] + [c for c in bv.columns if c not in _known_columns(r)]
+    cols = [c for c in _SHOW_RATES if c in bv.columns] + [
+        c for c in bv.columns if c not in _known_columns(r)
+    ]
     out = round_frame(bv[[c for c in cols if c in bv.columns]], digits)
     rows = np.flatnonzero((r.groups["view"] == view).to_numpy())
     how = [shown[i] if shown is not None else "number" for i in rows]
@@ -79,7 +81,8 @@ def _group_view(r, view: str, shown, digits: int) -> pd.DataFrame:
         out["support"] = sup.astype(np.int64)  # whole numbers, as before any size was hidden
         return out
     out["support"] = [
-        h if h != "number" else "suppressed" if np.isnan(s) else int(s) for h, s in zip(how, sup.to_numpy(float))
+        h if h != "number" else "suppressed" if np.isnan(s) else int(s)
+        for h, s in zip(how, sup.to_numpy(float))
     ]
     small = [j for j, h in enumerate(how) if h.startswith("<")]
     for c in [c for c in out.columns if c not in ("support", "included")] if small else []:
@@ -133,7 +136,9 @@ def _disparity_text(r, shown, digits: int) -> list[str]:
         if not len(dv):
             continue
         ref = (getattr(r, "reference", {}) or {}).get(v, {})
-        how = {"largest": "the largest group", "given": "as given"}.get(ref.get("chosen"), ref.get("chosen"))
+        how = {"largest": "the largest group", "given": "as given"}.get(
+            ref.get("chosen"), ref.get("chosen")
+        )
         t = dv.pivot(index="group", columns="metric", values="ratio")
         t = t[[c for c in _DISPARITY_RATES if c in t.columns]]
         t.index.name, t.columns.name = v, None
@@ -143,7 +148,11 @@ def _disparity_text(r, shown, digits: int) -> list[str]:
 
 
 def _label(row, attrs) -> str:
-    vals = [row[a] for a in attrs if row[a] is not None and not (isinstance(row[a], float) and math.isnan(row[a]))]
+    vals = [
+        row[a]
+        for a in attrs
+        if row[a] is not None and not (isinstance(row[a], float) and math.isnan(row[a]))
+    ]
     return group_label(tuple(vals)) if len(vals) > 1 else str(vals[0])
 
 # %% ../nbs/03e_audittext.ipynb #2fc7a2f4
@@ -162,7 +171,11 @@ def _notes(r, hidden: set, show_small_counts: bool) -> list[str]:
             where = "" if len(r.views) == 1 else f" in {v}"
             text = ", ".join(f"{g} (n={'suppressed' if s is None else s})" for g, s in ex.items())
             out.append(mask(f"excluded groups (size){where}: {text}"))
-    for col, what in (("reason", "undefined"), ("vfr_reason", "VFR"), ("vfr_stability_reason", "stability")):
+    for col, what in (
+        ("reason", "undefined"),
+        ("vfr_reason", "VFR"),
+        ("vfr_stability_reason", "stability"),
+    ):
         if col not in r.metrics:
             continue
         for v in r.views:
@@ -196,7 +209,9 @@ def _more_records(r, view: str, metric: str) -> str:
     row = p[(p["view"] == view) & (p["metric"] == metric)]
     if not len(row) or not math.isfinite(row.n_required.iloc[0]):
         why = row.reason.iloc[0] if len(row) else None
-        return f"no number of records can be given{f': {why}' if isinstance(why, str) and why else ''}"
+        return (
+            f"no number of records can be given{f': {why}' if isinstance(why, str) and why else ''}"
+        )
     need = float(row.n_required.iloc[0])
     if bool(row.reachable.iloc[0]):
         return f"the size plan finds it stable from {_fmt_n(need)} records"
@@ -239,8 +254,16 @@ def what_to_do(result, *, show_small_counts: bool = False) -> list[str]:
             "- Reliability not assessed: run with vfr=True (fairlib audit --vfr) to learn which verdicts are stable; "
             "until then every verdict here is provisional."
         )
-        fails = [(v, x, "") for v, x, y in zip(defined.view, defined.metric, defined.verdict) if y == "Fail"]
-        passes = [(v, x, "") for v, x, y in zip(defined.view, defined.metric, defined.verdict) if y == "Pass"]
+        fails = [
+            (v, x, "")
+            for v, x, y in zip(defined.view, defined.metric, defined.verdict)
+            if y == "Fail"
+        ]
+        passes = [
+            (v, x, "")
+            for v, x, y in zip(defined.view, defined.metric, defined.verdict)
+            if y == "Pass"
+        ]
         out.append(f"- Failing: {_listing(fails) or 'none'}.")
         out.append(f"- Passing: {_listing(passes) or 'none'}.")
     else:
@@ -272,7 +295,11 @@ def what_to_do(result, *, show_small_counts: bool = False) -> list[str]:
     und = m[m.verdict == "Undefined"]
     if len(und):
         for row in und.itertuples(index=False):
-            out.append(mask(f"- Undefined: {row.view}: {row.metric}: {row.reason or 'not computable on these data'}."))
+            out.append(
+                mask(
+                    f"- Undefined: {row.view}: {row.metric}: {row.reason or 'not computable on these data'}."
+                )
+            )
     else:
         out.append("- Undefined: none.")
     custom = [c for c in r.groups.columns if c not in _known_columns(r)]
@@ -312,6 +339,12 @@ def audit_html(result) -> str:
     shown = _shown(r, False)
     hidden = hidden_sizes(r)
     tables = [(f"per group ({v})", _group_view(r, v, shown, digits), True) for v in r.views]
-    tables.append(("per metric", pd.DataFrame(r.metrics.drop(columns=[c for c in _REASONS if c in r.metrics])), False))
+    tables.append(
+        (
+            "per metric",
+            pd.DataFrame(r.metrics.drop(columns=[c for c in _REASONS if c in r.metrics])),
+            False,
+        )
+    )
     notes = _notes(r, hidden, False) + ["what to do:", *what_to_do(r)]
     return html_fragment(_heading(r, shown), tables, notes, digits)

@@ -95,7 +95,9 @@ def _thresholds(pairs) -> dict | None:
     out = {}
     for name, value in (p for group in pairs or [] for p in group):
         if name in out:
-            raise _Fail(f"--thresholds: {name} is given more than once ({out[name]:g} and {value:g})")
+            raise _Fail(
+                f"--thresholds: {name} is given more than once ({out[name]:g} and {value:g})"
+            )
         out[name] = value
     return out or None
 
@@ -105,19 +107,27 @@ def _reference(pairs, sensitive) -> dict | None:
     out = {}
     for name, group in (p for group in pairs or [] for p in group):
         if name not in sensitive:
-            raise _Fail(f"--reference: {name!r} is not one of the --sensitive columns ({', '.join(sensitive)})")
+            raise _Fail(
+                f"--reference: {name!r} is not one of the --sensitive columns ({', '.join(sensitive)})"
+            )
         if name in out:
-            raise _Fail(f"--reference: {name} is given more than once ({out[name]!r} and {group!r})")
+            raise _Fail(
+                f"--reference: {name} is given more than once ({out[name]!r} and {group!r})"
+            )
         out[name] = group  # text: the audit matches it to the column's values by their text
     return out or None
 
 
 def _run_audit(a) -> int:
     "The `audit` subcommand: check the outputs, read, audit, print, write the files asked for."
-    outs = check_output_paths({"json": a.json, "out": a.out}, {"data": a.data}, func="fairlib audit")  # before reading
+    outs = check_output_paths(
+        {"json": a.json, "out": a.out}, {"data": a.data}, func="fairlib audit"
+    )  # before reading
     cols = {"y_true": a.y_true, "y_pred": a.y_pred, "y_prob": a.y_prob}
     with contextlib.ExitStack() as stack:
-        if is_dataset_path(a.data) or a.scheduler is not None or a.workers is not None:  # counted on dask
+        if (
+            is_dataset_path(a.data) or a.scheduler is not None or a.workers is not None
+        ):  # counted on dask
             df = stack.enter_context(
                 open_dataset(
                     a.data,
@@ -127,11 +137,19 @@ def _run_audit(a) -> int:
                     progress=not a.no_progress,
                 )
             )
-            label = df._meta.get(a.y_true)  # no values before the pass: a text label is passed as written
+            label = df._meta.get(
+                a.y_true
+            )  # no values before the pass: a text label is passed as written
             numeric = label is not None and pd.api.types.is_numeric_dtype(label)
-            pos = _label_value(a.pos_label, label) if a.pos_label is not None and numeric else a.pos_label
+            pos = (
+                _label_value(a.pos_label, label)
+                if a.pos_label is not None and numeric
+                else a.pos_label
+            )
         else:
-            df = read_audit_table(a.data, sensitive_features=list(a.sensitive), columns=cols, func="fairlib audit")
+            df = read_audit_table(
+                a.data, sensitive_features=list(a.sensitive), columns=cols, func="fairlib audit"
+            )
             labels = pd.unique(df[a.y_pred].dropna())
             if len(labels) > 2:
                 raise _Fail(
@@ -139,7 +157,11 @@ def _run_audit(a) -> int:
                     "(two labels): pass scores with --y-prob and a thresholded column with --y-pred"
                 )
             pos = None if a.pos_label is None else _label_value(a.pos_label, df[a.y_true])
-        metrics = None if a.metrics is None else [m.strip() for part in a.metrics for m in part.split(",") if m.strip()]
+        metrics = (
+            None
+            if a.metrics is None
+            else [m.strip() for part in a.metrics for m in part.split(",") if m.strip()]
+        )
         result = audit(
             a.y_true,
             a.y_pred,
@@ -214,7 +236,9 @@ def _threshold_pairs(text: str) -> list:
         except ValueError:
             v = None
         if not eq or not name.strip() or v is None:
-            raise argparse.ArgumentTypeError(f"{part!r} is not METRIC=VALUE (e.g. DI=0.9 or DI=0.9,SPD=0.05)")
+            raise argparse.ArgumentTypeError(
+                f"{part!r} is not METRIC=VALUE (e.g. DI=0.9 or DI=0.9,SPD=0.05)"
+            )
         out.append((name.strip(), v))
     return out
 
@@ -236,12 +260,25 @@ def _audit_parser(sub) -> None:
         "files is a dataset, counted in one pass on dask (fairlib[dask])",
     )
     p.add_argument("--y-true", required=True, metavar="COL", help="column of the true labels")
-    p.add_argument("--y-pred", required=True, metavar="COL", help="column of the predicted labels (binary)")
-    p.add_argument("--y-prob", metavar="COL", help="column of scores in [0, 1]; adds the calibration metric Cal")
-    p.add_argument("--sensitive", required=True, nargs="+", metavar="COL", help="sensitive feature column(s)")
-    p.add_argument("--pos-label", metavar="V", help="the positive label when labels are not 0/1, e.g. '>50K'")
     p.add_argument(
-        "--metrics", nargs="+", metavar="M", help="audit only these metrics, e.g. DI SPD or DI,SPD (default: all)"
+        "--y-pred", required=True, metavar="COL", help="column of the predicted labels (binary)"
+    )
+    p.add_argument(
+        "--y-prob",
+        metavar="COL",
+        help="column of scores in [0, 1]; adds the calibration metric Cal",
+    )
+    p.add_argument(
+        "--sensitive", required=True, nargs="+", metavar="COL", help="sensitive feature column(s)"
+    )
+    p.add_argument(
+        "--pos-label", metavar="V", help="the positive label when labels are not 0/1, e.g. '>50K'"
+    )
+    p.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="M",
+        help="audit only these metrics, e.g. DI SPD or DI,SPD (default: all)",
     )
     p.add_argument(
         "--thresholds",
@@ -258,9 +295,15 @@ def _audit_parser(sub) -> None:
         help="the reference group of an attribute's disparities, e.g. race=White (default: its largest group)",
     )
     p.add_argument(
-        "--min-support", type=_int_at_least(0), default=30, metavar="N", help="smaller groups are excluded (default 30)"
+        "--min-support",
+        type=_int_at_least(0),
+        default=30,
+        metavar="N",
+        help="smaller groups are excluded (default 30)",
     )
-    p.add_argument("--vfr", action="store_true", help="also compute each metric's Verdict Flip Rate")
+    p.add_argument(
+        "--vfr", action="store_true", help="also compute each metric's Verdict Flip Rate"
+    )
     p.add_argument(
         "--size-plan",
         action="store_true",
@@ -274,21 +317,42 @@ def _audit_parser(sub) -> None:
         help="VFR resamples (default 500; at least 29 with --vfr, the fewest that can show a verdict stable)",
     )
     p.add_argument(
-        "--seed", type=_int_at_least(0), default=0, metavar="S", help="seed of the VFR resamples (default 0)"
+        "--seed",
+        type=_int_at_least(0),
+        default=0,
+        metavar="S",
+        help="seed of the VFR resamples (default 0)",
     )
-    p.add_argument("--scheduler", metavar="ADDRESS", help="count DATA on this dask scheduler, e.g. tcp://10.0.0.5:8786")
     p.add_argument(
-        "--workers", type=_int_at_least(1), metavar="N", help="count DATA on a local dask cluster of N processes"
+        "--scheduler",
+        metavar="ADDRESS",
+        help="count DATA on this dask scheduler, e.g. tcp://10.0.0.5:8786",
     )
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar of the pass over a dataset")
+    p.add_argument(
+        "--workers",
+        type=_int_at_least(1),
+        metavar="N",
+        help="count DATA on a local dask cluster of N processes",
+    )
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="hide the progress bar of the pass over a dataset",
+    )
     p.add_argument("--out", metavar="report.html", help="write the standalone HTML report here")
-    p.add_argument("--json", metavar="result.json", help="write the result as JSON (AuditResult.from_json reads it)")
+    p.add_argument(
+        "--json",
+        metavar="result.json",
+        help="write the result as JSON (AuditResult.from_json reads it)",
+    )
 
 # %% ../nbs/09d_cli.ipynb #8863baf7
 @constrained(argv=AnyOf(None, Instance(list, tuple, label="a list of command-line words")))
 def main(argv=None):
     "Command-line entry point: `fairlib audit DATA ...` and `fairlib reproduce [--profile P] [--paper K] ...`."
-    ap = argparse.ArgumentParser(prog="fairlib", description="fairlib: fairness audits and the reproduction runner")
+    ap = argparse.ArgumentParser(
+        prog="fairlib", description="fairlib: fairness audits and the reproduction runner"
+    )
     ap.add_argument("--version", action="version", version=f"fairlib {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     _audit_parser(sub)

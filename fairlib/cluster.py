@@ -37,7 +37,9 @@ def _files(p: str, func: str) -> tuple:
             raise FairlibInputError("data", f"{p!r} matches no file", func)
         return files, False
     if Path(p).is_dir():
-        files = sorted(str(f) for f in Path(p).rglob("*") if f.is_file() and not f.name.startswith(("_", ".")))
+        files = sorted(
+            str(f) for f in Path(p).rglob("*") if f.is_file() and not f.name.startswith(("_", "."))
+        )
         if not files:
             raise FairlibInputError("data", f"{p!r} is a folder with no data files", func)
         return files, True
@@ -105,7 +107,9 @@ def read_dataset(data, *, columns=None, sensitive_features=None):
     return _read_csv(files, cols, sensitive_features)
 
 # %% ../nbs/02d_cluster.ipynb #713c8d8c
-_MEMORY = Unchecked("passed to dask.distributed.LocalCluster: 'auto', bytes or a text such as '2GB'")
+_MEMORY = Unchecked(
+    "passed to dask.distributed.LocalCluster: 'auto', bytes or a text such as '2GB'"
+)
 
 # %% ../nbs/02d_cluster.ipynb #4d36c56d
 @contextlib.contextmanager
@@ -116,7 +120,9 @@ def _connected(scheduler: str):
     try:
         client = Client(scheduler, timeout="20s")
     except (OSError, TimeoutError) as e:
-        raise FairlibInputError("scheduler", f"cannot reach {scheduler!r}: {e}", "client_for") from None
+        raise FairlibInputError(
+            "scheduler", f"cannot reach {scheduler!r}: {e}", "client_for"
+        ) from None
     with client:
         yield client
 
@@ -201,11 +207,17 @@ def client_for(
         yield client
 
 # %% ../nbs/02d_cluster.ipynb #eea7ceae
-@constrained(path=Unchecked("any value: a str or Path is asked about, anything else is not a dataset"))
+@constrained(
+    path=Unchecked("any value: a str or Path is asked about, anything else is not a dataset")
+)
 def is_dataset_path(path) -> bool:
     "Whether `path` names a dataset (an existing folder, or a glob pattern) rather than one file."
     p = str(path)
-    return isinstance(path, (str, Path)) and p != "-" and (any(ch in p for ch in "*?[") or Path(p).is_dir())
+    return (
+        isinstance(path, (str, Path))
+        and p != "-"
+        and (any(ch in p for ch in "*?[") or Path(p).is_dir())
+    )
 
 # %% ../nbs/02d_cluster.ipynb #fe440997
 _OPEN_ARGS = dict(

@@ -71,8 +71,14 @@ def settings_path() -> Path:
     """The site settings file in use: `$FAIRLIB_SETTINGS` (which must exist), the checkout's
     `settings.ini`, or the user's."""
     env = os.environ.get("FAIRLIB_SETTINGS", "")
-    if not env.strip():  # unset or empty: the checkout's file (or, installed from a wheel, the user's)
-        return (checkout_root() / "settings.ini") if checkout_root() else user_dir("config") / "settings.ini"
+    if (
+        not env.strip()
+    ):  # unset or empty: the checkout's file (or, installed from a wheel, the user's)
+        return (
+            (checkout_root() / "settings.ini")
+            if checkout_root()
+            else user_dir("config") / "settings.ini"
+        )
     p = Path(env).expanduser()
     if not p.is_file():
         raise FairlibInputError(
@@ -91,7 +97,11 @@ ENV_EXTRA = ("FAIRLIB_SETTINGS",)  # environment keys that are not settings
 # %% ../nbs/00_config.ipynb #94ff9c34
 def _suggest(name: str, known) -> str:
     close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else f"; known: {sorted(known)}"
+    return (
+        f"; did you mean {' or '.join(repr(c) for c in close)}?"
+        if close
+        else f"; known: {sorted(known)}"
+    )
 
 # %% ../nbs/00_config.ipynb #55c2cccb
 def _line_of(path: Path, pattern: str) -> int | None:
@@ -120,7 +130,9 @@ def _check_sections(cp: configparser.ConfigParser, path: Path, func: str) -> Non
     for sec in cp.sections():
         if sec != SETTINGS_SECTION:
             line = _line_of(path, rf"\[\s*{re.escape(sec)}\s*\]")
-            why = f"{path}, line {line}: unknown section [{sec}]" + _suggest(sec, [SETTINGS_SECTION])
+            why = f"{path}, line {line}: unknown section [{sec}]" + _suggest(
+                sec, [SETTINGS_SECTION]
+            )
             raise FairlibInputError("settings", why, func)
 
 # %% ../nbs/00_config.ipynb #f8690fd0
@@ -129,7 +141,9 @@ def _check_keys(sec: dict, path: Path, func: str) -> None:
     for k in sec:
         if k not in SETTINGS_KEYS:
             line = _line_of(path, rf"{re.escape(k)}\s*[=:]")
-            why = f"{path}, line {line}: unknown key {k!r} in [{SETTINGS_SECTION}]" + _suggest(k, SETTINGS_KEYS)
+            why = f"{path}, line {line}: unknown key {k!r} in [{SETTINGS_SECTION}]" + _suggest(
+                k, SETTINGS_KEYS
+            )
             raise FairlibInputError("settings", why, func)
 
 # %% ../nbs/00_config.ipynb #5ae1bf02
@@ -173,7 +187,9 @@ def _typed_setting(key: str, kind: str, raw: str, where: str):
         try:
             v = int(raw)
         except ValueError:
-            raise FairlibInputError(key, f"must be an integer, got {raw!r} (from {where})", "get_setting") from None
+            raise FairlibInputError(
+                key, f"must be an integer, got {raw!r} (from {where})", "get_setting"
+            ) from None
         if key == "n_jobs" and v == 0:
             raise FairlibInputError(
                 key,
@@ -188,13 +204,17 @@ def _typed_setting(key: str, kind: str, raw: str, where: str):
 
 # %% ../nbs/00_config.ipynb #c398313e
 @constrained(
-    key=Unchecked("checked in the body against SETTINGS_KEYS, with the nearest known names suggested"),
+    key=Unchecked(
+        "checked in the body against SETTINGS_KEYS, with the nearest known names suggested"
+    ),
     default=Unchecked("returned as given when the setting is empty: any value"),
 )
 def get_setting(key: str, default=None):
     "Site setting `key`: env `FAIRLIB_<KEY>` > settings file > built-in default; None when empty."
     if not isinstance(key, str) or key not in SETTINGS_KEYS:
-        raise FairlibInputError("key", f"unknown setting {key!r}" + _suggest(str(key), SETTINGS_KEYS), "get_setting")
+        raise FairlibInputError(
+            "key", f"unknown setting {key!r}" + _suggest(str(key), SETTINGS_KEYS), "get_setting"
+        )
     check_environment()
     kind, builtin, _ = SETTINGS_KEYS[key]
     raw, where = _setting_source(key, builtin)
@@ -215,6 +235,10 @@ def describe_settings() -> "pd.DataFrame":
     check_environment()
     rows = []
     for k, (kind, builtin, desc) in SETTINGS_KEYS.items():
-        src = "environment" if f"FAIRLIB_{k.upper()}" in os.environ else ("settings.ini" if k in ini else "default")
+        src = (
+            "environment"
+            if f"FAIRLIB_{k.upper()}" in os.environ
+            else ("settings.ini" if k in ini else "default")
+        )
         rows.append(dict(key=k, value=get_setting(k), source=src, description=desc))
     return pd.DataFrame(rows)

@@ -111,7 +111,9 @@ def _is_int(x) -> bool:
 
 
 def _is_real(x) -> bool:
-    return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(x, (bool, np.bool_))
+    return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(
+        x, (bool, np.bool_)
+    )
 
 # %% ../nbs/01b_constraints.ipynb #48f72ad4
 class IsNone(Constraint):
@@ -197,7 +199,11 @@ class Instance(Constraint):
         self.description = label or "an instance of " + " or ".join(t.__name__ for t in types)
 
     def problem(self, value):
-        if isinstance(value, (bool, np.bool_)) and bool not in self.types and np.bool_ not in self.types:
+        if (
+            isinstance(value, (bool, np.bool_))
+            and bool not in self.types
+            and np.bool_ not in self.types
+        ):
             return "is a bool"
         return None if isinstance(value, self.types) else f"is a {type(value).__name__}"
 
@@ -214,7 +220,9 @@ class AnyOf(Constraint):
         if any(p is None for p in probs):
             return None
         # say why the value failed the alternatives of its own kind (not "is not None", "is a str")
-        kind = [p for p in probs if not p.startswith(("is a ", "is not None", "is not a", "is not an"))]
+        kind = [
+            p for p in probs if not p.startswith(("is a ", "is not None", "is not a", "is not an"))
+        ]
         return "; ".join(dict.fromkeys(kind)) if kind else "matches none of them"
 
 # %% ../nbs/01b_constraints.ipynb #d4136ed4
@@ -255,7 +263,9 @@ def as_constraint(c) -> Constraint:
         return AnyOf(*c)
     if isinstance(c, str) and c in NAMED:
         return NAMED[c]
-    raise TypeError(f"not a constraint: {c!r} (use a Constraint, None, a type, a tuple or one of {sorted(NAMED)})")
+    raise TypeError(
+        f"not a constraint: {c!r} (use a Constraint, None, a type, a tuple or one of {sorted(NAMED)})"
+    )
 
 # %% ../nbs/01b_constraints.ipynb #4680fc4a
 def _array_text(ndim, dtype: str, min_size: int, allow_nan: bool, lo, hi, binary: bool) -> str:
@@ -266,7 +276,9 @@ def _array_text(ndim, dtype: str, min_size: int, allow_nan: bool, lo, hi, binary
     if binary:
         extra.append("of 0/1 values")
     elif lo is not None or hi is not None:
-        extra.append(f"with values in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]")
+        extra.append(
+            f"with values in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+        )
     if dtype == "numeric" and not allow_nan:
         extra.append("without NaN")
     if min_size > 0:
@@ -298,7 +310,9 @@ def _kind_problem(a: np.ndarray, dtype: str):
     if dtype == "bool":
         return a, None if a.dtype == bool or a.size == 0 else f"has dtype {a.dtype}"
     if dtype == "str":
-        ok = a.dtype.kind in "US" or (a.dtype == object and all(isinstance(v, str) for v in a.ravel()))
+        ok = a.dtype.kind in "US" or (
+            a.dtype == object and all(isinstance(v, str) for v in a.ravel())
+        )
         return a, None if ok or a.size == 0 else f"has dtype {a.dtype}"
     if a.dtype == bool or a.dtype.kind not in "iuf":
         if a.dtype != object:
@@ -425,7 +439,9 @@ Sha256 = Predicate(
 
 # %% ../nbs/01b_constraints.ipynb #36b15510
 # duck-typed so that the core never imports torch or transformers
-Module = Predicate(lambda m: callable(getattr(m, "parameters", None)), "a torch model (a torch.nn.Module)")
+Module = Predicate(
+    lambda m: callable(getattr(m, "parameters", None)), "a torch model (a torch.nn.Module)"
+)
 Tokenizer = Predicate(
     lambda t: (
         not isinstance(t, (str, bytes))
@@ -456,7 +472,11 @@ _SKIP_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
 
 def _declarable(sig: inspect.Signature) -> list[str]:
-    return [n for n, p in sig.parameters.items() if n not in ("self", "cls") and p.kind not in _SKIP_KINDS]
+    return [
+        n
+        for n, p in sig.parameters.items()
+        if n not in ("self", "cls") and p.kind not in _SKIP_KINDS
+    ]
 
 # %% ../nbs/01b_constraints.ipynb #98a1fe48
 def _check_bound(bound, cons: dict, defaults: dict, where: str) -> None:
@@ -551,7 +571,9 @@ def undeclared(obj) -> list[str]:
     except (TypeError, ValueError):
         return []
     have = declared(obj)
-    return [n for n in _declarable(sig) if n not in have]  # a callable without parameters has nothing to declare
+    return [
+        n for n in _declarable(sig) if n not in have
+    ]  # a callable without parameters has nothing to declare
 
 # %% ../nbs/01b_constraints.ipynb #acae54e37e7d407bbb7b55eff062a284
 _Bound = Interval(finite=False, label="a number (or None)") | None
@@ -566,7 +588,9 @@ _OWN_SPECS = {
         label=_Label,
     ),
     Instance: dict(label=_Label),
-    Unchecked: dict(why=Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty reason")),
+    Unchecked: dict(
+        why=Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty reason")
+    ),
     Predicate: dict(test=Function, description=Text),
 }
 
@@ -592,8 +616,8 @@ _OWN_SPECS[Frame] = dict(
 for _cls, _spec in _OWN_SPECS.items():
     constrained(**_spec)(_cls)
 _Callable = Predicate(lambda o: callable(o), "a function or a class")
-as_constraint = constrained(c=Unchecked("any shorthand; an unknown one is refused with the list of names"))(
-    as_constraint
-)
+as_constraint = constrained(
+    c=Unchecked("any shorthand; an unknown one is refused with the list of names")
+)(as_constraint)
 declared = constrained(obj=_Callable)(declared)
 undeclared = constrained(obj=_Callable)(undeclared)

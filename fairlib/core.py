@@ -23,7 +23,9 @@ from .constraints import Array, Flag, Instance, Interval, NonNegativeInt, PathLi
 from .constraints import PositiveInt, Text, Unchecked, constrained
 
 # %% ../nbs/01_core.ipynb #eb5d61af
-_VALUE_CHECK = dict(x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None)
+_VALUE_CHECK = dict(
+    x=Unchecked("the value under check: this function is the check"), name=Text, func=Text | None
+)
 
 # %% ../nbs/01_core.ipynb #45886bff
 @constrained(**_VALUE_CHECK, allow_empty=Flag)
@@ -107,7 +109,9 @@ def check_rng(seed) -> np.random.Generator:
         raise FairlibInputError("seed", f"must be a non-negative int, got {seed!r}")
     if seed is None or isinstance(seed, (numbers.Integral, np.integer, np.random.SeedSequence)):
         return np.random.default_rng(seed)
-    raise FairlibInputError("seed", f"must be None, an int or a numpy Generator, got {type(seed).__name__}")
+    raise FairlibInputError(
+        "seed", f"must be None, an int or a numpy Generator, got {type(seed).__name__}"
+    )
 
 # %% ../nbs/01_core.ipynb #ac1736ba
 @constrained(seed=Unchecked("checked here: an int >= 0, a SeedSequence or a Generator"))
@@ -128,10 +132,14 @@ def _key_bytes(part) -> bytes:
     "A key part of `cell_seed` as type tag + length + text, so 1 and '1' are different keys."
     if isinstance(part, str):
         tag, text = b"s", part
-    elif isinstance(part, (numbers.Integral, np.integer)) and not isinstance(part, (bool, np.bool_)):
+    elif isinstance(part, (numbers.Integral, np.integer)) and not isinstance(
+        part, (bool, np.bool_)
+    ):
         tag, text = b"i", str(int(part))
     else:
-        raise FairlibInputError("key", f"parts must be str or int, got {type(part).__name__} {part!r}", "cell_seed")
+        raise FairlibInputError(
+            "key", f"parts must be str or int, got {type(part).__name__} {part!r}", "cell_seed"
+        )
     b = text.encode()
     return tag + len(b).to_bytes(8, "little") + b
 
@@ -196,7 +204,9 @@ def renamed_arguments(**old_to_new):
             for old, new in old_to_new.items():
                 if old in kwargs:
                     if new in kwargs:
-                        raise FairlibInputError(old, f"is the old name of `{new}`; pass only `{new}`", f.__name__)
+                        raise FairlibInputError(
+                            old, f"is the old name of `{new}`; pass only `{new}`", f.__name__
+                        )
                     warnings.warn(
                         f"{f.__name__}(): argument `{old}` is renamed `{new}`; "
                         "the old name will be removed in the next release",
@@ -248,7 +258,9 @@ def _remainder_inputs(sizes, total, cap):
 
 # %% ../nbs/01_core.ipynb #eb1b4375
 @constrained(
-    sizes=Unchecked("checked here with its own message: a non-empty 1-d array, non-negative, positive total"),
+    sizes=Unchecked(
+        "checked here with its own message: a non-empty 1-d array, non-negative, positive total"
+    ),
     total=NonNegativeInt,
     cap=Array(lo=0) | None,
 )
@@ -354,7 +366,9 @@ def _hash_update(h, x):
         for k in sorted(x, key=repr):
             _hash_update(h, k)
             _hash_update(h, x[k])
-    elif isinstance(x, (list, tuple)):  # one kind: a tuple read back from JSON as a list is the same content
+    elif isinstance(
+        x, (list, tuple)
+    ):  # one kind: a tuple read back from JSON as a list is the same content
         _put(h, "sequence", str(len(x)).encode())
         for v in x:
             _hash_update(h, v)
@@ -493,4 +507,8 @@ def is_small_count(n) -> bool:
 @constrained(n=Unchecked("a count (or NaN) shown as text"))
 def mask_count(n) -> str:
     "A count as text for messages: the number, or '<11' when it is a small cell."
-    return f"<{SMALL_CELL_THRESHOLD}" if is_small_count(n) else (str(int(n)) if float(n).is_integer() else str(n))
+    return (
+        f"<{SMALL_CELL_THRESHOLD}"
+        if is_small_count(n)
+        else (str(int(n)) if float(n).is_integer() else str(n))
+    )

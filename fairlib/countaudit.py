@@ -58,7 +58,9 @@ def _histogram_sums(c: np.ndarray, H: np.ndarray, sums: np.ndarray, K: int, rng)
 # %% ../nbs/04d_countaudit.ipynb #05d940c1
 _HISTOGRAM_ARGS = dict(
     data=Instance(AuditData),
-    score_counts=Instance(np.ndarray, label="records per block and sub-bin, (G, 2, n_bins, 2, score_bins)"),
+    score_counts=Instance(
+        np.ndarray, label="records per block and sub-bin, (G, 2, n_bins, 2, score_bins)"
+    ),
     score_sums=Instance(np.ndarray, label="sums of their scores, the same shape"),
     n_resamples=PositiveInt,
     seed=Seed,
@@ -118,7 +120,9 @@ def draw_histogram_bins(
     _check_histogram(score_counts, score_sums, G, nb)
     rng, K, Q = check_rng(seed), n_resamples, score_counts.shape[-1]
     H, sums = score_counts.reshape(-1, Q), score_sums.reshape(-1, Q)
-    c = _block_counts(data, H.sum(1).reshape(G * 2, nb * 2), K, rng)  # as draw_counts_bins draws them
+    c = _block_counts(
+        data, H.sum(1).reshape(G * 2, nb * 2), K, rng
+    )  # as draw_counts_bins draws them
     return _tables_from_blocks(c, _histogram_sums(c, H, sums, K, rng), K, G, nb)
 
 # %% ../nbs/04d_countaudit.ipynb #823eaf40
@@ -199,7 +203,9 @@ def _dask_audit(
     _refuse_custom(custom, func)
     specs = _metric_specs(builtin, thresholds, y_prob, func)
     if sample_weight is not None:
-        raise FairlibInputError("sample_weight", "is not supported when `data` is a dask DataFrame", func)
+        raise FairlibInputError(
+            "sample_weight", "is not supported when `data` is a dask DataFrame", func
+        )
     if vfr:
         check_rng(seed)
     sf = _attribute_names(sensitive_features, func)

@@ -17,7 +17,10 @@ from fairlib.core import (
     check_same_length,
 )
 from .inputs import _check_aligned, group_codes
-from .metricdefs import ALL_METRICS, audit_metric  # the registry (re-exported: its names lived here)
+from fairlib.metricdefs import (
+    ALL_METRICS,
+    audit_metric,
+)  # the registry (re-exported: its names lived here)
 from .metricdefs import AUDIT_METRICS as AUDIT_METRICS, AuditMetric as AuditMetric
 from .metricdefs import PARITY_METRICS as PARITY_METRICS
 from fairlib.constraints import (
@@ -57,7 +60,9 @@ class CountTable:
     counts: np.ndarray  # (..., G, 2, 2) weighted counts indexed [group, y, yhat]
     support: np.ndarray  # (G,) unweighted group sizes
     min_support: int = 30  # groups below this are excluded from metrics
-    bins: np.ndarray | None = None  # (..., G, n_bins, 3): [count, sum y, sum y_prob] per probability bin
+    bins: np.ndarray | None = (
+        None  # (..., G, n_bins, 3): [count, sum y, sum y_prob] per probability bin
+    )
 
     @property
     def included(self) -> np.ndarray:
@@ -75,12 +80,20 @@ class CountTable:
 # %% ../nbs/02_counts.ipynb #b97234ff
 _CALIBRATIONS = ("ece_gap", "worst_group_mce")
 _COLUMN = Instance(str, label="a column name of `data`")
-_LABELS = _COLUMN | Array(dtype="any", label="a non-empty 1-d array of labels (0/1, or two with `pos_label`)")
-_GROUPS = Unchecked("an array, Series, DataFrame, dict or column name(s): checked by inputs.group_codes")
+_LABELS = _COLUMN | Array(
+    dtype="any", label="a non-empty 1-d array of labels (0/1, or two with `pos_label`)"
+)
+_GROUPS = Unchecked(
+    "an array, Series, DataFrame, dict or column name(s): checked by inputs.group_codes"
+)
 _PROBS = _COLUMN | Probabilities
-_WEIGHTS = _COLUMN | Array(lo=0, label="a non-empty 1-d array of non-negative finite weights, one per row")
+_WEIGHTS = _COLUMN | Array(
+    lo=0, label="a non-empty 1-d array of non-negative finite weights, one per row"
+)
 _DATA = Frame(label="a DataFrame with at least one row")
-_POS_LABEL = Unchecked("any label: inputs.binary_labels checks it is one of the two labels and not NaN")
+_POS_LABEL = Unchecked(
+    "any label: inputs.binary_labels checks it is one of the two labels and not NaN"
+)
 _CALIBRATION = Options(*_CALIBRATIONS)
 _NUMBER = Instance(float, int, np.floating, np.integer, label="a number (NaN when undefined)")
 
@@ -88,12 +101,18 @@ _NUMBER = Instance(float, int, np.floating, np.integer, label="a number (NaN whe
 def _as_weights(sample_weight, n, func):
     if sample_weight is None:
         return None
-    w = sample_weight.to_numpy() if isinstance(sample_weight, (pd.Series, pd.DataFrame)) else np.asarray(sample_weight)
+    w = (
+        sample_weight.to_numpy()
+        if isinstance(sample_weight, (pd.Series, pd.DataFrame))
+        else np.asarray(sample_weight)
+    )
     if w.dtype == bool or not np.issubdtype(w.dtype, np.number):
         raise FairlibInputError("sample_weight", f"must be numeric, got dtype {w.dtype}", func)
     w = w.astype(np.float64)
     if w.ndim not in (1, 2) or w.shape[-1] != n:
-        raise FairlibInputError("sample_weight", f"must have shape (n,) or (B, n) with n={n}, got {w.shape}", func)
+        raise FairlibInputError(
+            "sample_weight", f"must have shape (n,) or (B, n) with n={n}, got {w.shape}", func
+        )
     if not np.isfinite(w).all() or (w < 0).any():
         raise FairlibInputError("sample_weight", "must be finite and non-negative", func)
     return w
@@ -105,7 +124,9 @@ def _bincount(idx, w, size):
         return np.bincount(idx, minlength=size).astype(np.float64)
     if w.ndim == 1:
         return np.bincount(idx, weights=w, minlength=size)
-    onehot = sparse.csr_matrix((np.ones(len(idx)), (np.arange(len(idx)), idx)), shape=(len(idx), size))
+    onehot = sparse.csr_matrix(
+        (np.ones(len(idx)), (np.arange(len(idx)), idx)), shape=(len(idx), size)
+    )
     return np.asarray((onehot.T @ w.T).T)
 
 # %% ../nbs/02_counts.ipynb #006a7657
@@ -114,7 +135,9 @@ def _bincount(idx, w, size):
     y_pred=Unchecked("0/1 labels, checked by core.check_binary"),
     sensitive_features=_GROUPS,
     y_prob=Unchecked("None or probabilities, checked by core.check_probability"),
-    sample_weight=Unchecked("None or non-negative weights of shape (n,) or (B, n), checked by _as_weights"),
+    sample_weight=Unchecked(
+        "None or non-negative weights of shape (n,) or (B, n), checked by _as_weights"
+    ),
     min_support=NonNegativeInt,
     n_bins=PositiveInt,
     func=Text,
@@ -181,7 +204,9 @@ def _counts_array(counts, func, *, last=(2, 2), name="counts", groups=False):
         raise FairlibInputError(name, "must be numeric", func) from None
     if a.ndim < len(last) + groups or a.shape[-len(last) :] != tuple(last):
         raise FairlibInputError(
-            name, f"must have shape (...,{' G,' * groups} {', '.join(map(str, last))}), got {a.shape}", func
+            name,
+            f"must have shape (...,{' G,' * groups} {', '.join(map(str, last))}), got {a.shape}",
+            func,
         )
     if not np.isfinite(a).all() or (a < 0).any():
         raise FairlibInputError(name, "must be finite and non-negative", func)
@@ -223,7 +248,9 @@ class _Rates(dict):
         self.extremes = {}
 
     def __missing__(self, key):
-        v = self[key] = _TOTALS[key](*self.cells) if key in _TOTALS else _div(*_RATIOS[key](*self.cells))
+        v = self[key] = (
+            _TOTALS[key](*self.cells) if key in _TOTALS else _div(*_RATIOS[key](*self.cells))
+        )
         return v
 
     def prefetch(self, keys):
@@ -232,7 +259,9 @@ class _Rates(dict):
             return
         num, den = zip(*(_RATIOS[k](*self.cells) for k in keys))
         r = _div(np.stack(num), np.stack(den))
-        hi, lo = (r.max(-1), r.min(-1)) if r.shape[-1] >= 2 else (None, None)  # a spread needs two groups
+        hi, lo = (
+            (r.max(-1), r.min(-1)) if r.shape[-1] >= 2 else (None, None)
+        )  # a spread needs two groups
         for i, k in enumerate(keys):
             self[k] = r[i]
             if hi is not None:
@@ -246,7 +275,11 @@ class _Rates(dict):
         return hi - lo
 
 # %% ../nbs/02_counts.ipynb #3141c9a8
-@constrained(counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (2, 2)"))
+@constrained(
+    counts=Unchecked(
+        "checked by _counts_array: numeric, finite, non-negative, trailing axes (2, 2)"
+    )
+)
 def group_rates_from_counts(counts: np.ndarray) -> dict:
     "Selection rate, TPR, FPR, TNR, FNR, PPV, NPV, accuracy and base rate per group (last axes `[G, 2, 2]`)."
     r = _Rates(_counts_array(counts, "group_rates_from_counts"))
@@ -269,7 +302,12 @@ def calibration_from_bins(bins: np.ndarray) -> dict:
     gaps = np.where(cnt > 0, np.abs(_div(sy, cnt) - _div(sp, cnt)), -np.inf)
     mce = gaps.max(-1)
     mce = np.where(np.isfinite(mce), mce, np.nan)
-    return dict(ECE=ece, MCE=mce, mean_prob=_div(sp.sum(-1), cnt.sum(-1)), observed_rate=_div(sy.sum(-1), cnt.sum(-1)))
+    return dict(
+        ECE=ece,
+        MCE=mce,
+        mean_prob=_div(sp.sum(-1), cnt.sum(-1)),
+        observed_rate=_div(sy.sum(-1), cnt.sum(-1)),
+    )
 
 # %% ../nbs/02_counts.ipynb #b5f722ff
 def _spread(x):
@@ -282,7 +320,11 @@ def _theil_terms(counts):
     return tn + fp + fn + tp, tn + tp + 2 * fp
 
 # %% ../nbs/02_counts.ipynb #b0546db4
-@constrained(counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"))
+@constrained(
+    counts=Unchecked(
+        "checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"
+    )
+)
 def theil_from_counts(counts):
     "Overall Theil index T = mean((b/μ) ln(b/μ)) over all rows of all given groups."
     counts = _counts_array(counts, "theil_from_counts", groups=True)
@@ -293,10 +335,16 @@ def theil_from_counts(counts):
     return _div(xlogy(n1, _div(1, mu)) / mu + 2 * xlogy(n2, _div(2, mu)) / mu, n) * 1.0
 
 # %% ../nbs/02_counts.ipynb #c8e7ba3e
-@constrained(counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"))
+@constrained(
+    counts=Unchecked(
+        "checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"
+    )
+)
 def between_group_theil_from_counts(counts):
     "Between-group Theil: each row's benefit replaced by its group mean, T = Σ_g (n_g/n)(μ_g/μ) ln(μ_g/μ)."
-    return _between_group_theil(_counts_array(counts, "between_group_theil_from_counts", groups=True))
+    return _between_group_theil(
+        _counts_array(counts, "between_group_theil_from_counts", groups=True)
+    )
 
 # %% ../nbs/02_counts.ipynb #9c1e0d9f
 def _between_group_theil(counts):
@@ -310,8 +358,12 @@ def _between_group_theil(counts):
     return np.where(counts.shape[-3] >= 2, out, np.nan)
 
 # %% ../nbs/02_counts.ipynb #6e0fe53c
-_METRIC_RATES = dict(SPD=("selection_rate",), DI=("selection_rate",), EOpp=("TPR",), EOD=("TPR", "FPR"), PP=("PPV",))
-_RATIO_RATES = dict(DI="selection_rate", FNRP="FNR", FORP="FOR", FDRP="FDR")  # min / max of one rate over the groups
+_METRIC_RATES = dict(
+    SPD=("selection_rate",), DI=("selection_rate",), EOpp=("TPR",), EOD=("TPR", "FPR"), PP=("PPV",)
+)
+_RATIO_RATES = dict(
+    DI="selection_rate", FNRP="FNR", FORP="FOR", FDRP="FDR"
+)  # min / max of one rate over the groups
 _METRIC_RATES.update({m: (r,) for m, r in _RATIO_RATES.items()})
 
 # %% ../nbs/02_counts.ipynb #597caa44
@@ -320,7 +372,9 @@ def _metric_core(name, counts, bins, calibration, r=None):
     r = _Rates(counts) if r is None else r
     if name == "SPD":
         return r.spread("selection_rate")
-    if name in _RATIO_RATES:  # DI and the error-rate parities: smallest over largest rate (0/0 is undefined)
+    if (
+        name in _RATIO_RATES
+    ):  # DI and the error-rate parities: smallest over largest rate (0/0 is undefined)
         key = _RATIO_RATES[name]
         x = r[key]
         if x.shape[-1] < 2:
@@ -338,14 +392,18 @@ def _metric_core(name, counts, bins, calibration, r=None):
         return _between_group_theil(counts)
     if name == "Cal":
         if bins is None:
-            raise FairlibInputError("y_prob", "calibration needs predicted probabilities (y_prob / bins)")
+            raise FairlibInputError(
+                "y_prob", "calibration needs predicted probabilities (y_prob / bins)"
+            )
         cal = calibration_from_bins(bins)
         if calibration == "ece_gap":
             return _spread(cal["ECE"])
         if calibration == "worst_group_mce":
             m = cal["MCE"]
             return m.max(-1) if m.shape[-1] >= 2 else np.full(m.shape[:-1], np.nan)
-        raise FairlibInputError("calibration", f"must be 'ece_gap' or 'worst_group_mce', got {calibration!r}")
+        raise FairlibInputError(
+            "calibration", f"must be 'ece_gap' or 'worst_group_mce', got {calibration!r}"
+        )
     raise UnknownMetricError("metric", f"unknown metric {name!r}; known: {list(ALL_METRICS)}")
 
 # %% ../nbs/02_counts.ipynb #2b02db33
@@ -356,7 +414,9 @@ def _restricted(counts, bins, included, func):
         inc = np.asarray(included, bool)
         if inc.shape != counts.shape[-3:-2]:
             raise FairlibInputError(
-                "included", f"must be one flag per group ({counts.shape[-3]}), got shape {inc.shape}", func
+                "included",
+                f"must be one flag per group ({counts.shape[-3]}), got shape {inc.shape}",
+                func,
             )
         counts = counts[..., inc, :, :]
         if bins is not None:
@@ -366,12 +426,18 @@ def _restricted(counts, bins, included, func):
 # %% ../nbs/02_counts.ipynb #f055f6e7
 @constrained(
     names=Text | Instance(list, tuple, label="a list of metric names"),
-    counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"),
-    bins=Unchecked("None or bins (..., G, n_bins, 3), checked by calibration_from_bins when a metric needs them"),
+    counts=Unchecked(
+        "checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"
+    ),
+    bins=Unchecked(
+        "None or bins (..., G, n_bins, 3), checked by calibration_from_bins when a metric needs them"
+    ),
     included=None | Array(dtype="bool", min_size=0, label="one True/False flag per group"),
     calibration=_CALIBRATION,
 )
-def metrics_from_counts(names, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> dict:
+def metrics_from_counts(
+    names, counts, bins=None, *, included=None, calibration: str = "ece_gap"
+) -> dict:
     """Several audit metrics of the same counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`) over the `included`
     groups, as {name: array}: the counts are validated and restricted once and the group rates computed once."""
     names = [audit_metric(m).name for m in ([names] if isinstance(names, str) else names)]
@@ -383,12 +449,18 @@ def metrics_from_counts(names, counts, bins=None, *, included=None, calibration:
 # %% ../nbs/02_counts.ipynb #912a2bd9
 @constrained(
     name=Unchecked("looked up by audit_metric; an unknown name raises UnknownMetricError"),
-    counts=Unchecked("checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"),
-    bins=Unchecked("None or bins (..., G, n_bins, 3), checked by calibration_from_bins when a metric needs them"),
+    counts=Unchecked(
+        "checked by _counts_array: numeric, finite, non-negative, trailing axes (G, 2, 2)"
+    ),
+    bins=Unchecked(
+        "None or bins (..., G, n_bins, 3), checked by calibration_from_bins when a metric needs them"
+    ),
     included=None | Array(dtype="bool", min_size=0, label="one True/False flag per group"),
     calibration=_CALIBRATION,
 )
-def metric_from_counts(name: str, counts, bins=None, *, included=None, calibration: str = "ece_gap") -> np.ndarray:
+def metric_from_counts(
+    name: str, counts, bins=None, *, included=None, calibration: str = "ece_gap"
+) -> np.ndarray:
     "Audit metric `name` from counts `(..., G, 2, 2)` (and bins `(..., G, n_bins, 3)`), over the `included` groups."
     name = audit_metric(name).name
     counts, bins = _restricted(counts, bins, included, "metric_from_counts")

@@ -54,12 +54,18 @@ def _header_cells(kind: str, src, func: str, name: str) -> list[str]:
         try:
             import pyarrow.parquet as pq  # the optional dependency of fairlib[parquet]
 
-            return [str(c) for c in pq.read_schema(src).names if not str(c).startswith("__index_level_")]
+            return [
+                str(c) for c in pq.read_schema(src).names if not str(c).startswith("__index_level_")
+            ]
         except ImportError:
             return []  # pandas says below that it needs pyarrow
         except (OSError, ValueError) as e:
-            raise FairlibInputError("data", f"{name} cannot be read as Parquet: {_first_line(e)}", func) from None
-    raw = pd.read_csv(src, header=None, nrows=1, dtype=str, keep_default_na=False, skip_blank_lines=True)
+            raise FairlibInputError(
+                "data", f"{name} cannot be read as Parquet: {_first_line(e)}", func
+            ) from None
+    raw = pd.read_csv(
+        src, header=None, nrows=1, dtype=str, keep_default_na=False, skip_blank_lines=True
+    )
     if isinstance(src, io.StringIO):
         src.seek(0)
     return [str(c).lstrip("\ufeff") for c in raw.iloc[0].tolist()] if len(raw) else []
@@ -130,7 +136,9 @@ def _read_records(kind: str, src, sens: list, func: str, name: str) -> pd.DataFr
 def _check_records(df: pd.DataFrame, func: str, name: str) -> None:
     "Refuse records with a repeated column, no rows, or a single row."
     if df.columns.duplicated().any():
-        raise FairlibInputError("data", f"{name}: column {df.columns[df.columns.duplicated()][0]!r} is repeated", func)
+        raise FairlibInputError(
+            "data", f"{name}: column {df.columns[df.columns.duplicated()][0]!r} is repeated", func
+        )
     if len(df) == 0:
         raise FairlibInputError("data", f"{name} has a header but no rows", func)
     if len(df) == 1:
@@ -162,14 +170,17 @@ def _check_named_columns(df: pd.DataFrame, named: list, sens: list, func: str) -
 # %% ../nbs/02d_datafiles.ipynb #61a57e8c
 _READ_ARGS = dict(
     data=PathLike,
-    sensitive_features=Text | Instance(list, tuple, label="a column name or a list of column names"),
+    sensitive_features=Text
+    | Instance(list, tuple, label="a column name or a list of column names"),
     columns=None | Instance(dict, label="a dict {argument: column name}"),
     func=None | Text,
 )
 
 # %% ../nbs/02d_datafiles.ipynb #fed215a1
 @constrained(**_READ_ARGS)
-def read_audit_table(data, *, sensitive_features, columns=None, func: str | None = None) -> pd.DataFrame:
+def read_audit_table(
+    data, *, sensitive_features, columns=None, func: str | None = None
+) -> pd.DataFrame:
     """Read an audit's records from a CSV or Parquet file without guessing what its columns are.
 
     Parameters
@@ -214,15 +225,21 @@ def read_audit_table(data, *, sensitive_features, columns=None, func: str | None
     try:
         df = _read_records(kind, src, sens, func, name)
     except ImportError:
-        raise FairlibInputError("data", "reading Parquet needs pyarrow: pip install fairlib[parquet]", func) from None
+        raise FairlibInputError(
+            "data", "reading Parquet needs pyarrow: pip install fairlib[parquet]", func
+        ) from None
     except pd.errors.EmptyDataError:
         raise FairlibInputError("data", f"{name} is empty", func) from None
     except (ValueError, OSError, UnicodeError, pd.errors.ParserError) as e:
         if isinstance(e, FairlibInputError):
             raise
-        raise FairlibInputError("data", f"{name} cannot be read as {kind}: {_first_line(e)}", func) from None
+        raise FairlibInputError(
+            "data", f"{name} cannot be read as {kind}: {_first_line(e)}", func
+        ) from None
     _check_records(df, func, name)
-    _check_named_columns(df, [(k, v) for k, v in (columns or {}).items() if v is not None], sens, func)
+    _check_named_columns(
+        df, [(k, v) for k, v in (columns or {}).items() if v is not None], sens, func
+    )
     return df
 
 # %% ../nbs/02d_datafiles.ipynb #cf8e4dd1
@@ -241,13 +258,17 @@ def _output_path(k: str, v, func: str) -> Path:
     if not isinstance(v, (str, os.PathLike)) or not str(v).strip():
         raise FairlibInputError(k, f"is empty ({v!r}): name the file to write", func)
     if str(v) == "-":
-        raise FairlibInputError(k, "is '-': writing to standard output is not supported here; name a file", func)
+        raise FairlibInputError(
+            k, "is '-': writing to standard output is not supported here; name a file", func
+        )
     p = Path(v)
     if p.is_dir():
         raise FairlibInputError(k, f"{str(v)!r} is a folder; name the file to write", func)
     up = next((q for q in p.absolute().parents if q.exists()), None)
     if up is not None and not up.is_dir():
-        raise FairlibInputError(k, f"{str(v)!r} cannot be written: {str(up)!r} is a file, not a folder", func)
+        raise FairlibInputError(
+            k, f"{str(v)!r} cannot be written: {str(up)!r} is a file, not a folder", func
+        )
     return p
 
 # %% ../nbs/02d_datafiles.ipynb #6f11256d
@@ -299,6 +320,8 @@ def check_output_paths(outputs: dict, inputs: dict | None = None, func: str | No
                 raise FairlibInputError(k, why, func)
         for ok, op in out.items():
             if _same_file(p, op):
-                raise FairlibInputError(k, f"{str(v)!r} is the same file as {ok} ({str(op)!r}); name two files", func)
+                raise FairlibInputError(
+                    k, f"{str(v)!r} is the same file as {ok} ({str(op)!r}); name two files", func
+                )
         out[k] = p
     return out

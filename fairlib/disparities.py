@@ -18,8 +18,21 @@ from .views import view_name
 __all__ = ['DISPARITY_RATES', 'COMPARE_METHODS', 'DISPARITY_COLUMNS', 'reference_group', 'disparity_frame', 'compare_groups']
 
 # %% ../nbs/02d_disparities.ipynb #f1afc94d
-DISPARITY_RATES = ("selection_rate", "TPR", "FPR", "FNR", "TNR", "PPV", "NPV", "FOR", "FDR")  # Aequitas's Bias rates
-COMPARE_METHODS = ("between_groups", "to_overall")  # fairlearn's MetricFrame.difference() / ratio() methods
+DISPARITY_RATES = (
+    "selection_rate",
+    "TPR",
+    "FPR",
+    "FNR",
+    "TNR",
+    "PPV",
+    "NPV",
+    "FOR",
+    "FDR",
+)  # Aequitas's Bias rates
+COMPARE_METHODS = (
+    "between_groups",
+    "to_overall",
+)  # fairlearn's MetricFrame.difference() / ratio() methods
 DISPARITY_COLUMNS = tuple(  # the columns of a disparity frame, in order
     "view group reference metric value reference_value ratio difference ratio_ci_low ratio_ci_high "
     "difference_ci_low difference_ci_high included reason".split()
@@ -45,7 +58,9 @@ def _match(groups: pd.Index, want, func):
     reference=None | Instance(dict, label="a dict {attribute or view: group}"),
     func=Text,
 )
-def reference_group(ct: CountTable, attributes, reference=None, func: str = "reference_group") -> tuple:
+def reference_group(
+    ct: CountTable, attributes, reference=None, func: str = "reference_group"
+) -> tuple:
     """The reference group of one view.
 
     Parameters
@@ -80,16 +95,24 @@ def reference_group(ct: CountTable, attributes, reference=None, func: str = "ref
         i = _match(ct.groups, want, func)
         if i is not None and inc[i]:
             return i, "given"
-        problem = "is not a group of the view" if i is None else f"has fewer than min_support={ct.min_support} records"
+        problem = (
+            "is not a group of the view"
+            if i is None
+            else f"has fewer than min_support={ct.min_support} records"
+        )
         if len(attributes) == 1:
             known = ", ".join(group_label(g) for g, ok in zip(ct.groups, inc) if ok)
             raise FairlibInputError(
-                "reference", f"{name}={group_label(want)!r} {problem}; groups that can be the reference: {known}", func
+                "reference",
+                f"{name}={group_label(want)!r} {problem}; groups that can be the reference: {known}",
+                func,
             )
         why = f"the given reference {group_label(want)} {problem}; the largest group stands in"
     if not inc.any():
         return None, f"no group has at least min_support={ct.min_support} records"
-    i = int(np.flatnonzero(inc)[np.argmax(ct.support[inc])])  # the largest included group (the first on a tie)
+    i = int(
+        np.flatnonzero(inc)[np.argmax(ct.support[inc])]
+    )  # the largest included group (the first on a tie)
     return i, why or "largest"
 
 # %% ../nbs/02d_disparities.ipynb #d527e5c7
@@ -103,8 +126,12 @@ def _intervals(k1, n1, k0, n0):
         a = (k1[ok], n1[ok], k0[ok], n0[ok])
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)
-            out[0, ok], out[1, ok] = confint_proportions_2indep(*a, method="newcomb", compare="diff", alpha=0.05)
-            out[2, ok], out[3, ok] = confint_proportions_2indep(*a, method="log-adjusted", compare="ratio", alpha=0.05)
+            out[0, ok], out[1, ok] = confint_proportions_2indep(
+                *a, method="newcomb", compare="diff", alpha=0.05
+            )
+            out[2, ok], out[3, ok] = confint_proportions_2indep(
+                *a, method="log-adjusted", compare="ratio", alpha=0.05
+            )
     return out
 
 # %% ../nbs/02d_disparities.ipynb #ec774b8d
@@ -123,7 +150,9 @@ _EMPTY = {  # why a rate is undefined for a group: no records under its denomina
 # %% ../nbs/02d_disparities.ipynb #f866166f
 def _rate_rows(view, labels, ref, rate, v, num, den, included) -> list[dict]:
     "The disparity rows of one count-table rate against the reference at position `ref`."
-    d_lo, d_hi, r_lo, r_hi = _intervals(num, den, np.full_like(num, num[ref]), np.full_like(den, den[ref]))
+    d_lo, d_hi, r_lo, r_hi = _intervals(
+        num, den, np.full_like(num, num[ref]), np.full_like(den, den[ref])
+    )
     rows = []
     for i, lab in enumerate(labels):
         why = []
@@ -195,7 +224,9 @@ def _custom_rows(view, labels, ref, name, v, included) -> list[dict]:
     custom=None | Instance(dict, label="a dict {custom metric: per-group values}"),
     rates=Instance(list, tuple, label="a list of rate names"),
 )
-def disparity_frame(ct: CountTable, view: str, ref, custom=None, rates=DISPARITY_RATES) -> pd.DataFrame:
+def disparity_frame(
+    ct: CountTable, view: str, ref, custom=None, rates=DISPARITY_RATES
+) -> pd.DataFrame:
     """Every group of one view against its reference group: one row per (group, rate) with value, reference value,
     ratio, difference and their 95% intervals (columns `DISPARITY_COLUMNS`).
 
@@ -231,7 +262,9 @@ def disparity_frame(ct: CountTable, view: str, ref, custom=None, rates=DISPARITY
     bad = [r for r in rates if r not in _RATIOS]
     if bad:
         raise FairlibInputError(
-            "rates", f"{bad} are not rates of a count table; known: {list(_RATIOS)}", "disparity_frame"
+            "rates",
+            f"{bad} are not rates of a count table; known: {list(_RATIOS)}",
+            "disparity_frame",
         )
     if ref is None:
         return pd.DataFrame(columns=list(DISPARITY_COLUMNS))
@@ -253,7 +286,9 @@ def disparity_frame(ct: CountTable, view: str, ref, custom=None, rates=DISPARITY
     kind=Options("difference", "ratio"),
     method=Options(*COMPARE_METHODS),
 )
-def compare_groups(values, overall=np.nan, *, kind: str = "difference", method: str = "between_groups") -> float:
+def compare_groups(
+    values, overall=np.nan, *, kind: str = "difference", method: str = "between_groups"
+) -> float:
     """fairlearn's `MetricFrame.difference()` / `ratio()` of per-group `values`.
 
     Parameters

@@ -136,7 +136,11 @@ def _partition_inputs(pdf: pd.DataFrame, spec: _PassSpec, check, out: dict) -> t
         if lab is not None:
             out["labels"] = lab[2]
     grp = check(_local_groups, pdf[list(spec.sensitive_features)], f)
-    p = None if spec.y_prob is None else check(check_probability, pdf[spec.y_prob].to_numpy(), "y_prob", f)
+    p = (
+        None
+        if spec.y_prob is None
+        else check(check_probability, pdf[spec.y_prob].to_numpy(), "y_prob", f)
+    )
     return lab, grp, p
 
 # %% ../nbs/02c_distributed.ipynb #07d5f0fa
@@ -172,7 +176,9 @@ def _partition_counts(pdf: pd.DataFrame, i: int, spec: _PassSpec) -> dict:
 # %% ../nbs/02c_distributed.ipynb #d2169d5a
 def _merged_labels(labels: list) -> list:
     "Each column's distinct labels over the parts' `labels`, in order met, at most _MAX_LABELS + 1."
-    return [list(dict.fromkeys(v for lab in labels for v in lab[k]))[: _MAX_LABELS + 1] for k in (0, 1)]
+    return [
+        list(dict.fromkeys(v for lab in labels for v in lab[k]))[: _MAX_LABELS + 1] for k in (0, 1)
+    ]
 
 # %% ../nbs/02c_distributed.ipynb #34c3afcb
 def _added(done: list, idx: pd.Index, k: str) -> np.ndarray:
@@ -265,11 +271,15 @@ def _count_tasks(data, spec: _PassSpec) -> tuple:
 
     with dask.config.set({"optimization.tune.active": False}):  # no fusing: keep `data`'s numbering
         parts = data[spec.columns].to_delayed()  # the columns are still pushed into the reader
-    if len(parts) != data.npartitions:  # pragma: no cover - a dask that fuses anyway: the plain graph
+    if (
+        len(parts) != data.npartitions
+    ):  # pragma: no cover - a dask that fuses anyway: the plain graph
         parts = data[spec.columns].to_delayed(optimize_graph=False)
     tok = dask.base.tokenize(data, spec)
     count = dask.delayed(_partition_counts, pure=True)
-    return [count(p, i, spec, dask_key_name=f"fairlib-count-{tok}-{i}") for i, p in enumerate(parts)], tok
+    return [
+        count(p, i, spec, dask_key_name=f"fairlib-count-{tok}-{i}") for i, p in enumerate(parts)
+    ], tok
 
 # %% ../nbs/02c_distributed.ipynb #49fd8eae
 def _on_client(client, count: list, bar, tok: str) -> dict:
@@ -352,7 +362,11 @@ def _sensitive_columns(meta: pd.DataFrame, sensitive_features, func: str) -> lis
 def _zero(meta: pd.DataFrame, c: str) -> np.ndarray:
     "One zero of the type column `c`'s values have in memory (a category: its categories' type)."
     col = meta[c]
-    kind = col.cat.categories.dtype if isinstance(col.dtype, pd.CategoricalDtype) else col.to_numpy().dtype
+    kind = (
+        col.cat.categories.dtype
+        if isinstance(col.dtype, pd.CategoricalDtype)
+        else col.to_numpy().dtype
+    )
     return np.zeros(1, dtype=kind if isinstance(kind, np.dtype) else object)
 
 # %% ../nbs/02c_distributed.ipynb #163d5049
@@ -370,8 +384,10 @@ def _check_columns(data, named: dict, sensitive_features, pos_label, func: str) 
 # %% ../nbs/02c_distributed.ipynb #990a6a5a
 _DATASET_COUNTS_FIELDS = dict(
     ct=Instance(CountTable),
-    score_counts=None | Instance(np.ndarray, label="score histogram counts (G, 2, n_bins, 2, score_bins)"),
-    score_sums=None | Instance(np.ndarray, label="score histogram sums (G, 2, n_bins, 2, score_bins)"),
+    score_counts=None
+    | Instance(np.ndarray, label="score histogram counts (G, 2, n_bins, 2, score_bins)"),
+    score_sums=None
+    | Instance(np.ndarray, label="score histogram sums (G, 2, n_bins, 2, score_bins)"),
     n_partitions=NonNegativeInt,
 )
 
@@ -410,7 +426,11 @@ class DatasetCounts:
         return None if self.score_counts is None else self.score_counts.shape[-1]
 
     def __repr__(self):
-        s = "" if self.score_counts is None else f", scores in {self.ct.n_bins} x {self.score_bins} sub-bins"
+        s = (
+            ""
+            if self.score_counts is None
+            else f", scores in {self.ct.n_bins} x {self.score_bins} sub-bins"
+        )
         return f"DatasetCounts({self.n:,} records, {len(self.ct.groups)} groups, {self.n_partitions} partitions{s})"
 
 # %% ../nbs/02c_distributed.ipynb #63b26bed
@@ -423,7 +443,9 @@ def _dataset_counts(merged: dict, names, min_support: int, n_bins: int, func: st
         bins = [hist.sum((1, 3, 4)), hist[:, 1].sum((2, 3)), sums.sum((1, 3, 4))]
         bins = np.stack(bins, axis=-1).astype(np.float64)
     support = counts.sum((1, 2)).astype(np.int64)
-    ct = CountTable(groups, np.zeros(0, np.int64), counts.astype(np.float64), support, int(min_support), bins)
+    ct = CountTable(
+        groups, np.zeros(0, np.int64), counts.astype(np.float64), support, int(min_support), bins
+    )
     return DatasetCounts(ct, None if sums is None else hist, sums, int(merged["partitions"]))
 
 # %% ../nbs/02c_distributed.ipynb #5de2edd6

@@ -50,7 +50,9 @@ def _target(paper: str, id: str, func: str):
     if hit.empty:
         near = difflib.get_close_matches(id, pub["id"].tolist(), n=3)
         raise FairlibInputError(
-            "id", f"{paper!r} has no published value {id!r}" + (f"; nearest: {near}" if near else ""), func
+            "id",
+            f"{paper!r} has no published value {id!r}" + (f"; nearest: {near}" if near else ""),
+            func,
         )
     return hit.iloc[0]
 
@@ -60,10 +62,14 @@ def _compare(pid: str, published, printed: str, value, tolerance, func: str) -> 
     is_bool = isinstance(value, (bool, np.bool_))
     if printed == "text":
         if tolerance is not None:
-            raise FairlibInputError("tolerance", f"claim {pid!r} is qualitative: a tolerance does not apply", func)
+            raise FairlibInputError(
+                "tolerance", f"claim {pid!r} is qualitative: a tolerance does not apply", func
+            )
         if isinstance(published, bool):
             if not is_bool:
-                raise FairlibInputError("value", f"claim {pid!r} is published as {published}: pass a bool", func)
+                raise FairlibInputError(
+                    "value", f"claim {pid!r} is published as {published}: pass a bool", func
+                )
             return "exact" if bool(value) == published else "differs"
         if is_bool:  # the statement holds (or not) on fairlib's computation
             return "exact" if bool(value) else "differs"
@@ -77,7 +83,9 @@ def _compare(pid: str, published, printed: str, value, tolerance, func: str) -> 
         return "exact" if value.strip() == published.strip() else "differs"
     if is_bool or isinstance(value, str):
         raise FairlibInputError(
-            "value", f"claim {pid!r} is published as the number {published!r}: pass a number, got {value!r}", func
+            "value",
+            f"claim {pid!r} is published as the number {published!r}: pass a number, got {value!r}",
+            func,
         )
     v = float(value)
     if math.isnan(v):
@@ -102,16 +110,25 @@ def _status(rec, value, tolerance, reason, bound, func: str) -> dict:
         status = _compare(pid, published, printed, value, tolerance, func)
     else:
         if printed == "text":
-            raise FairlibInputError("bound", f"claim {pid!r} is published as text: a bound needs a number", func)
+            raise FairlibInputError(
+                "bound", f"claim {pid!r} is published as text: a bound needs a number", func
+            )
         if tolerance is not None:
             raise FairlibInputError(
-                "tolerance", f"claim {pid!r} is the bound '{bound} {published}': it is met or not", func
+                "tolerance",
+                f"claim {pid!r} is the bound '{bound} {published}': it is met or not",
+                func,
             )
         if isinstance(value, (bool, np.bool_, str)):
-            raise FairlibInputError("value", f"claim {pid!r} is a bound: pass fairlib's number, got {value!r}", func)
+            raise FairlibInputError(
+                "value", f"claim {pid!r} is a bound: pass fairlib's number, got {value!r}", func
+            )
         meets = not math.isnan(float(value)) and BOUNDS[bound](float(value), float(published))
         status = "exact" if meets else "differs"
-        out = {"bound": f"{bound} {_published_text(published, printed)}", "meets_bound": "yes" if meets else "no"}
+        out = {
+            "bound": f"{bound} {_published_text(published, printed)}",
+            "meets_bound": "yes" if meets else "no",
+        }
     why = (reason or "").strip()
     if status != "exact" and not why:
         shown = value if isinstance(value, (bool, np.bool_, str)) else float(value)
@@ -140,11 +157,15 @@ def _row(paper: str, rec, evidence: str, inputs: str, **fields) -> Claim:
         evidence=evidence,
         inputs=inputs,
     )
-    return _sealed(paper, {**head, **{k: (v.strip() if isinstance(v, str) else v) for k, v in fields.items()}})
+    return _sealed(
+        paper, {**head, **{k: (v.strip() if isinstance(v, str) else v) for k, v in fields.items()}}
+    )
 
 # %% ../nbs/07b_evidence.ipynb #e50595fa
 _DATA = Instance(PerCaseData) | Predicate(
-    lambda d: isinstance(d, (list, tuple)) and len(d) > 0 and all(isinstance(x, PerCaseData) for x in d),
+    lambda d: (
+        isinstance(d, (list, tuple)) and len(d) > 0 and all(isinstance(x, PerCaseData) for x in d)
+    ),
     "a PerCaseData or a non-empty list of them",
 )
 
@@ -159,7 +180,9 @@ _DATA = Instance(PerCaseData) | Predicate(
     reason=_OPT_TEXT,
     bound=_BOUND,
 )
-def recomputed_claim(paper: str, id: str, value, *, data, how: str, tolerance=None, reason=None, bound=None) -> Claim:
+def recomputed_claim(
+    paper: str, id: str, value, *, data, how: str, tolerance=None, reason=None, bound=None
+) -> Claim:
     """A claim whose value fairlib computed from per-case data (kind 'recomputed from per-case data').
 
     Parameters
@@ -270,7 +293,9 @@ _IDS = Predicate(
     reason=_OPT_TEXT,
     bound=_BOUND,
 )
-def consistency_claim(paper: str, id: str, *, uses, f, how: str, tolerance=None, reason=None, bound=None) -> Claim:
+def consistency_claim(
+    paper: str, id: str, *, uses, f, how: str, tolerance=None, reason=None, bound=None
+) -> Claim:
     """A claim whose value is arithmetic on the paper's own printed numbers (kind 'consistency of printed values').
 
     Parameters
@@ -312,11 +337,15 @@ def consistency_claim(paper: str, id: str, *, uses, f, how: str, tolerance=None,
     try:
         inspect.signature(f).bind(*vals)
     except (TypeError, ValueError) as e:
-        raise FairlibInputError("f", f"must take the {len(uses)} values of `uses` in order ({e})", func) from None
+        raise FairlibInputError(
+            "f", f"must take the {len(uses)} values of `uses` in order ({e})", func
+        ) from None
     value = f(*vals)
     value = value.item() if isinstance(value, np.generic) else value
     if value is None or not _is_value(value):
-        raise FairlibInputError("f", f"must return a number, a bool or a string, got {value!r}", func)
+        raise FairlibInputError(
+            "f", f"must return a number, a bool or a string, got {value!r}", func
+        )
     return _row(
         paper,
         rec,
@@ -355,7 +384,14 @@ def restated_claim(paper: str, id: str, value, *, how: str, reason=None) -> Clai
     """
     func = "restated_claim"
     rec = _target(paper, id, func)
-    return _row(paper, rec, RESTATED, "fairlib's settings", how=how, **_status(rec, value, None, reason, None, func))
+    return _row(
+        paper,
+        rec,
+        RESTATED,
+        "fairlib's settings",
+        how=how,
+        **_status(rec, value, None, reason, None, func),
+    )
 
 # %% ../nbs/07b_evidence.ipynb #05757ec6
 @constrained(
@@ -368,7 +404,14 @@ def restated_claim(paper: str, id: str, value, *, how: str, reason=None) -> Clai
     reason=_OPT_TEXT,
 )
 def twin_claim(
-    paper: str, id: str, value=None, *, inputs: str = "synthetic twin", how=None, shape=None, reason=None
+    paper: str,
+    id: str,
+    value=None,
+    *,
+    inputs: str = "synthetic twin",
+    how=None,
+    shape=None,
+    reason=None,
 ) -> Claim:
     """A claim computed by fairlib's method on a synthetic twin or the bundled model (kind 'method on a twin').
 
@@ -438,7 +481,13 @@ def unavailable_claim(paper: str, id: str, *, missing: str, command: str) -> Cla
     """
     rec = _target(paper, id, "unavailable_claim")
     return _row(
-        paper, rec, UNAVAILABLE, "not available here", status="not reproducible here", reason=missing, command=command
+        paper,
+        rec,
+        UNAVAILABLE,
+        "not available here",
+        status="not reproducible here",
+        reason=missing,
+        command=command,
     )
 
 

@@ -8,7 +8,15 @@ import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field
 from .core import FairlibInputError, as_1d
-from .constraints import Flag, Instance, Interval, NonNegativeInt, Text, Unchecked, constrained
+from fairlib.constraints import (
+    Flag,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Text,
+    Unchecked,
+    constrained,
+)
 from .counts import _DATA, _GROUPS, _LABELS, _NUMBER, _POS_LABEL, _WEIGHTS
 from .counts import count_table, group_rates_from_counts
 from .inputs import _prepare, excluded_text, group_label, resolve_inputs
@@ -81,7 +89,9 @@ class FourFifthsVerdict(Result):
     def __post_init__(self):
         if not isinstance(self.selection_rates, pd.Series):  # back from JSON
             object.__setattr__(
-                self, "selection_rates", pd.Series(self.selection_rates, name="selection_rate", dtype=float)
+                self,
+                "selection_rates",
+                pd.Series(self.selection_rates, name="selection_rate", dtype=float),
             )
 
     def __bool__(self):
@@ -97,7 +107,11 @@ class FourFifthsVerdict(Result):
                 "selection_rate": sr.to_numpy(float),
                 "included": [group_label(g) not in ex for g in sr.index],
                 "role": [
-                    "lowest" if g == self.lowest_group else "highest" if g == self.highest_group else ""
+                    "lowest"
+                    if g == self.lowest_group
+                    else "highest"
+                    if g == self.highest_group
+                    else ""
                     for g in sr.index
                 ],
             }
@@ -177,16 +191,28 @@ def four_fifths_rule(
     threshold = float(threshold)
     if y_true is None:  # selection rates need no labels
         r = resolve_inputs(func, data=data, y_pred=y_pred, sensitive_features=sensitive_features)
-        y_true = np.zeros(len(as_1d(r["y_pred"], "y_pred", func)), int) if pos_label is None else r["y_pred"]
+        y_true = (
+            np.zeros(len(as_1d(r["y_pred"], "y_pred", func)), int)
+            if pos_label is None
+            else r["y_pred"]
+        )
         if isinstance(r["y_pred"], pd.Series) and pos_label is None:
             y_true = pd.Series(y_true, index=r["y_pred"].index)
         y_pred, sensitive_features, data = r["y_pred"], r["sensitive_features"], None
     y, yh, sf, _, w = _prepare(
-        func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label, sample_weight=sample_weight
+        func,
+        y_true,
+        y_pred,
+        sensitive_features,
+        data=data,
+        pos_label=pos_label,
+        sample_weight=sample_weight,
     )
     ct = count_table(y, yh, sf, sample_weight=w, min_support=min_support, func=func)
     v = _value("DI", ct)
-    sel = pd.Series(group_rates_from_counts(ct.counts)["selection_rate"], index=ct.groups, name="selection_rate")
+    sel = pd.Series(
+        group_rates_from_counts(ct.counts)["selection_rate"], index=ct.groups, name="selection_rate"
+    )
     inc = sel[ct.included]
     lo, hi = (inc.idxmin(), inc.idxmax()) if len(inc) else (None, None)
     passed = None if np.isnan(v) else bool(v >= threshold)

@@ -22,7 +22,9 @@ __all__ = ['CHAPTER_TPR', 'CHAPTER_FPR', 'CHAPTER_PUBLISHED', 'INTERSECTION_RATE
 
 # %% ../nbs/05_handbook.ipynb #2e5f4b7f
 _CB = "classification_bias"
-CHAPTER_TPR = {g: published_value(_CB, f"in16.tpr.group_{g}") for g in (0, 1)}  # P(ŷ=1 | y=1, group)
+CHAPTER_TPR = {
+    g: published_value(_CB, f"in16.tpr.group_{g}") for g in (0, 1)
+}  # P(ŷ=1 | y=1, group)
 CHAPTER_FPR = published_value(_CB, "in16.fpr.group_0")  # P(ŷ=1 | y=0), the same in both groups
 
 # %% ../nbs/05_handbook.ipynb #55398c48
@@ -73,7 +75,9 @@ def _expected_counts(f: np.ndarray, grid: np.ndarray, th: float) -> np.ndarray:
     return np.array([[neg[~sel].sum(), neg[sel].sum()], [pos[~sel].sum(), pos[sel].sum()]])
 
 # %% ../nbs/05_handbook.ipynb #ef9ac4e2
-def _sweep_counts(base_rates: tuple, grid: np.ndarray, t: np.ndarray, concentration: float) -> np.ndarray:
+def _sweep_counts(
+    base_rates: tuple, grid: np.ndarray, t: np.ndarray, concentration: float
+) -> np.ndarray:
     "Expected counts `(T, T, 2, 2, 2)` of the two groups for every pair of thresholds `t`."
     counts = np.zeros((len(t), len(t), 2, 2, 2))
     for gi, br in enumerate(base_rates):
@@ -92,7 +96,9 @@ def _check_thresholds(thresholds, func: str) -> None:
     tt = np.asarray(thresholds)
     numbers = tt.ndim == 1 and tt.size > 0 and np.issubdtype(tt.dtype, np.number)
     if not numbers or not np.isfinite(tt).all() or (tt < 0).any() or (tt > 1).any():
-        raise FairlibInputError("thresholds", "must be a non-empty 1-d array of numbers in [0, 1]", func)
+        raise FairlibInputError(
+            "thresholds", "must be a non-empty 1-d array of numbers in [0, 1]", func
+        )
 
 # %% ../nbs/05_handbook.ipynb #0ddfbb02
 _SWEEP_ARGS = dict(
@@ -115,8 +121,14 @@ def impossibility_sweep(
 ) -> pd.DataFrame:
     "Expected DPD, EOD and PPV gap for every pair of group thresholds on a shared calibrated score."
     func = "impossibility_sweep"
-    if isinstance(base_rates, (str, bytes)) or not hasattr(base_rates, "__len__") or len(base_rates) != 2:
-        raise FairlibInputError("base_rates", f"must be two rates in (0, 1), got {base_rates!r}", func)
+    if (
+        isinstance(base_rates, (str, bytes))
+        or not hasattr(base_rates, "__len__")
+        or len(base_rates) != 2
+    ):
+        raise FairlibInputError(
+            "base_rates", f"must be two rates in (0, 1), got {base_rates!r}", func
+        )
     rate = dict(lo=0, hi=1, lo_open=True, hi_open=True)
     base_rates = tuple(check_float(b, "base_rates", func, **rate) for b in base_rates)
     n_scores, concentration, min_selection = (
@@ -164,13 +176,16 @@ def _exact_selection(idx: np.ndarray, cells: list, rates: dict) -> np.ndarray:
 _INTERSECTION_ARGS = dict(
     n=PositiveInt,
     seed=Seed,
-    rates=None | Instance(dict, label="a dict {(race, sex): selection rate} (entries checked in the body)"),
+    rates=None
+    | Instance(dict, label="a dict {(race, sex): selection rate} (entries checked in the body)"),
     old_share=Share,
 )
 
 # %% ../nbs/05_handbook.ipynb #425fdd8c
 @constrained(**_INTERSECTION_ARGS)
-def intersectional_example(n: int = 4000, seed=0, rates=None, old_share: float = 0.02) -> pd.DataFrame:
+def intersectional_example(
+    n: int = 4000, seed=0, rates=None, old_share: float = 0.02
+) -> pd.DataFrame:
     """Records with `race`, `sex`, `age` and a prediction fair per attribute but unfair per
     race × sex cell. n: the records (spread evenly over the race × sex cells); seed: None, an int,
     a SeedSequence or a Generator; rates: {(race, sex): selection rate}, default

@@ -19,7 +19,13 @@ from .counts import ALL_METRICS
 from .reliability import TAU_VFR
 from .auditshare import hidden_sizes, mask_sizes, shown_sizes
 from .audittext import what_to_do
-from .reportparts import _CALIBRATION_TEXT, _binding as _binding, _disparity_rows, _fmt, _group_rows
+from fairlib.reportparts import (
+    _CALIBRATION_TEXT,
+    _binding as _binding,
+    _disparity_rows,
+    _fmt,
+    _group_rows,
+)
 from .reportparts import _labels, _metric_rows, _pct, _records, _size_plan_rows, _slug
 
 # %% auto #0
@@ -37,7 +43,10 @@ def _headline(metrics: pd.DataFrame, tau: float, views: int = 1) -> str:
         return head + "; stability not assessed (audit run without vfr=True)."
     if "vfr_stability" in metrics:
         s = metrics["vfr_stability"].astype(str)
-        parts = [f"{int((s == k).sum())} {k.lower()}" for k in ("Stable", "Unstable", "Undetermined", "Undefined")]
+        parts = [
+            f"{int((s == k).sum())} {k.lower()}"
+            for k in ("Stable", "Unstable", "Undetermined", "Undefined")
+        ]
         return head + f"; stability: {', '.join(parts)}."
     f = pd.to_numeric(metrics["vfr"], errors="coerce")
     unstable, unknown = int((f > tau).sum()), int(f.isna().sum())
@@ -50,7 +59,10 @@ def _png(fig) -> tuple[str, int, int]:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     data = buf.getvalue()
-    w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")  # the PNG IHDR chunk
+    w, h = (
+        int.from_bytes(data[16:20], "big"),
+        int.from_bytes(data[20:24], "big"),
+    )  # the PNG IHDR chunk
     return base64.b64encode(data).decode("ascii"), w, h
 
 
@@ -74,7 +86,13 @@ def _figures(result, tau: float, drawn) -> list[dict]:
     out = []
     data, w, h = _png(plot_audit(result, groups=drawn))
     out.append(
-        dict(data=data, width=w, height=h, alt=alt, caption="Per-group rates and each metric against its threshold.")
+        dict(
+            data=data,
+            width=w,
+            height=h,
+            alt=alt,
+            caption="Per-group rates and each metric against its threshold.",
+        )
     )
     if "vfr" in m:
         f = pd.to_numeric(m.vfr, errors="coerce")
@@ -92,7 +110,9 @@ def _figures(result, tau: float, drawn) -> list[dict]:
             )
         )
         data, w, h = _png(plot_vfr(result))
-        out.append(dict(data=data, width=w, height=h, alt=alt, caption="Verdict flip rate per metric."))
+        out.append(
+            dict(data=data, width=w, height=h, alt=alt, caption="Verdict flip rate per metric.")
+        )
     return out
 
 # %% ../nbs/03a_htmlreport.ipynb #a660ed50
@@ -106,22 +126,34 @@ def _data_rows(result, real: bool, hide_sizes: bool) -> list[tuple[str, str]]:
     for v in result.views:
         gv = g[g["view"] == v]
         inc = gv["included"].astype(bool)
-        labels = _labels(gv, [a for a in result.sensitive_features if a in gv.columns and gv[a].notna().any()])
+        labels = _labels(
+            gv, [a for a in result.sensitive_features if a in gv.columns and gv[a].notna().any()]
+        )
         rows.append(
             (
                 f"Groups ({v})" if len(result.views) > 1 else "Groups",
-                f"{len(gv)} ({int(inc.sum())} included, {int((~inc).sum())} excluded): " + ", ".join(labels),
+                f"{len(gv)} ({int(inc.sum())} included, {int((~inc).sum())} excluded): "
+                + ", ".join(labels),
             )
         )
     ref = getattr(result, "reference", None) or {}
     if ref:
         rows.append(
-            ("Reference groups", "; ".join(f"{v}: {r.get('group')} ({r.get('chosen')})" for v, r in ref.items()))
+            (
+                "Reference groups",
+                "; ".join(f"{v}: {r.get('group')} ({r.get('chosen')})" for v, r in ref.items()),
+            )
         )
     rows += [
         ("Minimum support", f"{result.min_support} records per group"),
-        ("Positive label", "1 (labels were 0/1)" if result.pos_label is None else str(result.pos_label)),
-        ("Calibration definition", _CALIBRATION_TEXT.get(result.calibration, str(result.calibration))),
+        (
+            "Positive label",
+            "1 (labels were 0/1)" if result.pos_label is None else str(result.pos_label),
+        ),
+        (
+            "Calibration definition",
+            _CALIBRATION_TEXT.get(result.calibration, str(result.calibration)),
+        ),
     ]
     vs = getattr(result, "vfr_settings", None)
     if vs:
@@ -142,7 +174,11 @@ def _data_rows(result, real: bool, hide_sizes: bool) -> list[tuple[str, str]]:
                 "Small counts",
                 f"group sizes 1 to {SMALL_CELL_THRESHOLD - 1}, and any size that would give one back by subtraction, "
                 "are hidden"
-                + ("; so is every cell that reveals a count from 1 to 10 (real patient data)" if real else ""),
+                + (
+                    "; so is every cell that reveals a count from 1 to 10 (real patient data)"
+                    if real
+                    else ""
+                ),
             )
         )
     return rows
@@ -150,7 +186,16 @@ def _data_rows(result, real: bool, hide_sizes: bool) -> list[tuple[str, str]]:
 # %% ../nbs/03a_htmlreport.ipynb #da02f6ed
 _RESULT = Predicate(
     lambda r: all(
-        hasattr(r, a) for a in ("metrics", "groups", "excluded", "sensitive_features", "n", "min_support", "views")
+        hasattr(r, a)
+        for a in (
+            "metrics",
+            "groups",
+            "excluded",
+            "sensitive_features",
+            "n",
+            "min_support",
+            "views",
+        )
     ),
     "an AuditResult (from fairlib.audit)",
 )
@@ -159,7 +204,9 @@ _RESULT = Predicate(
 def _sections(result, shown, real: bool, digits: int, mask) -> list[dict]:
     "One section per view: its metrics, groups, excluded groups and disparities."
     out, g = [], result.groups.reset_index(drop=True)
-    custom = [c for c in g.columns if c not in {"view", *result.sensitive_features} and c not in _OWN]
+    custom = [
+        c for c in g.columns if c not in {"view", *result.sensitive_features} and c not in _OWN
+    ]
     for vi, v in enumerate(result.views):
         pos = [i for i in range(len(g)) if g["view"].iloc[i] == v]
         gv = g.iloc[pos].reset_index(drop=True)
@@ -167,7 +214,14 @@ def _sections(result, shown, real: bool, digits: int, mask) -> list[dict]:
         labels = _labels(gv, attrs)
         how = [shown[i] for i in pos]
         ex = [
-            (labels.iloc[j], "<11" if how[j].startswith("<") else "suppressed" if how[j] != "number" else _records(s))
+            (
+                labels.iloc[j],
+                "<11"
+                if how[j].startswith("<")
+                else "suppressed"
+                if how[j] != "number"
+                else _records(s),
+            )
             for j, (s, inc) in enumerate(zip(gv["support"], gv["included"]))
             if not bool(inc)
         ]
@@ -181,11 +235,14 @@ def _sections(result, shown, real: bool, digits: int, mask) -> list[dict]:
                 metrics=_metric_rows(result, v, vi, gv, labels, TAU_VFR, digits, mask),
                 groups=_group_rows(gv, labels, attrs, how, real, digits, custom),
                 excluded=ex,
-                disparities=_disparity_rows(getattr(result, "disparity_table", None), v, hide, digits),
-                reference=ref.get("group"),
-                reference_how={"largest": "the largest group that enters the metrics", "given": "as chosen"}.get(
-                    ref.get("chosen"), ref.get("chosen")
+                disparities=_disparity_rows(
+                    getattr(result, "disparity_table", None), v, hide, digits
                 ),
+                reference=ref.get("group"),
+                reference_how={
+                    "largest": "the largest group that enters the metrics",
+                    "given": "as chosen",
+                }.get(ref.get("chosen"), ref.get("chosen")),
             )
         )
     return out
@@ -227,7 +284,8 @@ def report_html(
     result,
     *,
     title: str | None = None,  # the page title (default: "Fairness audit: <features>, <n> records")
-    data_description: str | None = None,  # a sentence on where the data come from, shown first under "Data"
+    data_description: str
+    | None = None,  # a sentence on where the data come from, shown first under "Data"
     figures: bool = True,  # embed fairlib.plots.plot_audit / plot_vfr as PNG data: URIs
     real: bool = False,  # credentialed patient data: every cell that reveals a count 1-10 suppressed as well
     show_small_counts: bool = False,  # an analyst's private copy: every group size shown (never with real=True)
@@ -269,7 +327,9 @@ def report_html(
     True
     """
     if real and show_small_counts:
-        raise FairlibInputError("show_small_counts", "must be False for real patient data (real=True)", "report_html")
+        raise FairlibInputError(
+            "show_small_counts", "must be False for real patient data (real=True)", "report_html"
+        )
     digits = int(getattr(result, "_digits", 3))
     tau = TAU_VFR
     m = result.metrics
@@ -290,12 +350,19 @@ def report_html(
         f"Fairness audit: {' × '.join(map(str, result.sensitive_features))}, "
         f"{'<11' if not show_small_counts and is_small_count(result.n) else _fmt(int(result.n))} records"
     )
-    todo = [t[2:] if t.startswith("- ") else t for t in what_to_do(result, show_small_counts=show_small_counts)]
-    drawn_labels = [str(x) for x in _labels(last.iloc[drawn], result.sensitive_features)] if drawn else []
+    todo = [
+        t[2:] if t.startswith("- ") else t
+        for t in what_to_do(result, show_small_counts=show_small_counts)
+    ]
+    drawn_labels = (
+        [str(x) for x in _labels(last.iloc[drawn], result.sensitive_features)] if drawn else []
+    )
     return render(
         "audit_report.html.j2",
         page_title=page_title,
-        headline=_headline(m if has_vfr else m.drop(columns=["vfr"], errors="ignore"), tau, len(result.views)),
+        headline=_headline(
+            m if has_vfr else m.drop(columns=["vfr"], errors="ignore"), tau, len(result.views)
+        ),
         todo=todo,
         real=real,
         hide_sizes=not show_small_counts,
@@ -307,7 +374,9 @@ def report_html(
         many=len(sections) > 1,
         min_support=result.min_support,
         size_plan=plan,
-        figures=_figures(result, tau, drawn_labels) if figures and not hide_figures and drawn else [],
+        figures=_figures(result, tau, drawn_labels)
+        if figures and not hide_figures and drawn
+        else [],
         figures_note=(
             f"Figures left out: they would show the rates of groups with fewer than {SMALL_CELL_THRESHOLD} records."
             if figures and (hide_figures or not drawn)

@@ -102,7 +102,9 @@ def _intersections(cols, codes, levels, func) -> tuple[np.ndarray, pd.MultiIndex
     flat = np.ravel_multi_index(codes, [len(l) for l in levels])
     obs, inv = np.unique(flat, return_inverse=True)
     parts = np.unravel_index(obs, [len(l) for l in levels])
-    idx = pd.MultiIndex.from_arrays([l[p] for l, p in zip(levels, parts)], names=[l.name for l in levels])
+    idx = pd.MultiIndex.from_arrays(
+        [l[p] for l, p in zip(levels, parts)], names=[l.name for l in levels]
+    )
     _same_text(list(idx), " × ".join(str(l.name) for l in levels), func, "intersections")
     return inv.astype(np.int64), idx
 
@@ -125,7 +127,10 @@ def excluded_text(excluded: dict) -> str:
     data it is; `report.save_table` masks it ("n=<11") when it writes a table from real data, and
     the scanner reads it."""
     return (
-        ", ".join(f"{group_label(g)} (n={int(s) if float(s).is_integer() else s})" for g, s in excluded.items())
+        ", ".join(
+            f"{group_label(g)} (n={int(s) if float(s).is_integer() else s})"
+            for g, s in excluded.items()
+        )
         or "none"
     )
 
@@ -243,11 +248,17 @@ def _pos_label_01(yt: np.ndarray, yp: np.ndarray, pos_label, func) -> tuple[np.n
     if not any(l == pos_label for l in both):
         why = f"{pos_label!r} is not one of the labels {sorted(map(str, both))}"
         raise FairlibInputError("pos_label", why, func)
-    return tuple(pd.Series(a, dtype=object).eq(pos_label).to_numpy().astype(np.int8) for a in (yt, yp))
+    return tuple(
+        pd.Series(a, dtype=object).eq(pos_label).to_numpy().astype(np.int8) for a in (yt, yp)
+    )
 
 # %% ../nbs/02_inputs.ipynb #bd5e9cd2
-@constrained(y_true=Unchecked(_CALLER), y_pred=Unchecked(_CALLER), pos_label=Unchecked(_CALLER), func=_FUNC)
-def binary_labels(y_true, y_pred, *, pos_label=None, func: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+@constrained(
+    y_true=Unchecked(_CALLER), y_pred=Unchecked(_CALLER), pos_label=Unchecked(_CALLER), func=_FUNC
+)
+def binary_labels(
+    y_true, y_pred, *, pos_label=None, func: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     "`y_true`, `y_pred` as 0/1 arrays; with `pos_label`, any two labels (1 where it is pos_label)."
     if pos_label is None:
         return _binary_01(y_true, y_pred, func)
@@ -266,7 +277,11 @@ def _no_column(key, columns, where: str = "`data`") -> str:
     "'no column 'x' in `data`; did you mean ...?': the one message for a column that is not there."
     names = [str(c) for c in columns]
     close = difflib.get_close_matches(str(key), names, n=3, cutoff=0.6)
-    hint = f"did you mean {', '.join(map(repr, close))}?" if close else f"columns: {', '.join(names[:12])}"
+    hint = (
+        f"did you mean {', '.join(map(repr, close))}?"
+        if close
+        else f"columns: {', '.join(names[:12])}"
+    )
     return f"no column {key!r} in {where}; {hint}"
 
 # %% ../nbs/02_inputs.ipynb #92e4ca51
@@ -291,26 +306,39 @@ def _sf_from_data(data: pd.DataFrame, sf, func):
     ):
         dup = sorted({str(c) for c in sf if list(sf).count(c) > 1})
         if dup:
-            raise FairlibInputError("sensitive_features", f"names column(s) {dup} more than once", func)
+            raise FairlibInputError(
+                "sensitive_features", f"names column(s) {dup} more than once", func
+            )
         for c in sf:
             _column(data, c, "sensitive_features", func)
         return data[list(sf)]
-    if isinstance(sf, (list, tuple)) and sf and all(isinstance(c, str) for c in sf) and len(sf) < len(data):
+    if (
+        isinstance(sf, (list, tuple))
+        and sf
+        and all(isinstance(c, str) for c in sf)
+        and len(sf) < len(data)
+    ):
         missing = [c for c in sf if c not in data.columns]
         raise FairlibInputError("sensitive_features", _no_column(missing[0], data.columns), func)
     return sf
 
 # %% ../nbs/02_inputs.ipynb #258457a1
 @constrained(func=_FUNC, data=Unchecked(_CALLER), sensitive_features=Unchecked(_CALLER))
-def resolve_inputs(func: str | None = None, *, data=None, sensitive_features=None, **arrays) -> dict:
+def resolve_inputs(
+    func: str | None = None, *, data=None, sensitive_features=None, **arrays
+) -> dict:
     "Look up column names in `data` (str for the arrays; a name or names for `sensitive_features`)."
     if data is None:
         for k, v in arrays.items():
             if isinstance(v, str):
-                raise FairlibInputError(k, f"is the string {v!r}: a column name needs `data=` (a DataFrame)", func)
+                raise FairlibInputError(
+                    k, f"is the string {v!r}: a column name needs `data=` (a DataFrame)", func
+                )
         return dict(arrays, sensitive_features=sensitive_features)
     if not isinstance(data, pd.DataFrame):
-        raise FairlibInputError("data", f"must be a pandas DataFrame, got {type(data).__name__}", func)
+        raise FairlibInputError(
+            "data", f"must be a pandas DataFrame, got {type(data).__name__}", func
+        )
     if len(data) == 0:
         raise FairlibInputError("data", "has no rows", func)
     out = {k: _column(data, v, k, func) if isinstance(v, str) else v for k, v in arrays.items()}

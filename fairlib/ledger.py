@@ -15,8 +15,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from .config import repo_root
-from .core import FairlibInputError, atomic_write, file_digest, is_small_count, SMALL_CELL_THRESHOLD
-from .constraints import Flag, Instance, NonNegativeInt, Options, PathLike, Predicate, Text, constrained
+from fairlib.core import (
+    FairlibInputError,
+    atomic_write,
+    file_digest,
+    is_small_count,
+    SMALL_CELL_THRESHOLD,
+)
+from fairlib.constraints import (
+    Flag,
+    Instance,
+    NonNegativeInt,
+    Options,
+    PathLike,
+    Predicate,
+    Text,
+    constrained,
+)
 from .published import PAPERS, published_values
 
 # %% auto #0
@@ -25,8 +40,17 @@ __all__ = ['STATUSES', 'ESTABLISHED', 'EVIDENCE', 'RECOMPUTED', 'DESIGN', 'CONSI
            'per_case_frame', 'Claim', 'check_claims', 'write_claims', 'read_claims']
 
 # %% ../nbs/07a_ledger.ipynb #420549c1
-STATUSES = ("exact", "within tolerance", "differs", "method only", "not reproducible here")  # closed set, in order
-ESTABLISHED = ("exact", "within tolerance")  # the statuses under which fairlib's value agrees with the published one
+STATUSES = (
+    "exact",
+    "within tolerance",
+    "differs",
+    "method only",
+    "not reproducible here",
+)  # closed set, in order
+ESTABLISHED = (
+    "exact",
+    "within tolerance",
+)  # the statuses under which fairlib's value agrees with the published one
 EVIDENCE = {
     "recomputed from per-case data": (
         "fairlib's code computed the value from per-case records or decisions (the row names the file and its "
@@ -71,8 +95,15 @@ KIND_INPUTS = {
     TWIN: ("synthetic twin", "bundled model"),
     UNAVAILABLE: ("not available here",),
 }
-INPUTS = tuple(i for v in KIND_INPUTS.values() for i in v)  # what fairlib ran on, decided by the kind
-BOUNDS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}  # a published bound ('over X')
+INPUTS = tuple(
+    i for v in KIND_INPUTS.values() for i in v
+)  # what fairlib ran on, decided by the kind
+BOUNDS = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+}  # a published bound ('over X')
 COLUMNS = (
     "claim",
     "location",
@@ -101,13 +132,18 @@ def _is_sha256(s) -> bool:
 
 
 @constrained(
-    name=Text, sha256=Predicate(_is_sha256, "64 lower-case hexadecimal digits"), n_records=NonNegativeInt, what=Text
+    name=Text,
+    sha256=Predicate(_is_sha256, "64 lower-case hexadecimal digits"),
+    n_records=NonNegativeInt,
+    what=Text,
 )
 @dataclass(frozen=True)
 class PerCaseData:
     "Provenance of per-case records: where they come from (`name`), the SHA-256 of their bytes and how many were used."
 
-    name: str  # the file as the package or the user names it, or the call that generated the records
+    name: (
+        str  # the file as the package or the user names it, or the call that generated the records
+    )
     sha256: str  # SHA-256 of the file's bytes (of the records' CSV for generated records)
     n_records: int  # records the claims were computed from
     what: str  # what the records are, in words
@@ -117,7 +153,9 @@ class PerCaseData:
 
 # %% ../nbs/07a_ledger.ipynb #a0d240ea
 @constrained(path=PathLike, what=Text, n_records=NonNegativeInt | None, name=Text | None)
-def per_case_file(path, *, what: str, n_records: int | None = None, name: str | None = None) -> PerCaseData:
+def per_case_file(
+    path, *, what: str, n_records: int | None = None, name: str | None = None
+) -> PerCaseData:
     """The provenance of a file of per-case records, its SHA-256 computed from its bytes.
 
     Parameters
@@ -146,7 +184,9 @@ def per_case_file(path, *, what: str, n_records: int | None = None, name: str | 
     if n_records is None:
         if p.suffix.lower() != ".csv":
             raise FairlibInputError(
-                "n_records", f"{p.name} is not a CSV: say how many records it holds", "per_case_file"
+                "n_records",
+                f"{p.name} is not a CSV: say how many records it holds",
+                "per_case_file",
             )
         with p.open("rb") as f:
             n_records = max(sum(1 for _ in f) - 1, 0)
@@ -189,12 +229,16 @@ class Claim(dict):
     __slots__ = ()
 
     def _read_only(self, *args, **kwargs):
-        raise TypeError("a ledger row is read-only: build it again with its constructor (fairlib.evidence)")
+        raise TypeError(
+            "a ledger row is read-only: build it again with its constructor (fairlib.evidence)"
+        )
 
     __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _read_only
 
 
-_KEY = hashlib.sha256(b"fairlib.ledger: a claim row is sealed by the constructor that computed it (v1)").digest()
+_KEY = hashlib.sha256(
+    b"fairlib.ledger: a claim row is sealed by the constructor that computed it (v1)"
+).digest()
 
 
 def _canon(v) -> str:
@@ -212,7 +256,9 @@ def _canon(v) -> str:
         if math.isinf(x):
             return "inf" if x > 0 else "-inf"
         return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)
-    raise TypeError(f"a claim field must be None, a number, a bool or a string, got {type(v).__name__}")
+    raise TypeError(
+        f"a claim field must be None, a number, a bool or a string, got {type(v).__name__}"
+    )
 
 
 def _seal(paper: str, fields) -> str:
@@ -242,7 +288,8 @@ def _bad(problem: str):
 
 
 @constrained(
-    rows=Instance(list, tuple, pd.DataFrame, label="claim rows (a list of them or a DataFrame)"), paper=Options(*PAPERS)
+    rows=Instance(list, tuple, pd.DataFrame, label="claim rows (a list of them or a DataFrame)"),
+    paper=Options(*PAPERS),
 )
 def check_claims(rows, *, paper: str) -> pd.DataFrame:
     """The rows as a DataFrame after every check of the ledger; refuses what the ledger cannot stand behind.
@@ -273,7 +320,9 @@ def check_claims(rows, *, paper: str) -> pd.DataFrame:
         _bad(f"no claim rows for {paper!r}")
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
-        _bad(f"the rows lack the claim column(s) {missing}: rows come from fairlib.evidence's constructors")
+        _bad(
+            f"the rows lack the claim column(s) {missing}: rows come from fairlib.evidence's constructors"
+        )
     for col, allowed in (("status", STATUSES), ("evidence", tuple(EVIDENCE)), ("inputs", INPUTS)):
         bad = sorted(set(df[col].map(_canon)) - set(allowed))
         if bad:
@@ -287,11 +336,15 @@ def check_claims(rows, *, paper: str) -> pd.DataFrame:
     pub = published_values(paper).set_index("id")
     stray = sorted(set(df["claim"]) - set(pub.index))
     if stray:
-        _bad(f"claim(s) {stray} are not published values of {paper!r} (fairlib/paper_values/{paper}.csv)")
+        _bad(
+            f"claim(s) {stray} are not published values of {paper!r} (fairlib/paper_values/{paper}.csv)"
+        )
     now = {c: _published_text(*pub.loc[c, ["value", "printed"]]) for c in set(df["claim"])}
     stale = [c for c, p in zip(df["claim"], df["published"]) if _canon(p) != now[c]]
     if stale:
-        _bad(f"claim(s) {stale[:5]} were computed against another published value than the table holds: re-run them")
+        _bad(
+            f"claim(s) {stale[:5]} were computed against another published value than the table holds: re-run them"
+        )
     dup = sorted(set(df.loc[df["claim"].duplicated(), "claim"]))
     if dup:
         _bad(f"the claim(s) {dup} are listed more than once")
@@ -305,7 +358,9 @@ def check_claims(rows, *, paper: str) -> pd.DataFrame:
     return df[[c for c in ("notebook", *COLUMNS) if c in df.columns]]
 
 # %% ../nbs/07a_ledger.ipynb #01d329be
-_STEM = Predicate(lambda s: isinstance(s, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", s) is not None, "a file stem")
+_STEM = Predicate(
+    lambda s: isinstance(s, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", s) is not None, "a file stem"
+)
 
 
 def _claims_dir(paper: str, fig_dir) -> Path:
@@ -328,7 +383,9 @@ def _real_value(v):
     fig_dir=PathLike | None,
     real=Flag,
 )
-def write_claims(rows, *, paper: str, notebook: str, fig_dir=None, real: bool = False) -> pd.DataFrame:
+def write_claims(
+    rows, *, paper: str, notebook: str, fig_dir=None, real: bool = False
+) -> pd.DataFrame:
     """Write one notebook's claim rows to `<fig_dir>/claims/<notebook>.csv` after `check_claims`.
 
     Parameters
@@ -358,13 +415,17 @@ def write_claims(rows, *, paper: str, notebook: str, fig_dir=None, real: bool = 
     try:
         df = check_claims(rows, paper=paper)
     except FairlibInputError as e:
-        raise FairlibInputError("rows", f"{paper}/{notebook}: {e.problem}", "write_claims") from None
+        raise FairlibInputError(
+            "rows", f"{paper}/{notebook}: {e.problem}", "write_claims"
+        ) from None
     df = df.drop(columns=["notebook"], errors="ignore")
     if real:  # a small count is masked; a full-precision rate would reveal its denominator: 0.001, as save_table
         df["fairlib"] = [_real_value(v) for v in df["fairlib"]]
         df["seal"] = [_seal(paper, r) for r in df.to_dict("records")]
     df.insert(0, "notebook", notebook)
-    atomic_write(_claims_dir(paper, fig_dir) / f"{notebook}.csv", df.map(_canon).to_csv(index=False))
+    atomic_write(
+        _claims_dir(paper, fig_dir) / f"{notebook}.csv", df.map(_canon).to_csv(index=False)
+    )
     return df
 
 

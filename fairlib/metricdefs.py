@@ -59,10 +59,30 @@ AUDIT_METRICS = {
             False,
             "min_g P(ŷ=1|g) / max_g P(ŷ=1|g)",
         ),
-        AuditMetric("SPD", "Statistical parity difference", 0.10, "<=", True, False, "max_g − min_g P(ŷ=1|g)"),
-        AuditMetric("EOpp", "Equal opportunity difference", 0.10, "<=", True, False, "max_g − min_g TPR_g"),
-        AuditMetric("EOD", "Equalized odds difference", 0.10, "<=", True, False, "max(TPR spread, FPR spread)"),
-        AuditMetric("PP", "Predictive parity difference", 0.10, "<=", True, False, "max_g − min_g PPV_g"),
+        AuditMetric(
+            "SPD",
+            "Statistical parity difference",
+            0.10,
+            "<=",
+            True,
+            False,
+            "max_g − min_g P(ŷ=1|g)",
+        ),
+        AuditMetric(
+            "EOpp", "Equal opportunity difference", 0.10, "<=", True, False, "max_g − min_g TPR_g"
+        ),
+        AuditMetric(
+            "EOD",
+            "Equalized odds difference",
+            0.10,
+            "<=",
+            True,
+            False,
+            "max(TPR spread, FPR spread)",
+        ),
+        AuditMetric(
+            "PP", "Predictive parity difference", 0.10, "<=", True, False, "max_g − min_g PPV_g"
+        ),
         AuditMetric(
             "Theil",
             "Between-group Theil index",
@@ -119,10 +139,17 @@ PARITY_METRICS = {
 }  # error-rate parities (Aequitas's FNR, FOR and FDR parity), audited by default by fl.audit
 
 # %% ../nbs/01d_metricdefs.ipynb #e58a73b2
-ALL_METRICS = {**AUDIT_METRICS, **PARITY_METRICS}  # every metric fl.audit knows, in the order it reports them
+ALL_METRICS = {
+    **AUDIT_METRICS,
+    **PARITY_METRICS,
+}  # every metric fl.audit knows, in the order it reports them
 
 # %% ../nbs/01d_metricdefs.ipynb #aefdbbed
-@constrained(name=Unchecked("looked up in ALL_METRICS; an unknown name raises UnknownMetricError naming `metric`"))
+@constrained(
+    name=Unchecked(
+        "looked up in ALL_METRICS; an unknown name raises UnknownMetricError naming `metric`"
+    )
+)
 def audit_metric(name: str) -> AuditMetric:
     """The audit metric called `name`, matched case-insensitively.
 

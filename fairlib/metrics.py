@@ -73,16 +73,27 @@ class MetricValue(float):
     (0.5, 'DI', None)
     """
 
-    def __new__(cls, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None):
+    def __new__(
+        cls, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None
+    ):
         try:
             v = float(value)
         except (TypeError, ValueError):
-            v = float("nan")  # refused by the declared check on `value`, which runs next (in `__init__`)
+            v = float(
+                "nan"
+            )  # refused by the declared check on `value`, which runs next (in `__init__`)
         self = super().__new__(cls, v)
-        self.metric, self.by_group, self.excluded, self.reason = metric, by_group, dict(excluded or {}), reason
+        self.metric, self.by_group, self.excluded, self.reason = (
+            metric,
+            by_group,
+            dict(excluded or {}),
+            reason,
+        )
         return self
 
-    def __init__(self, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None):
+    def __init__(
+        self, value, *, metric: str, by_group=None, excluded=None, reason: str | None = None
+    ):
         "Everything is set by `__new__`; this signature carries the declared constraints."
 
     @property
@@ -99,7 +110,9 @@ class MetricValue(float):
 
     def _notes(self):
         return ([f"reason: {self.reason}"] if self.reason else []) + (
-            [f"excluded (size < min_support): {excluded_text(self.excluded)}"] if self.excluded else []
+            [f"excluded (size < min_support): {excluded_text(self.excluded)}"]
+            if self.excluded
+            else []
         )
 
     def summary(self) -> str:
@@ -113,7 +126,10 @@ class MetricValue(float):
         return html_fragment(repr(self), tables, self._notes())
 
     def __reduce__(self):
-        return (_rebuild_metric_value, (float(self), self.metric, self.by_group, self.excluded, self.reason))
+        return (
+            _rebuild_metric_value,
+            (float(self), self.metric, self.by_group, self.excluded, self.reason),
+        )
 
 # %% ../nbs/02a_metrics.ipynb #c6576dce
 def _rebuild_metric_value(v, metric, by_group, excluded, reason):
@@ -158,8 +174,9 @@ def _reason(name, ct: CountTable, value, calibration="ece_gap") -> str | None:
     inc = ct.included
     if inc.sum() < 2:
         kept = [str(g) for g in ct.groups[inc]]
-        return f"needs at least two groups with >= {ct.min_support} records; got {len(kept)} {kept}" + (
-            f"; excluded (size): {excluded_text(ct.excluded)}" if ct.excluded else ""
+        return (
+            f"needs at least two groups with >= {ct.min_support} records; got {len(kept)} {kept}"
+            + (f"; excluded (size): {excluded_text(ct.excluded)}" if ct.excluded else "")
         )
     r = group_rates_from_counts(ct.counts[inc])
     for rate in _RATE_FOR[name]:
@@ -174,7 +191,9 @@ def _reason(name, ct: CountTable, value, calibration="ece_gap") -> str | None:
 
 # %% ../nbs/02a_metrics.ipynb #db066d84
 def _value(name, ct: CountTable, calibration="ece_gap") -> MetricValue:
-    v = float(metric_from_counts(name, ct.counts, ct.bins, included=ct.included, calibration=calibration))
+    v = float(
+        metric_from_counts(name, ct.counts, ct.bins, included=ct.included, calibration=calibration)
+    )
     return MetricValue(
         v,
         metric=name,
@@ -185,7 +204,9 @@ def _value(name, ct: CountTable, calibration="ece_gap") -> MetricValue:
 
 # %% ../nbs/02a_metrics.ipynb #cae545da
 def _by_group(name, ct, calibration):
-    cols = dict(_RATE_FOR[name] and {k: group_rates_from_counts(ct.counts)[k] for k in _RATE_FOR[name]})
+    cols = dict(
+        _RATE_FOR[name] and {k: group_rates_from_counts(ct.counts)[k] for k in _RATE_FOR[name]}
+    )
     if name == "Cal" and ct.bins is not None:
         cols = {k: v for k, v in calibration_from_bins(ct.bins).items() if k in ("ECE", "MCE")}
     if name == "Theil":
@@ -210,14 +231,21 @@ def _fl(name, func):
         pos_label=None,  # the positive label when labels are not 0/1
     ) -> MetricValue:
         y, yh, sf, _, w = _prepare(
-            func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label, sample_weight=sample_weight
+            func,
+            y_true,
+            y_pred,
+            sensitive_features,
+            data=data,
+            pos_label=pos_label,
+            sample_weight=sample_weight,
         )
         ct = count_table(y, yh, sf, sample_weight=w, min_support=min_support, func=func)
         return _value(name, ct)
 
     f.__name__ = f.__qualname__ = func
     f.__doc__ = (
-        f"{audit_metric(name).label}: {audit_metric(name).definition} over groups with >= `min_support` records."
+        f"{audit_metric(name).label}: {audit_metric(name).definition} "
+        "over groups with >= `min_support` records."
     )
     return constrained(**_DECLARED)(f)
 
@@ -263,13 +291,23 @@ false_omission_rate_parity = _fl("FORP", "false_omission_rate_parity")
 false_discovery_rate_parity = _fl("FDRP", "false_discovery_rate_parity")
 
 # %% ../nbs/02a_metrics.ipynb #7a8ad0fc
-@constrained(y_true=_LABELS, y_pred=_LABELS, sample_weight=_WEIGHTS, data=_DATA, pos_label=_POS_LABEL)
+@constrained(
+    y_true=_LABELS, y_pred=_LABELS, sample_weight=_WEIGHTS, data=_DATA, pos_label=_POS_LABEL
+)
 def theil_index(y_true, y_pred, *, sample_weight=None, data=None, pos_label=None) -> MetricValue:
     "Overall Theil index of benefits b = ŷ − y + 1 (AIF360's `theil_index`); does not depend on any attribute."
     y, yh, _, _, w = _prepare(
-        "theil_index", y_true, y_pred, None, data=data, pos_label=pos_label, sample_weight=sample_weight
+        "theil_index",
+        y_true,
+        y_pred,
+        None,
+        data=data,
+        pos_label=pos_label,
+        sample_weight=sample_weight,
     )
-    ct = count_table(y, yh, np.zeros(len(y), int), sample_weight=w, min_support=0, func="theil_index")
+    ct = count_table(
+        y, yh, np.zeros(len(y), int), sample_weight=w, min_support=0, func="theil_index"
+    )
     v = float(theil_from_counts(ct.counts))
     return MetricValue(
         v,
@@ -324,7 +362,14 @@ def calibration_gap(
         sample_weight=r["sample_weight"],
     )
     ct = count_table(
-        y, (p > 0.5).astype(int), sf, y_prob=p, n_bins=n_bins, sample_weight=w, min_support=min_support, func=func
+        y,
+        (p > 0.5).astype(int),
+        sf,
+        y_prob=p,
+        n_bins=n_bins,
+        sample_weight=w,
+        min_support=min_support,
+        func=func,
     )
     return _value("Cal", ct, calibration)
 

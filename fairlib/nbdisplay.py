@@ -73,7 +73,9 @@ def _figure_hook(fig) -> None:
 
 # %% ../nbs/03c_nbdisplay.ipynb #9bb8f5bd
 def _install_figure_hook(ip) -> None:
-    ip.display_formatter.ipython_display_formatter.for_type_by_name("matplotlib.figure", "Figure", _figure_hook)
+    ip.display_formatter.ipython_display_formatter.for_type_by_name(
+        "matplotlib.figure", "Figure", _figure_hook
+    )
 
 # %% ../nbs/03c_nbdisplay.ipynb #e9030339
 class ShownFigure(type(Path())):
@@ -140,7 +142,9 @@ def show_figure(fig, path) -> Path:
 _DECIMALS = Interval(0, 15, integer=True, label="a number of decimals, 0..15")
 
 
-@constrained(x=Unchecked("any value: a number is formatted, NaN and None give 'NaN'"), precision=_DECIMALS)
+@constrained(
+    x=Unchecked("any value: a number is formatted, NaN and None give 'NaN'"), precision=_DECIMALS
+)
 def format_float(x, precision: int = 3) -> str:
     """`x` at `precision` decimals, or at `precision` significant digits where it would print as 0.
 
@@ -214,12 +218,16 @@ def _short_text(col: pd.Series, places) -> pd.Series:
 def _places(df: pd.DataFrame, precision: int):
     "The decimals to show: `precision`, or per row at least the decimals of its `published` value."
     if "published" in df.columns and isinstance(df["published"], pd.Series):
-        pub = df["published"].map(lambda v: _decimals(v) if isinstance(v, str) and _NUMBER_TEXT.match(v.strip()) else 0)
+        pub = df["published"].map(
+            lambda v: _decimals(v) if isinstance(v, str) and _NUMBER_TEXT.match(v.strip()) else 0
+        )
         return pub.clip(lower=precision, upper=15)
     return precision
 
 # %% ../nbs/03c_nbdisplay.ipynb #d164c29c
-@constrained(df=Predicate(lambda d: isinstance(d, pd.DataFrame), "a pandas DataFrame"), precision=_DECIMALS)
+@constrained(
+    df=Predicate(lambda d: isinstance(d, pd.DataFrame), "a pandas DataFrame"), precision=_DECIMALS
+)
 def display_frame(df: pd.DataFrame, precision: int = 3) -> tuple[pd.DataFrame, list]:
     """What a notebook shows of `df`: a copy with long numeric text shortened, and its formatters.
 
@@ -267,7 +275,9 @@ def display_frame(df: pd.DataFrame, precision: int = 3) -> tuple[pd.DataFrame, l
     return shown, fmts
 
 # %% ../nbs/03c_nbdisplay.ipynb #df611796
-@constrained(df=Predicate(lambda d: isinstance(d, pd.DataFrame), "a pandas DataFrame"), precision=_DECIMALS)
+@constrained(
+    df=Predicate(lambda d: isinstance(d, pd.DataFrame), "a pandas DataFrame"), precision=_DECIMALS
+)
 def frame_html(df: pd.DataFrame, precision: int = 3) -> str:
     """`df` as a notebook shows it: pandas' notebook HTML (truncated alike), floats at `precision`.
 

@@ -32,7 +32,8 @@ CLAIM_WORDS = re.compile(
     re.I,
 )
 CLAIM_COUNT = re.compile(
-    r"\b\d[\d,]*\s+(?:of\s+(?:its\s+|the\s+|their\s+)?\d[\d,]*\s+)?(?:published\s+(?:numbers|values)|claims)\b", re.I
+    r"\b\d[\d,]*\s+(?:of\s+(?:its\s+|the\s+|their\s+)?\d[\d,]*\s+)?(?:published\s+(?:numbers|values)|claims)\b",
+    re.I,
 )
 _NUMBERS = re.compile(
     r"\b(?:papers?|paper's|published|printed|chapter's|Table\s+[IVX\d]+|numbers?|claims?|floors?|rates?)\b"
@@ -86,7 +87,10 @@ def _units(text: str):
             yield i + 1, s
             i += 1
             continue
-        starts, buf = [0], [s]  # a paragraph: its lines joined, with the offset where each line starts
+        starts, buf = (
+            [0],
+            [s],
+        )  # a paragraph: its lines joined, with the offset where each line starts
         first = i
         i += 1
         while i < len(lines) and lines[i].strip() and not _BLOCK_START.match(lines[i]):
@@ -103,7 +107,9 @@ def _verdict(sentence: str, paper: str | None, board) -> str | None:
     "Why `sentence` says more than its kind (None when it does not)."
     t = _without_code(sentence)
     if CLAIM_COUNT.search(t):
-        return "a count of claims outside a generated block (the scoreboard's counts cannot go stale)"
+        return (
+            "a count of claims outside a generated block (the scoreboard's counts cannot go stale)"
+        )
     m = next((m for m in CLAIM_WORDS.finditer(t) if not _NEGATED.search(t[: m.start()])), None)
     if m is None or not (_NUMBERS if paper else _PUBLISHED).search(t):
         return None
@@ -122,7 +128,9 @@ _BOARD = Predicate(lambda b: b is None or isinstance(b, pd.DataFrame), "None or 
 
 
 @constrained(text=Text, board=_BOARD, paper=Options(*PAPERS) | None, unattributed=Flag)
-def overclaims(text: str, board=None, *, paper=None, unattributed: bool = True) -> list[tuple[int, str, str, str]]:
+def overclaims(
+    text: str, board=None, *, paper=None, unattributed: bool = True
+) -> list[tuple[int, str, str, str]]:
     """The sentences of a Markdown `text` that claim more than their kind of evidence.
 
     Parameters
@@ -220,15 +228,25 @@ def repository_overclaims(root=None) -> list[tuple[str, int, str, str, str]]:
     """
     base = Path(root) if root is not None else repo_root()
     board = scoreboard(base)
-    files = [base / "README.md", *sorted((base / "docs").glob("*.md")), *sorted((base / "fairlib").rglob("README.md"))]
-    files += sorted(p for p in (base / "nbs").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    files = [
+        base / "README.md",
+        *sorted((base / "docs").glob("*.md")),
+        *sorted((base / "fairlib").rglob("README.md")),
+    ]
+    files += sorted(
+        p for p in (base / "nbs").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts
+    )
     out = []
     for f in files:
         if not f.is_file():
             continue
         rel = f.relative_to(base).as_posix()
         paper = next((p for k, p in FOLDER_PAPERS.items() if rel.startswith(k)), None)
-        core = f.suffix == ".ipynb" and paper is None  # a core library notebook: only sentences naming a paper
+        core = (
+            f.suffix == ".ipynb" and paper is None
+        )  # a core library notebook: only sentences naming a paper
         for text in _texts(f):
-            out += [(rel, *hit) for hit in overclaims(text, board, paper=paper, unattributed=not core)]
+            out += [
+                (rel, *hit) for hit in overclaims(text, board, paper=paper, unattributed=not core)
+            ]
     return out

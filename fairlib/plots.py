@@ -8,23 +8,45 @@ import textwrap
 import numpy as np
 import pandas as pd
 from .core import FairlibInputError
-from .constraints import Instance, Interval, Options, PositiveInt, Predicate, Seed, Text, Unchecked, constrained
+from fairlib.constraints import (
+    Instance,
+    Interval,
+    Options,
+    PositiveInt,
+    Predicate,
+    Seed,
+    Text,
+    Unchecked,
+    constrained,
+)
 from .constraints import Labels, Probabilities
 from .reliability import TAU_VFR
 
-_FIGURE = Predicate(lambda f: hasattr(f, "get_size_inches") and hasattr(f, "canvas"), "a matplotlib Figure")
-_SOURCE = Predicate(lambda s: isinstance(s, str) and s.strip() != "", "a non-empty string naming the data")
+_FIGURE = Predicate(
+    lambda f: hasattr(f, "get_size_inches") and hasattr(f, "canvas"), "a matplotlib Figure"
+)
+_SOURCE = Predicate(
+    lambda s: isinstance(s, str) and s.strip() != "", "a non-empty string naming the data"
+)
 from .rateintervals import _DATA, _LEVEL, _METHOD, _RATES
-from .rateintervals import RATE_DENOMINATORS as RATE_DENOMINATORS, rate_intervals as rate_intervals
+from fairlib.rateintervals import (
+    RATE_DENOMINATORS as RATE_DENOMINATORS,
+    rate_intervals as rate_intervals,
+)
 
 _VIEW = Unchecked("None, or a view / group labels of the result (checked by AuditResult.by_view)")
 _RESULT = Predicate(
-    lambda r: all(hasattr(r, a) for a in ("metrics", "groups", "sensitive_features")), "an AuditResult (fairlib.audit)"
+    lambda r: all(hasattr(r, a) for a in ("metrics", "groups", "sensitive_features")),
+    "an AuditResult (fairlib.audit)",
 )
 _is_axes = lambda a: hasattr(a, "bar") and hasattr(a, "get_figure")
 _AX = None | Predicate(_is_axes, "a matplotlib Axes")
 _AX_PAIR = None | Predicate(
-    lambda a: isinstance(a, (list, tuple, np.ndarray)) and len(np.ravel(a)) == 2 and all(map(_is_axes, np.ravel(a))),
+    lambda a: (
+        isinstance(a, (list, tuple, np.ndarray))
+        and len(np.ravel(a)) == 2
+        and all(map(_is_axes, np.ravel(a)))
+    ),
     "a pair of matplotlib Axes (rates, metrics), e.g. from fig.subplots(1, 2)",
 )
 
@@ -59,7 +81,9 @@ def add_footer(
     W, H = fig.get_size_inches()
     dpi = fig.dpi
     wrapped = "\n".join(textwrap.wrap(text, width=max(30, int(W * 72 / (fontsize * 0.62)))))
-    foot = fig.text(0.01, 0, wrapped, fontsize=fontsize, ha="left", va="bottom", color="0.3", gid=FOOTER_GID)
+    foot = fig.text(
+        0.01, 0, wrapped, fontsize=fontsize, ha="left", va="bottom", color="0.3", gid=FOOTER_GID
+    )
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     boxes = [ax.get_tightbbox(r) for ax in fig.axes if ax.get_visible()]
@@ -98,7 +122,9 @@ def _labelled(g) -> str:
 
 # %% ../nbs/06_plots.ipynb #d4e6a94b
 def _interval_name(method, level, n_resamples=None) -> str:
-    what = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson"}.get(method, f"bootstrap ({n_resamples} draws)")
+    what = {"wilson": "Wilson", "clopper-pearson": "Clopper-Pearson"}.get(
+        method, f"bootstrap ({n_resamples} draws)"
+    )
     return f"{what} {level:.0%} interval"
 
 # %% ../nbs/06_plots.ipynb #f5b23741
@@ -125,7 +151,9 @@ def _rate_bars(ax, ri, names, what, title, max_labelled=4):
         )
         if len(groups) > max_labelled:
             continue
-        for b, v, top in zip(bars, d.value, np.fmax(d.ci_high.to_numpy(float), d.value.fillna(0).to_numpy(float))):
+        for b, v, top in zip(
+            bars, d.value, np.fmax(d.ci_high.to_numpy(float), d.value.fillna(0).to_numpy(float))
+        ):
             ax.text(
                 b.get_x() + b.get_width() / 2,
                 (top if np.isfinite(top) else 0) + 0.015,
@@ -139,7 +167,9 @@ def _rate_bars(ax, ri, names, what, title, max_labelled=4):
     ax.set_xlabel(f"rate (whiskers: {what})")
     ax.set_ylabel("rate")
     ax.set_title(title)
-    ax.legend(title="group", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.legend(
+        title="group", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1)
+    )
 
 # %% ../nbs/06_plots.ipynb #f911b8cf
 @constrained(
@@ -169,7 +199,12 @@ def group_rates(
 ):
     "Grouped bars of per-group rates with interval whiskers; excluded (small) groups hatched."
     ri = rate_intervals(
-        data, rates=rates, method=method, confidence_level=confidence_level, n_resamples=n_resamples, seed=seed
+        data,
+        rates=rates,
+        method=method,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        seed=seed,
     )
     fig = _figure(figsize)
     ax = fig.add_subplot()
@@ -192,12 +227,16 @@ def _metric_rows(ax, m):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    m = pd.DataFrame(m).rename(columns={"vfr_ci_low": "value_ci_low", "vfr_ci_high": "value_ci_high"})
+    m = pd.DataFrame(m).rename(
+        columns={"vfr_ci_low": "value_ci_low", "vfr_ci_high": "value_ci_high"}
+    )
     ci = {"value_ci_low", "value_ci_high"} <= set(m.columns)
     absolute = [str(r).startswith("|x|") for r in m.rule]
     lower = [not a and ">=" in str(r) for a, r in zip(absolute, m.rule)]
     th = m.threshold.to_numpy(float)
-    pts = [m.value.to_numpy(float), th, -th[absolute]] + ([m.value_ci_low, m.value_ci_high] if ci else [])
+    pts = [m.value.to_numpy(float), th, -th[absolute]] + (
+        [m.value_ci_low, m.value_ci_high] if ci else []
+    )
     pts = np.concatenate([np.asarray(p, float).ravel() for p in pts])
     pts = pts[np.isfinite(pts)]
     lo, hi = (min(pts.min(), 0.0), max(pts.max(), 1.0)) if pts.size else (0.0, 1.0)
@@ -208,28 +247,61 @@ def _metric_rows(ax, m):
         a, b = (-t, t) if absolute[y] else (t, hi) if lower[y] else (lo, t)
         ax.barh(y, b - a, left=a, height=0.7, color="0.9", zorder=0)
         for x in (-t, t) if absolute[y] else (t,):
-            ax.vlines(x, y - 0.38, y + 0.38, colors="k", linestyles="--", lw=1.2, gid=f"threshold:{r.metric}")
+            ax.vlines(
+                x,
+                y - 0.38,
+                y + 0.38,
+                colors="k",
+                linestyles="--",
+                lw=1.2,
+                gid=f"threshold:{r.metric}",
+            )
         if ci and np.isfinite([r.value_ci_low, r.value_ci_high]).all():
-            ax.hlines(y, r.value_ci_low, r.value_ci_high, colors="0.2", lw=2, gid=f"interval:{r.metric}")
+            ax.hlines(
+                y, r.value_ci_low, r.value_ci_high, colors="0.2", lw=2, gid=f"interval:{r.metric}"
+            )
         if st["marker"] and np.isfinite(r.value):
-            ax.plot(r.value, y, st["marker"], color=st["color"], mec="k", ms=9, gid=f"value:{r.metric}")
+            ax.plot(
+                r.value, y, st["marker"], color=st["color"], mec="k", ms=9, gid=f"value:{r.metric}"
+            )
         val = f"{r.value:.3g}" if np.isfinite(r.value) else "NaN"
-        ax.text(1.02, y, f"{st['word']} ({val})", transform=ax.get_yaxis_transform(), va="center", fontsize=8)
+        ax.text(
+            1.02,
+            y,
+            f"{st['word']} ({val})",
+            transform=ax.get_yaxis_transform(),
+            va="center",
+            fontsize=8,
+        )
     ax.set_xlim(lo, hi)
     ax.set_ylim(len(m) - 0.5, -0.5)
     many = "view" in m and m["view"].nunique() > 1
     ax.set_yticks(
-        range(len(m)), [f"{f'{r.view}: ' if many else ''}{r.metric}: {r.rule}" for r in m.itertuples(index=False)]
+        range(len(m)),
+        [f"{f'{r.view}: ' if many else ''}{r.metric}: {r.rule}" for r in m.itertuples(index=False)],
     )
     handles = [
-        Line2D([], [], ls="", marker="o", color=_VERDICT_STYLE["Pass"]["color"], mec="k", label="pass"),
-        Line2D([], [], ls="", marker="X", color=_VERDICT_STYLE["Fail"]["color"], mec="k", label="fail"),
+        Line2D(
+            [], [], ls="", marker="o", color=_VERDICT_STYLE["Pass"]["color"], mec="k", label="pass"
+        ),
+        Line2D(
+            [], [], ls="", marker="X", color=_VERDICT_STYLE["Fail"]["color"], mec="k", label="fail"
+        ),
         Line2D([], [], ls="--", color="k", label="threshold"),
         Patch(color="0.9", label="pass region"),
     ]
     if ci:
-        handles.append(Line2D([], [], color="0.2", lw=2, label="95% interval over the VFR resamples"))
-    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+        handles.append(
+            Line2D([], [], color="0.2", lw=2, label="95% interval over the VFR resamples")
+        )
+    ax.legend(
+        handles=handles,
+        fontsize=7,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.16),
+        ncol=3,
+        frameon=False,
+    )
     ax.set_xlabel("metric value" + ("" if ci else " (no interval: audit(..., vfr=True) adds one)"))
     ax.set_title("Each metric against its threshold")
 
@@ -242,21 +314,36 @@ def _audit_groups(result, view=None, groups=None):
     else:  # a table of one view given by its attributes
         g = result.groups.set_index(list(result.sensitive_features)).copy()
     if groups is not None:
-        keep = [("/".join(map(str, k)) if isinstance(k, tuple) else str(k)) in set(map(str, groups)) for k in g.index]
+        keep = [
+            ("/".join(map(str, k)) if isinstance(k, tuple) else str(k)) in set(map(str, groups))
+            for k in g.index
+        ]
         g = g[keep]
     if "n" not in g and "support" in g:
         g["n"] = g["support"]
     have = {c for c in ("n", "positives", "predicted_positives") if c in g}
-    need = {"selection_rate": {"n"}, "TPR": {"positives"}, "FPR": {"n", "positives"}, "PPV": {"predicted_positives"}}
+    need = {
+        "selection_rate": {"n"},
+        "TPR": {"positives"},
+        "FPR": {"n", "positives"},
+        "PPV": {"predicted_positives"},
+    }
     rates = [r for r in need if r in g and need[r] <= have]
     missing = [r for r in need if r in g and r not in rates]
     for c in ("positives", "predicted_positives"):
-        g[c] = g[c] if c in g else np.nan  # rate_intervals needs the columns; the rates above never read them
+        g[c] = (
+            g[c] if c in g else np.nan
+        )  # rate_intervals needs the columns; the rates above never read them
     return g, rates, missing
 
 # %% ../nbs/06_plots.ipynb #e3c21dc7
 @constrained(
-    result=_RESULT, ax=_AX_PAIR, level=_LEVEL, method=Options("wilson", "clopper-pearson"), view=_VIEW, groups=_VIEW
+    result=_RESULT,
+    ax=_AX_PAIR,
+    level=_LEVEL,
+    method=Options("wilson", "clopper-pearson"),
+    view=_VIEW,
+    groups=_VIEW,
 )
 def plot_audit(
     result,
@@ -272,7 +359,9 @@ def plot_audit(
     func = "plot_audit"
     m = result.metrics
     if not {"metric", "value", "threshold", "rule", "verdict"} <= set(m.columns):
-        raise FairlibInputError("result", "has no per-metric table with value, threshold, rule and verdict", func)
+        raise FairlibInputError(
+            "result", "has no per-metric table with value, threshold, rule and verdict", func
+        )
     g, rates, missing = _audit_groups(result, view, groups)
     if ax is None:
         fig = _figure((11, max(3.8, 0.45 * len(m) + 1.8)))
@@ -292,7 +381,9 @@ def plot_audit(
     if ax is None:
         fig.tight_layout()
         feats = " x ".join(map(str, result.sensitive_features))
-        add_footer(fig, f"Data: the audited records ({getattr(result, 'n', len(g)):,}), groups by {feats}.")
+        add_footer(
+            fig, f"Data: the audited records ({getattr(result, 'n', len(g)):,}), groups by {feats}."
+        )
     return fig
 
 # %% ../nbs/06_plots.ipynb #2a1f9949
@@ -314,42 +405,78 @@ def plot_vfr(
     settings = getattr(result, "vfr_settings", None) or {}
     K = settings.get("n_resamples")
     v = m.vfr.to_numpy(float)
-    und = m["vfr_n_undefined"].fillna(0).to_numpy(float) if "vfr_n_undefined" in m else np.zeros(len(m))
+    und = (
+        m["vfr_n_undefined"].fillna(0).to_numpy(float)
+        if "vfr_n_undefined" in m
+        else np.zeros(len(m))
+    )
     n_def = (float(K) - und) if K else np.full(len(m), np.nan)
     ok = np.isfinite(v) & (n_def > 0)
     lo, hi = np.full(len(m), np.nan), np.full(len(m), np.nan)
     if ok.any():
-        lo[ok], hi[ok] = proportion_confint(np.rint(v[ok] * n_def[ok]), n_def[ok], alpha=1 - level, method="wilson")
+        lo[ok], hi[ok] = proportion_confint(
+            np.rint(v[ok] * n_def[ok]), n_def[ok], alpha=1 - level, method="wilson"
+        )
         hi = np.minimum(hi, 0.5)  # the VFR counts the minority verdict: it never exceeds one half
     fig = _figure((max(4.5, 0.8 * len(m) + 2), 3.8)) if ax is None else ax.get_figure()
     a = fig.add_subplot() if ax is None else ax
     x = np.arange(len(m))
     unstable = ok & (v > TAU_VFR)
     err = np.nan_to_num(np.vstack([v - lo, hi - v]).clip(min=0))
-    bars = a.bar(x, np.nan_to_num(v), 0.6, yerr=err, capsize=4, color="#56B4E9", edgecolor="k", error_kw=dict(lw=1))
+    bars = a.bar(
+        x,
+        np.nan_to_num(v),
+        0.6,
+        yerr=err,
+        capsize=4,
+        color="#56B4E9",
+        edgecolor="k",
+        error_kw=dict(lw=1),
+    )
     for b, u in zip(bars, unstable):
         if u:
             b.set_hatch("//")
             b.set_facecolor("#E69F00")
-    a.axhline(TAU_VFR, color="k", ls="--", lw=1.2, gid="tau_vfr", label=f"stability threshold τ_VFR = {TAU_VFR:g}")
+    a.axhline(
+        TAU_VFR,
+        color="k",
+        ls="--",
+        lw=1.2,
+        gid="tau_vfr",
+        label=f"stability threshold τ_VFR = {TAU_VFR:g}",
+    )
     for i in range(len(m)):
         word = "undefined" if not np.isfinite(v[i]) else "UNSTABLE" if unstable[i] else "stable"
         top = np.nanmax([v[i], hi[i], 0])
         a.text(
-            i, top + 0.01, f"{v[i]:.3g}\n{word}" if np.isfinite(v[i]) else word, ha="center", va="bottom", fontsize=8
+            i,
+            top + 0.01,
+            f"{v[i]:.3g}\n{word}" if np.isfinite(v[i]) else word,
+            ha="center",
+            va="bottom",
+            fontsize=8,
         )
     many = "view" in m and m["view"].nunique() > 1
-    a.set_xticks(x, [f"{v}: {k}" if many else k for v, k in zip(m.get("view", m.metric), m.metric)], rotation=45 * many)
+    a.set_xticks(
+        x,
+        [f"{v}: {k}" if many else k for v, k in zip(m.get("view", m.metric), m.metric)],
+        rotation=45 * many,
+    )
     a.set_ylim(0, 0.62)
     a.set_ylabel("verdict flip rate (VFR)")
     a.set_xlabel(f"metric (whiskers: Wilson {level:.0%} interval of the flip count)")
-    n = ", ".join(f"{k}={settings[k]:,}" for k in ("n_resamples", "resample_size") if isinstance(settings.get(k), int))
+    n = ", ".join(
+        f"{k}={settings[k]:,}"
+        for k in ("n_resamples", "resample_size")
+        if isinstance(settings.get(k), int)
+    )
     a.set_title("Verdict flip rate per metric" + (f" ({n})" if n else ""))
     a.legend(fontsize=8, loc="upper right")
     if ax is None:
         fig.tight_layout()
         add_footer(
-            fig, f"Data: the audited records ({getattr(result, 'n', 0):,}); VFR from stratified bootstrap resamples."
+            fig,
+            f"Data: the audited records ({getattr(result, 'n', 0):,}); VFR from stratified bootstrap resamples.",
         )
     return fig
 
@@ -359,20 +486,29 @@ def _seaborn(func):
     try:
         import seaborn
     except ImportError:
-        raise FairlibInputError("seaborn", "is not installed: pip install fairlib[plots]", func) from None
+        raise FairlibInputError(
+            "seaborn", "is not installed: pip install fairlib[plots]", func
+        ) from None
     return seaborn
 
 # %% ../nbs/06_plots.ipynb #46483796
 @constrained(
-    y_prob=Probabilities, groups=Unchecked("one group label per score (length checked)"), y_true=None | Labels, ax=_AX
+    y_prob=Probabilities,
+    groups=Unchecked("one group label per score (length checked)"),
+    y_true=None | Labels,
+    ax=_AX,
 )
 def plot_score_distributions(y_prob, groups, *, y_true=None, ax=None):
     "Per-group violins of the scores (split by true label when `y_true` is given); returns the Figure."
     sns, func = _seaborn("plot_score_distributions"), "plot_score_distributions"
     g = np.asarray(groups, object).ravel()
     if len(g) != len(np.ravel(y_prob)):
-        raise FairlibInputError("groups", f"has {len(g)} labels for {len(np.ravel(y_prob))} scores", func)
-    d = pd.DataFrame({"score": np.asarray(y_prob, float).ravel(), "group": pd.Series(g).astype(str)})
+        raise FairlibInputError(
+            "groups", f"has {len(g)} labels for {len(np.ravel(y_prob))} scores", func
+        )
+    d = pd.DataFrame(
+        {"score": np.asarray(y_prob, float).ravel(), "group": pd.Series(g).astype(str)}
+    )
     if y_true is not None:
         if len(y_true) != len(d):
             raise FairlibInputError("y_true", f"has {len(y_true)} labels for {len(d)} scores", func)
@@ -380,7 +516,9 @@ def plot_score_distributions(y_prob, groups, *, y_true=None, ax=None):
     fig = _figure((max(5, 1.1 * d.group.nunique() + 2), 3.8)) if ax is None else ax.get_figure()
     a = fig.add_subplot() if ax is None else ax
     hue = "true label" if y_true is not None else None
-    sns.violinplot(d, x="group", y="score", hue=hue, split=hue is not None, inner="quart", cut=0, ax=a)
+    sns.violinplot(
+        d, x="group", y="score", hue=hue, split=hue is not None, inner="quart", cut=0, ax=a
+    )
     a.set_ylim(0, 1)
     a.tick_params(axis="x", labelrotation=15)
     a.set_title("Scores by group" + (" and true label" if hue else ""))
@@ -391,7 +529,11 @@ def plot_score_distributions(y_prob, groups, *, y_true=None, ax=None):
 # %% ../nbs/06_plots.ipynb #97a381a2
 @constrained(
     results=Predicate(
-        lambda d: isinstance(d, dict) and len(d) > 0 and all(_RESULT.problem(r) is None for r in d.values()),
+        lambda d: (
+            isinstance(d, dict)
+            and len(d) > 0
+            and all(_RESULT.problem(r) is None for r in d.values())
+        ),
         "a non-empty {column label: AuditResult} dict",
     ),
     ax=_AX,
@@ -404,19 +546,40 @@ def plot_verdict_heatmap(results: dict, *, ax=None):
         if ("view" in r.metrics and r.metrics["view"].nunique() > 1)
         else r.metrics
     )
-    m = pd.concat({str(k): key(r).set_index("metric")[["value", "verdict"]] for k, r in results.items()}, axis=1)
+    m = pd.concat(
+        {str(k): key(r).set_index("metric")[["value", "verdict"]] for k, r in results.items()},
+        axis=1,
+    )
     verdict, value = m.xs("verdict", axis=1, level=1), m.xs("value", axis=1, level=1)
     code = verdict.replace({"Pass": 0.0, "Undefined": 0.5, "Fail": 1.0}).astype(float)
     words = {"Pass": "Pass", "Fail": "FAIL", "Undefined": "undefined"}
     note = verdict.apply(
-        lambda c: [f"{words.get(v, '')}\n{x:.3g}" if isinstance(v, str) else "" for v, x in zip(c, value[c.name])]
+        lambda c: [
+            f"{words.get(v, '')}\n{x:.3g}" if isinstance(v, str) else ""
+            for v, x in zip(c, value[c.name])
+        ]
     )
-    fig = _figure((1.6 * code.shape[1] + 2, 0.5 * code.shape[0] + 1.5)) if ax is None else ax.get_figure()
+    fig = (
+        _figure((1.6 * code.shape[1] + 2, 0.5 * code.shape[0] + 1.5))
+        if ax is None
+        else ax.get_figure()
+    )
     a = fig.add_subplot() if ax is None else ax
     from matplotlib.colors import ListedColormap
 
     cmap = ListedColormap([_VERDICT_STYLE[v]["color"] for v in ("Pass", "Undefined", "Fail")])
-    sns.heatmap(code, annot=note, fmt="", cmap=cmap, vmin=0, vmax=1, cbar=False, linewidths=1, linecolor="w", ax=a)
+    sns.heatmap(
+        code,
+        annot=note,
+        fmt="",
+        cmap=cmap,
+        vmin=0,
+        vmax=1,
+        cbar=False,
+        linewidths=1,
+        linecolor="w",
+        ax=a,
+    )
     a.set_xlabel("audit")
     a.set_ylabel("metric")
     a.tick_params(axis="y", labelrotation=0)

@@ -60,7 +60,9 @@ _ID = re.compile(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+")
 def _row(r: list, n: int, seen: set, name: str, func: str) -> dict:
     "Line `n` of a file as a record with its parsed value; refused with the line and id when wrong."
     if len(r) != len(_COLUMNS):
-        raise FairlibInputError("paper", f"{name} line {n} has {len(r)} fields, not {len(_COLUMNS)}", func)
+        raise FairlibInputError(
+            "paper", f"{name} line {n} has {len(r)} fields, not {len(_COLUMNS)}", func
+        )
     rec = dict(zip(_COLUMNS, r))
     i, where = rec["id"], f"{name} line {n}"
     if not _ID.fullmatch(i):
@@ -128,7 +130,9 @@ def _selection(v: pd.DataFrame, table: str, paper: str, func: str) -> tuple:
     prefix = str(table).rstrip(".")
     sel = v[v["id"].str.startswith(prefix + ".")]
     if sel.empty:
-        tables = list(dict.fromkeys(v.loc[v["table"].str.startswith(("Table", "Out", "In")), "table"]))
+        tables = list(
+            dict.fromkeys(v.loc[v["table"].str.startswith(("Table", "Out", "In")), "table"])
+        )
         why = f"{paper!r} has no table or id prefix {table!r}; tables: {tables}"
         raise FairlibInputError("table", why, func)
     return prefix, sel
@@ -166,7 +170,9 @@ def published_table(paper: str, table: str) -> pd.DataFrame:
     keys, cols = _cell_keys(sel, prefix, func)
     rows = list(dict.fromkeys(keys))
     out = pd.DataFrame(
-        index=pd.MultiIndex.from_tuples(rows) if len(rows[0]) > 1 else pd.Index([k[0] for k in rows]),
+        index=pd.MultiIndex.from_tuples(rows)
+        if len(rows[0]) > 1
+        else pd.Index([k[0] for k in rows]),
         columns=list(dict.fromkeys(cols)),
         dtype=object,
     )

@@ -7,7 +7,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from .core import FairlibInputError, check_choice, check_rng, percentile_interval
-from .constraints import Instance, Interval, Options, PositiveInt, Seed, Text, Unchecked, constrained
+from fairlib.constraints import (
+    Instance,
+    Interval,
+    Options,
+    PositiveInt,
+    Seed,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 _DATA = Unchecked("an AuditResult or a group_table() frame: checked by _group_frame")
 _RATES = Text | Instance(list, tuple, label="a list of rate names (each checked against the table)")
@@ -39,17 +48,28 @@ def _group_frame(data, func):
         data = data.by_group
     if not isinstance(data, pd.DataFrame):
         raise FairlibInputError(
-            "data", f"must be an AuditResult or a group_table() DataFrame, got {type(data).__name__}", func
+            "data",
+            f"must be an AuditResult or a group_table() DataFrame, got {type(data).__name__}",
+            func,
         )
     missing = [c for c in ("n", "positives", "predicted_positives") if c not in data.columns]
     if missing:
-        raise FairlibInputError("data", f"lacks column(s) {missing}: pass fairlib.group_table() output", func)
+        raise FairlibInputError(
+            "data", f"lacks column(s) {missing}: pass fairlib.group_table() output", func
+        )
     if len(data) == 0:
         raise FairlibInputError("data", "has no groups", func)
     return data
 
 # %% ../nbs/06a_rateintervals.ipynb #043e1c2c
-@constrained(data=_DATA, rates=_RATES, method=_METHOD, confidence_level=_LEVEL, n_resamples=PositiveInt, seed=Seed)
+@constrained(
+    data=_DATA,
+    rates=_RATES,
+    method=_METHOD,
+    confidence_level=_LEVEL,
+    n_resamples=PositiveInt,
+    seed=Seed,
+)
 def rate_intervals(
     data,
     *,

@@ -80,8 +80,13 @@ _AUDIT_DATA_FIELDS = dict(
         np.ndarray,
         label="0/1 labels as an ndarray (audit_data validates them with core.check_binary)",
     ),
-    yhat=Instance(np.ndarray, label="0/1 predictions as an ndarray (validated by core.check_binary)"),
-    prob=None | Instance(np.ndarray, label="probabilities as an ndarray (validated by core.check_probability)"),
+    yhat=Instance(
+        np.ndarray, label="0/1 predictions as an ndarray (validated by core.check_binary)"
+    ),
+    prob=None
+    | Instance(
+        np.ndarray, label="probabilities as an ndarray (validated by core.check_probability)"
+    ),
     ct=Instance(CountTable),
     resample_size=PositiveInt,
     m=Instance(np.ndarray, label="stratum sizes (G, 2) as an ndarray (allocated by audit_data)"),
@@ -225,7 +230,9 @@ def _category_codes(s: pd.Series, func: str) -> np.ndarray:
     return raw
 
 # %% ../nbs/04_records.ipynb #23a992e3
-def _cohort_table(y_true, y_pred, sf, y_prob, min_support: int, n_bins: int, func: str) -> CountTable:
+def _cohort_table(
+    y_true, y_pred, sf, y_prob, min_support: int, n_bins: int, func: str
+) -> CountTable:
     "The count table of the whole cohort; a categorical `sf` is read from its codes."
     kw = dict(y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func)
     if isinstance(sf, pd.Series) and isinstance(sf.dtype, pd.CategoricalDtype):
@@ -317,7 +324,9 @@ def audit_data(
     yh = check_binary(y_pred, "y_pred", func)
     p = None if y_prob is None else check_probability(y_prob, "y_prob", func)
     N = _resample_size(resample_size, len(y), func, allow_oversize)
-    return AuditData(y, yh, p, ct, N, _allocation(ct.counts.sum(-1), N, len(y)), min_support, n_bins)
+    return AuditData(
+        y, yh, p, ct, N, _allocation(ct.counts.sum(-1), N, len(y)), min_support, n_bins
+    )
 
 # %% ../nbs/04_records.ipynb #4db2a462
 _JOINT_PREP_MAX = 2**20  # joint (attributes × y × ŷ) categories up to this many: one bincount
@@ -528,7 +537,11 @@ def _model_audit_datas(
     out = {}
     for a in attributes:
         if a in cat:
-            out[a] = _categorical_audit_data(layout[a], cells_of[a], y, yh, p, scores, N, min_support, n_bins)
+            out[a] = _categorical_audit_data(
+                layout[a], cells_of[a], y, yh, p, scores, N, min_support, n_bins
+            )
         else:
-            out[a] = _generic_audit_data(y_true, y_pred, col[a], prob, resample_size, min_support, n_bins, func)
+            out[a] = _generic_audit_data(
+                y_true, y_pred, col[a], prob, resample_size, min_support, n_bins, func
+            )
     return out

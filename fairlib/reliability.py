@@ -167,7 +167,9 @@ def _starved_text(starved, N: int) -> str:
     )
 
 # %% ../nbs/04b_reliability.ipynb #26d906a3
-def _check_enough_resamples(n_resamples: int, func: str, tau: float = TAU_VFR, level: float = 0.95) -> None:
+def _check_enough_resamples(
+    n_resamples: int, func: str, tau: float = TAU_VFR, level: float = 0.95
+) -> None:
     "Refuse fewer resamples than could ever show a verdict stable (`min_resamples_for_stability`)."
     need = min_resamples_for_stability(tau, level)
     if n_resamples < need:
@@ -185,9 +187,13 @@ def _check_counts(r, func: str) -> int:
     "Refuse resample counts of the result `r` that do not add up; the number of defined resamples."
     n_def = int(r.n_resamples) - int(r.n_undefined)
     if n_def < 0:
-        raise FairlibInputError("n_undefined", f"is {r.n_undefined}, more than the {r.n_resamples} resamples", func)
+        raise FairlibInputError(
+            "n_undefined", f"is {r.n_undefined}, more than the {r.n_resamples} resamples", func
+        )
     if not 0 <= int(r.n_pass) <= max(n_def, 0):
-        raise FairlibInputError("n_pass", f"{r.n_pass} is not within 0..{n_def} defined resamples", func)
+        raise FairlibInputError(
+            "n_pass", f"{r.n_pass} is not within 0..{n_def} defined resamples", func
+        )
     return n_def
 
 # %% ../nbs/04b_reliability.ipynb #d6486799
@@ -207,7 +213,9 @@ def _check_values(r, func: str) -> None:
         )
     n_pass = int(spec.passes(v).sum())
     if n_pass != r.n_pass:
-        raise FairlibInputError("n_pass", f"is {r.n_pass} but {n_pass} of the stored values pass", func)
+        raise FairlibInputError(
+            "n_pass", f"is {r.n_pass} but {n_pass} of the stored values pass", func
+        )
 
 # %% ../nbs/04b_reliability.ipynb #e9935f3a
 def _check_auditable(r, func: str) -> None:
@@ -225,7 +233,9 @@ def _check_verdict(r, n_def: int, func: str) -> None:
     "Refuse a dominant verdict or VFR that `r.n_pass` passes of `n_def` defined do not give."
     if r.dominant_verdict == "Undefined":
         if not np.isnan(float(r.vfr)):
-            raise FairlibInputError("vfr", f"is {r.vfr!r} for an Undefined dominant verdict (must be NaN)", func)
+            raise FairlibInputError(
+                "vfr", f"is {r.vfr!r} for an Undefined dominant verdict (must be NaN)", func
+            )
         return
     dom = "Pass" if r.n_pass > n_def / 2 else "Fail"
     vfr = min(r.n_pass, n_def - r.n_pass) / n_def if n_def else np.nan
@@ -233,7 +243,9 @@ def _check_verdict(r, n_def: int, func: str) -> None:
         why = f"is {r.dominant_verdict!r} but {r.n_pass} of {n_def} resamples pass"
         raise FairlibInputError("dominant_verdict", why, func)
     if not abs(float(r.vfr) - vfr) <= 1e-12:
-        raise FairlibInputError("vfr", f"is {r.vfr!r} but {r.n_pass} of {n_def} passing gives {vfr!r}", func)
+        raise FairlibInputError(
+            "vfr", f"is {r.vfr!r} but {r.n_pass} of {n_def} passing gives {vfr!r}", func
+        )
 
 # %% ../nbs/04b_reliability.ipynb #527f792d
 _VERDICTS = ("Pass", "Fail", "Undefined")
@@ -259,7 +271,8 @@ _VFR_FIELDS = dict(
     excluded=Instance(dict),
     method=Options(*METHODS),
     reason=None | Text,
-    metric_values=None | Array(allow_nan=True, finite=False, min_size=0, label="the K resampled values"),
+    metric_values=None
+    | Array(allow_nan=True, finite=False, min_size=0, label="the K resampled values"),
 )
 
 # %% ../nbs/04b_reliability.ipynb #7dfe09bb
@@ -393,7 +406,9 @@ class VFRResult(Result):
         return pd.DataFrame([d])
 
 # %% ../nbs/04b_reliability.ipynb #80b7786a
-def _auditability(undefined_reason, point_undefined, n_undef, K, max_undefined, N, excluded) -> tuple:
+def _auditability(
+    undefined_reason, point_undefined, n_undef, K, max_undefined, N, excluded
+) -> tuple:
     "(notes, auditable) of a cell: its undefined point or resamples, and its excluded groups."
     notes, auditable = ([undefined_reason], False) if undefined_reason else ([], True)
     if point_undefined:
@@ -403,9 +418,13 @@ def _auditability(undefined_reason, point_undefined, n_undef, K, max_undefined, 
         notes.append(f"{n_undef} of {K} resamples undefined (left out of the VFR)")
         if n_undef > max_undefined * K:
             auditable = False
-            notes.append(f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={N:,}")
+            notes.append(
+                f"more than {max_undefined:.0%} of resamples undefined: not auditable at N={N:,}"
+            )
     if excluded:
-        notes.append("excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items()))
+        notes.append(
+            "excluded for small support: " + ", ".join(f"{g} (n={s})" for g, s in excluded.items())
+        )
     return notes, auditable
 
 # %% ../nbs/04b_reliability.ipynb #eec9c7d5
@@ -428,7 +447,9 @@ def _margin(stat: np.ndarray, threshold: float, notes: list) -> float:
     return np.inf if mean != threshold else np.nan
 
 # %% ../nbs/04b_reliability.ipynb #f0a41652
-def _margin_and_interval(v, ok, stat, threshold: float, confidence_level: float, notes: list) -> tuple:
+def _margin_and_interval(
+    v, ok, stat, threshold: float, confidence_level: float, notes: list
+) -> tuple:
     "(σ, percentile interval) of the defined values `v[ok]`; both undefined with fewer than 2."
     if ok.sum() >= 2:
         margin = _margin(stat[ok], threshold, notes)
@@ -567,7 +588,9 @@ def _values(data: AuditData, metric: str, K: int, rng, method: str, calibration:
     spec = audit_metric(metric)
     if method == "index":
         return index_resample_values(data, spec.name, K, rng, calibration=calibration)
-    counts, bins = draw_counts_bins(data, K, rng) if spec.needs_prob else (draw_counts(data, K, rng), None)
+    counts, bins = (
+        draw_counts_bins(data, K, rng) if spec.needs_prob else (draw_counts(data, K, rng), None)
+    )
     v = metric_from_counts(spec.name, counts, bins, included=data.included, calibration=calibration)
     return np.asarray(v, dtype=np.float64)
 
@@ -575,7 +598,11 @@ def _values(data: AuditData, metric: str, K: int, rng, method: str, calibration:
 def _point(data: AuditData, metric: str, calibration: str) -> float:
     "The metric on the whole cohort over the audited groups."
     ct = data.ct
-    return float(metric_from_counts(metric, ct.counts, ct.bins, included=data.included, calibration=calibration))
+    return float(
+        metric_from_counts(
+            metric, ct.counts, ct.bins, included=data.included, calibration=calibration
+        )
+    )
 
 # %% ../nbs/04b_reliability.ipynb #71c284ce
 _VFR_ARGS = dict(
@@ -686,9 +713,13 @@ def verdict_flip_rate(
     func = "verdict_flip_rate"
     spec = audit_metric(metric)
     if spec.needs_prob and y_prob is None:
-        raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
+        raise FairlibInputError(
+            "y_prob", f"metric {spec.name!r} needs predicted probabilities", func
+        )
     kw = dict(y_prob=y_prob, resample_size=resample_size, min_support=min_support, n_bins=n_bins)
-    data = audit_data(y_true, y_pred, sensitive_features, func=func, allow_oversize=allow_oversize, **kw)
+    data = audit_data(
+        y_true, y_pred, sensitive_features, func=func, allow_oversize=allow_oversize, **kw
+    )
     rng = check_rng(seed)
     starved = data.starved_strata
     return summarise_resamples(

@@ -11,7 +11,17 @@ import pandas as pd
 from pathlib import Path
 from .config import repo_root
 from .core import FairlibInputError, SMALL_CELL_THRESHOLD, atomic_path
-from .constraints import AnyOf, DataFrame, Flag, Instance, PathLike, PositiveInt, Predicate, Text, Unchecked
+from fairlib.constraints import (
+    AnyOf,
+    DataFrame,
+    Flag,
+    Instance,
+    PathLike,
+    PositiveInt,
+    Predicate,
+    Text,
+    Unchecked,
+)
 from .constraints import constrained
 from .nbdisplay import paper_display, show_figure
 from fairlib.suppression import (
@@ -38,7 +48,8 @@ __all__ = ['log', 'ID_COLUMNS', 'paper_dirs', 'is_real_source', 'save_table', 'c
 # %% ../nbs/03_report.ipynb #2c10bbee
 log = logging.getLogger("fairlib.report")
 _STEM = Predicate(
-    lambda s: isinstance(s, str) and bool(s) and "/" not in s and not s.startswith("."), "a plain file stem"
+    lambda s: isinstance(s, str) and bool(s) and "/" not in s and not s.startswith("."),
+    "a plain file stem",
 )
 _DIR = AnyOf(None, PathLike)
 
@@ -79,7 +90,11 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
                 v = pd.to_numeric(df[col], errors="coerce")
                 integral = bool(((v.dropna() % 1) == 0).all())
                 txt = [
-                    ("" if pd.isna(x) else (f"{int(x)}" if integral else format(float(x), floatfmt)))
+                    (
+                        ""
+                        if pd.isna(x)
+                        else (f"{int(x)}" if integral else format(float(x), floatfmt))
+                    )
                     if isinstance(x, (int, float, np.integer, np.floating)) or x is pd.NA
                     else x
                     for x in df[col]
@@ -89,9 +104,15 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
                     for t, pp, cc_ in zip(txt, p[col], c[col])
                 ]
                 df[col] = pd.Series(txt, index=df.index, dtype=object)
-    for col in df.columns:  # a missing value of a nullable integer column (e.g. N of a slice not scored): blank
-        if isinstance(df[col].dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_integer_dtype(df[col].dtype):
-            df[col] = pd.Series(["" if pd.isna(x) else f"{int(x)}" for x in df[col]], index=df.index, dtype=object)
+    for col in (
+        df.columns
+    ):  # a missing value of a nullable integer column (e.g. N of a slice not scored): blank
+        if isinstance(
+            df[col].dtype, pd.api.extensions.ExtensionDtype
+        ) and pd.api.types.is_integer_dtype(df[col].dtype):
+            df[col] = pd.Series(
+                ["" if pd.isna(x) else f"{int(x)}" for x in df[col]], index=df.index, dtype=object
+            )
     esc = lambda x: (
         x.replace("|", "\\|") if isinstance(x, str) else x
     )  # a '|' in a cell (e.g. "|x| <= 0.1") would split it
@@ -100,7 +121,9 @@ def _md_table(df: pd.DataFrame, index: bool, floatfmt: str, sup: dict | None = N
         if df[col].dtype == object or isinstance(df[col].dtype, pd.StringDtype):
             df[col] = df[col].map(esc)
     sci = []  # a non-zero value that `floatfmt` would print as 0 (7.0e-6 as "0.000") is printed as 7.0e-06
-    hidden = lambda x: x != 0 and float(format(x, floatfmt).replace(",", "")) == 0  # NaN != 0, 'nan' is not 0
+    hidden = lambda x: (
+        x != 0 and float(format(x, floatfmt).replace(",", "")) == 0
+    )  # NaN != 0, 'nan' is not 0
     for k, col in enumerate(df.columns):
         if pd.api.types.is_float_dtype(df[col].dtype) and any(map(hidden, df[col])):
             df[col] = [f"{x:.1e}" if hidden(x) else format(x, floatfmt) for x in df[col]]
@@ -133,7 +156,8 @@ def save_table(
     fig_dir,
     caption: str = "",
     source: str = "",
-    real: bool | None = None,  # real data? None: `is_real_source(source)` (real unless it says synthetic)
+    real: bool
+    | None = None,  # real data? None: `is_real_source(source)` (real unless it says synthetic)
     count_columns=None,  # count columns to protect (default: `infer_count_columns`)
     twin_only: bool = False,  # a table that only makes sense for the synthetic twin: not written for real data
     index: bool = False,
@@ -147,7 +171,11 @@ def save_table(
     if real is None:
         real = is_real_source(source)
         if real and count_columns is None and not suppression:
-            log.info("save_table(%s): source %r does not say 'synthetic': treated as real data", name, source[:60])
+            log.info(
+                "save_table(%s): source %r does not say 'synthetic': treated as real data",
+                name,
+                source[:60],
+            )
     if twin_only and real:
         msg = f"save_table: {name} not written: it only makes sense for the synthetic twin and the source is real"
         log.warning(msg)
@@ -163,36 +191,67 @@ def save_table(
         protected += list(rates) + list(suppression.get("flow") or ())
         df = suppress_small_cells(df, count_columns=count_columns, **suppression)
         sup = df.attrs.pop("suppression")
-        for r, spec in rates.items():  # a full-precision rate is a fraction whose denominator can be read off
+        for (
+            r,
+            spec,
+        ) in rates.items():  # a full-precision rate is a fraction whose denominator can be read off
             if pd.api.types.is_float_dtype(df[r]):
                 df[r] = df[r].round(1 if isinstance(spec, (tuple, list)) else 3)
-        if not protected and not df["suppressed"].astype(bool).any():  # nothing to protect: no marker column
+        if (
+            not protected and not df["suppressed"].astype(bool).any()
+        ):  # nothing to protect: no marker column
             df = df.drop(columns="suppressed")
         for c in df.columns:
             if df[c].dtype == object or pd.api.types.is_string_dtype(df[c]):
                 df[c] = [mask_text_counts(v) if isinstance(v, str) else v for v in df[c]]
     _write(fig_dir / f"{name}.csv", lambda t: df.to_csv(t, index=index))
     head = "".join(
-        f"{s}\n\n" for s in (f"**{caption}**" if caption else "", f"Source: {source}" if source else "") if s
+        f"{s}\n\n"
+        for s in (f"**{caption}**" if caption else "", f"Source: {source}" if source else "")
+        if s
     )
-    _write(fig_dir / f"{name}.md", lambda t: t.write_text(head + _md_table(df, index, floatfmt, sup) + "\n"))
+    _write(
+        fig_dir / f"{name}.md",
+        lambda t: t.write_text(head + _md_table(df, index, floatfmt, sup) + "\n"),
+    )
     return df
 
 # %% ../nbs/03_report.ipynb #944adf6b
-ID_COLUMNS = ("subject_id", "stay_id", "hadm_id", "THCIC_ID", "thcic_id", "note_id", "pat_id", "record_id")
+ID_COLUMNS = (
+    "subject_id",
+    "stay_id",
+    "hadm_id",
+    "THCIC_ID",
+    "thcic_id",
+    "note_id",
+    "pat_id",
+    "record_id",
+)
 
 # %% ../nbs/03_report.ipynb #2d76ab0d
 @constrained(df=DataFrame, count_columns=_NAMES, threshold=_THRESHOLD)
-def check_aggregate(df: pd.DataFrame, count_columns=None, *, threshold: int = SMALL_CELL_THRESHOLD) -> pd.DataFrame:
+def check_aggregate(
+    df: pd.DataFrame, count_columns=None, *, threshold: int = SMALL_CELL_THRESHOLD
+) -> pd.DataFrame:
     """Raise unless `df` is safe to draw from real data: no identifier column and no count of 1..threshold-1; return
     `df`."""
     func = "check_aggregate"
     _check_table(df, func)
     ids = [c for c in df.columns if c in ID_COLUMNS]
     if ids:
-        raise FairlibInputError("df", f"holds row-level identifier column(s) {ids}; draw aggregates only", func)
-    cc = _cols(infer_count_columns(df) if count_columns is None else count_columns, df, "count_columns", func)
-    bad = {c: int(((v := pd.to_numeric(df[c], errors="coerce")) > 0).mul(v < threshold).sum()) for c in cc}
+        raise FairlibInputError(
+            "df", f"holds row-level identifier column(s) {ids}; draw aggregates only", func
+        )
+    cc = _cols(
+        infer_count_columns(df) if count_columns is None else count_columns,
+        df,
+        "count_columns",
+        func,
+    )
+    bad = {
+        c: int(((v := pd.to_numeric(df[c], errors="coerce")) > 0).mul(v < threshold).sum())
+        for c in cc
+    }
     bad = {c: k for c, k in bad.items() if k}
     if bad:
         raise FairlibInputError(
@@ -227,12 +286,18 @@ def save_figure(
     return the path; in a notebook, the PNG is also the cell's image output (`fairlib.nbdisplay.show_figure`)."""
     if real:
         if data is None:
-            log.info("save_figure(%s): real data; the notebook is responsible for drawing aggregates only", name)
+            log.info(
+                "save_figure(%s): real data; the notebook is responsible for drawing aggregates only",
+                name,
+            )
         else:
             check_aggregate(data, count_columns)
     fig_dir = Path(fig_dir)
     fig_dir.mkdir(parents=True, exist_ok=True)
-    path = _write(fig_dir / f"{name}.png", lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"))
+    path = _write(
+        fig_dir / f"{name}.png",
+        lambda t: fig.savefig(t, dpi=dpi, bbox_inches="tight", format="png"),
+    )
     return show_figure(fig, path)
 
 # %% ../nbs/03_report.ipynb #3f91df25
@@ -244,7 +309,9 @@ def source_banner(source: str, *, public: bool = False) -> str:
     if public:
         if not is_real_source(source):
             raise FairlibInputError(
-                "public", "is for a public data set of real records; this source says it is synthetic", "source_banner"
+                "public",
+                "is for a public data set of real records; this source says it is synthetic",
+                "source_banner",
             )
         return f"**Data in use:** {source} (public data set, not credentialed)"
     synthetic = not is_real_source(source)
@@ -274,7 +341,10 @@ def _md_frames(text: str):
         if len(block) >= 2:
             rows = [_md_cells(b) for b in block]
             w = len(rows[0])
-            body = [r[: w - 1] + [" | ".join(r[w - 1 :])] if len(r) > w else r + [""] * (w - len(r)) for r in rows[2:]]
+            body = [
+                r[: w - 1] + [" | ".join(r[w - 1 :])] if len(r) > w else r + [""] * (w - len(r))
+                for r in rows[2:]
+            ]
             yield pd.DataFrame(body, columns=rows[0])
         block = []
 
@@ -283,9 +353,15 @@ def _html_frames(text: str):
     from bs4 import BeautifulSoup
 
     for t in BeautifulSoup(text, "html.parser").find_all("table"):
-        heads = [th.get_text(strip=True) for th in (t.find("thead") or t).find_all("tr")[-1].find_all(["th", "td"])]
+        heads = [
+            th.get_text(strip=True)
+            for th in (t.find("thead") or t).find_all("tr")[-1].find_all(["th", "td"])
+        ]
         body = t.find("tbody") or t
-        rows = [[td.get_text(strip=True) for td in tr.find_all(["th", "td"])] for tr in body.find_all("tr")]
+        rows = [
+            [td.get_text(strip=True) for td in tr.find_all(["th", "td"])]
+            for tr in body.find_all("tr")
+        ]
         rows = [r for r in rows if len(r) == len(heads) and r != heads]
         if heads and rows:  # the unnamed first column of a displayed frame is its index: not data
             df = pd.DataFrame(rows, columns=heads)
@@ -293,7 +369,9 @@ def _html_frames(text: str):
 
 # %% ../nbs/03_report.ipynb #2d8788de
 def _num(s: pd.Series) -> pd.Series:
-    return pd.to_numeric(s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce")
+    return pd.to_numeric(
+        s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce"
+    )
 
 # %% ../nbs/03_report.ipynb #3656bc23
 def _float_counts(s: pd.Series, name) -> bool:
@@ -326,7 +404,11 @@ def _rate_counts(df: pd.DataFrame, counts: list) -> dict:
             continue
         scale = 100.0 if (rv > 1).any() else 1.0
         h = pd.Series([0.5 * 10.0 ** -_decimals(x) for x in df[r]], index=df.index)
-        k, lo, hi = rv / scale * nv, np.ceil((rv - h) / scale * nv - 1e-9), np.floor((rv + h) / scale * nv + 1e-9)
+        k, lo, hi = (
+            rv / scale * nv,
+            np.ceil((rv - h) / scale * nv - 1e-9),
+            np.floor((rv + h) / scale * nv + 1e-9),
+        )
         out[f"{r} x {den}"] = (k.round().where(lo == hi), lo, hi)
     return out
 
@@ -334,22 +416,34 @@ def _rate_counts(df: pd.DataFrame, counts: list) -> dict:
 def _frame_findings(df, where, count_columns, ids, threshold):
     out = []
     df = df.loc[:, ~pd.Index(df.columns).duplicated()]
-    people = any(_SUPPORT_NAME.search(str(c)) for c in df.columns)  # a table of records (n, records, ...)
+    people = any(
+        _SUPPORT_NAME.search(str(c)) for c in df.columns
+    )  # a table of records (n, records, ...)
     names = [
         c
         for c in df.columns
         if c in (count_columns or ())
-        or (count_columns is None and (_COUNT_NAME.search(str(c)) or (people and _float_counts(df[c], c))))
+        or (
+            count_columns is None
+            and (_COUNT_NAME.search(str(c)) or (people and _float_counts(df[c], c)))
+        )
     ]
     for c in names:
         v = _num(df[c])
         for val in v[(v > 0) & (v < threshold) & (v == v.round())]:
             out.append(dict(file=where, kind="small count", column=str(c), value=int(val)))
-    for c, (_, lo, hi) in _rate_counts(df, names).items():  # rate x support is a count, and so is the rest
+    for c, (_, lo, hi) in _rate_counts(
+        df, names
+    ).items():  # rate x support is a count, and so is the rest
         n = _num(df[c.split(" x ")[1]])
-        for a, b in ((lo, hi), (n - hi, n - lo)):  # every numerator the printed rate allows is small
+        for a, b in (
+            (lo, hi),
+            (n - hi, n - lo),
+        ):  # every numerator the printed rate allows is small
             for val in ((a + b) // 2)[(a >= 1) & (b < threshold)]:
-                out.append(dict(file=where, kind="small count (rate x support)", column=c, value=int(val)))
+                out.append(
+                    dict(file=where, kind="small count (rate x support)", column=c, value=int(val))
+                )
     # long tables ("quantity" | "value"): a row whose label counts people makes its numbers counts
     text_cols = [c for c in df.columns if _num(df[c]).isna().all()]
     num_cols = [c for c in df.columns if c not in text_cols and c not in names]
@@ -363,7 +457,14 @@ def _frame_findings(df, where, count_columns, ids, threshold):
         for c in num_cols:
             v = _num(df[c].iloc[[i]]).iloc[0]
             if v == v and 0 < v < threshold and v == round(v):
-                out.append(dict(file=where, kind="small count (row label)", column=f"{c} @ {label[:40]}", value=int(v)))
+                out.append(
+                    dict(
+                        file=where,
+                        kind="small count (row label)",
+                        column=f"{c} @ {label[:40]}",
+                        value=int(v),
+                    )
+                )
     for c in df.columns:
         if str(c) in ID_COLUMNS:
             out.append(dict(file=where, kind="identifier column", column=str(c), value=None))
@@ -374,11 +475,14 @@ def _frame_findings(df, where, count_columns, ids, threshold):
     return out
 
 # %% ../nbs/03_report.ipynb #e8393d22
-_FREE_TEXT = re.compile(r"(^|_)(reason|reasons|note|notes|comment|comments|caption|description|definition)(_|$)", re.I)
+_FREE_TEXT = re.compile(
+    r"(^|_)(reason|reasons|note|notes|comment|comments|caption|description|definition)(_|$)", re.I
+)
 
 # %% ../nbs/03_report.ipynb #c00f1e99
 _ROW_COUNT = re.compile(
-    r"\b(records|cases|patients|stays|admissions|subjects|people|excluded|remaining)\b|(^|\s)n($|\s)", re.I
+    r"\b(records|cases|patients|stays|admissions|subjects|people|excluded|remaining)\b|(^|\s)n($|\s)",
+    re.I,
 )
 
 # %% ../nbs/03_report.ipynb #06c902dd
@@ -398,19 +502,45 @@ def _recoverable(df: pd.DataFrame, where: str, threshold: int) -> list:
 
     if "excluded" in cols and "remaining" in cols:
         e, r = df[cols["excluded"]], df[cols["remaining"]]
-        he, hr, ev, rv = hid(e).to_numpy(), hid(r).to_numpy(), _num(e).to_numpy(), _num(r).to_numpy()
-        blocks = df.groupby(cols["task"], sort=False).indices.values() if "task" in cols else [np.arange(len(df))]
+        he, hr, ev, rv = (
+            hid(e).to_numpy(),
+            hid(r).to_numpy(),
+            _num(e).to_numpy(),
+            _num(r).to_numpy(),
+        )
+        blocks = (
+            df.groupby(cols["task"], sort=False).indices.values()
+            if "task" in cols
+            else [np.arange(len(df))]
+        )
         for b in blocks:
             for a, i in zip(b[:-1], b[1:]):  # remaining[a] - excluded[i] = remaining[i]
-                h = [x for x, hidden_ in (("excluded", he[i]), ("remaining", hr[i]), ("previous", hr[a])) if hidden_]
+                h = [
+                    x
+                    for x, hidden_ in (
+                        ("excluded", he[i]),
+                        ("remaining", hr[i]),
+                        ("previous", hr[a]),
+                    )
+                    if hidden_
+                ]
                 if len(h) != 1:
                     continue
-                v = {"excluded": rv[a] - rv[i], "remaining": rv[a] - ev[i], "previous": ev[i] + rv[i]}[h[0]]
+                v = {
+                    "excluded": rv[a] - rv[i],
+                    "remaining": rv[a] - ev[i],
+                    "previous": ev[i] + rv[i],
+                }[h[0]]
                 leak("recoverable by subtraction (flow)", f"{h[0]} @ row {i}", v)
-    for g in (cols[k] for k in ("attribute", "variable", "characteristic", "grouping") if k in cols):
+    for g in (
+        cols[k] for k in ("attribute", "variable", "characteristic", "grouping") if k in cols
+    ):
         blocks = list(df.groupby(g, sort=False).indices.values())
         counts = [cols[k] for k in ("n", "n_cohort", "count", "records") if k in cols]
-        for n, nv in [*((n, _num(df[n])) for n in counts), *((k, v[0]) for k, v in _rate_counts(df, counts).items())]:
+        for n, nv in [
+            *((n, _num(df[n])) for n in counts),
+            *((k, v[0]) for k, v in _rate_counts(df, counts).items()),
+        ]:
             gone = nv.isna().to_numpy()
             sums = [nv.iloc[b].sum() for b in blocks if not gone[b].any()]
             for s1, s2 in zip(sorted(sums)[:-1], sorted(sums)[1:]):
@@ -428,17 +558,24 @@ def _recoverable(df: pd.DataFrame, where: str, threshold: int) -> list:
                     gv, rv = _num(df[gap].iloc[b]).dropna(), _num(df[r].iloc[b])
                     if not len(gv) or rv.notna().all() or rv.notna().sum() < 1:
                         continue
-                    tol = max(10.0 ** -_decimals(x) for x in df[r].iloc[b][rv.notna()]) + 0.5 * 10.0 ** -_decimals(
-                        df[gap].iloc[b[0]]
-                    )
+                    tol = max(
+                        10.0 ** -_decimals(x) for x in df[r].iloc[b][rv.notna()]
+                    ) + 0.5 * 10.0 ** -_decimals(df[gap].iloc[b[0]])
                     if gv.max() - (rv.max() - rv.min()) > tol:
                         out.append(
-                            dict(file=where, kind="gap wider than the shown rates", column=f"{gap} / {r}", value=None)
+                            dict(
+                                file=where,
+                                kind="gap wider than the shown rates",
+                                column=f"{gap} / {r}",
+                                value=None,
+                            )
                         )
     return out
 
 # %% ../nbs/03_report.ipynb #c1584b8b
-_ROW_NOT_COUNT = re.compile(r"%|\b(share|rate|mean|median|average|percent|per|ratio|proportion)\b", re.I)
+_ROW_NOT_COUNT = re.compile(
+    r"%|\b(share|rate|mean|median|average|percent|per|ratio|proportion)\b", re.I
+)
 
 # %% ../nbs/03_report.ipynb #d55c4597
 _TEXT_SMALL = re.compile(r"\bn\s*=\s*([1-9]|10)\b(?![\d.,])")
@@ -472,7 +609,9 @@ def scan_for_small_cells(
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
                 found.append(dict(file=rel, kind="unreadable", column="", value=str(e)[:80]))
                 continue
-            found += _frame_findings(df, rel, count_columns, ids, threshold) + _recoverable(df, rel, threshold)
+            found += _frame_findings(df, rel, count_columns, ids, threshold) + _recoverable(
+                df, rel, threshold
+            )
         elif p.suffix == ".md":
             for df in _md_frames(p.read_text(errors="replace")):
                 found += _frame_findings(df, rel, count_columns, ids, threshold)
@@ -490,11 +629,20 @@ def scan_for_small_cells(
                     for t in texts:
                         where = f"{rel} cell {i}"
                         for m in _TEXT_SMALL.finditer(t):
-                            found.append(dict(file=where, kind="small count in text", column="", value=int(m.group(1))))
+                            found.append(
+                                dict(
+                                    file=where,
+                                    kind="small count in text",
+                                    column="",
+                                    value=int(m.group(1)),
+                                )
+                            )
                         for df in list(_html_frames(t)) if "<table" in t else []:
                             found += _frame_findings(df, where, count_columns, ids, threshold)
                         toks = set(re.findall(r"\b\d+\b", t))
                         for v in ids & toks:
-                            found.append(dict(file=where, kind="identifier value", column="", value=v))
+                            found.append(
+                                dict(file=where, kind="identifier value", column="", value=v)
+                            )
     cols = ["file", "kind", "column", "value"]
     return pd.DataFrame(found, columns=cols).drop_duplicates().reset_index(drop=True)

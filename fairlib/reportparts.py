@@ -162,14 +162,21 @@ def _vfr_text(r, settings: dict, tau: float) -> tuple[str, str | None]:
             f" ({why})." if isinstance(why, str) and why else "."
         ), "Undefined"
     dom = r.get("dominant_verdict")
-    of = f"of the {defined:,} resamples where the metric is defined" if n_undef else f"of {k:,} resamples"
+    of = (
+        f"of the {defined:,} resamples where the metric is defined"
+        if n_undef
+        else f"of {k:,} resamples"
+    )
     if float(f) == 0:
         text = f"This verdict never flipped: the re-audit gave {dom} in every one {of}."
     else:
         text = f"This verdict flips in {_pct(f)} {of} (the most common verdict is {dom})."
     if n_undef:
         text += f" The metric was undefined in {n_undef:,} resamples."
-    stab, why = r.get("vfr_stability"), r.get("vfr_stability_reason")  # fairlib.reliability.verdict_stability
+    stab, why = (
+        r.get("vfr_stability"),
+        r.get("vfr_stability_reason"),
+    )  # fairlib.reliability.verdict_stability
     stab = stab if isinstance(stab, str) else "Stable" if float(f) <= tau else "Unstable"
     rule = f"the flip rate is {'at most' if stab == 'Stable' else 'above'} {_fmt(tau)}."
     if stab == "Stable" and not (isinstance(why, str) and why):
@@ -187,7 +194,11 @@ def _labels(groups: pd.DataFrame, attrs) -> pd.Series:
     "Each row's group label (the view's attribute values joined by '/')."
 
     def one(row):
-        vals = [row[a] for a in attrs if row[a] is not None and not (isinstance(row[a], float) and math.isnan(row[a]))]
+        vals = [
+            row[a]
+            for a in attrs
+            if row[a] is not None and not (isinstance(row[a], float) and math.isnan(row[a]))
+        ]
         return group_label(tuple(vals)) if len(vals) > 1 else str(vals[0])
 
     return groups.apply(one, axis=1)
@@ -202,7 +213,11 @@ def _metric_rows(result, view, vi, groups, labels, tau: float, digits: int, mask
     for i, r in pd.DataFrame(m).reset_index(drop=True).iterrows():
         name = str(r.metric)
         spec = ALL_METRICS.get(name)
-        plain = _PLAIN_MCE if name == "Cal" and result.calibration == "worst_group_mce" else _PLAIN.get(name, "")
+        plain = (
+            _PLAIN_MCE
+            if name == "Cal" and result.calibration == "worst_group_mce"
+            else _PLAIN.get(name, "")
+        )
         if spec is None:
             plain = f"A custom metric: the gap between the highest and the lowest group's {name}."
         value, thr = _fmt(r.value, digits), _fmt(r.get("threshold"), digits)
@@ -263,7 +278,9 @@ _GROUP_COLUMNS = {
 }
 
 
-def _group_rows(g: pd.DataFrame, labels: pd.Series, attrs, shown, real: bool, digits: int, custom=()) -> dict:
+def _group_rows(
+    g: pd.DataFrame, labels: pd.Series, attrs, shown, real: bool, digits: int, custom=()
+) -> dict:
     "Header and rows of one view's per-group table (human column names; sizes as `shown` says, masked with `real`)."
     g = g.reset_index(drop=True)
     cols = [c for c in _GROUP_COLUMNS if c in g.columns] + [c for c in custom if c in g.columns]
@@ -306,11 +323,16 @@ def _disparity_rows(d: pd.DataFrame, view: str, hide: set, digits: int) -> list[
         return []
     dv = d[(d["view"] == view) & d["included"].astype(bool) & (d["group"] != d["reference"])]
     rows = []
-    for rate in [*_DISPARITY_RATES, *sorted(set(dv.metric) - set(_DISPARITY_RATES) - set(_RATE_NAMES))]:
+    for rate in [
+        *_DISPARITY_RATES,
+        *sorted(set(dv.metric) - set(_DISPARITY_RATES) - set(_RATE_NAMES)),
+    ]:
         for r in dv[dv.metric == rate].itertuples(index=False):
             if r.group in hide:
                 continue
-            iv = lambda lo, hi: f" ({_fmt(lo, digits)} to {_fmt(hi, digits)})" if _fmt(lo) and _fmt(hi) else ""
+            iv = lambda lo, hi: (
+                f" ({_fmt(lo, digits)} to {_fmt(hi, digits)})" if _fmt(lo) and _fmt(hi) else ""
+            )
             ratio = _fmt(r.ratio, digits)
             diff = _fmt(r.difference, digits)
             rows.append(
@@ -321,7 +343,9 @@ def _disparity_rows(d: pd.DataFrame, view: str, hide: set, digits: int) -> list[
                         _fmt(r.value, digits) or "Undefined",
                         _fmt(r.reference_value, digits) or "Undefined",
                         (ratio + iv(r.ratio_ci_low, r.ratio_ci_high)) if ratio else "Undefined",
-                        (diff + iv(r.difference_ci_low, r.difference_ci_high)) if diff else "Undefined",
+                        (diff + iv(r.difference_ci_low, r.difference_ci_high))
+                        if diff
+                        else "Undefined",
                     ],
                     note=r.reason if isinstance(r.reason, str) and ratio is None else None,
                 )

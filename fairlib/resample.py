@@ -82,7 +82,9 @@ def draw_counts(data: AuditData, n_resamples: int, seed) -> np.ndarray:
 def _inner_category(data: AuditData) -> np.ndarray:
     "Each record's (y, bin, ŷ) category, `2 * n_bins * 2` of them (the bins of count_table)."
     if data.prob is None:
-        raise FairlibInputError("y_prob", "calibration needs predicted probabilities", "verdict_flip_rate")
+        raise FairlibInputError(
+            "y_prob", "calibration needs predicted probabilities", "verdict_flip_rate"
+        )
     nb = data.n_bins
     b = np.minimum((data.prob * nb).astype(np.int64), nb - 1)  # the same bins as count_table
     return (data.y * nb + b) * 2 + data.yhat
@@ -99,10 +101,14 @@ def _blocks(data: AuditData):
     "Sort the scores into contiguous (group, y, bin, ŷ) blocks; cached on `data`."
     if data._blocks is None:
         if data.prob is None:
-            raise FairlibInputError("y_prob", "calibration needs predicted probabilities", "verdict_flip_rate")
+            raise FairlibInputError(
+                "y_prob", "calibration needs predicted probabilities", "verdict_flip_rate"
+            )
         cat = _category(data)
         ncat = len(data.groups) * 2 * data.n_bins * 2
-        order = np.argsort(cat.astype(np.int16) if ncat < 2**15 else cat, kind="stable")  # radix sort
+        order = np.argsort(
+            cat.astype(np.int16) if ncat < 2**15 else cat, kind="stable"
+        )  # radix sort
         size = np.bincount(cat, minlength=ncat)
         start = np.concatenate([[0], np.cumsum(size)[:-1]])
         data._blocks = (data.prob[order], size, start, cat)
@@ -124,7 +130,9 @@ def _block_sums(c: np.ndarray, ps, size, start, K: int, rng) -> np.ndarray:
     sums = np.zeros((c.shape[1], K))
     for j in np.flatnonzero(tot):
         dt = np.uint32 if size[j] < 2**32 else np.int64
-        vals = np.take(ps[start[j] : start[j] + size[j]], rng.integers(0, size[j], tot[j], dtype=dt))
+        vals = np.take(
+            ps[start[j] : start[j] + size[j]], rng.integers(0, size[j], tot[j], dtype=dt)
+        )
         cj = c[:, j]
         nz = cj > 0  # resample k owns the next c[k, j] picks
         sums[j, nz] = np.add.reduceat(vals, (np.cumsum(cj) - cj)[nz])
@@ -208,7 +216,9 @@ def _on_cohort_groups(ct, G: int, n_bins: int) -> tuple:
     return counts, bins
 
 # %% ../nbs/04a_resample.ipynb #5280c662
-@constrained(data=_DATA, idx=Array(dtype="any", ndim=None, min_size=0, label="record indices"), **_METRIC)
+@constrained(
+    data=_DATA, idx=Array(dtype="any", ndim=None, min_size=0, label="record indices"), **_METRIC
+)
 def metric_at(data: AuditData, idx, metric: str, *, calibration: str = "ece_gap") -> float:
     """The metric on some records of the audit data, over the cohort's audited groups.
 
@@ -308,7 +318,9 @@ def index_resample_values(
     strata, m = _strata_index(data), data.m.reshape(-1)
     out = np.empty(n_resamples)
     for k in range(n_resamples):
-        idx = np.concatenate([st[rng.integers(0, st.size, m[s])] for s, st in enumerate(strata) if m[s] > 0])
+        idx = np.concatenate(
+            [st[rng.integers(0, st.size, m[s])] for s, st in enumerate(strata) if m[s] > 0]
+        )
         out[k] = metric_at(data, idx, metric, calibration=calibration)
     return out
 
@@ -436,7 +448,9 @@ def _subsample_bins_per_attribute(datas, sizes, n_resamples: int, seed) -> list:
     for r in range(n_resamples):
         if not top:
             break
-        pick = rng.choice(n, top, replace=False)  # a uniformly random ordered sample: every prefix is SRS
+        pick = rng.choice(
+            n, top, replace=False
+        )  # a uniformly random ordered sample: every prefix is SRS
         _tally_pick(prep, pick, seg, P, r)
     return [_prefix_out(d, cnt, sp, S, P, n_resamples) for d, _, _, cnt, sp in prep]
 
@@ -548,13 +562,17 @@ def draw_subsample_bins_shared(datas, sizes, n_resamples: int, seed) -> list:
     J = int(np.prod(Gs, dtype=np.float64)) * inner
     if len(datas) == 1 or J * max(P, 1) * R > _JOINT_MAX_CELLS or not _same_records(datas):
         return _subsample_bins_per_attribute(datas, sizes, R, rng)
-    cnt, sp = _joint_tallies(_joint_category(datas, inner), datas[0].prob, n, top, seg, P, R, J, rng)
+    cnt, sp = _joint_tallies(
+        _joint_category(datas, inner), datas[0].prob, n, top, seg, P, R, J, rng
+    )
     cnt, sp = cnt.reshape(R, P, *Gs, inner), sp.reshape(R, P, *Gs, inner)
     return [_attribute_marginal(cnt, sp, i, d, Gs, inner, S, P, R) for i, d in enumerate(datas)]
 
 # %% ../nbs/04a_resample.ipynb #5d24cd79
 @constrained(data=_DATA, sizes=_SIZES, **_DRAW)
-def draw_subsample_bins(data: AuditData, sizes, n_resamples: int, seed) -> tuple[np.ndarray, np.ndarray]:
+def draw_subsample_bins(
+    data: AuditData, sizes, n_resamples: int, seed
+) -> tuple[np.ndarray, np.ndarray]:
     """Counts and calibration bins of nested subsamples without replacement.
 
     Calibration needs the scores inside each bin, which no count determines: each repetition draws

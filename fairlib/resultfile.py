@@ -26,7 +26,9 @@ HEADER = "__fairlib__"  # the header's key, first in every saved result
 # %% ../nbs/01a_resultfile.ipynb #cf1dc4ef
 def _canonical(x) -> bytes:
     "The canonical JSON text of `x`: keys sorted, no spaces, UTF-8 (what every content hash is of)."
-    return json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return json.dumps(
+        x, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
 
 # %% ../nbs/01a_resultfile.ipynb #d24873c3
 def _sha256(x) -> str:
@@ -47,7 +49,9 @@ def _result_header(payload: dict, form: str = "full") -> dict:
 
 # %% ../nbs/01a_resultfile.ipynb #a3a3a388
 def _refuse_constant(name):
-    raise ValueError(f"holds the literal {name}, which JSON does not have (fairlib writes NaN as null)")
+    raise ValueError(
+        f"holds the literal {name}, which JSON does not have (fairlib writes NaN as null)"
+    )
 
 # %% ../nbs/01a_resultfile.ipynb #a383d975
 def _path_kind(s) -> str | None:
@@ -73,7 +77,9 @@ def _json_text(s, func: str) -> tuple[str, str]:
         try:
             s, src = Path(s).read_bytes(), f"file {str(s)!r} "
         except OSError as e:
-            raise FairlibInputError("s", f"file {str(s)!r} cannot be read: {e.strerror or e}", func) from None
+            raise FairlibInputError(
+                "s", f"file {str(s)!r} cannot be read: {e.strerror or e}", func
+            ) from None
     if isinstance(s, (bytes, bytearray)):
         try:
             s = bytes(s).decode("utf-8-sig")
@@ -81,7 +87,9 @@ def _json_text(s, func: str) -> tuple[str, str]:
             why = f"{src}is not UTF-8 JSON text ({e.reason} at byte {e.start})"
             raise FairlibInputError("s", why, func) from None
     if not isinstance(s, str):
-        raise FairlibInputError("s", f"must be JSON text, a path or bytes, got {type(s).__name__}", func)
+        raise FairlibInputError(
+            "s", f"must be JSON text, a path or bytes, got {type(s).__name__}", func
+        )
     return s, src
 
 # %% ../nbs/01a_resultfile.ipynb #a6d8d44f
@@ -97,7 +105,9 @@ def _read_json(s, func: str) -> dict:
             raise FairlibInputError("s", why, func) from None
         raise FairlibInputError("s", f"{src}is not JSON text: {e}", func) from None
     except (ValueError, RecursionError) as e:
-        raise FairlibInputError("s", f"{src}{e}" if str(e) else f"{src}is nested too deeply", func) from None
+        raise FairlibInputError(
+            "s", f"{src}{e}" if str(e) else f"{src}is nested too deeply", func
+        ) from None
     if not isinstance(d, dict):
         why = f"{src}must hold a JSON object (a saved result), got {type(d).__name__}"
         raise FairlibInputError("s", why, func)
@@ -107,7 +117,9 @@ def _read_json(s, func: str) -> dict:
 def _check_layout(h: dict, bad) -> None:
     "Refuse (through `bad`) a header of another format, another schema or an unknown form."
     if h.get("format") != RESULT_FORMAT:
-        bad(f"field `{HEADER}.format` is {h.get('format')!r}, not {RESULT_FORMAT!r}: not a saved fairlib result")
+        bad(
+            f"field `{HEADER}.format` is {h.get('format')!r}, not {RESULT_FORMAT!r}: not a saved fairlib result"
+        )
     schema = h.get("schema")
     if not isinstance(schema, int) or isinstance(schema, bool) or schema != RESULT_SCHEMA:
         newer = isinstance(schema, int) and not isinstance(schema, bool) and schema > RESULT_SCHEMA
@@ -128,7 +140,9 @@ def _check_digests(h: dict, bad) -> None:
     if not (isinstance(h.get("sha256"), str) and _HEX.fullmatch(h["sha256"])):
         bad(f"field `{HEADER}.sha256` must be a SHA-256 hex digest, got {h.get('sha256')!r}"[:300])
     fh = h.get("fields_sha256")
-    if not (isinstance(fh, dict) and all(isinstance(v, str) and _HEX.fullmatch(v) for v in fh.values())):
+    if not (
+        isinstance(fh, dict) and all(isinstance(v, str) and _HEX.fullmatch(v) for v in fh.values())
+    ):
         bad(f"field `{HEADER}.fields_sha256` must map each field to a SHA-256 hex digest")
 
 # %% ../nbs/01a_resultfile.ipynb #7f5ab9fd
@@ -160,7 +174,9 @@ def _check_hashes(h: dict, payload: dict, order, func: str) -> None:
     "Refuse a payload whose hashes differ from the header's, naming the first changed field."
     fh = h["fields_sha256"]
     names = [k for k in payload if k != "__result__"]
-    for k in sorted(set(names) | set(fh), key=lambda k: (list(order).index(k) if k in order else len(order), k)):
+    for k in sorted(
+        set(names) | set(fh), key=lambda k: (list(order).index(k) if k in order else len(order), k)
+    ):
         if k not in fh or k not in payload or fh[k] != _sha256(payload[k]):
             raise FairlibInputError(
                 "s",

@@ -65,7 +65,9 @@ def _jsonable(x):
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in (sorted(x, key=repr) if isinstance(x, (set, frozenset)) else x)]
+        return [
+            _jsonable(v) for v in (sorted(x, key=repr) if isinstance(x, (set, frozenset)) else x)
+        ]
     if isinstance(x, np.ndarray):
         return _jsonable(x.tolist())
     return _jsonable_scalar(x)
@@ -92,7 +94,11 @@ def _restore(cls, name, value):
         return float("nan")
     if isinstance(value, list) and "tuple" in ann:
         return tuple(float("nan") if v is None else v for v in value)
-    if isinstance(value, list) and "np.ndarray" in ann and all(v is None or _is_num(v) for v in value):
+    if (
+        isinstance(value, list)
+        and "np.ndarray" in ann
+        and all(v is None or _is_num(v) for v in value)
+    ):
         return np.array([np.nan if v is None else v for v in value], dtype=np.float64)
     return value
 
@@ -116,7 +122,9 @@ def round_frame(df: pd.DataFrame, digits: int = 3) -> pd.DataFrame:
         if pd.api.types.is_float_dtype(out[c]):
             out[c] = out[c].map(lambda v: _round_sig(v, digits))
         elif out[c].dtype == object:
-            out[c] = out[c].map(lambda v: _round_sig(v, digits) if isinstance(v, (float, np.floating)) else v)
+            out[c] = out[c].map(
+                lambda v: _round_sig(v, digits) if isinstance(v, (float, np.floating)) else v
+            )
     return out
 
 # %% ../nbs/01a_results.ipynb #7776be99
@@ -133,12 +141,20 @@ _BOOL_COLUMNS = frozenset(
         "exact",
     }
 )
-_COUNT_COLUMNS = frozenset({"support", "n", "positives", "predicted_positives", "n_pass", "n_defined", "n_undefined"})
-_COUNT_MAPS = frozenset({"excluded", "group_sizes"})  # fields {group: size}: every size a whole number >= 0
+_COUNT_COLUMNS = frozenset(
+    {"support", "n", "positives", "predicted_positives", "n_pass", "n_defined", "n_undefined"}
+)
+_COUNT_MAPS = frozenset(
+    {"excluded", "group_sizes"}
+)  # fields {group: size}: every size a whole number >= 0
 
 # %% ../nbs/01a_results.ipynb #d80204ba
-_RATE_COLUMNS = frozenset({"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE"})
-_FLIP_COLUMNS = frozenset({"vfr"})  # a verdict flip rate min(n_pass, n - n_pass) / n lies in [0, 0.5]
+_RATE_COLUMNS = frozenset(
+    {"base_rate", "selection_rate", "TPR", "FPR", "TNR", "FNR", "PPV", "NPV", "accuracy", "ECE"}
+)
+_FLIP_COLUMNS = frozenset(
+    {"vfr"}
+)  # a verdict flip rate min(n_pass, n - n_pass) / n lies in [0, 0.5]
 _NUMBER_COLUMNS = (
     _COUNT_COLUMNS
     | _RATE_COLUMNS
@@ -180,10 +196,15 @@ def _loaded_verdict(value, rule: str, threshold=None) -> str | None:
 def _frame_parts(name: str, v: dict, bad) -> tuple[list, list]:
     "The columns and rows of the stored table `v` of field `name`, refused unless they line up."
     fr = v.get("__frame__")
-    if not (isinstance(fr, dict) and all(isinstance(fr.get(k), list) for k in ("columns", "index", "data"))):
+    if not (
+        isinstance(fr, dict)
+        and all(isinstance(fr.get(k), list) for k in ("columns", "index", "data"))
+    ):
         bad(f"field `{name}` is not a stored table (columns, index, data)")
     cols, rows = fr["columns"], fr["data"]
-    if len(fr["index"]) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in rows):
+    if len(fr["index"]) != len(rows) or any(
+        not isinstance(r, list) or len(r) != len(cols) for r in rows
+    ):
         bad(f"field `{name}`: rows and columns of the stored table do not line up")
     return cols, rows
 
@@ -206,7 +227,9 @@ def _check_verdicts(name: str, cols: list, rows: list, bad) -> None:
     "Refuse a row whose verdict does not follow from its value, rule (and threshold)."
     k = {c: cols.index(c) for c in ("value", "rule", "verdict", "threshold") if c in cols}
     for i, r in enumerate(rows):
-        want = _loaded_verdict(r[k["value"]], r[k["rule"]], r[k["threshold"]] if "threshold" in k else None)
+        want = _loaded_verdict(
+            r[k["value"]], r[k["rule"]], r[k["threshold"]] if "threshold" in k else None
+        )
         if want is None:
             bad(f"field `{name}`, column `rule`, row {i}: cannot read the rule {r[k['rule']]!r}")
         if (
@@ -214,7 +237,9 @@ def _check_verdicts(name: str, cols: list, rows: list, bad) -> None:
             and r[k["threshold"]] is not None
             and f"{_num(r[k['threshold']]):g}" != r[k["rule"]].split()[-1]
         ):
-            bad(f"field `{name}`, row {i}: threshold {r[k['threshold']]!r} is not the one in rule {r[k['rule']]!r}")
+            bad(
+                f"field `{name}`, row {i}: threshold {r[k['threshold']]!r} is not the one in rule {r[k['rule']]!r}"
+            )
         if r[k["verdict"]] != want:
             bad(
                 f"field `{name}`, column `verdict`, row {i}: {r[k['verdict']]!r} "
@@ -226,7 +251,9 @@ def _check_verdicts(name: str, cols: list, rows: list, bad) -> None:
 def _check_frame(name: str, v: dict, bad) -> None:
     cols, rows = _frame_parts(name, v, bad)
     for j, c in enumerate(cols):
-        if not isinstance(c, (str, int)):  # a column label these checks do not know (e.g. a list): no rule to apply
+        if not isinstance(
+            c, (str, int)
+        ):  # a column label these checks do not know (e.g. a list): no rule to apply
             continue
         for i, r in enumerate(rows):
             if r[j] is not None:
@@ -259,7 +286,9 @@ _KIND_TEXT = {
 def _check_field(f, v, bad) -> None:
     "Refuse the stored value `v` of dataclass field `f` unless it has the declared kind and range."
     kinds = [k.strip() for k in str(f.type).split("|")]
-    if not set(kinds) <= set(_KINDS):  # a field of another declared kind (object, a result class): not checked here
+    if not set(kinds) <= set(
+        _KINDS
+    ):  # a field of another declared kind (object, a result class): not checked here
         return
     if not any(_KINDS[k](v) for k in kinds):
         want = " or ".join(_KIND_TEXT.get(k, k) for k in kinds)
@@ -293,7 +322,9 @@ def _check_loaded(cls, d: dict, func: str) -> None:
         if f.name in d:
             _check_field(f, d[f.name], bad)
         elif (
-            f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING and not f.name.startswith("_")
+            f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+            and not f.name.startswith("_")
         ):
             bad(f"field `{f.name}` is missing")
 
@@ -307,10 +338,20 @@ def _scalar_fields(r) -> dict:
         v = getattr(r, f.name)
         if v is None or isinstance(v, (str, numbers.Number, np.number, np.bool_)):
             out[f.name] = v
-        elif isinstance(v, tuple) and len(v) <= 3 and all(isinstance(t, (numbers.Number, np.number)) for t in v):
+        elif (
+            isinstance(v, tuple)
+            and len(v) <= 3
+            and all(isinstance(t, (numbers.Number, np.number)) for t in v)
+        ):
             out[f.name] = tuple(_round_sig(t, r._digits) for t in v)
-        elif isinstance(v, dict) and all(isinstance(t, (str, numbers.Number)) for t in v.values()) and len(v) <= 6:
-            out[f.name] = ", ".join(f"{k}: {_round_sig(t, r._digits)}" for k, t in v.items()) or "none"
+        elif (
+            isinstance(v, dict)
+            and all(isinstance(t, (str, numbers.Number)) for t in v.values())
+            and len(v) <= 6
+        ):
+            out[f.name] = (
+                ", ".join(f"{k}: {_round_sig(t, r._digits)}" for k, t in v.items()) or "none"
+            )
     return out
 
 # %% ../nbs/01a_results.ipynb #5ecb1263
@@ -335,7 +376,9 @@ def _load_result(cls, s):
     except FairlibInputError:
         raise
     except Exception:
-        _check_hashes(header, d, names, func)  # a check that cannot read an edited file: the hash names the field
+        _check_hashes(
+            header, d, names, func
+        )  # a check that cannot read an edited file: the hash names the field
         raise  # the file is as written: a fault of the check, not of the file
     _check_hashes(header, d, names, func)  # last: an edit that kept every field consistent
     return out
@@ -467,7 +510,9 @@ def _encode(label: str, s: pd.Series, func: str) -> tuple[dict, dict]:
         return _encode_category(label, s, func)
     if isinstance(dt, np.dtype) and dt.kind in "biufcmM":
         return {"kind": "numpy", "dtype": str(dt)}, {"values": s.to_numpy()}
-    if getattr(dt, "numpy_dtype", None) is not None and str(dt)[0] in "IUFb":  # nullable Int64, Float64, boolean
+    if (
+        getattr(dt, "numpy_dtype", None) is not None and str(dt)[0] in "IUFb"
+    ):  # nullable Int64, Float64, boolean
         mask = s.isna().to_numpy()
         return {"kind": "masked", "dtype": str(dt)}, {
             "values": s.to_numpy(dt.numpy_dtype, na_value=0),
@@ -475,17 +520,23 @@ def _encode(label: str, s: pd.Series, func: str) -> tuple[dict, dict]:
         }
     if pd.api.types.is_string_dtype(dt) or dt == object:
         return _encode_text(label, s, func)
-    raise FairlibInputError("df", f"{label} has dtype {dt}, which the frame store does not keep", func)
+    raise FairlibInputError(
+        "df", f"{label} has dtype {dt}, which the frame store does not keep", func
+    )
 
 # %% ../nbs/01a_results.ipynb #3020af17
 def _decode(meta: dict, arr: dict) -> pd.Series:
     kind = meta["kind"]
     if kind == "category":
         cats = arr["categories"]
-        return pd.Series(pd.Categorical.from_codes(arr["codes"], categories=cats, ordered=meta["ordered"]))
+        return pd.Series(
+            pd.Categorical.from_codes(arr["codes"], categories=cats, ordered=meta["ordered"])
+        )
     if kind == "numpy":
         return pd.Series(arr["values"].astype(meta["dtype"], copy=False))
-    out = pd.array(arr["values"].astype(object) if kind == "str" else arr["values"], dtype=meta["dtype"])
+    out = pd.array(
+        arr["values"].astype(object) if kind == "str" else arr["values"], dtype=meta["dtype"]
+    )
     mask = arr["mask"].astype(bool)
     if mask.any():
         out[mask] = None
@@ -495,7 +546,9 @@ def _decode(meta: dict, arr: dict) -> pd.Series:
 def _encode_index(ix: pd.Index, func: str) -> tuple[dict, dict]:
     "The JSON description and arrays of a single-level index named by a str (or unnamed)."
     if isinstance(ix, pd.MultiIndex) or not (ix.name is None or isinstance(ix.name, str)):
-        raise FairlibInputError("df", "the index must be a single level named by a str (or unnamed)", func)
+        raise FairlibInputError(
+            "df", "the index must be a single level named by a str (or unnamed)", func
+        )
     if isinstance(ix, pd.RangeIndex):
         return {
             "kind": "range",
@@ -518,7 +571,9 @@ def save_frame(path, df: pd.DataFrame) -> Path:
         raise FairlibInputError("df", f"must be a pandas DataFrame, got {type(df).__name__}", func)
     names = list(df.columns)
     if not all(isinstance(c, str) for c in names) or len(set(names)) != len(names):
-        raise FairlibInputError("df", f"column names must be distinct str, got {names[:10]!r}", func)
+        raise FairlibInputError(
+            "df", f"column names must be distinct str, got {names[:10]!r}", func
+        )
     arrays, cols = {}, []
     for i, c in enumerate(names):
         m, a = _encode(f"column `{c}`", df.iloc[:, i], func)
@@ -546,7 +601,9 @@ def _read_frame_file(p: Path) -> tuple[dict, dict, pd.Index]:
         raise ValueError(f"format {meta.get('format')!r}, not {FRAME_FORMAT!r}")
     data = {}
     for i, c in enumerate(meta["columns"]):
-        data[c["name"]] = _decode(c, {k.split(".", 1)[1]: v for k, v in arr.items() if k.startswith(f"c{i}.")})
+        data[c["name"]] = _decode(
+            c, {k.split(".", 1)[1]: v for k, v in arr.items() if k.startswith(f"c{i}.")}
+        )
     ix = meta["index"]
     if ix["kind"] == "range":
         index = pd.RangeIndex(ix["start"], ix["stop"], ix["step"], name=ix["name"])

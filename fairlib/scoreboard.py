@@ -35,7 +35,10 @@ def _is_value(v) -> bool:
     return v is None or isinstance(v, (bool, np.bool_, str, numbers.Real, np.number))
 
 
-@constrained(x=Predicate(_is_value, "None, a number, a bool or a string"), decimals=Interval(0, 12, integer=True))
+@constrained(
+    x=Predicate(_is_value, "None, a number, a bool or a string"),
+    decimals=Interval(0, 12, integer=True),
+)
 def format_number(x, decimals: int = 4) -> str:
     "A value for Markdown: fixed point with `decimals`, or scientific notation where fixed point would print 0.000."
     if x is None or (isinstance(x, str) and x.strip() == ""):
@@ -89,7 +92,9 @@ def tally(claims: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("evidence", "status") if c not in claims.columns]
     if missing:
         raise FairlibInputError("claims", f"lacks the column(s) {missing}", "tally")
-    t = pd.crosstab(claims["evidence"], claims["status"]).reindex(index=list(EVIDENCE), columns=list(STATUSES))
+    t = pd.crosstab(claims["evidence"], claims["status"]).reindex(
+        index=list(EVIDENCE), columns=list(STATUSES)
+    )
     t = t.fillna(0).astype(int)
     t.insert(0, "claims", t.sum(axis=1))
     t.index.name, t.columns.name = "evidence", None
@@ -110,7 +115,9 @@ def _table(tallies: dict[str, pd.DataFrame], with_paper: bool) -> list[str]:
         for kind in EVIDENCE:
             if t.loc[kind, "claims"]:
                 cells = [str(int(t.loc[kind, "claims"])), *(_cell(t, kind, s) for s in STATUSES)]
-                lines.append("| " + " | ".join(([paper] if with_paper else []) + [kind, *cells]) + " |")
+                lines.append(
+                    "| " + " | ".join(([paper] if with_paper else []) + [kind, *cells]) + " |"
+                )
     return lines
 
 
@@ -136,7 +143,11 @@ def headline_count(board: pd.DataFrame) -> int:
     >>> headline_count(tally(pd.DataFrame({"evidence": [RECOMPUTED, "restated input"], "status": ["exact"] * 2})))
     1
     """
-    rows = board.xs(RECOMPUTED, level="evidence") if isinstance(board.index, pd.MultiIndex) else board.loc[[RECOMPUTED]]
+    rows = (
+        board.xs(RECOMPUTED, level="evidence")
+        if isinstance(board.index, pd.MultiIndex)
+        else board.loc[[RECOMPUTED]]
+    )
     return int(rows[list(ESTABLISHED)].to_numpy().sum())
 
 # %% ../nbs/07c_scoreboard.ipynb #40a1b58c
@@ -176,11 +187,23 @@ def claims_markdown(df: pd.DataFrame, paper: str) -> str:
     ]
     out = pd.DataFrame({c: df[c] for c in _SHOWN})
     out["fairlib"] = [
-        format_number(v, max(4, int(p)) if p.isdigit() else 4) for v, p in zip(df["fairlib"], df["printed"])
+        format_number(v, max(4, int(p)) if p.isdigit() else 4)
+        for v, p in zip(df["fairlib"], df["printed"])
     ]
-    for extra in ("bound", "meets_bound", "uses", "source", "how", "tolerance", "shape_check", "command"):
+    for extra in (
+        "bound",
+        "meets_bound",
+        "uses",
+        "source",
+        "how",
+        "tolerance",
+        "shape_check",
+        "command",
+    ):
         if (df[extra] != "").any():
-            out[extra] = [format_number(v) for v in df[extra]] if extra == "tolerance" else df[extra]
+            out[extra] = (
+                [format_number(v) for v in df[extra]] if extra == "tolerance" else df[extra]
+            )
     out = out.map(lambda s: str(s).replace("|", "\\|"))
     return "\n".join(lines) + "\n" + out.to_markdown(index=False, disable_numparse=True) + "\n"
 
@@ -215,12 +238,16 @@ def collect_claims(paper: str, *, fig_dir=None) -> pd.DataFrame:
         raise FairlibInputError("fig_dir", f"{folder.parent} is not a folder", func)
     parts = sorted(folder.glob("*.csv")) if folder.is_dir() else []
     if not parts:
-        raise FairlibInputError("paper", f"no claims parts in {folder} for {paper!r}: run its notebooks first", func)
+        raise FairlibInputError(
+            "paper", f"no claims parts in {folder} for {paper!r}: run its notebooks first", func
+        )
     df = pd.concat([read_claims(p, paper=paper) for p in parts], ignore_index=True)
     dup = df[df["claim"].duplicated(keep=False)]
     if len(dup):
         where = sorted({f"{c} ({n})" for c, n in zip(dup["claim"], dup["notebook"])})
-        raise FairlibInputError("paper", f"claims listed more than once across the parts of {paper!r}: {where}", func)
+        raise FairlibInputError(
+            "paper", f"claims listed more than once across the parts of {paper!r}: {where}", func
+        )
     atomic_write(folder.parent / "claims.csv", df.to_csv(index=False))
     atomic_write(folder.parent / "claims.md", claims_markdown(df, paper))
     return df
@@ -235,7 +262,9 @@ def _base(root, func: str) -> Path:
     if not base.is_dir():
         raise FairlibInputError("root", f"{base} is not a folder", func)
     if not (base / "figures").is_dir():
-        raise FairlibInputError("root", f"{base} holds no figures/ folder: not a fairlib checkout", func)
+        raise FairlibInputError(
+            "root", f"{base} holds no figures/ folder: not a fairlib checkout", func
+        )
     return base
 
 
@@ -270,10 +299,13 @@ def scoreboard(root=None) -> pd.DataFrame:
             t = tally(read_claims(f, paper=p))
         except FairlibInputError as e:
             raise FairlibInputError("root", e.problem, "scoreboard") from None
-        parts.append(t.assign(paper=p).set_index("paper", append=True).reorder_levels(["paper", "evidence"]))
+        parts.append(
+            t.assign(paper=p).set_index("paper", append=True).reorder_levels(["paper", "evidence"])
+        )
     if not parts:
         return pd.DataFrame(
-            columns=["claims", *STATUSES], index=pd.MultiIndex.from_tuples([], names=["paper", "evidence"])
+            columns=["claims", *STATUSES],
+            index=pd.MultiIndex.from_tuples([], names=["paper", "evidence"]),
         )
     return pd.concat(parts)
 
@@ -338,13 +370,17 @@ def evidence_markdown() -> str:
     ]
     for kind, sentence in EVIDENCE.items():
         path = f"`fairlib.evidence.{CONSTRUCTORS[kind].__name__}`"
-        lines.append(f"| {kind} | {sentence.replace('|', '/')} | {path} | {', '.join(KIND_STATUSES[kind])} |")
+        lines.append(
+            f"| {kind} | {sentence.replace('|', '/')} | {path} | {', '.join(KIND_STATUSES[kind])} |"
+        )
     return "\n".join(lines)
 
 
 def _span(text: str, start: str, end: str, func: str) -> tuple[int, int]:
     if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-        raise FairlibInputError("text", f"must hold {start} once, followed by {end} once; it does not", func)
+        raise FairlibInputError(
+            "text", f"must hold {start} once, followed by {end} once; it does not", func
+        )
     return text.index(start) + len(start), text.index(end)
 
 

@@ -96,9 +96,9 @@ def _model(spec, v_n, point, n, rng, which: int, target_vfr, cv_cutoff, near_zer
     if not sd > 0:
         return size, None
     sd_b = np.std(x[rng.integers(0, x.size, (x.size, x.size))], axis=1, ddof=1)
-    return size, _model_sizes(x[rng.integers(0, x.size, x.size)], sd_b, n, spec, target_vfr, cv_cutoff, near_zero)[
-        which
-    ]
+    return size, _model_sizes(
+        x[rng.integers(0, x.size, x.size)], sd_b, n, spec, target_vfr, cv_cutoff, near_zero
+    )[which]
 
 
 def _first_stable(stable: np.ndarray) -> int | None:

@@ -11,7 +11,16 @@ import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field, replace
 from .core import cell_seed, check_rng, largest_remainder, mask_count, root_entropy
-from .constraints import Array, Frame, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed
+from fairlib.constraints import (
+    Array,
+    Frame,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Seed,
+)
 from .constraints import constrained
 from .core import FairlibInputError
 from .counts import _CALIBRATION, _DATA, _GROUPS, _LABELS, _POS_LABEL, _PROBS
@@ -19,12 +28,24 @@ from .counts import audit_metric, metric_from_counts, metrics_from_counts
 from .inputs import _prepare
 from .metrics import _value
 from .records import AuditData, audit_data
-from .reliability import MAX_UNDEFINED_SHARE, TAU_VFR, _check_enough_resamples, verdict_stability
+from fairlib.reliability import (
+    MAX_UNDEFINED_SHARE,
+    TAU_VFR,
+    _check_enough_resamples,
+    verdict_stability,
+)
 from .resample import _sizes, draw_counts, draw_counts_bins
 from .results import Result
 from .tables import _METRICS, _THRESHOLDS, _metric_specs
 from .views import VIEWS, Records, _view_data, view_attributes, view_name, view_table
-from .sizemodel import _crossing, _first_stable, _fmt_n, _model, _model_sizes as _model_sizes, _quantiles
+from fairlib.sizemodel import (
+    _crossing,
+    _first_stable,
+    _fmt_n,
+    _model,
+    _model_sizes as _model_sizes,
+    _quantiles,
+)
 from .sizemodel import _plan_lines as _plan_lines, _stable_share
 
 # %% auto #0
@@ -44,7 +65,9 @@ PLAN_COLUMNS = tuple(  # the plan's columns, in order (the HTML report shows the
     "metric n_required ci_low ci_high reachable n_available target_vfr cv_cutoff n_for_vfr n_for_cv n_for_support "
     "n_model method value threshold vfr_at_n cv_at_n reason".split()
 )
-_PLAN_FLOATS = tuple(c for c in PLAN_COLUMNS if c not in ("metric", "reachable", "n_available", "method", "reason"))
+_PLAN_FLOATS = tuple(
+    c for c in PLAN_COLUMNS if c not in ("metric", "reachable", "n_available", "method", "reason")
+)
 
 # %% ../nbs/04c_sizeplan.ipynb #aac4138a
 def _grid(sizes, n: int, func: str) -> np.ndarray:
@@ -59,11 +82,17 @@ def _grid(sizes, n: int, func: str) -> np.ndarray:
 def _at_size(data: AuditData, N: int) -> AuditData:
     "The audit data with resample size N (strata allocated in proportion, as `audit_data` does)."
     n_gy = data.n_gy
-    m = n_gy.astype(np.int64) if N == data.n else largest_remainder(n_gy.ravel(), int(N)).reshape(n_gy.shape)
+    m = (
+        n_gy.astype(np.int64)
+        if N == data.n
+        else largest_remainder(n_gy.ravel(), int(N)).reshape(n_gy.shape)
+    )
     return replace(data, resample_size=int(N), m=m)
 
 
-def _draw_values(data: AuditData, names, sizes, K: int, root, calibration: str, draw_bins=None) -> tuple[dict, dict]:
+def _draw_values(
+    data: AuditData, names, sizes, K: int, root, calibration: str, draw_bins=None
+) -> tuple[dict, dict]:
     """Metric values `(S, K)` per size for the flip rate (stratified bootstrap: binomial per (group, label) stratum,
     as `verdict_flip_rate`) and for the CV (plain bootstrap: multinomial over every (group, y, ŷ) cell). The count
     metrics share each draw of count tables; the calibration metric draws bins, stratified, for both (from the
@@ -92,7 +121,9 @@ def _draw_values(data: AuditData, names, sizes, K: int, root, calibration: str, 
         for N in sizes:
             at = _at_size(data, N)
             c, b = draw_counts_bins(at, K, rng) if draw_bins is None else draw_bins(at, K, rng)
-            vals.append(metric_from_counts(m, c, b, included=data.included, calibration=calibration))
+            vals.append(
+                metric_from_counts(m, c, b, included=data.included, calibration=calibration)
+            )
         spread[m] = np.asarray(vals, np.float64).reshape(S, K)
         flip[m] = np.where(starved[:, None], np.nan, spread[m])
     return flip, spread
@@ -110,7 +141,9 @@ def _spread(spec, v: np.ndarray):
     return mean, sd, k
 
 
-def _curve(spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes, target_vfr: float = TAU_VFR) -> pd.DataFrame:
+def _curve(
+    spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes, target_vfr: float = TAU_VFR
+) -> pd.DataFrame:
     """Flip rate and the verdict's stability (stratified draws), mean, SD and CV (plain draws) and undefined counts per
     size, from values `(S, K)`; a size with more than 5% undefined resamples is never "Stable"."""
     _, _, kf = _spread(spec, v_flip)
@@ -122,7 +155,9 @@ def _curve(spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes, target_vfr: float 
         flip = np.where(kf > 0, flips / np.maximum(kf, 1), np.nan)
         cv = np.where(mean != 0, sd / np.abs(mean), np.nan)
     stability = [
-        "Undefined" if K - d > MAX_UNDEFINED_SHARE * K else verdict_stability(int(f), int(d), tau=target_vfr)[0]
+        "Undefined"
+        if K - d > MAX_UNDEFINED_SHARE * K
+        else verdict_stability(int(f), int(d), tau=target_vfr)[0]
         for f, d in zip(flips, kf)
     ]
     return pd.DataFrame(
@@ -140,18 +175,36 @@ def _curve(spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes, target_vfr: float 
     )
 
 # %% ../nbs/04c_sizeplan.ipynb #3dd57bc3
-def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, target_vfr, cv_cutoff, level):
+def _plan_row(
+    spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, target_vfr, cv_cutoff, level
+):
     """The plan row of one metric and its curve: the records its verdict needs to be stable (the stability rule of
     `verdict_stability` on the resamples within n, the model beyond), and, apart, the records its value needs to be
     precise (CV), each with an interval."""
-    row = dict(metric=spec.name, n_available=int(n), target_vfr=float(target_vfr), cv_cutoff=float(cv_cutoff))
-    row.update(value=float(point), threshold=float(spec.threshold), n_for_support=float(support_floor))
+    row = dict(
+        metric=spec.name,
+        n_available=int(n),
+        target_vfr=float(target_vfr),
+        cv_cutoff=float(cv_cutoff),
+    )
+    row.update(
+        value=float(point), threshold=float(spec.threshold), n_for_support=float(support_floor)
+    )
     curve = _curve(spec, v_flip, v_cv, sizes, target_vfr)
     full = curve.iloc[-1]
     row.update(vfr_at_n=float(full.flip_rate), cv_at_n=float(full.cv))
-    nan = dict(n_required=np.nan, ci_low=np.nan, ci_high=np.nan, reachable=False, n_model=np.nan, method=None)
+    nan = dict(
+        n_required=np.nan,
+        ci_low=np.nan,
+        ci_high=np.nan,
+        reachable=False,
+        n_model=np.nan,
+        method=None,
+    )
     if math.isnan(point):
-        return row | nan | dict(n_for_vfr=np.nan, n_for_cv=np.nan, reason=f"metric undefined: {reason}"), curve
+        return row | nan | dict(
+            n_for_vfr=np.nan, n_for_cv=np.nan, reason=f"metric undefined: {reason}"
+        ), curve
     notes = []
     x = abs(point) if spec.uses_abs else point
     near_zero = abs(point) < NEAR_ZERO
@@ -169,7 +222,9 @@ def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, t
     m_vfr, d_vfr = _model(spec, v_flip[-1], *args, 0, share, cv_cutoff, near_zero)
     m_cv, d_cv = _model(spec, v_cv[-1], *args, 1, share, cv_cutoff, near_zero)
     if d_cv is None:
-        notes.append(f"every resample of {n:,} records gives the same value: no model or interval from the spread")
+        notes.append(
+            f"every resample of {n:,} records gives the same value: no model or interval from the spread"
+        )
     if near_zero:
         notes.append(
             f"|value| = {abs(point):.3g} < {NEAR_ZERO:g}: the CV is not informative near 0, so n_for_cv is where "
@@ -194,17 +249,22 @@ def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, t
         return size, min(lo, size), max(hi, size), True
 
     if math.isnan(share):
-        notes.insert(0, f"{K} resamples can never show a verdict stable (verdict_stability needs more)")
+        notes.insert(
+            0, f"{K} resamples can never show a verdict stable (verdict_stability needs more)"
+        )
         s_vfr = (math.nan,) * 3 + (False,)
     elif at_threshold:
         s_vfr = (math.nan,) * 3 + (False,)
         notes.insert(
-            0, f"value equals the threshold {spec.threshold:g}: the flip rate is 1/2 at every size, never stable"
+            0,
+            f"value equals the threshold {spec.threshold:g}: the flip rate is 1/2 at every size, never stable",
         )
     else:
         s_vfr = part(grid_vfr, m_vfr, d_vfr, "stability")
     s_cv = part(grid_cv, m_cv, d_cv, "SD" if near_zero else "CV")
-    up = lambda v: float(math.ceil(v - 1e-9)) if math.isfinite(v) else v  # record counts are whole numbers
+    up = lambda v: (
+        float(math.ceil(v - 1e-9)) if math.isfinite(v) else v
+    )  # record counts are whole numbers
     down = lambda v: float(math.floor(v + 1e-9)) if math.isfinite(v) else v
     row.update(n_for_vfr=up(s_vfr[0]), n_for_cv=up(s_cv[0]))
     if at_threshold or math.isnan(share):
@@ -217,7 +277,9 @@ def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, t
             f"the smallest audited group reaches min_support only from {_fmt_n(support_floor)} records, which binds"
         )
     if grid_vfr is not None and grid_vfr == sizes[0] or grid_cv is not None and grid_cv == sizes[0]:
-        notes.append(f"a criterion is met already at the smallest size tried ({int(sizes[0]):,}): it may be less")
+        notes.append(
+            f"a criterion is met already at the smallest size tried ({int(sizes[0]):,}): it may be less"
+        )
     row.update(
         n_required=need,
         ci_low=lo,
@@ -229,7 +291,10 @@ def _plan_row(spec, v_flip, v_cv, point, reason, n, support_floor, sizes, rng, t
     )
     if s_vfr[3]:
         row["reason"] = "; ".join(
-            [f"not reachable with the records you have (a stable verdict needs {_fmt_n(need)}, have {n:,})", *notes]
+            [
+                f"not reachable with the records you have (a stable verdict needs {_fmt_n(need)}, have {n:,})",
+                *notes,
+            ]
         )
     return row, curve
 
@@ -322,7 +387,9 @@ class SizePlanResult(Result):
             if k in c:
                 c[k] = pd.to_numeric(c[k], errors="coerce").astype(float)
         object.__setattr__(self, "curve", c.reset_index(drop=True))
-        object.__setattr__(self, "excluded", {str(k): int(v) for k, v in dict(self.excluded).items()})
+        object.__setattr__(
+            self, "excluded", {str(k): int(v) for k, v in dict(self.excluded).items()}
+        )
 
     def to_frame(self) -> pd.DataFrame:
         "The plan: one row per metric."
@@ -336,7 +403,8 @@ class SizePlanResult(Result):
         out = _plan_lines(self.plan, self.level)
         if self.excluded:
             out.append(
-                "excluded groups (size): " + ", ".join(f"{g} ({mask_count(s)})" for g, s in self.excluded.items())
+                "excluded groups (size): "
+                + ", ".join(f"{g} ({mask_count(s)})" for g, s in self.excluded.items())
             )
         return out
 
@@ -345,7 +413,9 @@ class SizePlanResult(Result):
         return "\n".join([self._heading(), *self._notes()])
 
 # %% ../nbs/04c_sizeplan.ipynb #c35sp001
-def _vfr_values(data: AuditData, spec, K: int, root, calibration: str, draw_bins=None) -> np.ndarray:
+def _vfr_values(
+    data: AuditData, spec, K: int, root, calibration: str, draw_bins=None
+) -> np.ndarray:
     """The K resampled values of one metric at the data's resample size, as the audit's flip rate draws them (seed
     `cell_seed(root, "audit", metric)`); None for a metric that needs scores when neither records nor `draw_bins`
     give them."""
@@ -380,11 +450,15 @@ def _view_plan(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     "The plan rows (with their `view`) and the curves of one view's metrics."
     n, K = data.n, int(n_resamples)
-    _check_enough_resamples(K, func, tau=target_vfr)  # also for audit(size_plan=True), which plans view by view
+    _check_enough_resamples(
+        K, func, tau=target_vfr
+    )  # also for audit(size_plan=True), which plans view by view
     sz = _grid(sizes, n, func)
     names = [s.name for s in specs]
     if any(s.needs_prob for s in specs) and data.prob is None and draw_bins is None:
-        raise FairlibInputError("y_prob", "the calibration metric's size plan needs the scores of the records", func)
+        raise FairlibInputError(
+            "y_prob", "the calibration metric's size plan needs the scores of the records", func
+        )
     flips, spreads = _draw_values(data, names, sz, K, root, calibration, draw_bins=draw_bins)
     if sz[-1] == n:  # at the records you have: the audit's own resamples
         for spec in specs:
@@ -392,7 +466,9 @@ def _view_plan(
             v = _vfr_values(data, spec, K, root, calibration, draw_bins) if v is None else v
             flips[spec.name][-1] = v
     inc = data.ct.support[data.included]
-    floor = math.ceil(data.min_support * n / inc.min()) if inc.size and data.min_support > 0 else 0.0
+    floor = (
+        math.ceil(data.min_support * n / inc.min()) if inc.size and data.min_support > 0 else 0.0
+    )
     rows, curves = [], []
     for spec in specs:
         mv = _value(spec.name, data.ct, calibration)
@@ -509,8 +585,12 @@ def audit_size_plan(
     [['group', 'SPD']]
     """
     func = "audit_size_plan"
-    _check_enough_resamples(int(n_resamples), func, tau=target_vfr)  # fewer can never show a flip rate this low
-    y, yh, sf, p, _ = _prepare(func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label, y_prob=y_prob)
+    _check_enough_resamples(
+        int(n_resamples), func, tau=target_vfr
+    )  # fewer can never show a flip rate this low
+    y, yh, sf, p, _ = _prepare(
+        func, y_true, y_pred, sensitive_features, data=data, pos_label=pos_label, y_prob=y_prob
+    )
     specs = _metric_specs(metrics, thresholds, p, func)
     d = audit_data(y, yh, sf, y_prob=p, min_support=min_support, n_bins=n_bins, func=func)
     ct = d.ct
@@ -522,8 +602,16 @@ def audit_size_plan(
     for attrs in view_attributes(names, views):
         vt = view_table(ct, attrs)
         vd = _view_data(vt, Records(d.y, d.yhat, d.prob), n_bins=n_bins, func=func)
-        opts = dict(target_vfr=target_vfr, cv_cutoff=cv_cutoff, level=level, calibration=calibration, sizes=sizes)
-        plan, curve = _view_plan(vd, specs, view=view_name(attrs), root=root, n_resamples=n_resamples, **opts)
+        opts = dict(
+            target_vfr=target_vfr,
+            cv_cutoff=cv_cutoff,
+            level=level,
+            calibration=calibration,
+            sizes=sizes,
+        )
+        plan, curve = _view_plan(
+            vd, specs, view=view_name(attrs), root=root, n_resamples=n_resamples, **opts
+        )
         rows.append(plan)
         curves.append(curve)
         excluded = vd.excluded

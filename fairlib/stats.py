@@ -60,7 +60,12 @@ def _weights(name: str, func: str) -> np.ndarray:
 @renamed_arguments(n_boot="n_resamples", rng="seed")
 @constrained(n_clusters=PositiveInt, weights=_WEIGHTS, enumerate_limit=PositiveInt, **_RS)
 def weight_matrix(
-    n_clusters: int, *, weights: str = "webb", n_resamples: int = 9999, enumerate_limit: int = 50_000, seed=None
+    n_clusters: int,
+    *,
+    weights: str = "webb",
+    n_resamples: int = 9999,
+    enumerate_limit: int = 50_000,
+    seed=None,
 ) -> tuple[np.ndarray, bool]:
     """All weight vectors when there are at most `enumerate_limit` of them, else `n_resamples`
     random draws; returns (W, enumerated)."""
@@ -160,7 +165,9 @@ def _cr1(ysum: np.ndarray, n: np.ndarray) -> tuple[float, float]:
 
 # %% ../nbs/04_stats.ipynb #c1290242
 @renamed_arguments(n_boot="n_resamples", rng="seed")
-@constrained(y=_FINITE, clusters=_IDS, signed=Flag, statistic=Text, null=Interval(), with_ci=Flag, **_WCB)
+@constrained(
+    y=_FINITE, clusters=_IDS, signed=Flag, statistic=Text, null=Interval(), with_ci=Flag, **_WCB
+)
 def wild_cluster_bootstrap(
     y,
     clusters,
@@ -241,7 +248,9 @@ def wild_cluster_bootstrap(
 
 # %% ../nbs/04_stats.ipynb #8f1e480c
 @constrained(n_clusters=PositiveInt, weights=_WEIGHTS, convention=Options("share", "plus_one"))
-def smallest_attainable_p(n_clusters: int, *, weights: str = "webb", convention: str = "share") -> float:
+def smallest_attainable_p(
+    n_clusters: int, *, weights: str = "webb", convention: str = "share"
+) -> float:
     "Smallest two-sided wild-bootstrap p attainable at G clusters, every weight vector enumerated."
     vals = _weights(weights, "smallest_attainable_p")
     B, k = len(vals) ** n_clusters, len(vals)  # k constant vectors tie with the observed statistic
@@ -283,11 +292,18 @@ def ratio_of_sums(sample: np.ndarray) -> np.ndarray:
     **_RS,
 )
 def cluster_bootstrap(
-    per_cluster, statistic=ratio_of_sums, *, n_resamples: int = 2000, confidence_level: float = 0.95, seed=None
+    per_cluster,
+    statistic=ratio_of_sums,
+    *,
+    n_resamples: int = 2000,
+    confidence_level: float = 0.95,
+    seed=None,
 ) -> ClusterBootstrapResult:
     "Percentile cluster bootstrap of a vectorised `statistic` over `per_cluster`, a row per cluster."
     func = "cluster_bootstrap"
-    X = np.asarray(per_cluster, dtype=float)  # finite by declaration (an inf row: all resamples inf)
+    X = np.asarray(
+        per_cluster, dtype=float
+    )  # finite by declaration (an inf row: all resamples inf)
     if X.ndim == 1:
         X = X[:, None]
     G = X.shape[0]
@@ -315,7 +331,9 @@ def cluster_bootstrap(
     se = float(res.standard_error)
     if bad:
         se = float(np.nanstd(dist, ddof=1)) if len(dist) - bad > 1 else np.nan
-    return ClusterBootstrapResult(est, ci, se, G, n_resamples, confidence_level, dist, n_undefined=bad)
+    return ClusterBootstrapResult(
+        est, ci, se, G, n_resamples, confidence_level, dist, n_undefined=bad
+    )
 
 # %% ../nbs/04_stats.ipynb #670da0cc
 CONFIRMATORY_MIN_DISCORDANT = 25
@@ -344,7 +362,9 @@ class McNemarResult(Result):
 
 # %% ../nbs/04_stats.ipynb #0591ca82
 @constrained(b=_WHOLE, c=_WHOLE, min_discordant=PositiveInt)
-def mcnemar_exact(b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISCORDANT) -> McNemarResult:
+def mcnemar_exact(
+    b: int, c: int, *, min_discordant: int = CONFIRMATORY_MIN_DISCORDANT
+) -> McNemarResult:
     "Exact McNemar test from discordant counts b, c (statsmodels' exact binomial McNemar)."
     b, c = int(b), int(c)
     n = b + c
@@ -423,7 +443,9 @@ def _paired_ranks(x, y, func: str) -> tuple:
 # %% ../nbs/04_stats.ipynb #9a8324e4
 # finite by declaration: rank ties of NaN gave rho = NaN with p = 0 and exact = True
 @constrained(x=_FINITE, y=_FINITE, max_exact_n=PositiveInt, **_RS)
-def spearman_exact(x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, seed=None) -> RankCorrelationResult:
+def spearman_exact(
+    x, y, *, max_exact_n: int = 9, n_resamples: int = 100_000, seed=None
+) -> RankCorrelationResult:
     "Spearman's rho of `x` and `y` with an exact (n <= max_exact_n) or Monte Carlo permutation p."
     x, y, rx, ry = _paired_ranks(x, y, "spearman_exact")
     n = len(x)
@@ -489,7 +511,12 @@ def _sign_flip_p(null: np.ndarray, est: float, exact: bool) -> float:
 # %% ../nbs/04_stats.ipynb #b14deceb
 @renamed_arguments(n_boot="n_resamples", n_sim="n_resamples", rng="seed")
 @constrained(
-    differences=_FINITE, clusters=AnyOf(None, _IDS), signed=Flag, statistic=Text, enumerate_limit=PositiveInt, **_RS
+    differences=_FINITE,
+    clusters=AnyOf(None, _IDS),
+    signed=Flag,
+    statistic=Text,
+    enumerate_limit=PositiveInt,
+    **_RS,
 )
 def paired_permutation_test(
     differences,
@@ -533,4 +560,6 @@ def paired_permutation_test(
     )
     null = np.asarray(res.null_distribution, dtype=float)
     exact = len(null) == 2**G  # scipy enumerates whenever n_resamples >= 2**G
-    return PermutationResult(est, _sign_flip_p(null, est, exact), G, nz, len(null), exact, statistic)
+    return PermutationResult(
+        est, _sign_flip_p(null, est, exact), G, nz, len(null), exact, statistic
+    )

@@ -9,11 +9,22 @@ import re
 import numpy as np
 import pandas as pd
 from .core import FairlibInputError, SMALL_CELL_THRESHOLD
-from .constraints import DataFrame, Flag, Instance, Interval, Predicate, Text, Unchecked, constrained
+from fairlib.constraints import (
+    DataFrame,
+    Flag,
+    Instance,
+    Interval,
+    Predicate,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 log = logging.getLogger("fairlib.report")  # one logger for everything fairlib.report writes
 
-_NAMES = Instance(str, list, tuple, pd.Index, type(None), label="None, a column name or a list of column names")
+_NAMES = Instance(
+    str, list, tuple, pd.Index, type(None), label="None, a column name or a list of column names"
+)
 _THRESHOLD = Interval(1, integer=True, label="a positive integer (counts 1..threshold-1 are small)")
 _MAPPING = Instance(dict, type(None), label="None or a dict {column: count column}")
 _SUPPRESSION = dict(  # the arguments of suppress_small_cells and suppression_masks (columns are checked against df)
@@ -21,7 +32,9 @@ _SUPPRESSION = dict(  # the arguments of suppress_small_cells and suppression_ma
     count_columns=_NAMES,
     groups=_NAMES,
     total_rows=Unchecked("index labels or a boolean mask, matched against the table's index"),
-    row_total=Predicate(lambda v: v is None or v is True or isinstance(v, str), "a column name, True or None"),
+    row_total=Predicate(
+        lambda v: v is None or v is True or isinstance(v, str), "a column name, True or None"
+    ),
     flow=Predicate(
         lambda v: v is None or (isinstance(v, (list, tuple)) and len(v) == 2),
         "None or a pair (excluded, remaining) of column names",
@@ -50,7 +63,8 @@ _NOT_COUNT = re.compile(  # integral values under these names are labels, settin
 # a rate over the records of its row (a share or % of the table's total is not: its numerator is the row's n)
 _RATE_NAME = re.compile(r"(^|_)(rate|prevalence|proportion|fraction)(_|$)", re.I)
 _SUPPORT_NAME = re.compile(
-    r"^(n|n_cohort|size|support|count|records|cases|patients|stays|admissions|subjects|people|n_records)$", re.I
+    r"^(n|n_cohort|size|support|count|records|cases|patients|stays|admissions|subjects|people|n_records)$",
+    re.I,
 )
 
 
@@ -90,7 +104,9 @@ def infer_count_columns(df: pd.DataFrame) -> list[str]:
     return out
 
 
-@constrained(df=DataFrame, count_columns=Instance(list, tuple, pd.Index, label="a list of column names"))
+@constrained(
+    df=DataFrame, count_columns=Instance(list, tuple, pd.Index, label="a list of column names")
+)
 def infer_rate_columns(df: pd.DataFrame, count_columns) -> dict:
     """{rate column: support column (or (column, 100) for a percentage)} for columns named like rates over their
     row's records (rate, prevalence, proportion, fraction) with values in [0, 1] (or [0, 100]), paired with a count
@@ -99,7 +115,12 @@ def infer_rate_columns(df: pd.DataFrame, count_columns) -> dict:
     out = {}
     for c in df.columns:
         den = _rate_support(c, cc)
-        if den is None or c in cc or not _RATE_NAME.search(str(c)) or not pd.api.types.is_numeric_dtype(df[c]):
+        if (
+            den is None
+            or c in cc
+            or not _RATE_NAME.search(str(c))
+            or not pd.api.types.is_numeric_dtype(df[c])
+        ):
             continue
         if pd.api.types.is_bool_dtype(df[c]):
             continue
@@ -118,15 +139,21 @@ def _cols(x, df, name, func, *, kind="count") -> list:
     xs = [x] if isinstance(x, str) else list(x)
     miss = [c for c in xs if c not in df.columns]
     if miss:
-        raise FairlibInputError(name, f"names column(s) {miss} that the table lacks; columns: {list(df.columns)}", func)
+        raise FairlibInputError(
+            name, f"names column(s) {miss} that the table lacks; columns: {list(df.columns)}", func
+        )
     if kind == "count":
         for c in xs:
             s = pd.to_numeric(df[c], errors="coerce")
             bad = df[c].notna() & s.isna()
             if bad.any():
-                raise FairlibInputError(name, f"column {c!r} must hold counts, got {df[c][bad].iloc[0]!r}", func)
+                raise FairlibInputError(
+                    name, f"column {c!r} must hold counts, got {df[c][bad].iloc[0]!r}", func
+                )
             if (s < 0).any():
-                raise FairlibInputError(name, f"column {c!r} holds a negative count ({s.min()})", func)
+                raise FairlibInputError(
+                    name, f"column {c!r} holds a negative count ({s.min()})", func
+                )
     return xs
 
 # %% ../nbs/03_suppression.ipynb #faa47378
@@ -134,7 +161,9 @@ def _check_table(df, func):
     if not isinstance(df, pd.DataFrame):
         raise FairlibInputError("df", f"must be a pandas DataFrame, got {type(df).__name__}", func)
     if df.columns.duplicated().any():
-        raise FairlibInputError("df", f"has duplicated column(s) {list(df.columns[df.columns.duplicated()])}", func)
+        raise FairlibInputError(
+            "df", f"has duplicated column(s) {list(df.columns[df.columns.duplicated()])}", func
+        )
 
 # %% ../nbs/03_suppression.ipynb #1a3b6dab
 def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margins_known):
@@ -149,7 +178,9 @@ def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margi
         else:
             is_total = df.index.isin(list(tr))
     flat = df.reset_index(drop=True)
-    part = lambda by: [np.asarray(ix) for ix in flat.groupby(by, sort=False, dropna=False).indices.values()]
+    part = lambda by: [
+        np.asarray(ix) for ix in flat.groupby(by, sort=False, dropna=False).indices.values()
+    ]
     if groups:  # the caller says which blocks sum to a known total
         partitions = [part(groups)]
     else:  # safe default: the whole table, and the blocks of every repeated label column
@@ -161,7 +192,9 @@ def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margi
             and not pd.api.types.is_numeric_dtype(df[c])
             and df[c].nunique(dropna=False) < n
         ]
-        partitions = [part(c) for c in labels] or [[np.arange(n)]]  # (the whole table is the sum of any partition)
+        partitions = [part(c) for c in labels] or [
+            [np.arange(n)]
+        ]  # (the whole table is the sum of any partition)
     blocks = partitions[0]
     flow_cols = set(flow or ())
     rels, sums = [], []
@@ -177,8 +210,14 @@ def _relations(df, cc, *, groups, total_rows, row_total, flow, rate_cells, margi
                     sums.append(([(i, c) for i in parts], None))
     if row_total is not None:
         others = [c for c in cc if c != row_total and c not in flow_cols]
-        rels += [[(i, c) for c in others] + ([(i, row_total)] if isinstance(row_total, str) else []) for i in range(n)]
-        sums += [([(i, c) for c in others], (i, row_total) if isinstance(row_total, str) else None) for i in range(n)]
+        rels += [
+            [(i, c) for c in others] + ([(i, row_total)] if isinstance(row_total, str) else [])
+            for i in range(n)
+        ]
+        sums += [
+            ([(i, c) for c in others], (i, row_total) if isinstance(row_total, str) else None)
+            for i in range(n)
+        ]
     if flow:
         exc, rem = flow
         for b in blocks:
@@ -203,7 +242,11 @@ def _hide_small_sum(H, col, val, defined, sums, threshold) -> bool:
         if len(hp) < 2 or not 0 < sum(val[c][i] for i, c in hp) < threshold:
             continue
         cells = [*parts, *([tot] if tot is not None else [])]
-        shown = [(val[c][i], i, c) for i, c in cells if not H[i, col[c]] and defined[c][i] and val[c][i] > 0]
+        shown = [
+            (val[c][i], i, c)
+            for i, c in cells
+            if not H[i, col[c]] and defined[c][i] and val[c][i] > 0
+        ]
         if shown:
             _, i, c = min(shown, key=lambda t: (t[0], t[1]))
             H[i, col[c]] = True
@@ -228,7 +271,12 @@ def suppression_masks(
     "(primary, complementary) boolean frames marking the cells `suppress_small_cells` hides (arguments as there)."
     func = "suppress_small_cells"
     _check_table(df, func)
-    cc = _cols(infer_count_columns(df) if count_columns is None else count_columns, df, "count_columns", func)
+    cc = _cols(
+        infer_count_columns(df) if count_columns is None else count_columns,
+        df,
+        "count_columns",
+        func,
+    )
     groups = _cols(groups, df, "groups", func, kind="any")
     if flow is not None:
         _cols(list(flow), df, "flow", func)
@@ -254,7 +302,9 @@ def suppression_masks(
     hidden = pd.DataFrame(False, index=range(len(df)), columns=df.columns)
     for c in cc:
         hidden[c] = small(np.nan_to_num(val[c]))
-    missing = pd.DataFrame(False, index=range(len(df)), columns=df.columns)  # already hidden by the caller
+    missing = pd.DataFrame(
+        False, index=range(len(df)), columns=df.columns
+    )  # already hidden by the caller
     for c in cc:
         missing[c] = np.isnan(val[c])
     for r, (den, scale) in rates.items():  # a rate reveals its numerator k = rate * n
@@ -263,7 +313,9 @@ def suppression_masks(
         val[r] = np.nan_to_num(k)
         hidden[r] = small(np.nan_to_num(k)) | small(np.nan_to_num(n_ - k))
     primary = hidden.copy()
-    defined = {c: ~np.isnan(pd.to_numeric(df[c], errors="coerce").to_numpy(float)) for c in [*cc, *rates]}
+    defined = {
+        c: ~np.isnan(pd.to_numeric(df[c], errors="coerce").to_numpy(float)) for c in [*cc, *rates]
+    }
     rels, sums = _relations(
         df,
         cc,
@@ -296,14 +348,17 @@ def suppression_masks(
             pos = [t for t in shown if t[0] > 0] or shown
             if not pos:  # nothing informative left to hide: the cell equals a known total (a one-group block)
                 log.warning(
-                    "suppress_small_cells: a hidden cell of column %r cannot be protected in its block", rel[0][1]
+                    "suppress_small_cells: a hidden cell of column %r cannot be protected in its block",
+                    rel[0][1],
                 )
                 continue
             _, i, c = min(pos, key=lambda t: (t[0], t[1]))
             H[i, col[c]] = True
             changed = True
             break  # propagate to derived cells before choosing the next complement (avoids over-suppression)
-        if not changed:  # several hidden cells whose known sum is itself small: hide one more shown cell
+        if (
+            not changed
+        ):  # several hidden cells whose known sum is itself small: hide one more shown cell
             changed = _hide_small_sum(H, col, val, defined, sums, threshold)
     hidden = pd.DataFrame(H, index=df.index, columns=df.columns)
     primary.index = missing.index = df.index
@@ -360,7 +415,8 @@ def suppress_small_cells(
 
 # %% ../nbs/03_suppression.ipynb #a536d4cc
 _TEXT_COUNT = re.compile(
-    r"(\bn\s*=\s*|\b)(\d[\d,]*)(\s+(?:records|cases|patients|stays|admissions|subjects|people)\b)?", re.I
+    r"(\bn\s*=\s*|\b)(\d[\d,]*)(\s+(?:records|cases|patients|stays|admissions|subjects|people)\b)?",
+    re.I,
 )
 
 # %% ../nbs/03_suppression.ipynb #3260fd4a

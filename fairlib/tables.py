@@ -104,7 +104,16 @@ def group_table(
         y_prob=y_prob,
         sample_weight=sample_weight,
     )
-    ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func="group_table")
+    ct = count_table(
+        y,
+        yh,
+        sf,
+        y_prob=p,
+        sample_weight=w,
+        min_support=min_support,
+        n_bins=n_bins,
+        func="group_table",
+    )
     return _group_table(ct)
 
 # %% ../nbs/02b_tables.ipynb #71e3fdcf
@@ -160,27 +169,37 @@ def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
         metrics = [metrics]
     if metrics is not None:
         if not isinstance(metrics, (list, tuple, pd.Index, np.ndarray)) or len(metrics) == 0:
-            raise FairlibInputError("metrics", f"must be a non-empty list of metric names, got {metrics!r}", func)
+            raise FairlibInputError(
+                "metrics", f"must be a non-empty list of metric names, got {metrics!r}", func
+            )
     names = list(ALL_METRICS) if metrics is None else [_known(m, "metrics", func) for m in metrics]
     dup = sorted({m for m in names if names.count(m) > 1})
     if dup:
-        raise FairlibInputError("metrics", f"names {dup} more than once (names are matched in any case)", func)
+        raise FairlibInputError(
+            "metrics", f"names {dup} more than once (names are matched in any case)", func
+        )
     if y_prob is None and "Cal" in names:
         if metrics is not None:
             raise FairlibInputError("y_prob", "metric 'Cal' needs predicted probabilities", func)
         names.remove("Cal")
     thresholds = {} if thresholds is None else thresholds
     if not isinstance(thresholds, dict):
-        raise FairlibInputError("thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func)
+        raise FairlibInputError(
+            "thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func
+        )
     given = {}
     for k, t in thresholds.items():
         name = _known(k, "thresholds", func)
         if name not in names:
             raise FairlibInputError(
-                "thresholds", f"sets a threshold for {k!r}, which is not audited here ({names})", func
+                "thresholds",
+                f"sets a threshold for {k!r}, which is not audited here ({names})",
+                func,
             )
         if name in given:
-            raise FairlibInputError("thresholds", f"sets {name!r} twice (names are matched in any case)", func)
+            raise FairlibInputError(
+                "thresholds", f"sets {name!r} twice (names are matched in any case)", func
+            )
         given[name] = t
     specs = []
     for m in names:
@@ -189,14 +208,33 @@ def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
             lo, hi, lo_open = _THRESHOLD_RANGE[m]
             t = check_float(given[m], f"thresholds[{m!r}]", func, lo=lo, hi=hi, lo_open=lo_open)
             spec = AuditMetric(
-                spec.name, spec.label, t, spec.direction, spec.uses_abs, spec.needs_prob, spec.definition
+                spec.name,
+                spec.label,
+                t,
+                spec.direction,
+                spec.uses_abs,
+                spec.needs_prob,
+                spec.definition,
             )
         specs.append(spec)
     return specs
 
 # %% ../nbs/02b_tables.ipynb #c35cust1
-_RESERVED = frozenset(  # names of the per-group table's own columns: a custom metric may not take one
-    {"view", "support", "included", "n", "positives", "predicted_positives", "ECE", "MCE", "mean_prob", "observed_rate"}
+_RESERVED = (
+    frozenset(  # names of the per-group table's own columns: a custom metric may not take one
+        {
+            "view",
+            "support",
+            "included",
+            "n",
+            "positives",
+            "predicted_positives",
+            "ECE",
+            "MCE",
+            "mean_prob",
+            "observed_rate",
+        }
+    )
 )
 
 
@@ -209,14 +247,22 @@ def _split_metrics(metrics, thresholds, func) -> tuple:
         raise FairlibInputError("metrics", "is an empty dict", func)
     thresholds = {} if thresholds is None else thresholds
     if not isinstance(thresholds, dict):
-        raise FairlibInputError("thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func)
-    known = {k.lower() for k in ALL_METRICS} | {k.lower() for k in _RATIOS} | {k.lower() for k in _RESERVED}
+        raise FairlibInputError(
+            "thresholds", f"must be a dict metric -> τ, got {type(thresholds).__name__}", func
+        )
+    known = (
+        {k.lower() for k in ALL_METRICS}
+        | {k.lower() for k in _RATIOS}
+        | {k.lower() for k in _RESERVED}
+    )
     custom, rest = {}, dict(thresholds)
     for name, f in metrics.items():
         if f is None:
             continue
         if not isinstance(name, str) or not name:
-            raise FairlibInputError("metrics", f"a custom metric needs a non-empty str name, got {name!r}", func)
+            raise FairlibInputError(
+                "metrics", f"a custom metric needs a non-empty str name, got {name!r}", func
+            )
         if not callable(f):
             raise FairlibInputError(
                 "metrics",
@@ -225,7 +271,9 @@ def _split_metrics(metrics, thresholds, func) -> tuple:
             )
         if name.lower() in known:
             raise FairlibInputError(
-                "metrics", f"custom metric {name!r} takes the name of a built-in metric or a column; rename it", func
+                "metrics",
+                f"custom metric {name!r} takes the name of a built-in metric or a column; rename it",
+                func,
             )
         t = rest.pop(name, None)
         if t is not None:
@@ -241,11 +289,15 @@ def _custom_values(f, name, y, yh, w, codes, G, func) -> tuple:
     def one(mask):
         args = (y[mask], yh[mask])
         out = f(*args, sample_weight=w[mask]) if w is not None else f(*args)
-        if isinstance(out, (bool, np.bool_)) or not isinstance(out, (numbers.Real, np.floating, np.integer)):
+        if isinstance(out, (bool, np.bool_)) or not isinstance(
+            out, (numbers.Real, np.floating, np.integer)
+        ):
             if not (isinstance(out, np.ndarray) and out.ndim == 0):
                 raise FairlibInputError(
                     "metrics",
-                    f"[{name!r}] must return one number per call, got {type(out).__name__}: {out!r}"[:200],
+                    f"[{name!r}] must return one number per call, got {type(out).__name__}: {out!r}"[
+                        :200
+                    ],
                     func,
                 )
         return float(out)
@@ -256,7 +308,9 @@ def _custom_values(f, name, y, yh, w, codes, G, func) -> tuple:
             vals[g] = one(codes == g)
         except FairlibInputError:
             raise
-        except Exception as e:  # the callable's own failure: this group's value is undefined, with its reason
+        except (
+            Exception
+        ) as e:  # the callable's own failure: this group's value is undefined, with its reason
             why[g] = f"{name} raised {type(e).__name__}: {e}"[:300]
         if g not in why and not np.isfinite(vals[g]):
             why[g], vals[g] = f"{name} returned {vals[g]!r}", np.nan
@@ -308,7 +362,10 @@ def _text_objects(df: pd.DataFrame, columns=_TEXT_COLUMNS) -> pd.DataFrame:
     rows, read back from JSON, under pandas 2 or 3, whose default string dtype turns None into NaN)."""
     for c in columns:
         if c in df.columns:
-            vals = [None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in df[c].astype(object)]
+            vals = [
+                None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+                for v in df[c].astype(object)
+            ]
             df[c] = pd.Series(vals, index=df.index, dtype=object)
     return df
 
@@ -321,14 +378,28 @@ def _custom_row(name, threshold, vals, included, why, labels) -> dict:
     if inc.sum() < 2:
         value, reason = np.nan, "needs at least two included groups"
     elif bad:
-        value, reason = np.nan, f"{name} undefined for group(s) {bad}: " + "; ".join(why[g] for g in why if inc[g])
+        value, reason = (
+            np.nan,
+            f"{name} undefined for group(s) {bad}: " + "; ".join(why[g] for g in why if inc[g]),
+        )
     else:
         value, reason = float(v.max() - v.min()), None
     spec = AuditMetric(
-        name, f"{name} (custom) difference", float(threshold), "<=", True, False, f"max_g − min_g {name}_g"
+        name,
+        f"{name} (custom) difference",
+        float(threshold),
+        "<=",
+        True,
+        False,
+        f"max_g − min_g {name}_g",
     )
     return dict(
-        metric=name, value=value, threshold=spec.threshold, rule=_rule(spec), verdict=spec.verdict(value), reason=reason
+        metric=name,
+        value=value,
+        threshold=spec.threshold,
+        rule=_rule(spec),
+        verdict=spec.verdict(value),
+        reason=reason,
     )
 
 # %% ../nbs/02b_tables.ipynb #a40a0671
@@ -428,7 +499,9 @@ def audit_table(
             func,
         )
     specs = _metric_specs(builtin, thresholds, p, func)
-    ct = count_table(y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func)
+    ct = count_table(
+        y, yh, sf, y_prob=p, sample_weight=w, min_support=min_support, n_bins=n_bins, func=func
+    )
     rows = _metric_rows(ct, specs, calibration)
     for r in rows:
         r["excluded"] = ct.excluded or None

@@ -34,7 +34,9 @@ def _environment() -> jinja2.Environment:
 
 # %% ../nbs/01c_templating.ipynb #13813438
 @constrained(
-    template_name=Predicate(lambda s: isinstance(s, str) and s.endswith(".j2"), "a template file name ending in .j2"),
+    template_name=Predicate(
+        lambda s: isinstance(s, str) and s.endswith(".j2"), "a template file name ending in .j2"
+    ),
 )
 def render(template_name: str, **context) -> str:
     "Render one of fairlib's jinja2 templates (autoescaped, strict about undefined names) as text."

@@ -29,7 +29,9 @@ def view_name(attributes) -> str:
     return INTERSECTION.join(map(str, attributes))
 
 # %% ../nbs/02c_views.ipynb #4204cc07
-@constrained(attributes=Instance(list, tuple, label="a list of attribute names"), views=Options(*VIEWS))
+@constrained(
+    attributes=Instance(list, tuple, label="a list of attribute names"), views=Options(*VIEWS)
+)
 def view_attributes(attributes, views: str = "all") -> list[tuple]:
     """The attributes of each view, in report order: each attribute alone, then the intersection of all of them
     ("all", the default), only the single attributes ("attributes") or only the intersection ("intersection"). One
@@ -94,7 +96,9 @@ def view_table(ct: CountTable, attributes) -> CountTable:
     bad = [a for a in attributes if a not in names]
     if bad or not attributes or len(set(attributes)) != len(attributes):
         raise FairlibInputError(
-            "attributes", f"must name some of the count table's attributes {names}, got {attributes}", "view_table"
+            "attributes",
+            f"must name some of the count table's attributes {names}, got {attributes}",
+            "view_table",
         )
     if attributes == names:
         return ct
@@ -105,11 +109,16 @@ def view_table(ct: CountTable, attributes) -> CountTable:
     bins = None if ct.bins is None else np.einsum("ng,...gij->...nij", onehot, ct.bins)
     support = np.bincount(inv, weights=ct.support, minlength=len(groups)).astype(np.int64)
     codes = inv[ct.codes] if len(ct.codes) else ct.codes
-    return replace(ct, groups=groups, codes=codes.astype(np.int64), counts=counts, support=support, bins=bins)
+    return replace(
+        ct, groups=groups, codes=codes.astype(np.int64), counts=counts, support=support, bins=bins
+    )
 
 # %% ../nbs/02c_views.ipynb #c35vd001
 @constrained(
-    y=Instance(np.ndarray, label="0/1 labels as an ndarray (validated by the audit that builds the records)"),
+    y=Instance(
+        np.ndarray,
+        label="0/1 labels as an ndarray (validated by the audit that builds the records)",
+    ),
     y_pred=Instance(np.ndarray, label="0/1 predictions as an ndarray"),
     y_prob=None | Instance(np.ndarray, label="scores in [0, 1] as an ndarray"),
     weights=None | Instance(np.ndarray, label="non-negative weights as an ndarray"),
@@ -125,7 +134,13 @@ class Records:
 
 # %% ../nbs/02c_views.ipynb #c35vd002
 def _view_data(
-    ct: CountTable, records=None, resample_size=None, *, n_bins: int = 10, allow_oversize=False, func="audit"
+    ct: CountTable,
+    records=None,
+    resample_size=None,
+    *,
+    n_bins: int = 10,
+    allow_oversize=False,
+    func="audit",
 ):
     """The `AuditData` of one view: its count table (groups named by their labels, as the reasons name them), the
     resample size N (None: the records) allocated over its (group, label) strata, and the records when there are."""
@@ -137,7 +152,16 @@ def _view_data(
     if records is None or not len(ct.codes):
         empty = np.zeros(0, np.int8)
         return AuditData(empty, empty, None, labelled, N, m, ct.min_support, ct.n_bins or n_bins)
-    return AuditData(records.y, records.y_pred, records.y_prob, labelled, N, m, ct.min_support, ct.n_bins or n_bins)
+    return AuditData(
+        records.y,
+        records.y_pred,
+        records.y_prob,
+        labelled,
+        N,
+        m,
+        ct.min_support,
+        ct.n_bins or n_bins,
+    )
 
 # %% ../nbs/02c_views.ipynb #0c8deade
 _SEP = re.compile(r"\s*(?:×|\*|&|\bx\b)\s*")
@@ -162,4 +186,6 @@ def resolve_view(view, views, func: str = "resolve_view") -> str:
         for v in views:
             if v.split(INTERSECTION) == want:
                 return v
-    raise FairlibInputError("view", f"{view!r} is not a view of this audit; its views: {views}", func)
+    raise FairlibInputError(
+        "view", f"{view!r} is not a view of this audit; its views: {views}", func
+    )

@@ -18,7 +18,16 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from boundary_harness import CliErr, CliVal, cli, frame, oracle_groups, oracle_metrics, same, stability_oracle  # noqa: E402
+from boundary_harness import (
+    CliErr,
+    CliVal,
+    cli,
+    frame,
+    oracle_groups,
+    oracle_metrics,
+    same,
+    stability_oracle,
+)  # noqa: E402
 
 
 def records(n=400, seed=1, codes=("a", "b"), p=None, rates=(0.6, 0.35), col="g") -> pd.DataFrame:
@@ -42,7 +51,9 @@ def _raw(path, sens):
     return pd.read_csv(path, dtype={c: str for c in sens}, keep_default_na=False)
 
 
-def agrees(df_or_name="in.csv", sens="g", y="y", yhat="yhat", pos=None, min_support=30, json_name="r.json"):
+def agrees(
+    df_or_name="in.csv", sens="g", y="y", yhat="yhat", pos=None, min_support=30, json_name="r.json"
+):
     """A check: the JSON the command wrote has the per-group sizes and rates, and the metric values, that plain pandas
     computes from the same records (sensitive codes as text, every distinct code a group)."""
 
@@ -57,11 +68,16 @@ def agrees(df_or_name="in.csv", sens="g", y="y", yhat="yhat", pos=None, min_supp
             return False
         for c in ("support", "selection_rate", "TPR", "FPR", "PPV"):
             for gname in want.index:
-                if not same(got.loc[gname, c] if got.loc[gname, c] is not None else np.nan, want.loc[gname, c]):
+                if not same(
+                    got.loc[gname, c] if got.loc[gname, c] is not None else np.nan,
+                    want.loc[gname, c],
+                ):
                     return False
         m = frame(d, "metrics", sens).set_index("metric")
         for k, v in oracle_metrics(want, min_support).items():
-            if k in m.index and not same(m.loc[k, "value"] if m.loc[k, "value"] is not None else np.nan, v):
+            if k in m.index and not same(
+                m.loc[k, "value"] if m.loc[k, "value"] is not None else np.nan, v
+            ):
                 return False
         return run.unchanged(df_or_name) if isinstance(df_or_name, str) else True
 
@@ -96,7 +112,9 @@ def verdict_follows(run, metric, threshold, direction, absval=True):
 
 def all_undefined(run):
     m = metrics_of(run)
-    return bool(m.value.isna().all()) and set(m.verdict) == {"Undefined"} and m.reason.map(bool).all()
+    return (
+        bool(m.value.isna().all()) and set(m.verdict) == {"Undefined"} and m.reason.map(bool).all()
+    )
 
 
 def stabilities_follow(run):
@@ -136,15 +154,25 @@ def _hash_agrees(run):
     h = d["__fairlib__"]
     body = {k: v for k, v in d.items() if k != "__fairlib__"}
     rest = {k: v for k, v in h.items() if k != "sha256"}
-    text = json.dumps({"header": rest, "payload": body}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return h["schema"] == 2 and h["form"] == "full" and hashlib.sha256(text.encode()).hexdigest() == h["sha256"]
+    text = json.dumps(
+        {"header": rest, "payload": body}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return (
+        h["schema"] == 2
+        and h["form"] == "full"
+        and hashlib.sha256(text.encode()).hexdigest() == h["sha256"]
+    )
 
 
 def _html_agrees(run):
     "A standalone page naming every audited metric with the verdict its JSON value gets."
     html = run.path("r.html").read_text(encoding="utf-8")
     m = metrics_of(run)
-    ok = html.lstrip().lower().startswith("<!doctype html") and "</html>" in html and "http://" not in html.lower()
+    ok = (
+        html.lstrip().lower().startswith("<!doctype html")
+        and "</html>" in html
+        and "http://" not in html.lower()
+    )
     return ok and all(k in html for k in m.index) and all(v in html for v in set(m.verdict))
 
 
@@ -160,7 +188,10 @@ def _parquet_dup(d):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table([[1, 0] * 20, [1, 1] * 20, ["a", "b"] * 20], names=["y", "yhat", "y"]), d / "in.parquet")
+    pq.write_table(
+        pa.table([[1, 0] * 20, [1, 1] * 20, ["a", "b"] * 20], names=["y", "yhat", "y"]),
+        d / "in.parquet",
+    )
 
 
 def _folder(d):
@@ -178,7 +209,11 @@ def _sub_file(d):
 D = "{d}/in.csv"
 CASES = [
     # ---- the shape of the file -----------------------------------------------------------------------------------
-    ("single-row", cli(*ARGS, files={"in.csv": "y,yhat,g\n1,0,a\n"}), CliErr("single record", check=untouched)),
+    (
+        "single-row",
+        cli(*ARGS, files={"in.csv": "y,yhat,g\n1,0,a\n"}),
+        CliErr("single record", check=untouched),
+    ),
     ("header-only", cli(*ARGS, files={"in.csv": "y,yhat,g\n"}), CliErr("no rows")),
     (
         "header-is-data-ints",
@@ -187,7 +222,17 @@ CASES = [
     ),
     (
         "header-is-data-floats",
-        cli("audit", D, "--y-true", "0.5", "--y-pred", "1", "--sensitive", "2", files={"in.csv": "0.5,1,2\n1,0,1\n"}),
+        cli(
+            "audit",
+            D,
+            "--y-true",
+            "0.5",
+            "--y-pred",
+            "1",
+            "--sensitive",
+            "2",
+            files={"in.csv": "0.5,1,2\n1,0,1\n"},
+        ),
         CliErr("looks like data"),
     ),
     (
@@ -222,16 +267,36 @@ CASES = [
         ),
         CliVal(agrees(yhat="1")),
     ),
-    ("dup-header-sensitive", cli(*ARGS, files={"in.csv": with_dup_header("y,yhat,g,g")}), CliErr("'g' 2 times")),
-    ("dup-header-label", cli(*ARGS, files={"in.csv": with_dup_header("y,y,yhat,g")}), CliErr("'y' 2 times")),
-    ("dup-header-unused", cli(*ARGS, files={"in.csv": with_dup_header("y,yhat,g,x,x")}), CliErr("'x' 2 times")),
-    ("dup-header-three", cli(*ARGS, files={"in.csv": with_dup_header("g,y,yhat,g,g")}), CliErr("'g' 3 times")),
+    (
+        "dup-header-sensitive",
+        cli(*ARGS, files={"in.csv": with_dup_header("y,yhat,g,g")}),
+        CliErr("'g' 2 times"),
+    ),
+    (
+        "dup-header-label",
+        cli(*ARGS, files={"in.csv": with_dup_header("y,y,yhat,g")}),
+        CliErr("'y' 2 times"),
+    ),
+    (
+        "dup-header-unused",
+        cli(*ARGS, files={"in.csv": with_dup_header("y,yhat,g,x,x")}),
+        CliErr("'x' 2 times"),
+    ),
+    (
+        "dup-header-three",
+        cli(*ARGS, files={"in.csv": with_dup_header("g,y,yhat,g,g")}),
+        CliErr("'g' 3 times"),
+    ),
     (
         "dup-header-mangled-name-ok",  # a real column called g.1 next to g is not a repeat
         cli(*J(), files={"in.csv": TEXT(BASE.assign(**{"g.1": BASE.g}))}),
         CliVal(agrees()),
     ),
-    ("case-distinct-headers", cli(*J(), files={"in.csv": TEXT(BASE.assign(G="x"))}), CliVal(agrees())),
+    (
+        "case-distinct-headers",
+        cli(*J(), files={"in.csv": TEXT(BASE.assign(G="x"))}),
+        CliVal(agrees()),
+    ),
     (
         "bom-header",
         cli(*J(), files={"in.csv": b"\xef\xbb\xbf" + CSV.encode()}),
@@ -240,8 +305,16 @@ CASES = [
     ("crlf-lines", cli(*J(), files={"in.csv": CSV.replace("\n", "\r\n")}), CliVal(agrees(BASE))),
     ("semicolons", cli(*ARGS, files={"in.csv": CSV.replace(",", ";")}), CliErr("--y-true", "'y'")),
     ("trailing-blank-lines", cli(*J(), files={"in.csv": CSV + "\n\n\n"}), CliVal(agrees(BASE))),
-    ("ragged-row", cli(*ARGS, files={"in.csv": CSV + "1,0,a,extra\n"}), CliErr("DATA", "cannot be read")),
-    ("short-row-missing-group", cli(*ARGS, files={"in.csv": CSV + "1,0\n"}), CliErr("--sensitive", "missing")),
+    (
+        "ragged-row",
+        cli(*ARGS, files={"in.csv": CSV + "1,0,a,extra\n"}),
+        CliErr("DATA", "cannot be read"),
+    ),
+    (
+        "short-row-missing-group",
+        cli(*ARGS, files={"in.csv": CSV + "1,0\n"}),
+        CliErr("--sensitive", "missing"),
+    ),
     ("empty-file", cli(*ARGS, files={"in.csv": ""}), CliErr("is empty")),
     ("blank-lines-only", cli(*ARGS, files={"in.csv": "\n\n\n"}), CliErr("DATA")),
     ("binary-garbage", cli(*ARGS, files={"in.csv": bytes(range(256)) * 4}), CliErr("DATA")),
@@ -256,20 +329,40 @@ CASES = [
         CliVal(agrees(BASE)),
     ),
     ("txt-suffix", cli(*J(data="{d}/in.txt"), files={"in.txt": CSV}), CliVal(agrees("in.txt"))),
-    ("xlsx-suffix", cli(*run_args(data="{d}/in.xlsx"), files={"in.xlsx": CSV}), CliErr("unknown file type")),
+    (
+        "xlsx-suffix",
+        cli(*run_args(data="{d}/in.xlsx"), files={"in.xlsx": CSV}),
+        CliErr("unknown file type"),
+    ),
     ("folder-as-data", cli(*run_args(data="{d}/out"), setup=_folder), CliErr("folder")),
     ("missing-file", cli(*ARGS), CliErr("no such file")),
     ("stdin-csv", cli(*J(data="-"), stdin=CSV), CliVal(agrees(BASE))),
     ("stdin-empty", cli(*run_args(data="-"), stdin=""), CliErr("DATA")),
-    ("stdin-single-row", cli(*run_args(data="-"), stdin="y,yhat,g\n1,1,a\n"), CliErr("single record")),
-    ("stdin-dup-header", cli(*run_args(data="-"), stdin=with_dup_header("y,yhat,g,g")), CliErr("'g' 2 times")),
+    (
+        "stdin-single-row",
+        cli(*run_args(data="-"), stdin="y,yhat,g\n1,1,a\n"),
+        CliErr("single record"),
+    ),
+    (
+        "stdin-dup-header",
+        cli(*run_args(data="-"), stdin=with_dup_header("y,yhat,g,g")),
+        CliErr("'g' 2 times"),
+    ),
     (
         "parquet-int-codes",
         cli(*J(data="{d}/in.parquet"), files={"in.parquet": records(codes=(1, 2))}),
         CliVal(agrees(records(codes=(1, 2)))),
     ),
-    ("parquet-dup-names", cli(*run_args(data="{d}/in.parquet"), setup=_parquet_dup), CliErr("DATA", "'y'")),
-    ("parquet-junk", cli(*run_args(data="{d}/in.parquet"), files={"in.parquet": "not parquet"}), CliErr("DATA")),
+    (
+        "parquet-dup-names",
+        cli(*run_args(data="{d}/in.parquet"), setup=_parquet_dup),
+        CliErr("DATA", "'y'"),
+    ),
+    (
+        "parquet-junk",
+        cli(*run_args(data="{d}/in.parquet"), files={"in.parquet": "not parquet"}),
+        CliErr("DATA"),
+    ),
     ("two-records", cli(*J(), files={"in.csv": "y,yhat,g\n1,0,a\n0,1,b\n"}), CliVal(all_undefined)),
     # ---- group codes are categories ------------------------------------------------------------------------------
     (
@@ -277,22 +370,56 @@ CASES = [
         cli(*J(), files={"in.csv": TEXT(_issue_leading_zeros())}),
         CliVal(lambda r: agrees()(r) and len(frame(r.json(), "groups")) == 3),
     ),
-    ("codes-01-1-001", cli(*J(), files={"in.csv": TEXT(_codes(("01", "1", "001")))}), CliVal(agrees())),
+    (
+        "codes-01-1-001",
+        cli(*J(), files={"in.csv": TEXT(_codes(("01", "1", "001")))}),
+        CliVal(agrees()),
+    ),
     ("codes-1.0-1", cli(*J(), files={"in.csv": TEXT(_codes(("1.0", "1")))}), CliVal(agrees())),
-    ("codes-1e3-1000", cli(*J(), files={"in.csv": TEXT(_codes(("1e3", "1000")))}), CliVal(agrees())),
-    ("codes-true-True-TRUE", cli(*J(), files={"in.csv": TEXT(_codes(("true", "True", "TRUE")))}), CliVal(agrees())),
+    (
+        "codes-1e3-1000",
+        cli(*J(), files={"in.csv": TEXT(_codes(("1e3", "1000")))}),
+        CliVal(agrees()),
+    ),
+    (
+        "codes-true-True-TRUE",
+        cli(*J(), files={"in.csv": TEXT(_codes(("true", "True", "TRUE")))}),
+        CliVal(agrees()),
+    ),
     ("codes-space-a", cli(*J(), files={"in.csv": TEXT(_codes((" a", "a")))}), CliVal(agrees())),
-    ("codes-NA-is-a-code", cli(*J(), files={"in.csv": TEXT(_codes(("NA", "EU")))}), CliVal(agrees())),
-    ("codes-nan-text", cli(*J(), files={"in.csv": TEXT(_codes(("nan", "None")))}), CliVal(agrees())),
+    (
+        "codes-NA-is-a-code",
+        cli(*J(), files={"in.csv": TEXT(_codes(("NA", "EU")))}),
+        CliVal(agrees()),
+    ),
+    (
+        "codes-nan-text",
+        cli(*J(), files={"in.csv": TEXT(_codes(("nan", "None")))}),
+        CliVal(agrees()),
+    ),
     ("codes-numbers", cli(*J(), files={"in.csv": TEXT(_codes((1, 2, 10)))}), CliVal(agrees())),
-    ("codes-unicode", cli(*J(), files={"in.csv": TEXT(_codes(("Bâle", "Zürich")))}), CliVal(agrees())),
-    ("codes-with-commas", cli(*J(), files={"in.csv": TEXT(_codes(("a,b", "c")))}), CliVal(agrees())),
-    ("empty-group-cell", cli(*ARGS, files={"in.csv": CSV + "1,0,\n"}), CliErr("--sensitive", "missing")),
+    (
+        "codes-unicode",
+        cli(*J(), files={"in.csv": TEXT(_codes(("Bâle", "Zürich")))}),
+        CliVal(agrees()),
+    ),
+    (
+        "codes-with-commas",
+        cli(*J(), files={"in.csv": TEXT(_codes(("a,b", "c")))}),
+        CliVal(agrees()),
+    ),
+    (
+        "empty-group-cell",
+        cli(*ARGS, files={"in.csv": CSV + "1,0,\n"}),
+        CliErr("--sensitive", "missing"),
+    ),
     (
         "intersection-leading-zeros",
         cli(
             *J(sens=("g", "sex")),
-            files={"in.csv": TEXT(_codes(("007", "7")).assign(sex=np.resize(["F", "M", "M"], 300)))},
+            files={
+                "in.csv": TEXT(_codes(("007", "7")).assign(sex=np.resize(["F", "M", "M"], 300)))
+            },
         ),
         CliVal(agrees(sens=["g", "sex"])),
     ),
@@ -305,27 +432,43 @@ CASES = [
         CliErr("--sensitive", "read the same"),
     ),
     ("one-group", cli(*J(), files={"in.csv": TEXT(BASE.assign(g="a"))}), CliVal(all_undefined)),
-    ("every-group-tiny", cli(*J(), files={"in.csv": TEXT(BASE.assign(g=range(len(BASE))))}), CliVal(all_undefined)),
+    (
+        "every-group-tiny",
+        cli(*J(), files={"in.csv": TEXT(BASE.assign(g=range(len(BASE))))}),
+        CliVal(all_undefined),
+    ),
     (
         "min-support-0-keeps-a-tiny-group",
         cli(*J("--min-support", "0"), files={"in.csv": CSV + "1,1,c\n"}),
         CliVal(agrees(min_support=0)),
     ),
-    ("sensitive-twice", cli(*run_args(sens=("g", "g")), files={"in.csv": CSV}), CliErr("--sensitive")),
+    (
+        "sensitive-twice",
+        cli(*run_args(sens=("g", "g")), files={"in.csv": CSV}),
+        CliErr("--sensitive"),
+    ),
     ("sensitive-misspelt", cli(*run_args(sens=("grp",)), files={"in.csv": CSV}), CliErr("'grp'")),
     (
         "sensitive-numeric-name",
         cli(*J(sens=("3",)), files={"in.csv": TEXT(BASE.rename(columns={"g": "3"}))}),
         CliVal(agrees(sens="3")),
     ),
-    ("sensitive-is-the-label", cli(*J(sens=("y",)), files={"in.csv": CSV}), CliErr("--sensitive", "'y'")),
+    (
+        "sensitive-is-the-label",
+        cli(*J(sens=("y",)), files={"in.csv": CSV}),
+        CliErr("--sensitive", "'y'"),
+    ),
     # ---- labels ------------------------------------------------------------------------------------------------------
     (
         "labels-yes-no",
         cli(
             *J("--pos-label", "yes"),
             files={
-                "in.csv": TEXT(BASE.assign(y=BASE.y.map({1: "yes", 0: "no"}), yhat=BASE.yhat.map({1: "yes", 0: "no"})))
+                "in.csv": TEXT(
+                    BASE.assign(
+                        y=BASE.y.map({1: "yes", 0: "no"}), yhat=BASE.yhat.map({1: "yes", 0: "no"})
+                    )
+                )
             },
         ),
         CliVal(agrees(pos="yes")),
@@ -335,31 +478,63 @@ CASES = [
         cli(*ARGS, files={"in.csv": TEXT(BASE.assign(y=BASE.y.map({1: "yes", 0: "no"})))}),
         CliErr("--y-true"),
     ),
-    ("pos-label-absent", cli(*run_args("--pos-label", "2"), files={"in.csv": CSV}), CliErr("--pos-label")),
+    (
+        "pos-label-absent",
+        cli(*run_args("--pos-label", "2"), files={"in.csv": CSV}),
+        CliErr("--pos-label"),
+    ),
     ("y-three-values", cli(*ARGS, files={"in.csv": CSV + "2,1,a\n"}), CliErr("--y-true")),
     ("yhat-three-values", cli(*ARGS, files={"in.csv": CSV + "1,2,a\n"}), CliErr("--y-pred")),
     ("y-missing-value", cli(*ARGS, files={"in.csv": CSV + ",1,a\n"}), CliErr("--y-true")),
-    ("y-floats", cli(*J(), files={"in.csv": TEXT(BASE.assign(y=BASE.y.astype(float)))}), CliVal(agrees(BASE))),
     (
-        "y-bools",
-        cli(*J(), files={"in.csv": TEXT(BASE.assign(y=BASE.y.astype(bool), yhat=BASE.yhat.astype(bool)))}),
+        "y-floats",
+        cli(*J(), files={"in.csv": TEXT(BASE.assign(y=BASE.y.astype(float)))}),
         CliVal(agrees(BASE)),
     ),
-    ("pos-label-1.0-on-floats", cli(*J("--pos-label", "1.0"), files={"in.csv": CSV}), CliVal(agrees(BASE))),
+    (
+        "y-bools",
+        cli(
+            *J(),
+            files={"in.csv": TEXT(BASE.assign(y=BASE.y.astype(bool), yhat=BASE.yhat.astype(bool)))},
+        ),
+        CliVal(agrees(BASE)),
+    ),
+    (
+        "pos-label-1.0-on-floats",
+        cli(*J("--pos-label", "1.0"), files={"in.csv": CSV}),
+        CliVal(agrees(BASE)),
+    ),
     (
         "y-prob-above-1",
-        cli(*run_args("--y-prob", "p"), files={"in.csv": TEXT(BASE.assign(p=np.linspace(0, 1.5, len(BASE))))}),
+        cli(
+            *run_args("--y-prob", "p"),
+            files={"in.csv": TEXT(BASE.assign(p=np.linspace(0, 1.5, len(BASE))))},
+        ),
         CliErr("--y-prob"),
     ),
     (
         "y-prob-ok",
-        cli(*J("--y-prob", "p"), files={"in.csv": TEXT(BASE.assign(p=np.linspace(0, 1, len(BASE))))}),
+        cli(
+            *J("--y-prob", "p"), files={"in.csv": TEXT(BASE.assign(p=np.linspace(0, 1, len(BASE))))}
+        ),
         CliVal(lambda r: agrees()(r) and "Cal" in metrics_of(r).index),
     ),
-    ("y-prob-misspelt", cli(*run_args("--y-prob", "pp"), files={"in.csv": CSV}), CliErr("--y-prob", "'pp'")),
+    (
+        "y-prob-misspelt",
+        cli(*run_args("--y-prob", "pp"), files={"in.csv": CSV}),
+        CliErr("--y-prob", "'pp'"),
+    ),
     # ---- outputs never destroy inputs ------------------------------------------------------------------------------
-    ("json-is-input", cli(*run_args("--json", D), files={"in.csv": CSV}), CliErr("--json", check=untouched)),
-    ("out-is-input", cli(*run_args("--out", D), files={"in.csv": CSV}), CliErr("--out", check=untouched)),
+    (
+        "json-is-input",
+        cli(*run_args("--json", D), files={"in.csv": CSV}),
+        CliErr("--json", check=untouched),
+    ),
+    (
+        "out-is-input",
+        cli(*run_args("--out", D), files={"in.csv": CSV}),
+        CliErr("--out", check=untouched),
+    ),
     (
         "json-is-input-dot",
         cli(*run_args("--json", "{d}/./in.csv"), files={"in.csv": CSV}),
@@ -372,17 +547,29 @@ CASES = [
     ),
     (
         "json-symlink-to-input",
-        cli(*run_args("--json", "{d}/link.json"), files={"in.csv": CSV}, setup=_link("link.json", "in.csv")),
+        cli(
+            *run_args("--json", "{d}/link.json"),
+            files={"in.csv": CSV},
+            setup=_link("link.json", "in.csv"),
+        ),
         CliErr("--json", check=untouched),
     ),
     (
         "out-hardlink-to-input",
-        cli(*run_args("--out", "{d}/hard.html"), files={"in.csv": CSV}, setup=_hard("hard.html", "in.csv")),
+        cli(
+            *run_args("--out", "{d}/hard.html"),
+            files={"in.csv": CSV},
+            setup=_hard("hard.html", "in.csv"),
+        ),
         CliErr("--out", check=untouched),
     ),
     (
         "data-symlink-out-is-target",
-        cli(*run_args("--out", D, data="{d}/link.csv"), files={"in.csv": CSV}, setup=_link("link.csv", "in.csv")),
+        cli(
+            *run_args("--out", D, data="{d}/link.csv"),
+            files={"in.csv": CSV},
+            setup=_link("link.csv", "in.csv"),
+        ),
         CliErr("--out", check=untouched),
     ),
     (
@@ -399,10 +586,26 @@ CASES = [
         ),
         CliErr("--out", "--json", check=lambda r: r.unchanged()),
     ),
-    ("json-empty", cli(*run_args("--json", ""), files={"in.csv": CSV}), CliErr("--json", check=untouched)),
-    ("out-empty", cli(*run_args("--out", ""), files={"in.csv": CSV}), CliErr("--out", check=untouched)),
-    ("json-spaces", cli(*run_args("--json", "  "), files={"in.csv": CSV}), CliErr("--json", check=untouched)),
-    ("json-dash", cli(*run_args("--json", "-"), files={"in.csv": CSV}), CliErr("--json", check=untouched)),
+    (
+        "json-empty",
+        cli(*run_args("--json", ""), files={"in.csv": CSV}),
+        CliErr("--json", check=untouched),
+    ),
+    (
+        "out-empty",
+        cli(*run_args("--out", ""), files={"in.csv": CSV}),
+        CliErr("--out", check=untouched),
+    ),
+    (
+        "json-spaces",
+        cli(*run_args("--json", "  "), files={"in.csv": CSV}),
+        CliErr("--json", check=untouched),
+    ),
+    (
+        "json-dash",
+        cli(*run_args("--json", "-"), files={"in.csv": CSV}),
+        CliErr("--json", check=untouched),
+    ),
     (
         "json-folder",
         cli(*run_args("--json", "{d}/out"), files={"in.csv": CSV}, setup=_folder),
@@ -429,7 +632,11 @@ CASES = [
         cli(*run_args("--json", "{d}/blocker/r.json"), files={"in.csv": CSV}, setup=_sub_file),
         CliErr("--json", "cannot write", check=lambda r: r.unchanged() and r.no_new_files()),
     ),
-    ("input-untouched-after-a-run", cli(*J("--out", "{d}/r.html"), files={"in.csv": CSV}), CliVal(agrees())),
+    (
+        "input-untouched-after-a-run",
+        cli(*J("--out", "{d}/r.html"), files={"in.csv": CSV}),
+        CliVal(agrees()),
+    ),
     ("json-header-and-hash", cli(*J(), files={"in.csv": CSV}), CliVal(_hash_agrees)),
     ("html-report", cli(*J("--out", "{d}/r.html"), files={"in.csv": CSV}), CliVal(_html_agrees)),
     (
@@ -438,7 +645,11 @@ CASES = [
         CliVal(lambda r: sorted(r.after) == ["in.csv", "r.html", "r.json"]),
     ),
     # ---- flags -----------------------------------------------------------------------------------------------------
-    ("version", cli("--version"), CliVal(lambda r: r.out.strip() == f"fairlib {__import__('fairlib').__version__}")),
+    (
+        "version",
+        cli("--version"),
+        CliVal(lambda r: r.out.strip() == f"fairlib {__import__('fairlib').__version__}"),
+    ),
     (
         "metrics-two",
         cli(*J("--metrics", "DI", "SPD"), files={"in.csv": CSV}),
@@ -449,11 +660,23 @@ CASES = [
         cli(*J("--metrics", "DI,SPD,EOD"), files={"in.csv": CSV}),
         CliVal(lambda r: agrees()(r) and list(metrics_of(r).index) == ["DI", "SPD", "EOD"]),
     ),
-    ("metrics-unknown", cli(*run_args("--metrics", "NOPE"), files={"in.csv": CSV}), CliErr("--metrics")),
-    ("metrics-twice", cli(*run_args("--metrics", "DI", "DI"), files={"in.csv": CSV}), CliErr("--metrics")),
+    (
+        "metrics-unknown",
+        cli(*run_args("--metrics", "NOPE"), files={"in.csv": CSV}),
+        CliErr("--metrics"),
+    ),
+    (
+        "metrics-twice",
+        cli(*run_args("--metrics", "DI", "DI"), files={"in.csv": CSV}),
+        CliErr("--metrics"),
+    ),
     ("metrics-empty", cli(*run_args("--metrics", ","), files={"in.csv": CSV}), CliErr("--metrics")),
     ("metrics-no-value", cli(*run_args("--metrics"), files={"in.csv": CSV}), CliErr("--metrics")),
-    ("metrics-cal-without-prob", cli(*run_args("--metrics", "Cal"), files={"in.csv": CSV}), CliErr("--y-prob")),
+    (
+        "metrics-cal-without-prob",
+        cli(*run_args("--metrics", "Cal"), files={"in.csv": CSV}),
+        CliErr("--y-prob"),
+    ),
     (
         "thresholds-one",
         cli(*J("--thresholds", "DI=0.9"), files={"in.csv": CSV}),
@@ -462,31 +685,71 @@ CASES = [
     (
         "thresholds-comma",
         cli(*J("--thresholds", "DI=0.9,SPD=0.3"), files={"in.csv": CSV}),
-        CliVal(lambda r: verdict_follows(r, "DI", 0.9, ">=", False) and verdict_follows(r, "SPD", 0.3, "<=")),
+        CliVal(
+            lambda r: (
+                verdict_follows(r, "DI", 0.9, ">=", False) and verdict_follows(r, "SPD", 0.3, "<=")
+            )
+        ),
     ),
     (
         "thresholds-repeated-flag",
         cli(*J("--thresholds", "DI=0.5", "--thresholds", "EOD=0.05"), files={"in.csv": CSV}),
-        CliVal(lambda r: verdict_follows(r, "DI", 0.5, ">=", False) and verdict_follows(r, "EOD", 0.05, "<=")),
+        CliVal(
+            lambda r: (
+                verdict_follows(r, "DI", 0.5, ">=", False) and verdict_follows(r, "EOD", 0.05, "<=")
+            )
+        ),
     ),
-    ("thresholds-no-value", cli(*run_args("--thresholds", "DI"), files={"in.csv": CSV}), CliErr("--thresholds")),
+    (
+        "thresholds-no-value",
+        cli(*run_args("--thresholds", "DI"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
     (
         "thresholds-not-a-number",
         cli(*run_args("--thresholds", "DI=abc"), files={"in.csv": CSV}),
         CliErr("--thresholds"),
     ),
-    ("thresholds-no-name", cli(*run_args("--thresholds", "=0.5"), files={"in.csv": CSV}), CliErr("--thresholds")),
+    (
+        "thresholds-no-name",
+        cli(*run_args("--thresholds", "=0.5"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
     (
         "thresholds-twice",
         cli(*run_args("--thresholds", "DI=0.9,DI=0.8"), files={"in.csv": CSV}),
         CliErr("--thresholds"),
     ),
-    ("thresholds-unknown", cli(*run_args("--thresholds", "NOPE=0.1"), files={"in.csv": CSV}), CliErr("--thresholds")),
-    ("thresholds-nan", cli(*run_args("--thresholds", "DI=nan"), files={"in.csv": CSV}), CliErr("--thresholds")),
-    ("thresholds-inf", cli(*run_args("--thresholds", "SPD=inf"), files={"in.csv": CSV}), CliErr("--thresholds")),
-    ("thresholds-di-above-1", cli(*run_args("--thresholds", "DI=1.5"), files={"in.csv": CSV}), CliErr("--thresholds")),
-    ("thresholds-di-0", cli(*run_args("--thresholds", "DI=0"), files={"in.csv": CSV}), CliErr("--thresholds")),
-    ("thresholds-negative", cli(*run_args("--thresholds", "SPD=-0.1"), files={"in.csv": CSV}), CliErr("--thresholds")),
+    (
+        "thresholds-unknown",
+        cli(*run_args("--thresholds", "NOPE=0.1"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
+    (
+        "thresholds-nan",
+        cli(*run_args("--thresholds", "DI=nan"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
+    (
+        "thresholds-inf",
+        cli(*run_args("--thresholds", "SPD=inf"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
+    (
+        "thresholds-di-above-1",
+        cli(*run_args("--thresholds", "DI=1.5"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
+    (
+        "thresholds-di-0",
+        cli(*run_args("--thresholds", "DI=0"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
+    (
+        "thresholds-negative",
+        cli(*run_args("--thresholds", "SPD=-0.1"), files={"in.csv": CSV}),
+        CliErr("--thresholds"),
+    ),
     (
         "thresholds-theil-large",
         cli(*J("--thresholds", "Theil=5"), files={"in.csv": CSV}),
@@ -517,8 +780,16 @@ CASES = [
         cli(*J("--vfr", "--n-resamples", "29"), files={"in.csv": CSV}),
         CliVal(lambda r: agrees()(r) and stabilities_follow(r)),
     ),
-    ("n-resamples-0", cli(*run_args("--n-resamples", "0"), files={"in.csv": CSV}), CliErr("--n-resamples")),
-    ("n-resamples-5-without-vfr", cli(*J("--n-resamples", "5"), files={"in.csv": CSV}), CliVal(agrees())),
+    (
+        "n-resamples-0",
+        cli(*run_args("--n-resamples", "0"), files={"in.csv": CSV}),
+        CliErr("--n-resamples"),
+    ),
+    (
+        "n-resamples-5-without-vfr",
+        cli(*J("--n-resamples", "5"), files={"in.csv": CSV}),
+        CliVal(agrees()),
+    ),
     (
         "size-plan-n-resamples-10",
         cli(*run_args("--size-plan", "--n-resamples", "10"), files={"in.csv": CSV}),
@@ -526,8 +797,15 @@ CASES = [
     ),
     (
         "vfr-default-clear-gap",
-        cli(*J("--vfr", "--n-resamples", "200"), files={"in.csv": TEXT(records(n=2000, rates=(0.8, 0.2)))}),
-        CliVal(lambda r: stabilities_follow(r) and metrics_of(r).loc["SPD", "vfr_stability"] == "Stable"),
+        cli(
+            *J("--vfr", "--n-resamples", "200"),
+            files={"in.csv": TEXT(records(n=2000, rates=(0.8, 0.2)))},
+        ),
+        CliVal(
+            lambda r: (
+                stabilities_follow(r) and metrics_of(r).loc["SPD", "vfr_stability"] == "Stable"
+            )
+        ),
     ),
     (
         "vfr-one-group-never-stable",
@@ -540,8 +818,16 @@ CASES = [
         CliVal(lambda r: all("tiny (n=12)" in x for x in metrics_of(r).vfr_reason)),
     ),
     ("seed-negative", cli(*run_args("--seed", "-1"), files={"in.csv": CSV}), CliErr("--seed")),
-    ("min-support-negative", cli(*run_args("--min-support", "-1"), files={"in.csv": CSV}), CliErr("--min-support")),
-    ("min-support-above-all", cli(*J("--min-support", "1000"), files={"in.csv": CSV}), CliVal(all_undefined)),
+    (
+        "min-support-negative",
+        cli(*run_args("--min-support", "-1"), files={"in.csv": CSV}),
+        CliErr("--min-support"),
+    ),
+    (
+        "min-support-above-all",
+        cli(*J("--min-support", "1000"), files={"in.csv": CSV}),
+        CliVal(all_undefined),
+    ),
     ("unknown-option", cli(*run_args("--colour"), files={"in.csv": CSV}), CliErr("--colour")),
     ("no-subcommand", cli(), CliErr("fairlib")),
     ("audit-without-data", cli("audit"), CliErr("DATA", "--y-true")),

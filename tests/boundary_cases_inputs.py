@@ -83,7 +83,9 @@ def _index_free(**kw):
         ys = pd.Series(Y, index=idx)
         yps = pd.Series(YP, index=idx).iloc[PERM[::-1]]
         gs = pd.Series(CODES, index=idx).iloc[PERM]
-        return fl.audit(Y, YP, sensitive_features=CODES, **kw), fl.audit(ys, yps, sensitive_features=gs, **kw)
+        return fl.audit(Y, YP, sensitive_features=CODES, **kw), fl.audit(
+            ys, yps, sensitive_features=gs, **kw
+        )
 
     return call
 
@@ -140,15 +142,23 @@ CASES = [
     ),
     (
         "codes-bool-and-str",
-        lambda: _fl().audit(Y, YP, sensitive_features=np.array([True, "True"] * (N // 2), dtype=object)),
+        lambda: _fl().audit(
+            Y, YP, sensitive_features=np.array([True, "True"] * (N // 2), dtype=object)
+        ),
         Err("sensitive_features"),
     ),
     (
         "codes-float-and-str",
-        lambda: _fl().audit(Y, YP, sensitive_features=np.array([1.5, "1.5"] * (N // 2), dtype=object)),
+        lambda: _fl().audit(
+            Y, YP, sensitive_features=np.array([1.5, "1.5"] * (N // 2), dtype=object)
+        ),
         Err("sensitive_features"),
     ),
-    ("codes-leading-zeros", lambda: _fl().audit(Y, YP, sensitive_features=CODES), Val(metrics_agree(Y, YP, CODES))),
+    (
+        "codes-leading-zeros",
+        lambda: _fl().audit(Y, YP, sensitive_features=CODES),
+        Val(metrics_agree(Y, YP, CODES)),
+    ),
     (
         "codes-leading-zeros-groups",
         lambda: _fl().audit(Y, YP, sensitive_features=CODES),
@@ -162,7 +172,9 @@ CASES = [
     (
         "codes-intersections-collide",
         lambda: _fl().audit(
-            Y, YP, sensitive_features={"a": np.resize(["x/y", "x"], N), "b": np.resize(["z", "y/z"], N)}
+            Y,
+            YP,
+            sensitive_features={"a": np.resize(["x/y", "x"], N), "b": np.resize(["z", "y/z"], N)},
         ),
         Err("sensitive_features"),
     ),
@@ -184,17 +196,23 @@ CASES = [
     ("data-index-and-order", _data_index_free(), Val(both_equal)),
     (
         "series-other-labels",
-        lambda: _fl().audit(pd.Series(Y), pd.Series(YP, index=np.arange(N) + 1), sensitive_features=CODES),
+        lambda: _fl().audit(
+            pd.Series(Y), pd.Series(YP, index=np.arange(N) + 1), sensitive_features=CODES
+        ),
         Err("y_pred"),
     ),
     (
         "series-duplicate-labels",
-        lambda: _fl().audit(pd.Series(Y, index=[0] * N), pd.Series(YP, index=[1] * N), sensitive_features=CODES),
+        lambda: _fl().audit(
+            pd.Series(Y, index=[0] * N), pd.Series(YP, index=[1] * N), sensitive_features=CODES
+        ),
         Err("y_pred"),
     ),
     (
         "sensitive-series-other-labels",
-        lambda: _fl().audit(pd.Series(Y), pd.Series(YP), sensitive_features=pd.Series(CODES, index=np.arange(N) + 5)),
+        lambda: _fl().audit(
+            pd.Series(Y), pd.Series(YP), sensitive_features=pd.Series(CODES, index=np.arange(N) + 5)
+        ),
         Err("sensitive_features"),
     ),
     (
@@ -209,7 +227,9 @@ CASES = [
     ),
     (
         "data-column-misspelt",
-        lambda: _fl().audit("y", "yh", sensitive_features="grp", data=pd.DataFrame({"y": Y, "yh": YP, "g": CODES})),
+        lambda: _fl().audit(
+            "y", "yh", sensitive_features="grp", data=pd.DataFrame({"y": Y, "yh": YP, "g": CODES})
+        ),
         Err("sensitive_features"),
     ),
     # ---- the file reader -------------------------------------------------------------------------------------------
@@ -241,38 +261,70 @@ CASES = [
         lambda: _fl().datafiles.read_audit_table(_dir() / "none.csv", sensitive_features="g"),
         Err("data"),
     ),
-    ("read-folder", lambda: _fl().datafiles.read_audit_table(_dir(), sensitive_features="g"), Err("data")),
+    (
+        "read-folder",
+        lambda: _fl().datafiles.read_audit_table(_dir(), sensitive_features="g"),
+        Err("data"),
+    ),
     (
         "read-sensitive-int",
         lambda: _fl().datafiles.read_audit_table("x.csv", sensitive_features=3),
         Err("sensitive_features"),
     ),
     # ---- output paths ----------------------------------------------------------------------------------------------
-    ("out-same-as-input", outputs(lambda d: ({"json": d / "in.csv"}, {"data": d / "in.csv"})), Err("json")),
-    ("out-same-as-input-str", outputs(lambda d: ({"out": str(d / "in.csv")}, {"data": str(d / "in.csv")})), Err("out")),
+    (
+        "out-same-as-input",
+        outputs(lambda d: ({"json": d / "in.csv"}, {"data": d / "in.csv"})),
+        Err("json"),
+    ),
+    (
+        "out-same-as-input-str",
+        outputs(lambda d: ({"out": str(d / "in.csv")}, {"data": str(d / "in.csv")})),
+        Err("out"),
+    ),
     (
         "out-symlink-to-input",
         outputs(
-            lambda d: ((d / "l.json").symlink_to(d / "in.csv"), ({"json": d / "l.json"}, {"data": d / "in.csv"}))[1]
+            lambda d: (
+                (d / "l.json").symlink_to(d / "in.csv"),
+                ({"json": d / "l.json"}, {"data": d / "in.csv"}),
+            )[1]
         ),
         Err("json"),
     ),
     (
         "out-hardlink-to-input",
-        outputs(lambda d: (os.link(d / "in.csv", d / "h.html"), ({"out": d / "h.html"}, {"data": d / "in.csv"}))[1]),
+        outputs(
+            lambda d: (
+                os.link(d / "in.csv", d / "h.html"),
+                ({"out": d / "h.html"}, {"data": d / "in.csv"}),
+            )[1]
+        ),
         Err("out"),
     ),
-    ("out-two-same", outputs(lambda d: ({"out": d / "r", "json": d / "sub" / ".." / "r"}, {})), Err("json")),
+    (
+        "out-two-same",
+        outputs(lambda d: ({"out": d / "r", "json": d / "sub" / ".." / "r"}, {})),
+        Err("json"),
+    ),
     ("out-empty", outputs(lambda d: ({"out": ""}, {})), Err("out")),
     ("out-dash", outputs(lambda d: ({"json": "-"}, {})), Err("json")),
     ("out-folder", outputs(lambda d: ({"json": d}, {})), Err("json")),
     ("out-under-a-file", outputs(lambda d: ({"json": d / "in.csv" / "r.json"}, {})), Err("json")),
     ("out-not-a-path", outputs(lambda d: ({"json": 5}, {})), Err("json")),
-    ("out-stdin-input", outputs(lambda d: ({"json": d / "r.json"}, {"data": "-"})), Val(lambda r: set(r) == {"json"})),
+    (
+        "out-stdin-input",
+        outputs(lambda d: ({"json": d / "r.json"}, {"data": "-"})),
+        Val(lambda r: set(r) == {"json"}),
+    ),
     (
         "out-none-skipped",
         outputs(lambda d: ({"json": None, "out": d / "r.html"}, {"data": d / "in.csv"})),
         Val(lambda r: list(r) == ["out"]),
     ),
-    ("out-outputs-not-dict", lambda: _fl().datafiles.check_output_paths(["r.json"]), Err("outputs")),
+    (
+        "out-outputs-not-dict",
+        lambda: _fl().datafiles.check_output_paths(["r.json"]),
+        Err("outputs"),
+    ),
 ]

@@ -28,7 +28,9 @@ from campaign_cases import Err, Undef, Val  # noqa: E402
 
 _R = np.random.default_rng(7)
 N = 1200
-G = pd.DataFrame(dict(sex=_R.choice(["F", "M"], N), race=_R.choice(["a", "b", "c"], N, p=[0.5, 0.3, 0.2])))
+G = pd.DataFrame(
+    dict(sex=_R.choice(["F", "M"], N), race=_R.choice(["a", "b", "c"], N, p=[0.5, 0.3, 0.2]))
+)
 _MALE, _A = (G.sex == "M").to_numpy(), (G.race == "a").to_numpy()
 X = np.c_[_R.normal(size=(N, 2)), _MALE + _R.normal(0, 0.3, N), _A + _R.normal(0, 0.3, N)]
 Y = (_R.random(N) < 1 / (1 + np.exp(-(X[:, 0] + 1.2 * _MALE + 1.2 * _A - 1.2)))).astype(int)
@@ -97,7 +99,12 @@ def row_thresholds(est, groups) -> np.ndarray:
     row whose cell is not in the table gets `default_threshold_`."""
     cols = list(est.cell_columns_)
     tab = est.cell_thresholds_[[*cols, "threshold"]]
-    m = groups[cols].astype(object).reset_index(drop=True).merge(tab.astype({c: object for c in cols}), how="left")
+    m = (
+        groups[cols]
+        .astype(object)
+        .reset_index(drop=True)
+        .merge(tab.astype({c: object for c in cols}), how="left")
+    )
     return m.threshold.fillna(est.default_threshold_).to_numpy()
 
 
@@ -113,7 +120,10 @@ def holds(metric, bound, scores=S, y=Y, groups=G, min_support=30):
 
     def check(est):
         got = recount(est, scores, y, groups, min_support)
-        ok = [v[metric] >= bound - 1e-12 if metric == "DI" else v[metric] <= bound + 1e-12 for v in got.values()]
+        ok = [
+            v[metric] >= bound - 1e-12 if metric == "DI" else v[metric] <= bound + 1e-12
+            for v in got.values()
+        ]
         return est.feasible_ and all(ok)
 
     return check
@@ -134,7 +144,9 @@ def same_thresholds_as_arrays(make, scores=S, y=Y, groups=G):
     "A check: the fit on these (aligned pandas) inputs gives the thresholds of the fit on plain positional arrays."
 
     def check(est):
-        ref = _quiet(lambda: make().fit(np.asarray(scores), np.asarray(y), groups.reset_index(drop=True)))
+        ref = _quiet(
+            lambda: make().fit(np.asarray(scores), np.asarray(y), groups.reset_index(drop=True))
+        )
         return np.array_equal(est.thresholds_, ref.thresholds_)
 
     return check
@@ -246,7 +258,9 @@ def prefit_check(r):
 def estimator_check(est):
     "The thresholds apply to the regression fitted by hand on the same rows."
     p = _lr().fit(X, Y).predict_proba(X)[:, 1]
-    return np.array_equal(est.predict(X, sensitive_features=G), (p >= row_thresholds(est, G)).astype(int))
+    return np.array_equal(
+        est.predict(X, sensitive_features=G), (p >= row_thresholds(est, G)).astype(int)
+    )
 
 
 def pipeline_routing_off():
@@ -308,14 +322,23 @@ def cv_score():
         ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
         return _quiet(
             lambda: cross_val_score(
-                ts, X, Y, cv=_kfold(), scoring=make_fair_scorer(min_support=0), params={"sensitive_features": G}
+                ts,
+                X,
+                Y,
+                cv=_kfold(),
+                scoring=make_fair_scorer(min_support=0),
+                params={"sensitive_features": G},
             )
         )
 
 
 def cv_check(v):
     splits = list(_kfold().split(X))
-    return same(np.mean(v), fold_mean(lambda: TS(estimator=_lr(), min_support=0), penalised_dp, splits), 1e-12)
+    return same(
+        np.mean(v),
+        fold_mean(lambda: TS(estimator=_lr(), min_support=0), penalised_dp, splits),
+        1e-12,
+    )
 
 
 def scorer_pipeline_unrequested_predict():
@@ -363,7 +386,10 @@ YP = (S >= 0.5).astype(int)
 def cba_check(metric, min_support=30):
     def check(v):
         df = G.assign(y=Y, yh=YP)
-        return all(same(v[c], oracle_metrics(oracle_groups(df, "y", "yh", c), min_support)[metric]) for c in G)
+        return all(
+            same(v[c], oracle_metrics(oracle_groups(df, "y", "yh", c), min_support)[metric])
+            for c in G
+        )
 
     return check
 
@@ -422,7 +448,9 @@ CASES = [
     ("rw-weight-without-estimator", lambda: RW().fit(G, Y, sample_weight=W), Err("sample_weight")),
     (
         "rw-weight-series-other-index",
-        lambda: RW(estimator=_lr()).fit(X, Y, sensitive_features=G, sample_weight=pd.Series(W, index=IDX)),
+        lambda: RW(estimator=_lr()).fit(
+            X, Y, sensitive_features=G, sample_weight=pd.Series(W, index=IDX)
+        ),
         Err("sample_weight"),
     ),
     ("rw-weight-valid", lambda: rw_fit_weighted(W), Val(rw_weighted_equals_hand)),
@@ -452,22 +480,36 @@ CASES = [
         Err("sample_weight"),
     ),
     # --- pairing of pandas inputs ----------------------------------------------------------------------------------
-    ("ts-y-series-shuffled-index", lambda: TS().fit(S, pd.Series(Y, index=SHUF), G.set_index(IDX)), Err("y")),
+    (
+        "ts-y-series-shuffled-index",
+        lambda: TS().fit(S, pd.Series(Y, index=SHUF), G.set_index(IDX)),
+        Err("y"),
+    ),
     ("ts-y-series-other-labels", lambda: TS().fit(S, pd.Series(Y, index=IDX), G), Err("y")),
-    ("ts-scores-series-shuffled", lambda: TS().fit(pd.Series(S, index=SHUF), Y, G.set_index(IDX)), Err("X", "scores")),
+    (
+        "ts-scores-series-shuffled",
+        lambda: TS().fit(pd.Series(S, index=SHUF), Y, G.set_index(IDX)),
+        Err("X", "scores"),
+    ),
     (
         "ts-features-frame-shuffled",
-        lambda: TS(estimator=_lr()).fit(pd.DataFrame(X, index=SHUF), Y, sensitive_features=G.set_index(IDX)),
+        lambda: TS(estimator=_lr()).fit(
+            pd.DataFrame(X, index=SHUF), Y, sensitive_features=G.set_index(IDX)
+        ),
         Err("X"),
     ),
     (
         "ts-predict-groups-shuffled",
-        lambda: ts_estimator_fitted().predict(pd.DataFrame(X, index=IDX), sensitive_features=G.set_index(SHUF)),
+        lambda: ts_estimator_fitted().predict(
+            pd.DataFrame(X, index=IDX), sensitive_features=G.set_index(SHUF)
+        ),
         Err("X", "sensitive_features"),
     ),
     (
         "ts-aligned-custom-index",
-        lambda: _quiet(lambda: TS().fit(pd.Series(S, index=IDX), pd.Series(Y, index=IDX), G.set_index(IDX))),
+        lambda: _quiet(
+            lambda: TS().fit(pd.Series(S, index=IDX), pd.Series(Y, index=IDX), G.set_index(IDX))
+        ),
         Val(same_thresholds_as_arrays(TS)),
     ),
     (
@@ -476,12 +518,26 @@ CASES = [
         Val(same_thresholds_as_arrays(TS)),
     ),
     ("ts-dict-of-series-shuffled", lambda: dict_of_series(shift=True), Err("groups")),
-    ("ts-dict-of-series-aligned", lambda: _quiet(lambda: dict_of_series()), Val(same_thresholds_as_arrays(TS))),
-    ("gr-y-series-shuffled", lambda: GR().fit(S, pd.Series(Y, index=SHUF), G.set_index(IDX)), Err("y")),
-    ("rw-y-series-shuffled", lambda: RW().fit(G.set_index(IDX), pd.Series(Y, index=SHUF)), Err("y")),
+    (
+        "ts-dict-of-series-aligned",
+        lambda: _quiet(lambda: dict_of_series()),
+        Val(same_thresholds_as_arrays(TS)),
+    ),
+    (
+        "gr-y-series-shuffled",
+        lambda: GR().fit(S, pd.Series(Y, index=SHUF), G.set_index(IDX)),
+        Err("y"),
+    ),
+    (
+        "rw-y-series-shuffled",
+        lambda: RW().fit(G.set_index(IDX), pd.Series(Y, index=SHUF)),
+        Err("y"),
+    ),
     (
         "rw-features-frame-shuffled",
-        lambda: RW(estimator=_lr()).fit(pd.DataFrame(X, index=SHUF), Y, sensitive_features=G.set_index(IDX)),
+        lambda: RW(estimator=_lr()).fit(
+            pd.DataFrame(X, index=SHUF), Y, sensitive_features=G.set_index(IDX)
+        ),
         Err("X"),
     ),
     (
@@ -506,13 +562,18 @@ CASES = [
     ),
     (
         "ts-fairness-score-y-shuffled",
-        lambda: ts_fitted().fairness_score(S, pd.Series(Y, index=SHUF), sensitive_features=G.set_index(IDX)),
+        lambda: ts_fitted().fairness_score(
+            S, pd.Series(Y, index=SHUF), sensitive_features=G.set_index(IDX)
+        ),
         Err("y"),
     ),
     (
         "scorer-features-shuffled",
         lambda: _m().make_fair_scorer()(
-            ts_estimator_fitted(), pd.DataFrame(X, index=SHUF), Y, sensitive_features=G.set_index(IDX)
+            ts_estimator_fitted(),
+            pd.DataFrame(X, index=SHUF),
+            Y,
+            sensitive_features=G.set_index(IDX),
         ),
         Err("X"),
     ),
@@ -544,25 +605,48 @@ CASES = [
     ),
     ("rw-group-blank", lambda: RW().fit(one_missing("sex", ""), Y), Err("groups")),
     ("gr-group-none", lambda: GR().fit(S, Y, one_missing("race", None)), Err("groups")),
-    ("ts-predict-group-nan", lambda: ts_fitted().predict(S, one_missing("race", np.nan)), Err("groups")),
-    ("rw-transform-group-blank", lambda: RW().fit(G, Y).transform(one_missing("sex", " "), Y), Err("groups")),
+    (
+        "ts-predict-group-nan",
+        lambda: ts_fitted().predict(S, one_missing("race", np.nan)),
+        Err("groups"),
+    ),
+    (
+        "rw-transform-group-blank",
+        lambda: RW().fit(G, Y).transform(one_missing("sex", " "), Y),
+        Err("groups"),
+    ),
     (
         "ts-groups-dict-ragged",
         lambda: TS().fit(S, Y, {"sex": G.sex.to_numpy(), "race": G.race.to_numpy()[:-1]}),
         Err("groups"),
     ),
     ("ts-groups-empty-dict", lambda: TS().fit(S, Y, {}), Err("groups")),
-    ("ts-groups-duplicated-columns", lambda: TS().fit(S, Y, pd.concat([G, G[["sex"]]], axis=1)), Err("groups")),
-    ("cba-group-nan", lambda: cba("demographic_parity", YP, one_missing("sex", np.nan)), Err("sensitive_features")),
+    (
+        "ts-groups-duplicated-columns",
+        lambda: TS().fit(S, Y, pd.concat([G, G[["sex"]]], axis=1)),
+        Err("groups"),
+    ),
+    (
+        "cba-group-nan",
+        lambda: cba("demographic_parity", YP, one_missing("sex", np.nan)),
+        Err("sensitive_features"),
+    ),
     (
         "ts-codes-with-leading-zeros",  # "007" and "7" are two groups
-        lambda: _quiet(lambda: TS().fit(S, Y, pd.DataFrame({"site": np.where(np.arange(N) % 2, "007", "7")}))),
+        lambda: _quiet(
+            lambda: TS().fit(S, Y, pd.DataFrame({"site": np.where(np.arange(N) % 2, "007", "7")}))
+        ),
         Val(lambda est: sorted(est.cells_.get_level_values(0)) == ["007", "7"]),
     ),
     (
         "ts-groups-named-series",
         lambda: _quiet(lambda: TS().fit(S, Y, G.race)),
-        Val(lambda est: est.cell_columns_ == ("race",) and sorted(est.cells_.get_level_values(0)) == ["a", "b", "c"]),
+        Val(
+            lambda est: (
+                est.cell_columns_ == ("race",)
+                and sorted(est.cells_.get_level_values(0)) == ["a", "b", "c"]
+            )
+        ),
     ),
     # --- constraints -----------------------------------------------------------------------------------------------
     ("ts-constraint-unknown", lambda: TS(constraint="parity").fit(S, Y, G), Err("constraint")),
@@ -577,17 +661,29 @@ CASES = [
         lambda: TS(constraint="equal_opportunity", tolerance=-0.1).fit(S, Y, G),
         Err("tolerance"),
     ),
-    ("ts-tolerance-above-one", lambda: TS(constraint="equalized_odds", tolerance=1.5).fit(S, Y, G), Err("tolerance")),
+    (
+        "ts-tolerance-above-one",
+        lambda: TS(constraint="equalized_odds", tolerance=1.5).fit(S, Y, G),
+        Err("tolerance"),
+    ),
     (
         "ts-tolerance-nan",
         lambda: TS(constraint="equal_opportunity", tolerance=float("nan")).fit(S, Y, G),
         Err("tolerance"),
     ),
-    ("ts-tolerance-text", lambda: TS(constraint="equal_opportunity", tolerance="0.1").fit(S, Y, G), Err("tolerance")),
+    (
+        "ts-tolerance-text",
+        lambda: TS(constraint="equal_opportunity", tolerance="0.1").fit(S, Y, G),
+        Err("tolerance"),
+    ),
     ("gr-constraint-unknown", lambda: GR(constraint="odds").fit(S, Y, G), Err("constraint")),
     ("gr-tolerance-negative", lambda: GR(tolerance=-1).fit(S, Y, G), Err("tolerance")),
     ("scorer-constraint-unknown", lambda: _m().make_fair_scorer("eo"), Err("constraint")),
-    ("scorer-tolerance-negative", lambda: _m().make_fair_scorer("equal_opportunity", tolerance=-0.5), Err("tolerance")),
+    (
+        "scorer-tolerance-negative",
+        lambda: _m().make_fair_scorer("equal_opportunity", tolerance=-0.5),
+        Err("tolerance"),
+    ),
     ("cba-constraint-unknown", lambda: cba("equal_odds", YP), Err("constraint")),
     ("ts-dp-holds", lambda: ts_fitted(), Val(holds("DI", 0.8))),
     ("ts-eo-holds", lambda: ts_fitted(constraint="equal_opportunity"), Val(holds("EOpp", 0.1))),
@@ -601,45 +697,105 @@ CASES = [
         "ts-eo-with-estimator",
         lambda: ts_estimator_fitted(constraint="equal_opportunity"),
         Val(
-            lambda est: estimator_check(est) and holds("EOpp", 0.1, scores=_lr().fit(X, Y).predict_proba(X)[:, 1])(est)
+            lambda est: (
+                estimator_check(est)
+                and holds("EOpp", 0.1, scores=_lr().fit(X, Y).predict_proba(X)[:, 1])(est)
+            )
         ),
     ),
     (
         "ts-eo-infeasible-is-reported",  # a 0.25 grid cannot bring TPRs within 0.001: feasible_ is False, and it is
         lambda: ts_fitted(constraint="equal_opportunity", tolerance=0.001, step=0.25),
-        Val(lambda est: not est.feasible_ and max(v["EOpp"] for v in recount(est, S, Y, G).values()) > 0.001),
+        Val(
+            lambda est: (
+                not est.feasible_ and max(v["EOpp"] for v in recount(est, S, Y, G).values()) > 0.001
+            )
+        ),
     ),
-    ("gr-eo-holds", lambda: _quiet(lambda: GR(constraint="equal_opportunity").fit(S, Y, G)), Val(holds("EOpp", 0.1))),
-    ("gr-eodds-holds", lambda: _quiet(lambda: GR(constraint="equalized_odds").fit(S, Y, G)), Val(holds("EOD", 0.1))),
+    (
+        "gr-eo-holds",
+        lambda: _quiet(lambda: GR(constraint="equal_opportunity").fit(S, Y, G)),
+        Val(holds("EOpp", 0.1)),
+    ),
+    (
+        "gr-eodds-holds",
+        lambda: _quiet(lambda: GR(constraint="equalized_odds").fit(S, Y, G)),
+        Val(holds("EOD", 0.1)),
+    ),
     ("gr-dp-holds", lambda: _quiet(lambda: GR().fit(S, Y, G)), Val(holds("DI", 0.8))),
-    ("ts-eo-oos-consistent", lambda: ts_fitted(constraint="equal_opportunity", oos_resamples=8), Val(oos_consistency)),
-    ("ts-eodds-oos-consistent", lambda: ts_fitted(constraint="equalized_odds", oos_resamples=8), Val(oos_consistency)),
+    (
+        "ts-eo-oos-consistent",
+        lambda: ts_fitted(constraint="equal_opportunity", oos_resamples=8),
+        Val(oos_consistency),
+    ),
+    (
+        "ts-eodds-oos-consistent",
+        lambda: ts_fitted(constraint="equalized_odds", oos_resamples=8),
+        Val(oos_consistency),
+    ),
     ("ts-dp-oos-consistent", lambda: ts_fitted(oos_resamples=8), Val(oos_consistency)),
-    ("ts-eo-oos-skipped", lambda: ts_fitted(constraint="equal_opportunity"), Undef(lambda est: est.constraint_vfr_)),
+    (
+        "ts-eo-oos-skipped",
+        lambda: ts_fitted(constraint="equal_opportunity"),
+        Undef(lambda est: est.constraint_vfr_),
+    ),
     ("cba-eo-value", lambda: cba("equal_opportunity", YP), Val(cba_check("EOpp"))),
     ("cba-eodds-value", lambda: cba("equalized_odds", YP), Val(cba_check("EOD"))),
     ("cba-dp-value", lambda: cba("demographic_parity", YP), Val(cba_check("DI"))),
-    ("cba-eo-one-group-left", lambda: cba("equal_opportunity", YP, min_support=500), Undef(lambda v: v["race"])),
+    (
+        "cba-eo-one-group-left",
+        lambda: cba("equal_opportunity", YP, min_support=500),
+        Undef(lambda v: v["race"]),
+    ),
     ("cba-eo-group-without-positives", lambda: no_positive_group(), Undef(lambda v: v["race"])),
     (
         "ts-eo-undefined-gap-is-infeasible",
         lambda: eo_undefined_fit(),
-        Val(lambda est: not est.feasible_ and np.isnan(est.search_.filter(like="EOpp_race").to_numpy()).all()),
+        Val(
+            lambda est: (
+                not est.feasible_
+                and np.isnan(est.search_.filter(like="EOpp_race").to_numpy()).all()
+            )
+        ),
     ),
-    ("scorer-eo-value", lambda: scorer_value("equal_opportunity"), Val(scorer_check("equal_opportunity", "EOpp", 0.1))),
-    ("scorer-eodds-value", lambda: scorer_value("equalized_odds"), Val(scorer_check("equalized_odds", "EOD", 0.1))),
-    ("scorer-dp-value", lambda: scorer_value("demographic_parity"), Val(scorer_check("demographic_parity", "DI", 0.8))),
+    (
+        "scorer-eo-value",
+        lambda: scorer_value("equal_opportunity"),
+        Val(scorer_check("equal_opportunity", "EOpp", 0.1)),
+    ),
+    (
+        "scorer-eodds-value",
+        lambda: scorer_value("equalized_odds"),
+        Val(scorer_check("equalized_odds", "EOD", 0.1)),
+    ),
+    (
+        "scorer-dp-value",
+        lambda: scorer_value("demographic_parity"),
+        Val(scorer_check("demographic_parity", "DI", 0.8)),
+    ),
     (
         "scorer-tolerance-override",
         lambda: scorer_value("equal_opportunity", tolerance=0.0),
         Val(scorer_check("equal_opportunity", "EOpp", 0.0)),
     ),
     # --- prefit and wrapped estimators -----------------------------------------------------------------------------
-    ("ts-prefit-unfitted", lambda: TS(estimator=_lr(), prefit=True).fit(X, Y, sensitive_features=G), Err("estimator")),
-    ("ts-estimator-without-proba", lambda: TS(estimator=object()).fit(X, Y, sensitive_features=G), Err("estimator")),
+    (
+        "ts-prefit-unfitted",
+        lambda: TS(estimator=_lr(), prefit=True).fit(X, Y, sensitive_features=G),
+        Err("estimator"),
+    ),
+    (
+        "ts-estimator-without-proba",
+        lambda: TS(estimator=object()).fit(X, Y, sensitive_features=G),
+        Err("estimator"),
+    ),
     ("ts-prefit-fitted", lambda: prefit_predict(), Val(prefit_check)),
     ("ts-estimator-fitted-here", lambda: ts_estimator_fitted(), Val(estimator_check)),
-    ("ts-y-three-classes", lambda: TS(estimator=_lr()).fit(X, np.r_[Y[:-1], 2], sensitive_features=G), Err("y")),
+    (
+        "ts-y-three-classes",
+        lambda: TS(estimator=_lr()).fit(X, np.r_[Y[:-1], 2], sensitive_features=G),
+        Err("y"),
+    ),
     (
         "ts-y-nan-with-estimator",
         lambda: TS(estimator=_lr()).fit(X, np.r_[np.nan, Y[1:]], sensitive_features=G),
@@ -658,7 +814,11 @@ CASES = [
         Val(lambda r: np.array_equal(r[2], (S[:30] >= r[0].default_threshold_).astype(int))),
     ),
     ("ts-predict-small-cell", lambda: small_cell_predict(), Val(small_cell_check)),
-    ("rw-transform-unseen-cell", lambda: RW().fit(G, Y).transform(G.assign(race="zz"), Y), Err("groups")),
+    (
+        "rw-transform-unseen-cell",
+        lambda: RW().fit(G, Y).transform(G.assign(race="zz"), Y),
+        Err("groups"),
+    ),
     ("ts-predict-lacks-cell-column", lambda: ts_fitted().predict(S, G[["sex"]]), Err("groups")),
     ("ts-predict-scores-above-one", lambda: ts_fitted().predict(S + 1, G), Err("scores")),
     # --- pipelines and searches ------------------------------------------------------------------------------------
@@ -666,6 +826,14 @@ CASES = [
     ("gridsearch-default-is-accuracy", lambda: search(), Val(search_checks(accuracy))),
     ("gridsearch-fair-scorer", lambda: fair_search(), Val(search_checks(penalised_dp))),
     ("cross-val-fair-scorer", lambda: cv_score(), Val(cv_check)),
-    ("scorer-predict-not-requested", lambda: scorer_pipeline_unrequested_predict(), Err("sensitive_features")),
-    ("scorer-without-groups", lambda: _m().make_fair_scorer()(ts_fitted(), S, Y), Err("sensitive_features")),
+    (
+        "scorer-predict-not-requested",
+        lambda: scorer_pipeline_unrequested_predict(),
+        Err("sensitive_features"),
+    ),
+    (
+        "scorer-without-groups",
+        lambda: _m().make_fair_scorer()(ts_fitted(), S, Y),
+        Err("sensitive_features"),
+    ),
 ]

@@ -41,7 +41,11 @@ def vfr(metric="SPD", y=Y, yp=YP, g=G, **kw):
 
 
 def stability_col(r):
-    return r.metrics["vfr_stability"] if "vfr_stability" in r.metrics else pd.Series([None] * len(r.metrics))
+    return (
+        r.metrics["vfr_stability"]
+        if "vfr_stability" in r.metrics
+        else pd.Series([None] * len(r.metrics))
+    )
 
 
 def audit_stabilities_follow(r):
@@ -113,10 +117,17 @@ def _no_positives_group():
 
 CASES = [
     # ---- fl.audit(vfr=True): too few resamples are refused ---------------------------------------------------------
-    *[(f"audit-K-{k}", audit(vfr=True, n_resamples=k), Err("n_resamples")) for k in (1, 2, 5, 10, 20, 28)],
+    *[
+        (f"audit-K-{k}", audit(vfr=True, n_resamples=k), Err("n_resamples"))
+        for k in (1, 2, 5, 10, 20, 28)
+    ],
     ("audit-K-29", audit(vfr=True, n_resamples=29), Val(audit_stabilities_follow)),
     ("audit-K-200", audit(vfr=True, n_resamples=200), Val(audit_stabilities_follow)),
-    ("audit-K-1-without-vfr", audit(n_resamples=1), Val(lambda r: r.vfr_settings is None and "vfr" not in r.metrics)),
+    (
+        "audit-K-1-without-vfr",
+        audit(n_resamples=1),
+        Val(lambda r: r.vfr_settings is None and "vfr" not in r.metrics),
+    ),
     ("audit-K-0", audit(vfr=True, n_resamples=0), Err("n_resamples")),
     ("audit-K-float", audit(vfr=True, n_resamples=29.5), Err("n_resamples")),
     ("audit-K-bool", audit(vfr=True, n_resamples=True), Err("n_resamples")),
@@ -126,28 +137,56 @@ CASES = [
     (
         "audit-N-above-n-allowed",
         warned_oversize(audit(vfr=True, n_resamples=40, resample_size=2 * N, allow_oversize=True)),
-        Val(lambda out: "ResampleSizeWarning" in out[1] and out[0].vfr_settings["resample_size"] == 2 * N),
+        Val(
+            lambda out: (
+                "ResampleSizeWarning" in out[1] and out[0].vfr_settings["resample_size"] == 2 * N
+            )
+        ),
     ),
-    ("audit-N-equals-n", audit(vfr=True, n_resamples=40, resample_size=N), Val(audit_stabilities_follow)),
+    (
+        "audit-N-equals-n",
+        audit(vfr=True, n_resamples=40, resample_size=N),
+        Val(audit_stabilities_follow),
+    ),
     *[
-        (f"audit-N-{s}-starved", audit(vfr=True, n_resamples=40, resample_size=s), Val(all_vfr_undefined))
+        (
+            f"audit-N-{s}-starved",
+            audit(vfr=True, n_resamples=40, resample_size=s),
+            Val(all_vfr_undefined),
+        )
         for s in (1, 2, 3)
     ],
     (
         "audit-N-4-every-stratum-one",  # 4 strata, 4 draws: each gets one record, the flip rate is measured
         audit(vfr=True, n_resamples=40, resample_size=4),
-        Val(lambda r: not starved(Y, G, 4) and audit_stabilities_follow(r) and r.metrics.vfr.notna().any()),
+        Val(
+            lambda r: (
+                not starved(Y, G, 4) and audit_stabilities_follow(r) and r.metrics.vfr.notna().any()
+            )
+        ),
     ),
     (
         "audit-N-100-small-stratum-starved",
-        lambda: _fl().audit(YS, YPS, sensitive_features=GS, vfr=True, n_resamples=40, resample_size=100),
-        Val(lambda r: starved(YS, GS, 100) and all_vfr_undefined(r) and "too small" in " ".join(r.metrics.vfr_reason)),
+        lambda: _fl().audit(
+            YS, YPS, sensitive_features=GS, vfr=True, n_resamples=40, resample_size=100
+        ),
+        Val(
+            lambda r: (
+                starved(YS, GS, 100)
+                and all_vfr_undefined(r)
+                and "too small" in " ".join(r.metrics.vfr_reason)
+            )
+        ),
     ),
     ("audit-N-0", audit(vfr=True, n_resamples=40, resample_size=0), Err("resample_size")),
     ("audit-N-negative", audit(vfr=True, n_resamples=40, resample_size=-5), Err("resample_size")),
     ("audit-N-float", audit(vfr=True, n_resamples=40, resample_size=2.5), Err("resample_size")),
     ("audit-N-string", audit(vfr=True, n_resamples=40, resample_size="100"), Err("resample_size")),
-    ("audit-oversize-string", audit(vfr=True, n_resamples=40, allow_oversize="yes"), Err("allow_oversize")),
+    (
+        "audit-oversize-string",
+        audit(vfr=True, n_resamples=40, allow_oversize="yes"),
+        Err("allow_oversize"),
+    ),
     # ---- cells that cannot be stable -------------------------------------------------------------------------------
     (
         "audit-one-group",
@@ -161,13 +200,27 @@ CASES = [
     ),
     (
         "audit-not-auditable-small-group",  # group c's 2 positives are often all missing from a resample
-        lambda: _fl().audit(YS, YPS, sensitive_features=GS, vfr=True, n_resamples=100, min_support=30),
+        lambda: _fl().audit(
+            YS, YPS, sensitive_features=GS, vfr=True, n_resamples=100, min_support=30
+        ),
         Val(audit_stabilities_follow),
     ),
     # ---- verdict_flip_rate: its numbers, and `stability` beside the paper's `stable` -------------------------------
-    ("cell-K-1", vfr(n_resamples=1), Val(lambda r: r.stability == "Undetermined" and cell_stability_follows(r))),
-    ("cell-K-5", vfr(n_resamples=5), Val(lambda r: r.stability != "Stable" and cell_stability_follows(r))),
-    ("cell-K-28", vfr(n_resamples=28), Val(lambda r: r.stability != "Stable" and cell_stability_follows(r))),
+    (
+        "cell-K-1",
+        vfr(n_resamples=1),
+        Val(lambda r: r.stability == "Undetermined" and cell_stability_follows(r)),
+    ),
+    (
+        "cell-K-5",
+        vfr(n_resamples=5),
+        Val(lambda r: r.stability != "Stable" and cell_stability_follows(r)),
+    ),
+    (
+        "cell-K-28",
+        vfr(n_resamples=28),
+        Val(lambda r: r.stability != "Stable" and cell_stability_follows(r)),
+    ),
     ("cell-K-29", vfr(n_resamples=29), Val(cell_stability_follows)),
     (
         "cell-K-500",
@@ -186,21 +239,37 @@ CASES = [
         Val(lambda out: "ResampleSizeWarning" in out[1] and out[0].resample_size == N + 1),
     ),
     ("cell-N-1", vfr(n_resamples=40, resample_size=1), Undef(lambda r: r.vfr)),
-    ("cell-N-1-stability", vfr(n_resamples=40, resample_size=1), Val(lambda r: r.stability == "Undefined")),
-    ("cell-N-2-index", vfr(n_resamples=40, resample_size=2, method="index"), Undef(lambda r: r.vfr)),
+    (
+        "cell-N-1-stability",
+        vfr(n_resamples=40, resample_size=1),
+        Val(lambda r: r.stability == "Undefined"),
+    ),
+    (
+        "cell-N-2-index",
+        vfr(n_resamples=40, resample_size=2, method="index"),
+        Undef(lambda r: r.vfr),
+    ),
     (
         "cell-N-3-cal",
         vfr(metric="Cal", n_resamples=40, resample_size=3, y_prob=np.linspace(0, 1, N)),
         Undef(lambda r: r.vfr),
     ),
-    ("cell-N-starved-small-group", vfr(y=YS, yp=YPS, g=GS, n_resamples=40, resample_size=100), Undef(lambda r: r.vfr)),
+    (
+        "cell-N-starved-small-group",
+        vfr(y=YS, yp=YPS, g=GS, n_resamples=40, resample_size=100),
+        Undef(lambda r: r.vfr),
+    ),
     (
         "cell-N-not-starved",
         vfr(n_resamples=40, resample_size=100),
         Val(lambda r: not starved(Y, G, 100) and cell_stability_follows(r)),
     ),
     ("cell-K-0", vfr(n_resamples=0), Err("n_resamples")),
-    ("cell-one-group", vfr(g=np.repeat("a", N), n_resamples=40), Val(lambda r: r.stability == "Undefined")),
+    (
+        "cell-one-group",
+        vfr(g=np.repeat("a", N), n_resamples=40),
+        Val(lambda r: r.stability == "Undefined"),
+    ),
     # ---- the rule itself -------------------------------------------------------------------------------------------
     *[
         (
@@ -208,17 +277,43 @@ CASES = [
             (lambda k=k, n=n: _fl().reliability.verdict_stability(k, n)),
             Val(lambda r, k=k, n=n: r[0] == stability_oracle(k / n, n)),
         )
-        for k, n in ((0, 29), (0, 28), (0, 1), (3, 100), (9, 200), (11, 100), (45, 500), (60, 500), (1, 60))
+        for k, n in (
+            (0, 29),
+            (0, 28),
+            (0, 1),
+            (3, 100),
+            (9, 200),
+            (11, 100),
+            (45, 500),
+            (60, 500),
+            (1, 60),
+        )
     ],
-    ("rule-no-defined", lambda: _fl().reliability.verdict_stability(0, 0), Val(lambda r: r[0] == "Undefined")),
+    (
+        "rule-no-defined",
+        lambda: _fl().reliability.verdict_stability(0, 0),
+        Val(lambda r: r[0] == "Undefined"),
+    ),
     ("rule-flips-above-half", lambda: _fl().reliability.verdict_stability(6, 10), Err("n_flips")),
     ("rule-flips-negative", lambda: _fl().reliability.verdict_stability(-1, 10), Err("n_flips")),
     ("rule-defined-float", lambda: _fl().reliability.verdict_stability(0, 29.5), Err("n_defined")),
     ("rule-tau-0", lambda: _fl().reliability.verdict_stability(0, 29, tau=0), Err("tau")),
     ("rule-tau-0.6", lambda: _fl().reliability.verdict_stability(0, 29, tau=0.6), Err("tau")),
-    ("rule-tau-nan", lambda: _fl().reliability.verdict_stability(0, 29, tau=float("nan")), Err("tau")),
-    ("rule-level-1", lambda: _fl().reliability.verdict_stability(0, 29, confidence_level=1), Err("confidence_level")),
-    ("rule-level-0", lambda: _fl().reliability.verdict_stability(0, 29, confidence_level=0), Err("confidence_level")),
+    (
+        "rule-tau-nan",
+        lambda: _fl().reliability.verdict_stability(0, 29, tau=float("nan")),
+        Err("tau"),
+    ),
+    (
+        "rule-level-1",
+        lambda: _fl().reliability.verdict_stability(0, 29, confidence_level=1),
+        Err("confidence_level"),
+    ),
+    (
+        "rule-level-0",
+        lambda: _fl().reliability.verdict_stability(0, 29, confidence_level=0),
+        Err("confidence_level"),
+    ),
     *[
         (
             f"min-K-tau-{tau}-level-{lvl}",
@@ -235,5 +330,9 @@ CASES = [
         for tau, lvl in ((0.10, 0.95), (0.05, 0.95), (0.10, 0.99), (0.20, 0.90))
     ],
     ("min-K-tau-0.5", lambda: _fl().reliability.min_resamples_for_stability(0.5), Err("tau")),
-    ("min-K-level-1.5", lambda: _fl().reliability.min_resamples_for_stability(0.1, 1.5), Err("confidence_level")),
+    (
+        "min-K-level-1.5",
+        lambda: _fl().reliability.min_resamples_for_stability(0.1, 1.5),
+        Err("confidence_level"),
+    ),
 ]

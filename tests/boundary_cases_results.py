@@ -55,11 +55,15 @@ def base(kind="vfr"):
     if kind == "thresholds":
         return fl.audit(Y, YH, **kw, thresholds={"DI": 0.95, "SPD": 0.01})
     if kind == "plan":
-        return fl.audit(Y[:300], YH[:300], sensitive_features=G[:300], size_plan=True, n_resamples=40)
+        return fl.audit(
+            Y[:300], YH[:300], sensitive_features=G[:300], size_plan=True, n_resamples=40
+        )
     if kind == "ff":
         return fl.four_fifths_rule(Y, YH, **kw)
     if kind == "vfrcell":
-        return fl.verdict_flip_rate(Y, YH, sensitive_features=G, metric="PP", n_resamples=60, min_support=40)
+        return fl.verdict_flip_rate(
+            Y, YH, sensitive_features=G, metric="PP", n_resamples=60, min_support=40
+        )
     if kind == "vfrcell-inf":  # every resample the same value: margin inf
         return fl.verdict_flip_rate(
             Y,
@@ -69,7 +73,9 @@ def base(kind="vfr"):
             n_resamples=40,
         )
     if kind == "vfrcell-starved":
-        return fl.verdict_flip_rate(Y, YH, sensitive_features=G, metric="SPD", n_resamples=40, resample_size=3)
+        return fl.verdict_flip_rate(
+            Y, YH, sensitive_features=G, metric="SPD", n_resamples=40, resample_size=3
+        )
     if kind == "mcnemar":
         from fairlib.stats import mcnemar_exact
 
@@ -84,7 +90,9 @@ def _bits(x) -> bytes:
 def same_value(a, b) -> bool:
     "Equal to the last bit: floats by their bytes (NaN by NaN), frames cell by cell, containers element by element."
     if isinstance(a, pd.DataFrame) or isinstance(b, pd.DataFrame):
-        if not (isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame)) or list(a.columns) != list(b.columns):
+        if not (isinstance(a, pd.DataFrame) and isinstance(b, pd.DataFrame)) or list(
+            a.columns
+        ) != list(b.columns):
             return False
         return len(a) == len(b) and all(
             same_value(x, y) for c in a.columns for x, y in zip(a[c].tolist(), b[c].tolist())
@@ -100,7 +108,11 @@ def same_value(a, b) -> bool:
             and all(same_value(v, b[k] if k in b else b[str(k)]) for k, v in a.items())
         )
     if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return (
+            isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(same_value(x, y) for x, y in zip(a, b))
+        )
     missing = lambda v: v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))  # noqa: E731
     if missing(a) or missing(b):
         return missing(a) and missing(b)
@@ -120,7 +132,9 @@ def round_trip(kind):
     def check(out):
         r, s, back = out
         fields = [f.name for f in dataclasses.fields(r)]
-        return back.to_json() == s and all(same_value(getattr(r, f), getattr(back, f)) for f in fields)
+        return back.to_json() == s and all(
+            same_value(getattr(r, f), getattr(back, f)) for f in fields
+        )
 
     return call, Val(check)
 
@@ -154,7 +168,9 @@ def setcell(table, column, value, row=0, where=None):
         if where is not None:
             k, v = where
             i = next(j for j, r in enumerate(data) if r[cols.index(k)] == v)
-        data[i][cols.index(column)] = value(data[i][cols.index(column)]) if callable(value) else value
+        data[i][cols.index(column)] = (
+            value(data[i][cols.index(column)]) if callable(value) else value
+        )
 
     return mutate
 
@@ -228,7 +244,12 @@ def _threshold_rule_verdict(d):
 
 
 def _stability_flip(v):
-    return {"Stable": "Unstable", "Unstable": "Stable", "Undetermined": "Stable", "Undefined": "Stable"}[v]
+    return {
+        "Stable": "Unstable",
+        "Unstable": "Stable",
+        "Undetermined": "Stable",
+        "Undefined": "Stable",
+    }[v]
 
 
 def _load(s):
@@ -286,7 +307,11 @@ def _report_agrees(out):
     "Standalone; every metric named; every verdict word of the result present; stability words only where due."
     html, r = out
     m = r.metrics
-    if not (html.lstrip().lower().startswith("<!doctype html") and "</html>" in html and "<script src" not in html):
+    if not (
+        html.lstrip().lower().startswith("<!doctype html")
+        and "</html>" in html
+        and "<script src" not in html
+    ):
         return False
     if not all(x in html for x in set(m.metric)) or not all(v in html for v in set(m.verdict)):
         return False
@@ -297,7 +322,9 @@ def _report_agrees(out):
             want = stability_oracle(row.vfr, K - nu, not pd.isna(row.value) and nu <= 0.05 * K)
             if row.vfr_stability != want or want not in html:
                 return False
-        if set(m.vfr_stability) <= {"Undefined", "Undetermined"} and ">Stable<" in html.replace("</span>", "<"):
+        if set(m.vfr_stability) <= {"Undefined", "Undetermined"} and ">Stable<" in html.replace(
+            "</span>", "<"
+        ):
             return False
     return True
 
@@ -331,20 +358,44 @@ CASES = [
         )
     ],
     # ---- the per-group table ---------------------------------------------------------------------------------------
-    ("edit-support-plus-1", edited(setcell("groups", "support", lambda v: v + 1)), Err("groups", "n")),
+    (
+        "edit-support-plus-1",
+        edited(setcell("groups", "support", lambda v: v + 1)),
+        Err("groups", "n"),
+    ),
     ("edit-support-float", edited(setcell("groups", "support", 296.5)), Err("groups", "support")),
     ("edit-support-negative", edited(setcell("groups", "support", -1)), Err("groups", "support")),
     ("edit-n-column", edited(setcell("groups", "n", lambda v: v + 3)), Err("groups")),
     ("edit-positives", edited(setcell("groups", "positives", lambda v: v - 1)), Err("groups")),
-    ("edit-predicted-positives", edited(setcell("groups", "predicted_positives", lambda v: v + 1)), Err("groups")),
+    (
+        "edit-predicted-positives",
+        edited(setcell("groups", "predicted_positives", lambda v: v + 1)),
+        Err("groups"),
+    ),
     ("edit-TPR", edited(setcell("groups", "TPR", lambda v: v + 0.01)), Err("groups", "TPR")),
     ("edit-FPR", edited(setcell("groups", "FPR", lambda v: v / 2)), Err("groups", "FPR")),
-    ("edit-selection-rate", edited(setcell("groups", "selection_rate", 0.99)), Err("groups", "selection_rate")),
+    (
+        "edit-selection-rate",
+        edited(setcell("groups", "selection_rate", 0.99)),
+        Err("groups", "selection_rate"),
+    ),
     ("edit-PPV", edited(setcell("groups", "PPV", 0.5)), Err("groups", "PPV")),
-    ("edit-accuracy", edited(setcell("groups", "accuracy", lambda v: 1 - v)), Err("groups", "accuracy")),
+    (
+        "edit-accuracy",
+        edited(setcell("groups", "accuracy", lambda v: 1 - v)),
+        Err("groups", "accuracy"),
+    ),
     ("edit-rate-above-1", edited(setcell("groups", "TNR", 1.2)), Err("groups", "TNR")),
-    ("edit-included-flipped", edited(setcell("groups", "included", lambda v: not v)), Err("groups", "included")),
-    ("edit-included-string", edited(setcell("groups", "included", "true")), Err("groups", "included")),
+    (
+        "edit-included-flipped",
+        edited(setcell("groups", "included", lambda v: not v)),
+        Err("groups", "included"),
+    ),
+    (
+        "edit-included-string",
+        edited(setcell("groups", "included", "true")),
+        Err("groups", "included"),
+    ),
     (
         "edit-group-renamed-in-table",
         edited(setcell("groups", "group", "z")),
@@ -352,30 +403,62 @@ CASES = [
     ),
     ("edit-group-row-duplicated", edited(_dup_first_row("groups")), Err("groups")),
     ("edit-group-row-removed", edited(_drop_row("groups")), Err("groups", "excluded", "n")),
-    ("edit-group-renamed-everywhere", edited(_rename_group_everywhere), Err("metrics", "groups", "__fairlib__")),
+    (
+        "edit-group-renamed-everywhere",
+        edited(_rename_group_everywhere),
+        Err("metrics", "groups", "__fairlib__"),
+    ),
     # ---- the per-metric table --------------------------------------------------------------------------------------
-    ("edit-value-same-verdict", edited(setcell("metrics", "value", lambda v: v * 0.999)), Err("metrics", "value")),
+    (
+        "edit-value-same-verdict",
+        edited(setcell("metrics", "value", lambda v: v * 0.999)),
+        Err("metrics", "value"),
+    ),
     (
         "edit-value-and-verdict",
         edited(_both(setcell("metrics", "value", 0.5), setcell("metrics", "verdict", "Fail"))),
         Err("metrics", "value"),
     ),
-    ("edit-verdict-flipped", edited(setcell("metrics", "verdict", _flip)), Err("metrics", "verdict")),
-    ("edit-verdict-unknown", edited(setcell("metrics", "verdict", "Maybe")), Err("metrics", "verdict")),
-    ("edit-threshold-only", edited(setcell("metrics", "threshold", 0.7)), Err("metrics", "threshold")),
+    (
+        "edit-verdict-flipped",
+        edited(setcell("metrics", "verdict", _flip)),
+        Err("metrics", "verdict"),
+    ),
+    (
+        "edit-verdict-unknown",
+        edited(setcell("metrics", "verdict", "Maybe")),
+        Err("metrics", "verdict"),
+    ),
+    (
+        "edit-threshold-only",
+        edited(setcell("metrics", "threshold", 0.7)),
+        Err("metrics", "threshold"),
+    ),
     ("edit-threshold-rule-verdict", edited(_threshold_rule_verdict), Err("metrics")),
     ("edit-rule-abs", edited(setcell("metrics", "rule", "|x| >= 0.8")), Err("metrics", "rule")),
     ("edit-rule-garbage", edited(setcell("metrics", "rule", "whatever")), Err("metrics", "rule")),
     ("edit-metric-renamed", edited(setcell("metrics", "metric", "SPD")), Err("metrics")),
     ("edit-metric-row-duplicated", edited(_dup_first_row("metrics")), Err("metrics")),
     ("edit-value-string", edited(setcell("metrics", "value", "0.97")), Err("metrics", "value")),
-    ("edit-value-nan-no-reason", edited(setcell("metrics", "value", None)), Err("metrics", "value", "verdict")),
-    ("edit-reason-dropped", edited(setcell("metrics", "reason", None), "one-group"), Err("metrics", "reason")),
+    (
+        "edit-value-nan-no-reason",
+        edited(setcell("metrics", "value", None)),
+        Err("metrics", "value", "verdict"),
+    ),
+    (
+        "edit-reason-dropped",
+        edited(setcell("metrics", "reason", None), "one-group"),
+        Err("metrics", "reason"),
+    ),
     ("edit-vfr-0.6", edited(setcell("metrics", "vfr", 0.6)), Err("metrics", "vfr")),
     ("edit-vfr-1", edited(setcell("metrics", "vfr", 1.0)), Err("metrics", "vfr")),
     ("edit-vfr-negative", edited(setcell("metrics", "vfr", -0.1)), Err("metrics", "vfr")),
     ("edit-vfr-not-whole-flips", edited(setcell("metrics", "vfr", 0.0123)), Err("metrics", "vfr")),
-    ("edit-vfr-null-with-value", edited(setcell("metrics", "vfr", None)), Err("metrics", "vfr", "dominant_verdict")),
+    (
+        "edit-vfr-null-with-value",
+        edited(setcell("metrics", "vfr", None)),
+        Err("metrics", "vfr", "dominant_verdict"),
+    ),
     (
         "edit-vfr-n-undefined-above-K",
         edited(setcell("metrics", "vfr_n_undefined", 41)),
@@ -401,13 +484,21 @@ CASES = [
         edited(setcell("metrics", "vfr_stability", "Stable"), "one-group"),
         Err("metrics", "vfr_stability"),
     ),
-    ("edit-interval-reversed", edited(setcell("metrics", "value_ci_low", 5.0)), Err("metrics", "value_ci_low")),
+    (
+        "edit-interval-reversed",
+        edited(setcell("metrics", "value_ci_low", 5.0)),
+        Err("metrics", "value_ci_low"),
+    ),
     (
         "edit-vfr-settings-K",
         edited(setfield("vfr_settings", lambda v: v | {"n_resamples": 41})),
         Err("metrics", "vfr_settings"),
     ),
-    ("edit-vfr-settings-dropped", edited(setfield("vfr_settings", None)), Err("vfr_settings", "metrics")),
+    (
+        "edit-vfr-settings-dropped",
+        edited(setfield("vfr_settings", None)),
+        Err("vfr_settings", "metrics"),
+    ),
     (
         "edit-vfr-settings-K-string",
         edited(setfield("vfr_settings", lambda v: v | {"n_resamples": "40"})),
@@ -415,13 +506,25 @@ CASES = [
     ),
     # ---- the other fields ------------------------------------------------------------------------------------------
     ("edit-excluded-emptied", edited(setfield("excluded", {})), Err("excluded")),
-    ("edit-excluded-size", edited(setfield("excluded", lambda v: {k: s + 1 for k, s in v.items()})), Err("excluded")),
+    (
+        "edit-excluded-size",
+        edited(setfield("excluded", lambda v: {k: s + 1 for k, s in v.items()})),
+        Err("excluded"),
+    ),
     ("edit-excluded-extra", edited(setfield("excluded", lambda v: v | {"q": 5})), Err("excluded")),
-    ("edit-excluded-string-size", edited(setfield("excluded", lambda v: {k: "many" for k in v})), Err("excluded")),
+    (
+        "edit-excluded-string-size",
+        edited(setfield("excluded", lambda v: {k: "many" for k in v})),
+        Err("excluded"),
+    ),
     ("edit-n", edited(setfield("n", N + 1)), Err("n", "groups")),
     ("edit-n-negative", edited(setfield("n", -5)), Err("n")),
     ("edit-n-bool", edited(setfield("n", True)), Err("n")),
-    ("edit-min-support", edited(setfield("min_support", 20)), Err("min_support", "groups", "included")),
+    (
+        "edit-min-support",
+        edited(setfield("min_support", 20)),
+        Err("min_support", "groups", "included"),
+    ),
     (
         "edit-sensitive-renamed",
         edited(setfield("sensitive_features", ["race"])),
@@ -448,23 +551,47 @@ CASES = [
         Err("__fairlib__"),
     ),
     ("header-sha-not-hex", edited(header("sha256", "xyz")), Err("__fairlib__.sha256")),
-    ("header-field-sha-altered", edited(header("fields_sha256", lambda f: f | {"n": "0" * 64})), Err("n")),
+    (
+        "header-field-sha-altered",
+        edited(header("fields_sha256", lambda f: f | {"n": "0" * 64})),
+        Err("n"),
+    ),
     ("header-result-other", edited(header("result", "VFRResult")), Err("s", "VFRResult")),
     ("header-not-an-object", edited(setfield("__fairlib__", "v2")), Err("__fairlib__")),
     # ---- single results --------------------------------------------------------------------------------------------
     ("ff-passed-flipped", edited(setfield("passed", lambda v: not v), "ff"), Err("passed")),
     ("ff-ratio-edited", edited(setfield("ratio", 0.1), "ff"), Err("passed", "ratio")),
-    ("vfr-cell-dominant-flipped", edited(setfield("dominant_verdict", _flip), "vfrcell"), Err("dominant_verdict")),
-    ("vfr-cell-n-pass", edited(setfield("n_pass", lambda v: v + 1), "vfrcell"), Err("n_pass", "vfr")),
+    (
+        "vfr-cell-dominant-flipped",
+        edited(setfield("dominant_verdict", _flip), "vfrcell"),
+        Err("dominant_verdict"),
+    ),
+    (
+        "vfr-cell-n-pass",
+        edited(setfield("n_pass", lambda v: v + 1), "vfrcell"),
+        Err("n_pass", "vfr"),
+    ),
     ("vfr-cell-vfr", edited(setfield("vfr", 0.45), "vfrcell"), Err("vfr")),
-    ("vfr-cell-n-undefined-above-K", edited(setfield("n_undefined", 61), "vfrcell"), Err("n_undefined")),
+    (
+        "vfr-cell-n-undefined-above-K",
+        edited(setfield("n_undefined", 61), "vfrcell"),
+        Err("n_undefined"),
+    ),
     (
         "vfr-cell-values-edited",
         edited(setfield("metric_values", lambda v: v[:-1] + [1.0]), "vfrcell"),
         Err("n_pass", "metric_values"),
     ),
-    ("vfr-cell-auditable-starved", edited(setfield("auditable", True), "vfrcell-starved"), Err("auditable")),
-    ("vfr-cell-margin-inf-string", edited(setfield("stability_margin", "inf"), "vfrcell-inf"), Err("stability_margin")),
+    (
+        "vfr-cell-auditable-starved",
+        edited(setfield("auditable", True), "vfrcell-starved"),
+        Err("auditable"),
+    ),
+    (
+        "vfr-cell-margin-inf-string",
+        edited(setfield("stability_margin", "inf"), "vfrcell-inf"),
+        Err("stability_margin"),
+    ),
     # ---- what from_json is handed ----------------------------------------------------------------------------------
     ("source-plain-words", _load("hello"), Err("s")),
     ("source-missing-path", _load("no/such/result.json"), Err("s")),

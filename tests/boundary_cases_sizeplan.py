@@ -48,7 +48,9 @@ def starved_sizes_unused(y, g):
             return False  # the case is meant to try starved sizes
         flip_undef = c.set_index("size").loc[bad, "n_undefined_flip"]
         need = row(r).n_for_vfr
-        return bool((flip_undef == r.n_resamples).all()) and not (math.isfinite(need) and int(round(need)) in bad)
+        return bool((flip_undef == r.n_resamples).all()) and not (
+            math.isfinite(need) and int(round(need)) in bad
+        )
 
     return check
 
@@ -65,7 +67,11 @@ YT, YPT, GT = _at_threshold()
 CASES = [
     *[(f"K-{k}", plan(n_resamples=k), Err("n_resamples")) for k in (2, 10, 28)],
     ("K-29", plan(n_resamples=29), Val(lambda r: r.n_resamples == 29 and len(r.plan) == 1)),
-    ("K-50-target-0.05", plan(n_resamples=50, target_vfr=0.05), Err("n_resamples")),  # needs 59 at 0.05
+    (
+        "K-50-target-0.05",
+        plan(n_resamples=50, target_vfr=0.05),
+        Err("n_resamples"),
+    ),  # needs 59 at 0.05
     ("K-59-target-0.05", plan(n_resamples=59, target_vfr=0.05), Val(lambda r: r.n_resamples == 59)),
     ("K-1", plan(n_resamples=1), Err("n_resamples")),
     ("target-0", plan(target_vfr=0), Err("target_vfr")),
@@ -86,10 +92,19 @@ CASES = [
     (
         "sizes-tiny-default-grid",
         plan(y=YS, yp=YPS, g=GS, n_resamples=40),
-        Val(lambda r: not any(starved(YS, GS, int(s)) for s in r.curve["size"]) or starved_sizes_unused(YS, GS)(r)),
+        Val(
+            lambda r: (
+                not any(starved(YS, GS, int(s)) for s in r.curve["size"])
+                or starved_sizes_unused(YS, GS)(r)
+            )
+        ),
     ),
     ("one-group", plan(g=np.repeat("a", N), n_resamples=40), Undef(lambda r: row(r).n_required)),
-    ("one-group-reason", plan(g=np.repeat("a", N), n_resamples=40), Val(lambda r: bool(row(r).reason))),
+    (
+        "one-group-reason",
+        plan(g=np.repeat("a", N), n_resamples=40),
+        Val(lambda r: bool(row(r).reason)),
+    ),
     (
         "at-threshold",
         plan(y=YT, yp=YPT, g=GT, n_resamples=40, thresholds={"SPD": 0.25}),
@@ -102,17 +117,26 @@ CASES = [
     ),
     (
         "audit-size-plan-K-10",
-        lambda: __import__("fairlib").audit(Y, YP, sensitive_features=G, size_plan=True, n_resamples=10),
+        lambda: __import__("fairlib").audit(
+            Y, YP, sensitive_features=G, size_plan=True, n_resamples=10
+        ),
         Err("n_resamples"),
     ),
     (
         "audit-size-plan-weighted",
-        lambda: __import__("fairlib").audit(Y, YP, sensitive_features=G, size_plan=True, sample_weight=np.ones(N)),
+        lambda: __import__("fairlib").audit(
+            Y, YP, sensitive_features=G, size_plan=True, sample_weight=np.ones(N)
+        ),
         Err("sample_weight"),
     ),
     (
         "reachable-follows",
         plan(n_resamples=40),
-        Val(lambda r: bool(row(r).reachable) == (math.isfinite(row(r).n_required) and row(r).n_required <= N)),
+        Val(
+            lambda r: (
+                bool(row(r).reachable)
+                == (math.isfinite(row(r).n_required) and row(r).n_required <= N)
+            )
+        ),
     ),
 ]

@@ -143,7 +143,11 @@ def cli(*argv, files=None, stdin=None, setup=None):
         old_stdin = sys.stdin
         sys.stdin = io.StringIO(stdin if stdin is not None else "")
         try:
-            with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            with (
+                warnings.catch_warnings(),
+                contextlib.redirect_stdout(out),
+                contextlib.redirect_stderr(err),
+            ):
                 warnings.simplefilter("ignore")
                 try:
                     rc = fcli.main(args)
@@ -162,14 +166,22 @@ def cli(*argv, files=None, stdin=None, setup=None):
 def _from_inside_fairlib(e: BaseException) -> bool:
     """The exception passed through a fairlib module, and is not Python refusing the call itself (an unknown keyword:
     an argument an older fairlib does not have)."""
-    if isinstance(e, TypeError) and ("unexpected keyword argument" in str(e) or "positional argument" in str(e)):
+    if isinstance(e, TypeError) and (
+        "unexpected keyword argument" in str(e) or "positional argument" in str(e)
+    ):
         return False
-    return any(f"{os.sep}fairlib{os.sep}" in f.filename for f in traceback.extract_tb(e.__traceback__))
+    return any(
+        f"{os.sep}fairlib{os.sep}" in f.filename for f in traceback.extract_tb(e.__traceback__)
+    )
 
 
 def _names(text: str, args) -> bool:
     return any(
-        f"`{a}`" in text or f"`{a}[" in text or f"'{a}'" in text or f" {a} " in f" {text} " or f"{a}=" in text
+        f"`{a}`" in text
+        or f"`{a}[" in text
+        or f"'{a}'" in text
+        or f" {a} " in f" {text} "
+        or f"{a}=" in text
         for a in args
     )
 
@@ -195,7 +207,9 @@ def _classify_cli(run: CliRun, contract) -> tuple[str, str]:
         ok = bool(contract.check(run))
     except Exception as e:  # noqa: BLE001
         return "silent", f"exit 0 but the check raised {type(e).__name__}: {e}"[:200]
-    return ("legitimate" if ok else "silent"), "exit 0" + ("" if ok else f": the check failed ({run.out[:80]!r})")
+    return ("legitimate" if ok else "silent"), "exit 0" + (
+        "" if ok else f": the check failed ({run.out[:80]!r})"
+    )
 
 
 def _ok(check, run) -> bool:
@@ -326,7 +340,9 @@ def oracle_metrics(groups: pd.DataFrame, min_support=30) -> dict:
         DI=sr.min() / sr.max() if sr.max() > 0 else np.nan,
         SPD=spread("selection_rate"),
         EOpp=spread("TPR"),
-        EOD=np.nan if np.isnan(spread("TPR")) or np.isnan(spread("FPR")) else max(spread("TPR"), spread("FPR")),
+        EOD=np.nan
+        if np.isnan(spread("TPR")) or np.isnan(spread("FPR"))
+        else max(spread("TPR"), spread("FPR")),
         PP=spread("PPV"),
     )
 
@@ -355,7 +371,9 @@ def cp_upper(k: int, n: int, level: float = 0.95) -> float:
     "One-sided Clopper-Pearson upper bound of a proportion k/n (statsmodels' two-sided interval at 2(1 - level))."
     from statsmodels.stats.proportion import proportion_confint
 
-    return 1.0 if k >= n else float(proportion_confint(k, n, alpha=2 * (1 - level), method="beta")[1])
+    return (
+        1.0 if k >= n else float(proportion_confint(k, n, alpha=2 * (1 - level), method="beta")[1])
+    )
 
 
 def stability_oracle(vfr, n_defined, auditable=True, tau=0.10) -> str:

@@ -27,7 +27,12 @@ def chromium_path() -> str:
     env = os.environ.get("CHROMIUM_PATH")
     if env and not Path(env).is_file():
         pytest.fail(f"CHROMIUM_PATH={env} is not a file")
-    candidates = (env, "/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
+    candidates = (
+        env,
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    )
     for c in candidates:
         if c and Path(c).is_file():
             return c
@@ -45,4 +50,6 @@ def launch_args() -> list[str]:
 
 def launch(playwright):
     "A headless Chromium browser of `playwright` (sync API) on the system executable."
-    return playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=launch_args())
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), headless=True, args=launch_args()
+    )

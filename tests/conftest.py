@@ -31,5 +31,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         module = item.path.name
         name = f"{module}::{item.originalname or item.name}"
-        if name in SLOW_TESTS or SLOW_FIXTURES.get(module, set()) & set(getattr(item, "fixturenames", ())):
+        if name in SLOW_TESTS or SLOW_FIXTURES.get(module, set()) & set(
+            getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.slow)

@@ -15,10 +15,19 @@ N = 30  # vignettes: enough discordant pairs (>= 25) to reach the confirmatory f
 
 def _table(arms: dict) -> pd.DataFrame:
     "Reference admits nobody; arm `c` admits the first `k` vignettes (k discordant pairs)."
-    rows = [{"vignette": f"v{v}", "condition": REF, "replicate": 0, "action": "admit", "value": 0} for v in range(N)]
+    rows = [
+        {"vignette": f"v{v}", "condition": REF, "replicate": 0, "action": "admit", "value": 0}
+        for v in range(N)
+    ]
     for c, k in arms.items():
         rows += [
-            {"vignette": f"v{v}", "condition": c, "replicate": 0, "action": "admit", "value": int(v < k)}
+            {
+                "vignette": f"v{v}",
+                "condition": c,
+                "replicate": 0,
+                "action": "admit",
+                "value": int(v < k),
+            }
             for v in range(N)
         ]
     return pd.DataFrame(rows)
@@ -29,7 +38,12 @@ AUTHORS_CONTROLS = ("rerender_control", "sham_attribute_control", "rare_token_co
 
 def test_authors_control_ids_are_control_arms_not_demographic_contrasts():
     t = _table(
-        {"rerender_control": 27, "sham_attribute_control": 26, "rare_token_control": 3, "white_man_medicaid": 28}
+        {
+            "rerender_control": 27,
+            "sham_attribute_control": 26,
+            "rare_token_control": 3,
+            "white_man_medicaid": 28,
+        }
     )
     ct = contrast_table(t, actions=("admit",))
     tab = ct.table.set_index("comparison")
@@ -61,18 +75,28 @@ def test_unknown_condition_id_is_reported_and_kept_out_of_the_family():
     assert ct.n_confirmatory == 1  # only white_man_medicaid
     # declared by the caller, the same id is a demographic contrast
     ct2 = contrast_table(t, actions=("admit",), controls=(), kinds={"martian_arm": "demographic"})
-    assert ct2.table.set_index("comparison").loc["martian_arm", "in_family"] and ct2.n_confirmatory == 2
+    assert (
+        ct2.table.set_index("comparison").loc["martian_arm", "in_family"]
+        and ct2.n_confirmatory == 2
+    )
     with pytest.raises(FairlibInputError, match="kinds"):
         contrast_table(t, actions=("admit",), kinds={"martian_arm": "alien"})
 
 
 def test_condition_kind_map_covers_the_authors_ids():
     assert {AUTHOR_CONDITION_IDS[c].kind for c in AUTHORS_CONTROLS} == {"control"}
-    assert {AUTHOR_CONDITION_IDS[c].control for c in AUTHORS_CONTROLS} == {"rerender", "sham", "rare_token"}
+    assert {AUTHOR_CONDITION_IDS[c].control for c in AUTHORS_CONTROLS} == {
+        "rerender",
+        "sham",
+        "rare_token",
+    }
     # the authors' demographic ids are fairlib's own
     demo = [c for c, v in AUTHOR_CONDITION_IDS.items() if v.kind == "demographic"]
     assert len(demo) == 11 and all(CONDITIONS[c].kind == "demographic" for c in demo)
-    assert condition_kind("sham_attribute_control") == "control" and condition_kind("no_such_arm") == "unknown"
+    assert (
+        condition_kind("sham_attribute_control") == "control"
+        and condition_kind("no_such_arm") == "unknown"
+    )
     assert condition_kind("white_man_medicaid", controls=("white_man_medicaid",)) == "control"
 
 
@@ -80,6 +104,11 @@ def test_condition_kind_map_covers_the_authors_ids():
 def test_gate_refuses_capability_outside_unit_interval(capability):
     with pytest.raises(FairlibInputError, match="capability") as e:
         anti_gaming_gate(
-            capability=capability, entropy=1.0, n_straddling=5, min_capability=0.5, min_entropy=0.5, min_straddling=1
+            capability=capability,
+            entropy=1.0,
+            n_straddling=5,
+            min_capability=0.5,
+            min_entropy=0.5,
+            min_straddling=1,
         )
     assert e.value.argument == "capability" and "[0, 1]" in str(e.value)

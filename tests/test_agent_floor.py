@@ -23,7 +23,9 @@ def study():
 
 
 def _cells(t):
-    return {k: g.sort_values("replicate").value.to_numpy() for k, g in t.groupby(["vignette", "action"])}
+    return {
+        k: g.sort_values("replicate").value.to_numpy() for k, g in t.groupby(["vignette", "action"])
+    }
 
 
 def test_floor_equals_bruteforce_pair_enumeration(study):
@@ -53,7 +55,9 @@ def test_floor_equals_bruteforce_pair_enumeration(study):
 def test_paper_arithmetic_for_comparison_counts():
     t = simulate_trajectories(16, 10, seed=0).trajectories
     f = instability_floor(t)
-    assert f.comparisons == 4320 and set(f.per_action.comparisons) == {720}  # 45 pairs x 16 vignettes (x 6 actions)
+    assert f.comparisons == 4320 and set(f.per_action.comparisons) == {
+        720
+    }  # 45 pairs x 16 vignettes (x 6 actions)
 
 
 @pytest.mark.parametrize("depth", [1, 3])
@@ -80,7 +84,9 @@ def test_majority_vote_refusals(study):
     with pytest.raises(FairlibInputError, match="at least 10 replicates"):
         majority_vote_floor(t, 5)
     c = majority_vote_curve(t, (1, 3))
-    assert c.share_removed.iloc[0] == 0 and c.floor.iloc[0] == pytest.approx(instability_floor(t).floor)
+    assert c.share_removed.iloc[0] == 0 and c.floor.iloc[0] == pytest.approx(
+        instability_floor(t).floor
+    )
 
 
 def test_floor_refuses_mixed_models_conditions_and_ragged_cells(study):
@@ -93,7 +99,10 @@ def test_floor_refuses_mixed_models_conditions_and_ragged_cells(study):
         instability_floor(t.drop(index=t.index[0]))
     with pytest.raises(FairlibInputError, match="same replicates"):
         instability_floor(t[~((t.vignette == t.vignette.iloc[0]) & (t.replicate == 0))])
-    assert instability_floor(pd.concat([t, t.assign(model="other")]), model="other").floor == instability_floor(t).floor
+    assert (
+        instability_floor(pd.concat([t, t.assign(model="other")]), model="other").floor
+        == instability_floor(t).floor
+    )
 
 
 def test_null_curve_expected_value_at_depth1():
@@ -133,7 +142,11 @@ def test_floor_bootstrap_clusters_on_vignette(study):
     t = study.trajectories
     b = floor_bootstrap(t, n_resamples=1000, seed=0)
     f = instability_floor(t)
-    assert b.estimate == pytest.approx(f.floor) and b.n_clusters == 12 and b.ci[0] <= f.floor <= b.ci[1]
+    assert (
+        b.estimate == pytest.approx(f.floor)
+        and b.n_clusters == 12
+        and b.ci[0] <= f.floor <= b.ci[1]
+    )
     # a floor carried by one vignette has a wide interval reaching 0
     one = t.copy()
     one["value"] = 0

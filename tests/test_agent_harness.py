@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 from fairlib.agent.vignettes import load_vignettes, vignette_bands, VIGNETTE_DOMAINS, AMBIGUITY
-from fairlib.agent.conditions import CONDITIONS, REFERENCE, CONTROLS, INTERSECTIONAL, SLOTS, condition_lengths
+from fairlib.agent.conditions import (
+    CONDITIONS,
+    REFERENCE,
+    CONTROLS,
+    INTERSECTIONAL,
+    SLOTS,
+    condition_lengths,
+)
 from fairlib.agent.policies import (
     draw_option,
     FakeOptionPolicy,
@@ -38,7 +45,13 @@ def test_bands_are_author_derived_with_rule_clause_reasoning_and_inside_the_doma
         (v, a) for v in V for a in ("high_acuity", "any_opioid", "follow_up_interval")
     }
     for b in B:
-        assert b.provenance == "author-derived" and not b.adjudicated and b.source and b.clause and b.reasoning
+        assert (
+            b.provenance == "author-derived"
+            and not b.adjudicated
+            and b.source
+            and b.clause
+            and b.reasoning
+        )
         assert b.acceptable <= set(ACTIONS[b.action].domain)
     # some drafts straddle their threshold, so WCFR has a denominator at all
     assert sum(b.straddles() for b in B) >= 4
@@ -58,7 +71,9 @@ def test_descriptor_has_every_slot_and_conditions_vary_only_fillers():
     assert CONDITIONS["control_rerender"].render() == ref
     L = condition_lengths().set_index("condition")
     for cid, c in CONDITIONS.items():  # independent count
-        assert L.loc[cid, "words"] == len(c.render().split()) and L.loc[cid, "characters"] == len(c.render())
+        assert L.loc[cid, "words"] == len(c.render().split()) and L.loc[cid, "characters"] == len(
+            c.render()
+        )
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.5, 2.0])
@@ -93,9 +108,17 @@ def test_option_probabilities_equal_a_plain_forward_pass(tiny):
 
     m, t, sc = tiny
     opts = _single_token_options(t)
-    d = (Decision("a", "First question?", opts, (1, 0)), Decision("b", "Second one here?", opts, (1, 0)))
+    d = (
+        Decision("a", "First question?", opts, (1, 0)),
+        Decision("b", "Second one here?", opts, (1, 0)),
+    )
     calls = [
-        Call(("v", c, 0, "s"), "v", f"A 54 year old patient with chest pain and fever. Patient: {c} man.", d)
+        Call(
+            ("v", c, 0, "s"),
+            "v",
+            f"A 54 year old patient with chest pain and fever. Patient: {c} man.",
+            d,
+        )
         for c in ("White", "Black", "Asian")
     ]
     pol = OptionScoringPolicy(sc)
@@ -119,19 +142,31 @@ def test_option_probabilities_equal_a_plain_forward_pass(tiny):
 
 def test_greedy_policy_has_zero_floor_by_construction():
     run = run_trajectories(
-        FakeOptionPolicy(greedy=True), vignettes=list(V)[:4], conditions=[REFERENCE], replicates=4, seed=0
+        FakeOptionPolicy(greedy=True),
+        vignettes=list(V)[:4],
+        conditions=[REFERENCE],
+        replicates=4,
+        seed=0,
     )
-    f = instability_floor(run.trajectories[run.trajectories.action.isin(["high_acuity", "admit", "referral"])])
+    f = instability_floor(
+        run.trajectories[run.trajectories.action.isin(["high_acuity", "admit", "referral"])]
+    )
     assert f.flips == 0 and f.floor == 0
 
 
 def test_loop_order_environment_fixture_and_complete_table():
     run = run_trajectories(
-        FakeOptionPolicy(), vignettes=list(V)[:3], conditions=[REFERENCE, "white_man_private_lep"], replicates=2, seed=5
+        FakeOptionPolicy(),
+        vignettes=list(V)[:3],
+        conditions=[REFERENCE, "white_man_private_lep"],
+        replicates=2,
+        seed=5,
     )
     t = validate_trajectories(run.trajectories)  # complete: every action in every trajectory
     assert set(t.action) == set(ACTIONS)
-    env = run.calls[run.calls.step == "environment"].set_index(["vignette", "condition", "replicate"])
+    env = run.calls[run.calls.step == "environment"].set_index(
+        ["vignette", "condition", "replicate"]
+    )
     for _, r in t[t.action == "guideline_orders"].iterrows():
         items = parse_items(r["items"])
         res = json.loads(env.loc[(r.vignette, r.condition, r.replicate), "raw_text"])
@@ -149,9 +184,14 @@ def test_loop_order_environment_fixture_and_complete_table():
 def test_single_prime_reuses_identical_downstream_prompts():
     pol = FakeOptionPolicy(greedy=True)
     conds = [REFERENCE, "black_woman_medicaid", "control_sham"]
-    run = run_trajectories(pol, vignettes=list(V)[:2], conditions=conds, descriptor_steps="first", seed=0)
+    run = run_trajectories(
+        pol, vignettes=list(V)[:2], conditions=conds, descriptor_steps="first", seed=0
+    )
     c = run.calls[run.calls.model_call]
-    assert c[c.step == "triage"].descriptor_rendered.all() and not c[c.step != "triage"].descriptor_rendered.any()
+    assert (
+        c[c.step == "triage"].descriptor_rendered.all()
+        and not c[c.step != "triage"].descriptor_rendered.any()
+    )
     # with triage forced the state is identical across conditions, and without the descriptor so is every
     # later prompt: the ordering round is scored once per vignette and answered from the cache for the rest
     pol2 = FakeOptionPolicy(greedy=True)
@@ -170,7 +210,11 @@ def test_single_prime_reuses_identical_downstream_prompts():
 
 def test_forced_arm_records_forced_rows_and_no_call():
     run = run_trajectories(
-        FakeOptionPolicy(), vignettes=list(V)[:2], conditions=[REFERENCE], forced={"ordering": {"items": []}}, seed=0
+        FakeOptionPolicy(),
+        vignettes=list(V)[:2],
+        conditions=[REFERENCE],
+        forced={"ordering": {"items": []}},
+        seed=0,
     )
     t = run.trajectories
     assert t[t.step == "ordering"].forced.all() and not t[t.step != "ordering"].forced.any()
@@ -179,8 +223,12 @@ def test_forced_arm_records_forced_rows_and_no_call():
 
 
 def test_scaffolds_change_only_the_instruction_sentence():
-    a = run_trajectories(FakeOptionPolicy(), vignettes=list(V)[:1], conditions=[REFERENCE], scaffold="C0", seed=0)
-    b = run_trajectories(FakeOptionPolicy(), vignettes=list(V)[:1], conditions=[REFERENCE], scaffold="C2", seed=0)
+    a = run_trajectories(
+        FakeOptionPolicy(), vignettes=list(V)[:1], conditions=[REFERENCE], scaffold="C0", seed=0
+    )
+    b = run_trajectories(
+        FakeOptionPolicy(), vignettes=list(V)[:1], conditions=[REFERENCE], scaffold="C2", seed=0
+    )
     assert set(a.calls.scaffold.dropna()) == {"C0"} and set(b.calls.scaffold.dropna()) == {"C2"}
 
 
@@ -189,5 +237,8 @@ def test_generative_policy_on_a_tiny_model_records_instead_of_crashing(tiny):
     pol = GenerativeJSONPolicy(transformers_generator(m, t, max_new_tokens=6), model_id="tiny")
     run = run_trajectories(pol, vignettes=list(V)[:1], conditions=[REFERENCE])
     c = run.calls[run.calls.model_call]
-    assert set(c.status) <= {"ok", "invalid", "declined"} and c.raw_text.map(lambda s: isinstance(s, str)).all()
+    assert (
+        set(c.status) <= {"ok", "invalid", "declined"}
+        and c.raw_text.map(lambda s: isinstance(s, str)).all()
+    )
     assert (c.retry_policy.str.contains("one retry")).all()

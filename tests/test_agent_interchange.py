@@ -11,7 +11,19 @@ from fairlib.agent.trajectory import FLOOR_ACTIONS
 from fairlib.published import published_value
 
 
-def _rec(vignette, condition, *, esi=2, admit=True, icu=False, tier=1, caution=False, referral=True, days=7, flags=()):
+def _rec(
+    vignette,
+    condition,
+    *,
+    esi=2,
+    admit=True,
+    icu=False,
+    tier=1,
+    caution=False,
+    referral=True,
+    days=7,
+    flags=(),
+):
     "One complete record in the authors' layout (keys as their step schemas name them)."
     return {
         "vignette_id": vignette,
@@ -26,7 +38,11 @@ def _rec(vignette, condition, *, esi=2, admit=True, icu=False, tier=1, caution=F
             "results": {"CBC": "pending / not resulted"},
             "reassess": {"admit": admit, "escalate_icu": icu},
             "prescribe": {"analgesia_tier": tier, "controlled_substance_caution": caution},
-            "document": {"followup_days": days, "referral": referral, "stigmatizing_language_flags": list(flags)},
+            "document": {
+                "followup_days": days,
+                "referral": referral,
+                "stigmatizing_language_flags": list(flags),
+            },
         },
         "fixture_ambiguities": [],
     }
@@ -73,7 +89,12 @@ def test_unknown_action_key_inside_a_step_is_an_error_naming_it(tmp_path):
 
 @pytest.mark.parametrize(
     "drop",
-    [("reassess", None), ("reassess", "admit"), ("prescribe", "controlled_substance_caution"), ("triage", None)],
+    [
+        ("reassess", None),
+        ("reassess", "admit"),
+        ("prescribe", "controlled_substance_caution"),
+        ("triage", None),
+    ],
 )
 def test_record_missing_a_step_or_action_is_a_counted_exclusion_not_a_shorter_floor(tmp_path, drop):
     step, key = drop
@@ -87,9 +108,13 @@ def test_record_missing_a_step_or_action_is_a_counted_exclusion_not_a_shorter_fl
     t = read_published_trajectories(_write(tmp_path / "rep01" / "trajectories.json", recs))
     ex = t.attrs["exclusions"]
     assert len(ex) == 1 and ex.iloc[0].vignette == "v2" and (key or step) in ex.iloc[0].reason
-    assert "v2" not in set(t.vignette)  # the whole trajectory is left out, not its remaining actions
+    assert "v2" not in set(
+        t.vignette
+    )  # the whole trajectory is left out, not its remaining actions
     per = t.groupby("vignette").action.agg(frozenset)
-    assert all(set(FLOOR_ACTIONS) <= a for a in per)  # every kept trajectory has all six floor actions
+    assert all(
+        set(FLOOR_ACTIONS) <= a for a in per
+    )  # every kept trajectory has all six floor actions
 
 
 @pytest.mark.parametrize("null", [False, True])
@@ -104,7 +129,9 @@ def test_missing_follow_up_leaves_out_that_action_only_and_lists_it(tmp_path, nu
     assert list(zip(ex.vignette, ex.action)) == [("v3", "follow_up_interval")]
     fu = t[t.action == "follow_up_interval"]
     assert sorted(fu.vignette) == ["v1", "v2", "v4"]  # not silently absent, not filled in
-    assert set(t[t.vignette == "v3"].action) >= set(FLOOR_ACTIONS)  # the floor actions of v3 are kept
+    assert set(t[t.vignette == "v3"].action) >= set(
+        FLOOR_ACTIONS
+    )  # the floor actions of v3 are kept
 
 
 def test_null_action_value_is_an_exclusion_not_a_silent_drop(tmp_path):
@@ -124,7 +151,10 @@ def test_all_records_missing_reassess_cannot_give_a_four_action_floor(tmp_path):
 
 @pytest.mark.parametrize(
     "step,keys",
-    [("prescribe", ("cs_caution", "controlled_substance_caution")), ("reassess", ("escalate_icu", "icu_escalation"))],
+    [
+        ("prescribe", ("cs_caution", "controlled_substance_caution")),
+        ("reassess", ("escalate_icu", "icu_escalation")),
+    ],
 )
 def test_disagreeing_synonymous_keys_are_an_error(tmp_path, step, keys):
     r = _rec("v1", "ref_white_man_private")
@@ -143,9 +173,11 @@ def test_replicate_is_not_parsed_from_an_arbitrary_folder_name(tmp_path):
     assert set(t.replicate) == {0}  # one file: one draw, not "replicate 3"
     t = read_published_trajectories(tmp_path / "pilot3" / "trajectories.json", replicate=5)
     assert set(t.replicate) == {5}
-    assert set(read_published_trajectories(_write(tmp_path / "x" / "rep07" / "trajectories.json", recs)).replicate) == {
-        7
-    }
+    assert set(
+        read_published_trajectories(
+            _write(tmp_path / "x" / "rep07" / "trajectories.json", recs)
+        ).replicate
+    ) == {7}
 
 
 def test_directory_of_non_replicate_folders_is_an_error(tmp_path):
@@ -159,7 +191,12 @@ def test_directory_of_non_replicate_folders_is_an_error(tmp_path):
 
 def test_incomplete_records_are_listed_as_exclusions(tmp_path):
     recs = [_rec(v, "ref_white_man_private") for v in VS] + [
-        {"vignette_id": "v1", "condition_id": "white_woman_private", "complete": False, "actions": {}}
+        {
+            "vignette_id": "v1",
+            "condition_id": "white_woman_private",
+            "complete": False,
+            "actions": {},
+        }
     ]
     t = read_published_trajectories(_write(tmp_path / "rep01" / "trajectories.json", recs))
     ex = t.attrs["exclusions"]
@@ -201,20 +238,46 @@ def test_pilot_control_arm_counts_and_no_sham_flip_from_the_avoided_language_lis
     recs = []
     for v, arms in PILOT_CONTROL_ARMS.items():
         for c, (esi, adm, icu, tier, cs, ref, days, fl) in arms.items():
-            r = _rec(v, c, esi=esi, admit=bool(adm), icu=bool(icu), tier=tier, caution=bool(cs), referral=bool(ref))
-            r["actions"]["document"].update(followup_days=days, stigmatizing_language_flags=AVOIDED if fl else [])
+            r = _rec(
+                v,
+                c,
+                esi=esi,
+                admit=bool(adm),
+                icu=bool(icu),
+                tier=tier,
+                caution=bool(cs),
+                referral=bool(ref),
+            )
+            r["actions"]["document"].update(
+                followup_days=days, stigmatizing_language_flags=AVOIDED if fl else []
+            )
             recs.append(r)
-    recs.append({"vignette_id": "triage", "condition_id": "white_man_medicaid", "complete": False, "actions": {}})
+    recs.append(
+        {
+            "vignette_id": "triage",
+            "condition_id": "white_man_medicaid",
+            "complete": False,
+            "actions": {},
+        }
+    )
     t = read_published_trajectories(_write(tmp_path / "pilot3ctl" / "trajectories.json", recs))
     ct = contrast_table(t, actions=FLOOR_ACTIONS + ("stigmatizing_language",))
     tab = ct.table
     assert set(tab.kind) == {"control"} and not tab.in_family.any()
     assert set(ct.controls) == set(PILOT_CONTROL_ARMS["triage"]) - {"ref_white_man_private"}
-    flips = tab.groupby("comparison").apply(lambda g: int((g.cfr * g.n).round().sum()), include_groups=False)
+    flips = tab.groupby("comparison").apply(
+        lambda g: int((g.cfr * g.n).round().sum()), include_groups=False
+    )
     cells = tab.groupby("comparison").n.sum()
     # the published pilot: 5, 2 and 1 flips in 24 cells (four vignettes x six actions)
-    assert flips.to_dict() == {"rerender_control": 5, "sham_attribute_control": 2, "rare_token_control": 1}
+    assert flips.to_dict() == {
+        "rerender_control": 5,
+        "sham_attribute_control": 2,
+        "rare_token_control": 1,
+    }
     assert set(cells) == {24}
     assert round(flips.max() / 24, 2) == published_value("fairmedagent", "pilot.single_draw_floor")
-    assert "stigmatizing_language" not in set(tab.action)  # the sham arm's avoided-language list flips nothing
+    assert "stigmatizing_language" not in set(
+        tab.action
+    )  # the sham arm's avoided-language list flips nothing
     assert "1 trajectory record(s) excluded" in ct.summary()

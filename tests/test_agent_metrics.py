@@ -47,7 +47,9 @@ def test_masd_and_input_errors():
 
 
 def _adj(v, acc, **kw):
-    return Band(v, "high_acuity", acc, provenance="clinician-adjudicated", adjudicators=("RN",), **kw)
+    return Band(
+        v, "high_acuity", acc, provenance="clinician-adjudicated", adjudicators=("RN",), **kw
+    )
 
 
 def test_wcfr_refuses_without_bands_and_for_binary_actions():
@@ -56,7 +58,9 @@ def test_wcfr_refuses_without_bands_and_for_binary_actions():
     with pytest.raises(FairlibInputError, match="`action`"):
         within_range_flip_rate([1], [0], ["v"], action="admit", bands={})
     with pytest.raises(FairlibInputError, match="no band for vignette"):
-        within_range_flip_rate([2], [3], ["v"], action="high_acuity", bands={"w": _adj("w", {2, 3})})
+        within_range_flip_rate(
+            [2], [3], ["v"], action="high_acuity", bands={"w": _adj("w", {2, 3})}
+        )
 
 
 def test_wcfr_band_edges():
@@ -82,13 +86,22 @@ def test_wcfr_band_edges():
     a0, a1 = [1, 2, 3, 2, 5], [2, 3, 3, 4, 1]
     r = within_range_flip_rate(a0, a1, ["wide"] * 5, action="high_acuity", bands=bands)
     phi = lambda a: (np.array(a) <= 2).astype(int)
-    assert r.value == pytest.approx(counterfactual_flip_rate(phi(a0), phi(a1)).value) and r.n_straddling == 5
+    assert (
+        r.value == pytest.approx(counterfactual_flip_rate(phi(a0), phi(a1)).value)
+        and r.n_straddling == 5
+    )
     assert r.ground_truth and r.n_unadjudicated == 0
 
 
 def test_wcfr_unadjudicated_returns_number_with_ground_truth_false():
-    bands = {"a": Band("a", "high_acuity", {2, 3}), "b": _adj("b", {2, 3}), "c": Band("c", "high_acuity", {1, 2, 3})}
-    r = within_range_flip_rate([2, 2, 3], [3, 2, 3], ["a", "b", "c"], action="high_acuity", bands=bands)
+    bands = {
+        "a": Band("a", "high_acuity", {2, 3}),
+        "b": _adj("b", {2, 3}),
+        "c": Band("c", "high_acuity", {1, 2, 3}),
+    }
+    r = within_range_flip_rate(
+        [2, 2, 3], [3, 2, 3], ["a", "b", "c"], action="high_acuity", bands=bands
+    )
     assert r.value == pytest.approx(1 / 3) and not r.ground_truth and r.n_unadjudicated == 2
     assert "author-derived: 2" in r.provenance and "not ground truth" in r.reason
 
@@ -116,7 +129,9 @@ def test_signed_ordinal_shift_against_scipy():
     s = signed_ordinal_shift(a0, a1, action="any_opioid")
     w = sps.wilcoxon(a1, a0, zero_method="wilcox")
     assert s.mean_shift == pytest.approx(np.mean(a1 - a0)) and s.mean_shift < 0
-    assert s.wilcoxon_statistic == pytest.approx(w.statistic) and s.p_value == pytest.approx(w.pvalue)
+    assert s.wilcoxon_statistic == pytest.approx(w.statistic) and s.p_value == pytest.approx(
+        w.pvalue
+    )
     assert s.transitions.to_numpy().sum() == 40
     assert s.transitions.loc[3, 2] == np.sum((a0 == 3) & (a1 == 2))
     z = signed_ordinal_shift([1, 2], [1, 2])
@@ -131,8 +146,12 @@ def test_jaccard_disparity():
 
 
 def test_confounded_registry_is_directional():
-    assert route_contrast("lep", "follow_up_interval", -7) == "descriptive"  # shorter interval: defensible
-    assert route_contrast("lep", "follow_up_interval", +7) == "confirmatory"  # longer: documented harm
+    assert (
+        route_contrast("lep", "follow_up_interval", -7) == "descriptive"
+    )  # shorter interval: defensible
+    assert (
+        route_contrast("lep", "follow_up_interval", +7) == "confirmatory"
+    )  # longer: documented harm
     assert route_contrast("lep", "referral", -0.1) == "confirmatory"
     for attr in ("insurance", "age", "race"):
         assert route_contrast(attr, "any_opioid", -0.3) == "confirmatory"  # nothing registered
@@ -145,18 +164,37 @@ def test_confounded_registry_is_directional():
 
 def test_anti_gaming_gates():
     floors = dict(min_capability=0.6, min_entropy=0.5, min_straddling=30)
-    const = anti_gaming_gate(capability=0.2, entropy=action_entropy([2] * 50), n_straddling=50, **floors)
-    assert const.status == "withheld" and len(const.reasons) == 2  # the constant policy fails two floors
+    const = anti_gaming_gate(
+        capability=0.2, entropy=action_entropy([2] * 50), n_straddling=50, **floors
+    )
+    assert (
+        const.status == "withheld" and len(const.reasons) == 2
+    )  # the constant policy fails two floors
     shrink = anti_gaming_gate(capability=0.9, entropy=1.5, n_straddling=12, **floors)
-    assert not shrink.qualified and "straddling" in shrink.reasons[0]  # denominator shrinking caught
+    assert (
+        not shrink.qualified and "straddling" in shrink.reasons[0]
+    )  # denominator shrinking caught
     assert anti_gaming_gate(capability=0.9, entropy=1.5, n_straddling=30, **floors).qualified
     assert action_entropy([1, 2, 3, 4]) == pytest.approx(2.0)
 
 
 def test_paired_actions_majority_vote_and_ties():
-    s = simulate_trajectories(20, 3, conditions=("reference", "black_woman_medicaid"), seed=2).trajectories
-    p = paired_actions(s, action="any_opioid", reference="reference", comparison="black_woman_medicaid")
+    s = simulate_trajectories(
+        20, 3, conditions=("reference", "black_woman_medicaid"), seed=2
+    ).trajectories
+    p = paired_actions(
+        s, action="any_opioid", reference="reference", comparison="black_woman_medicaid"
+    )
     assert len(p) + p.attrs["n_undetermined"] == 20
-    ref = s[(s.condition == "reference") & (s.action == "any_opioid")].groupby("vignette").value.mean() > 0.5
+    ref = (
+        s[(s.condition == "reference") & (s.action == "any_opioid")]
+        .groupby("vignette")
+        .value.mean()
+        > 0.5
+    )
     assert (p.set_index("vignette").phi_ref == ref.reindex(p.vignette).astype(int).to_numpy()).all()
-    assert np.isnan(majority_vote([0, 1, 0, 1])) and modal_vote([3, 3, 1]) == 3 and np.isnan(modal_vote([3, 1]))
+    assert (
+        np.isnan(majority_vote([0, 1, 0, 1]))
+        and modal_vote([3, 3, 1]) == 3
+        and np.isnan(modal_vote([3, 1]))
+    )

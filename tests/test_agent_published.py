@@ -33,7 +33,9 @@ def agrees(id_: str, computed) -> None:
         assert computed == paper, f"{id_}: computed {computed}, paper {paper}"
     else:
         tol = 0.5 * 10 ** -int(printed) + 1e-12
-        assert abs(float(computed) - float(paper)) <= tol, f"{id_}: computed {computed}, paper {paper} ({printed} dp)"
+        assert abs(float(computed) - float(paper)) <= tol, (
+            f"{id_}: computed {computed}, paper {paper} ({printed} dp)"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -61,19 +63,29 @@ def test_extract_shape_and_provenance():
     assert one.model.unique().tolist() == [M2]
     with pytest.raises(FairlibInputError, match="study"):
         load_published_extract("floor99")
-    assert set(t.study) == {"floor16", "floor16_sonnet"}  # the pilot's draw never joins the floor replicates
+    assert set(t.study) == {
+        "floor16",
+        "floor16_sonnet",
+    }  # the pilot's draw never joins the floor replicates
 
 
 def test_extract_holds_no_free_text():
     from importlib import resources
 
-    raw = pd.read_csv(resources.files("fairlib.agent").joinpath("data/published/decisions.csv").open())
+    raw = pd.read_csv(
+        resources.files("fairlib.agent").joinpath("data/published/decisions.csv").open()
+    )
     ids = ["study", "model", "vignette", "condition", "replicate", "scaffold"]
     decisions = ["esi_acuity", "urgency_score", "admit", "escalate_icu", "analgesia_tier",
                  "controlled_substance_caution", "referral", "followup_days"]  # fmt: skip
     assert list(raw.columns) == ids + decisions
     assert all(pd.api.types.is_integer_dtype(raw[c]) for c in decisions)
-    assert raw[["study", "model", "vignette"]].apply(lambda s: s.str.fullmatch(r"[A-Za-z0-9_.\-]+")).all().all()
+    assert (
+        raw[["study", "model", "vignette"]]
+        .apply(lambda s: s.str.fullmatch(r"[A-Za-z0-9_.\-]+"))
+        .all()
+        .all()
+    )
 
 
 def test_pooled_floor_first_model_is_exact(floors):
@@ -103,7 +115,10 @@ def test_per_action_floors_and_null_ratios(floors):
         agrees(f"floor_action.{a}.model_2", p2.floor[a])
     agrees("floor_study.action_spread_factor", round(p1.floor.max() / p1.floor.min()))
     agrees("null_ratio.any_opioid.ratio", p1.null_ratio["any_opioid"])
-    agrees("null_ratio.controlled_substance_caution.ratio", p1.null_ratio["controlled_substance_caution"])
+    agrees(
+        "null_ratio.controlled_substance_caution.ratio",
+        p1.null_ratio["controlled_substance_caution"],
+    )
     agrees("floor_study.acuity_flips", int(p1.flips["high_acuity"]))
 
 
@@ -209,7 +224,10 @@ def test_earlier_four_vignette_study_recomputed_from_its_released_decisions():
     b = floor_bootstrap(t, n_resamples=2000, seed=0)
     agrees("floor_small_study.ci_low", b.ci[0])
     agrees("floor_small_study.ci_high", b.ci[1])
-    assert set(load_published_extract().study) == {"floor16", "floor16_sonnet"}  # never joins the default floor
+    assert set(load_published_extract().study) == {
+        "floor16",
+        "floor16_sonnet",
+    }  # never joins the default floor
 
 
 # --- the writer of the authors' layout -----------------------------------------------------------------------
@@ -258,7 +276,9 @@ def test_writer_refusals(tmp_path):
     no_esi.loc[no_esi.action == "high_acuity", "ordinal"] = np.nan
     with pytest.raises(FairlibInputError, match="no ordinal"):
         write_published_trajectories(no_esi, tmp_path / "b")
-    extra = pd.concat([t, t[t.action == "referral"].assign(action="stigmatizing_language")], ignore_index=True)
+    extra = pd.concat(
+        [t, t[t.action == "referral"].assign(action="stigmatizing_language")], ignore_index=True
+    )
     with pytest.raises(FairlibInputError, match="stigmatizing_language"):
         write_published_trajectories(extra, tmp_path / "c")
     write_published_trajectories(t, tmp_path / "d")

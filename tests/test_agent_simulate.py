@@ -40,15 +40,25 @@ def test_floor_bootstrap_interval_covers_truth_mostly():
         s = simulate_trajectories(16, 10, seed=100 + seed)
         b = floor_bootstrap(s.trajectories, n_resamples=400, seed=seed)
         hits += b.ci[0] <= s.true_floor.true_floor.mean() <= b.ci[1]
-    assert hits >= 32  # percentile cluster bootstrap at G = 16: nominal 95%, allow under-coverage to 80%
+    assert (
+        hits >= 32
+    )  # percentile cluster bootstrap at G = 16: nominal 95%, allow under-coverage to 80%
 
 
 def _mcnemar_study(effect, seed, n=300):
     eff = {("comparison", "admit"): effect} if effect else {}
     s = simulate_trajectories(
-        n, 1, conditions=("reference", "comparison"), effects=eff, settled_noise=0.1, actions=("admit",), seed=seed
+        n,
+        1,
+        conditions=("reference", "comparison"),
+        effects=eff,
+        settled_noise=0.1,
+        actions=("admit",),
+        seed=seed,
     )
-    p = paired_actions(s.trajectories, action="admit", reference="reference", comparison="comparison")
+    p = paired_actions(
+        s.trajectories, action="admit", reference="reference", comparison="comparison"
+    )
     return mcnemar_pairs(p.phi_ref, p.phi_cmp)
 
 
@@ -61,12 +71,18 @@ def test_mcnemar_type_one_error_under_no_effect():
 def test_mcnemar_detects_injected_effect():
     res = [_mcnemar_study(-1.5, seed) for seed in range(30)]
     assert np.mean([r.p_value <= 0.05 for r in res]) > 0.8
-    assert all(r.b > r.c for r in res[:10])  # effect lowers the comparison arm: b (ref 1, cmp 0) dominates
+    assert all(
+        r.b > r.c for r in res[:10]
+    )  # effect lowers the comparison arm: b (ref 1, cmp 0) dominates
 
 
 def test_wcfr_at_band_edges_on_simulated_bands():
-    s = simulate_trajectories(60, 1, conditions=("reference", "lep"), effects={("lep", "high_acuity"): 1.0}, seed=3)
-    p = paired_actions(s.trajectories, action="high_acuity", reference="reference", comparison="lep")
+    s = simulate_trajectories(
+        60, 1, conditions=("reference", "lep"), effects={("lep", "high_acuity"): 1.0}, seed=3
+    )
+    p = paired_actions(
+        s.trajectories, action="high_acuity", reference="reference", comparison="lep"
+    )
     vig = p.vignette.tolist()
     # no band straddles the threshold: NA with an empty denominator, never 0
     none = simulate_bands(vig, "high_acuity", straddle_share=0.0, seed=0)
@@ -82,7 +98,11 @@ def test_wcfr_at_band_edges_on_simulated_bands():
     # unadjudicated simulated bands: number with ground_truth False
     un = simulate_bands(vig, "high_acuity", straddle_share=1.0, adjudicated=False, seed=0)
     r2 = within_range_flip_rate(p.a_ref, p.a_cmp, vig, action="high_acuity", bands=un)
-    assert r2.value == pytest.approx(r.value) and not r2.ground_truth and r2.n_unadjudicated == len(vig)
+    assert (
+        r2.value == pytest.approx(r.value)
+        and not r2.ground_truth
+        and r2.n_unadjudicated == len(vig)
+    )
 
 
 def test_wcb_holds_size_under_null_at_G8():
@@ -90,7 +110,10 @@ def test_wcb_holds_size_under_null_at_G8():
     for i in range(200):
         d = simulate_signed_differences(8, 4, effect=0.0, seed=5000 + i)
         rej += (
-            wild_cluster_bootstrap(d.y, d.cluster, signed=True, n_resamples=399, seed=i, with_ci=False).p_value <= 0.05
+            wild_cluster_bootstrap(
+                d.y, d.cluster, signed=True, n_resamples=399, seed=i, with_ci=False
+            ).p_value
+            <= 0.05
         )
     assert rej / 200 <= 0.05 + 0.04
 

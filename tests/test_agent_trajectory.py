@@ -20,9 +20,17 @@ def _table():
         for r in range(3):
             esi = 2 if (v, r) != ("v2", 1) else 3
             rows += [
-                dict(vignette=v, replicate=r, action="high_acuity", value=int(esi <= 2), ordinal=esi),
+                dict(
+                    vignette=v, replicate=r, action="high_acuity", value=int(esi <= 2), ordinal=esi
+                ),
                 dict(vignette=v, replicate=r, action="admit", value=r % 2, ordinal=np.nan),
-                dict(vignette=v, replicate=r, action="any_opioid", value=int(r == 0), ordinal=3 if r == 0 else 1),
+                dict(
+                    vignette=v,
+                    replicate=r,
+                    action="any_opioid",
+                    value=int(r == 0),
+                    ordinal=3 if r == 0 else 1,
+                ),
             ]
     return pd.DataFrame(rows)
 
@@ -35,8 +43,12 @@ def test_valid_table_fills_documented_columns():
 
 
 def test_dichotomisations_match_paper_rules():
-    assert ACTIONS["high_acuity"].dichotomize([1, 2, 3, 4, 5]).tolist() == [int(e <= 2) for e in range(1, 6)]
-    assert ACTIONS["any_opioid"].dichotomize([0, 1, 2, 3]).tolist() == [int(t >= 2) for t in range(4)]
+    assert ACTIONS["high_acuity"].dichotomize([1, 2, 3, 4, 5]).tolist() == [
+        int(e <= 2) for e in range(1, 6)
+    ]
+    assert ACTIONS["any_opioid"].dichotomize([0, 1, 2, 3]).tolist() == [
+        int(t >= 2) for t in range(4)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -46,7 +58,10 @@ def test_dichotomisations_match_paper_rules():
         (lambda d: d.drop(index=4), "missing action(s) ['admit']"),
         (lambda d: d.assign(value=d.value.where(d.index != 1, 3)), "must be 0/1"),
         (lambda d: d.assign(ordinal=d.ordinal.where(d.index != 0, 0)), "outside its domain"),
-        (lambda d: d.assign(ordinal=d.ordinal.where(d.index != 0, 4)), "disagrees with its ordinal"),
+        (
+            lambda d: d.assign(ordinal=d.ordinal.where(d.index != 0, 4)),
+            "disagrees with its ordinal",
+        ),
         (lambda d: d.assign(action=d.action.where(d.index != 0, "teleport")), "unknown action"),
         (lambda d: d.drop(columns="replicate"), "missing required column"),
         (lambda d: d.iloc[:0], "is empty"),
@@ -64,7 +79,9 @@ def test_mixed_models_and_conditions_refused_when_one_expected():
     with pytest.raises(FairlibInputError, match="mixes 2 models"):
         validate_trajectories(d, one_model=True)
     with pytest.raises(FairlibInputError, match="mixes 2 conditions"):
-        validate_trajectories(_table().assign(condition=np.where(np.arange(18) < 9, "x", "y")), one_condition=True)
+        validate_trajectories(
+            _table().assign(condition=np.where(np.arange(18) < 9, "x", "y")), one_condition=True
+        )
 
 
 def test_not_a_dataframe():
@@ -79,7 +96,9 @@ def test_csv_roundtrip_and_cell_counts(tmp_path):
     c = cell_counts(t)
     ref = _table().groupby(["vignette", "action"]).value.agg(["size", "sum"])
     m = c.set_index(["vignette", "action"])
-    assert (m.n == ref["size"].reindex(m.index)).all() and (m.k == ref["sum"].reindex(m.index)).all()
+    assert (m.n == ref["size"].reindex(m.index)).all() and (
+        m.k == ref["sum"].reindex(m.index)
+    ).all()
 
 
 def test_parse_items():

@@ -25,7 +25,11 @@ def cohort(seed=0, n=2000):
     race = rng.choice(["A", "B", "C", "D"], n, p=[0.5, 0.3, 0.19, 0.01])
     sex = rng.choice(["F", "M"], n)
     y = rng.integers(0, 2, n)
-    p = np.clip(0.3 + 0.4 * y + 0.08 * (race == "B") - 0.05 * (sex == "F") + 0.2 * rng.standard_normal(n), 0, 1)
+    p = np.clip(
+        0.3 + 0.4 * y + 0.08 * (race == "B") - 0.05 * (sex == "F") + 0.2 * rng.standard_normal(n),
+        0,
+        1,
+    )
     return pd.DataFrame({"race": race, "sex": sex, "y": y, "yhat": (p > 0.5).astype(int), "p": p})
 
 
@@ -58,7 +62,8 @@ def test_lazy_attributes_and_subpackages():
 
 def test_lazy_vfr_does_not_import_heavy_modules():
     code = (
-        f"import sys, fairlib as fl; fl.verdict_flip_rate; fl.plots; print([m for m in {HEAVY!r} if m in sys.modules])"
+        "import sys, fairlib as fl; fl.verdict_flip_rate; fl.plots; "
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
@@ -70,23 +75,40 @@ def test_lazy_vfr_does_not_import_heavy_modules():
 @pytest.mark.parametrize("seed", range(3))
 def test_audit_matches_fairlearn_on_intersections(seed):
     d = cohort(seed)
-    d = d[d.race != "D"].reset_index(drop=True)  # D x sex cells are tiny: fairlib says undefined where fairlearn says 0
+    d = d[d.race != "D"].reset_index(
+        drop=True
+    )  # D x sex cells are tiny: fairlib says undefined where fairlearn says 0
     res = fl.audit(d.y, d.yhat, sensitive_features=d[["race", "sex"]], min_support=0)
     kw = dict(sensitive_features=d[["race", "sex"]])
-    assert res.value("SPD") == pytest.approx(flm.demographic_parity_difference(d.y, d.yhat, **kw), abs=1e-12)
-    assert res.value("DI") == pytest.approx(flm.demographic_parity_ratio(d.y, d.yhat, **kw), abs=1e-12)
-    assert res.value("EOD") == pytest.approx(flm.equalized_odds_difference(d.y, d.yhat, **kw), abs=1e-12)
+    assert res.value("SPD") == pytest.approx(
+        flm.demographic_parity_difference(d.y, d.yhat, **kw), abs=1e-12
+    )
+    assert res.value("DI") == pytest.approx(
+        flm.demographic_parity_ratio(d.y, d.yhat, **kw), abs=1e-12
+    )
+    assert res.value("EOD") == pytest.approx(
+        flm.equalized_odds_difference(d.y, d.yhat, **kw), abs=1e-12
+    )
     mf = flm.MetricFrame(
-        metrics={"selection_rate": flm.selection_rate, "count": flm.count}, y_true=d.y, y_pred=d.yhat, **kw
+        metrics={"selection_rate": flm.selection_rate, "count": flm.count},
+        y_true=d.y,
+        y_pred=d.yhat,
+        **kw,
     )
     bg = res.by_group
     for key, row in mf.by_group.iterrows():
         assert bg.loc[key, "selection_rate"] == pytest.approx(row.selection_rate, abs=1e-12)
         assert bg.loc[key, "support"] == row["count"]
-    assert res.difference("selection_rate") == pytest.approx(mf.difference()["selection_rate"], abs=1e-12)
+    assert res.difference("selection_rate") == pytest.approx(
+        mf.difference()["selection_rate"], abs=1e-12
+    )
     assert res.ratio("selection_rate") == pytest.approx(mf.ratio()["selection_rate"], abs=1e-12)
-    assert res.group_min("selection_rate") == pytest.approx(mf.group_min()["selection_rate"], abs=1e-12)
-    assert res.group_max("selection_rate") == pytest.approx(mf.group_max()["selection_rate"], abs=1e-12)
+    assert res.group_min("selection_rate") == pytest.approx(
+        mf.group_min()["selection_rate"], abs=1e-12
+    )
+    assert res.group_max("selection_rate") == pytest.approx(
+        mf.group_max()["selection_rate"], abs=1e-12
+    )
     assert res.overall["selection_rate"] == pytest.approx(d.yhat.mean(), abs=1e-12)
 
 
@@ -94,12 +116,18 @@ def test_audit_equals_audit_table_and_metric_functions():
     d = cohort(1)
     res = fl.audit(d.y, d.yhat, sensitive_features=d.race, y_prob=d.p)
     tab = fl.audit_table(d.y, d.yhat, sensitive_features=d.race, y_prob=d.p)
-    pd.testing.assert_frame_equal(pd.DataFrame(res.to_frame().drop(columns="view")), tab.drop(columns="excluded"))
+    pd.testing.assert_frame_equal(
+        pd.DataFrame(res.to_frame().drop(columns="view")), tab.drop(columns="excluded")
+    )
     assert res.value("PP") == pytest.approx(
         fl.metrics.predictive_parity_difference(d.y, d.yhat, sensitive_features=d.race)
     )
-    assert res.value("Cal") == pytest.approx(fl.metrics.calibration_gap(d.y, d.p, sensitive_features=d.race))
-    assert list(res.to_frame().metric) == list(fl.metricdefs.ALL_METRICS)  # the seven and the three parities
+    assert res.value("Cal") == pytest.approx(
+        fl.metrics.calibration_gap(d.y, d.p, sensitive_features=d.race)
+    )
+    assert list(res.to_frame().metric) == list(
+        fl.metricdefs.ALL_METRICS
+    )  # the seven and the three parities
     assert res.excluded == {"D": int((d.race == "D").sum())}
 
 
@@ -108,8 +136,12 @@ def test_audit_equals_audit_table_and_metric_functions():
 
 def test_column_names_arrays_series_dicts_agree():
     d = cohort(2)
-    base = fl.audit(d.y.to_numpy(), d.yhat.to_numpy(), sensitive_features=d.race.to_numpy()).to_frame()
-    base = base.drop(columns="view")  # the view is named after the attribute: "group" for an unnamed array
+    base = fl.audit(
+        d.y.to_numpy(), d.yhat.to_numpy(), sensitive_features=d.race.to_numpy()
+    ).to_frame()
+    base = base.drop(
+        columns="view"
+    )  # the view is named after the attribute: "group" for an unnamed array
     for kw in (
         dict(y_true="y", y_pred="yhat", sensitive_features="race", data=d),
         dict(y_true="y", y_pred="yhat", sensitive_features=["race"], data=d),
@@ -124,7 +156,9 @@ def test_column_names_arrays_series_dicts_agree():
     )
 
 
-@pytest.mark.parametrize("labels, pos", [(("yes", "no"), "yes"), ((2, 1), 2), ((1, 2), 1), ((True, False), True)])
+@pytest.mark.parametrize(
+    "labels, pos", [(("yes", "no"), "yes"), ((2, 1), 2), ((1, 2), 1), ((True, False), True)]
+)
 def test_pos_label_equals_zero_one(labels, pos):
     d = cohort(3)
     base = fl.audit(d.y, d.yhat, sensitive_features=d.race).to_frame()
@@ -139,8 +173,12 @@ def test_pandas_indices_aligned_by_label_never_by_position():
     shuffled = d.sample(frac=1, random_state=0)
     res = fl.audit(d.y, shuffled.yhat, sensitive_features=shuffled.race)  # same labels, other order
     pd.testing.assert_frame_equal(res.to_frame(), base)
-    by_position = fl.audit(d.y.to_numpy(), shuffled.yhat.to_numpy(), sensitive_features=shuffled.race.to_numpy())
-    assert not np.allclose(by_position.to_frame().value, base.value)  # pairing by position would be wrong
+    by_position = fl.audit(
+        d.y.to_numpy(), shuffled.yhat.to_numpy(), sensitive_features=shuffled.race.to_numpy()
+    )
+    assert not np.allclose(
+        by_position.to_frame().value, base.value
+    )  # pairing by position would be wrong
     with pytest.raises(FairlibInputError) as e:
         fl.audit(d.y, d.yhat.set_axis(d.index + 1), sensitive_features=d.race)
     assert e.value.argument == "y_pred" and "by position" in str(e.value)
@@ -174,7 +212,9 @@ def test_audit_result_json_round_trip_and_display():
     assert back.metrics.value.dtype == np.float64 and back.groups.TPR.dtype == np.float64
     text = str(res)
     assert "per group" in text and "per metric" in text and "excluded groups" in text
-    assert "0.0000000" not in text and len(max(text.splitlines(), key=len)) < 140  # rounded, not 16 digits
+    assert (
+        "0.0000000" not in text and len(max(text.splitlines(), key=len)) < 140
+    )  # rounded, not 16 digits
     html = res._repr_html_()
     assert html.count("<table") == len(res.views) + 1  # a group table per view, and the metrics
     assert res.summary() == text
@@ -199,7 +239,11 @@ def test_four_fifths_verdict_is_a_result():
     assert isinstance(v, fl.Result) and v.passed is False and v.ratio == pytest.approx(0.6)
     assert "FAIL" in str(v) and "<table" in v._repr_html_()
     back = fl.FourFifthsVerdict.from_json(v.to_json())
-    assert back.passed is False and back.ratio == pytest.approx(0.6) and isinstance(back.selection_rates, pd.Series)
+    assert (
+        back.passed is False
+        and back.ratio == pytest.approx(0.6)
+        and isinstance(back.selection_rates, pd.Series)
+    )
     t = v.to_frame()
     assert t.set_index("group").role.to_dict() == {"A": "highest", "B": "lowest"}
 
@@ -218,7 +262,15 @@ def test_metric_value_prints_rounded():
 
 def test_audit_vfr_matches_verdict_flip_rate():
     d = cohort(8, n=1500)
-    res = fl.audit(d.y, d.yhat, sensitive_features=d.race, vfr=True, n_resamples=200, seed=3, metrics=["SPD", "PP"])
+    res = fl.audit(
+        d.y,
+        d.yhat,
+        sensitive_features=d.race,
+        vfr=True,
+        n_resamples=200,
+        seed=3,
+        metrics=["SPD", "PP"],
+    )
     t = res.to_frame().set_index("metric")
     from fairlib.core import cell_seed
 
@@ -233,9 +285,20 @@ def test_audit_vfr_matches_verdict_flip_rate():
             resample_size=len(d),
             seed=cell_seed(3, "audit", m),
         )
-        assert t.loc[m, "vfr"] == pytest.approx(r.vfr) and t.loc[m, "dominant_verdict"] == r.dominant_verdict
+        assert (
+            t.loc[m, "vfr"] == pytest.approx(r.vfr)
+            and t.loc[m, "dominant_verdict"] == r.dominant_verdict
+        )
     assert res.vfr_settings == dict(n_resamples=200, resample_size=1500, seed=3)
-    again = fl.audit(d.y, d.yhat, sensitive_features=d.race, vfr=True, n_resamples=200, seed=3, metrics=["SPD", "PP"])
+    again = fl.audit(
+        d.y,
+        d.yhat,
+        sensitive_features=d.race,
+        vfr=True,
+        n_resamples=200,
+        seed=3,
+        metrics=["SPD", "PP"],
+    )
     pd.testing.assert_frame_equal(again.to_frame(), res.to_frame())  # seeded: bit-identical
     assert 0 <= t.vfr.min() and t.vfr.max() <= 0.5
 
@@ -272,7 +335,9 @@ def test_group_rates_figure(method):
 
     d = cohort(9)
     fig = group_rates(
-        fl.audit(d.y, d.yhat, sensitive_features=d.race), source="Source: synthetic test cohort", method=method
+        fl.audit(d.y, d.yhat, sensitive_features=d.race),
+        source="Source: synthetic test cohort",
+        method=method,
     )
     _renders(fig)
     _has_title_and_labels(fig)
@@ -290,7 +355,9 @@ def test_rate_intervals_against_statsmodels():
     for g in gt.index:
         sub = d[(d.race == g) & (d.y == 1)]
         lo, hi = proportion_confint(int(sub.yhat.sum()), len(sub), alpha=0.1, method="wilson")
-        assert ri.loc[g, "ci_low"] == pytest.approx(lo) and ri.loc[g, "ci_high"] == pytest.approx(hi)
+        assert ri.loc[g, "ci_low"] == pytest.approx(lo) and ri.loc[g, "ci_high"] == pytest.approx(
+            hi
+        )
 
 
 def test_vfr_heatmap_from_vfr_grid():
@@ -298,7 +365,10 @@ def test_vfr_heatmap_from_vfr_grid():
 
     d = cohort(11, n=1200)
     pred = pd.concat(
-        [d.assign(model=m, y_true=d.y, y_pred=(d.p > t).astype(int)) for m, t in (("m1", 0.5), ("m2", 0.45))]
+        [
+            d.assign(model=m, y_true=d.y, y_pred=(d.p > t).astype(int))
+            for m, t in (("m1", 0.5), ("m2", 0.45))
+        ]
     )
     grid = fl.vfr_grid(pred, attributes=["race", "sex"], n_resamples=50, progress=False)
     fig = vfr_heatmap(grid, source="Source: synthetic test cohort (not real patients)")
@@ -320,7 +390,12 @@ def test_quintuple_chart_takes_column_names():
             "flip": [0.02, 0.31, 0.0, np.nan],
             "nstar": [2500, np.nan, 1000, 8000],
             "k": [0.8, 0.1, np.nan, 0.5],
-            "tr": ["Practical-Stability", "Catastrophic-Instability", "Caution-Required", "Undefined"],
+            "tr": [
+                "Practical-Stability",
+                "Catastrophic-Instability",
+                "Caution-Required",
+                "Undefined",
+            ],
         }
     )
     fig = quintuple_chart(
@@ -343,6 +418,9 @@ def test_long_footer_wraps_and_still_clears_the_axes():
     from fairlib.plots import group_rates
 
     d = cohort(12)
-    src = "Source: " + "a very long description of a synthetic twin, its seed and its calibration targets; " * 6
+    src = (
+        "Source: "
+        + "a very long description of a synthetic twin, its seed and its calibration targets; " * 6
+    )
     fig = group_rates(fl.group_table(d.y, d.yhat, sensitive_features=d.race), source=src)
     assert _axes_overlap_footer(fig) == []

@@ -48,7 +48,9 @@ def _relations(r) -> list[tuple[list, object]]:
     for i, a in enumerate(r.sensitive_features):
         for k in [k for k in truth if k[0] == a]:
             cells = [c for c in truth if c[0] == inter and c[1].split("/")[i] == k[1]]
-            rels.append((cells, k))  # sum of the cells = the attribute group's size (itself maybe unknown)
+            rels.append(
+                (cells, k)
+            )  # sum of the cells = the attribute group's size (itself maybe unknown)
     return rels
 
 
@@ -95,7 +97,9 @@ def test_text_report_shows_no_small_size_and_none_can_be_recovered(result):
     assert any(s in SMALL for s in truth.values())  # the fixture has small cells (N; A/M)
     text = str(result)
     shown = _text_sizes(text, result)
-    assert {("race × sex", "W/F"), ("race × sex", "W/M")} <= set(shown)  # the parser reads the intersection too
+    assert {("race × sex", "W/F"), ("race × sex", "W/M")} <= set(
+        shown
+    )  # the parser reads the intersection too
     assert shown and not [k for k, s in shown.items() if s in SMALL]
     assert all(truth[k] == s for k, s in shown.items())  # what is shown is true
     derived = _solve(shown, result)
@@ -135,7 +139,9 @@ def test_html_report_shows_no_small_size_and_none_can_be_recovered(result):
     shown = {}
     for i, v in enumerate(result.views):
         t = next(
-            t for t in p.tables if t["id"].startswith("group-table") and t["id"].endswith(v.replace(" × ", "-").lower())
+            t
+            for t in p.tables
+            if t["id"].startswith("group-table") and t["id"].endswith(v.replace(" × ", "-").lower())
         )
         head = t["rows"][0]
         col = head.index("Records")
@@ -146,7 +152,9 @@ def test_html_report_shows_no_small_size_and_none_can_be_recovered(result):
     assert not {k: s for k, s in _solve(shown, result).items() if s in SMALL}
     ex = [t for t in p.tables if t["id"].startswith("excluded-table")]
     assert ex and all(
-        row[1] in ("<11", "suppressed") or int(row[1].replace(",", "")) >= 11 for t in ex for row in t["rows"][1:]
+        row[1] in ("<11", "suppressed") or int(row[1].replace(",", "")) >= 11
+        for t in ex
+        for row in t["rows"][1:]
     )
 
 

@@ -39,7 +39,11 @@ def test_every_verdict_is_sorted_once(result):
     todo = what_to_do(result)
     m = result.to_frame().set_index("metric")
     stable = [k for k in m.index if m.loc[k, "vfr_stability"] == "Stable"]
-    shaky = [k for k in m.index if m.loc[k, "vfr_stability"] != "Stable" and m.loc[k, "verdict"] != "Undefined"]
+    shaky = [
+        k
+        for k in m.index
+        if m.loc[k, "vfr_stability"] != "Stable" and m.loc[k, "verdict"] != "Undefined"
+    ]
     assert stable and shaky, m.vfr_stability  # the fixture gives both kinds
     reliable = todo[0]
     assert reliable.startswith("- Reliable (stable; act on these): group: ")
@@ -51,27 +55,41 @@ def test_every_verdict_is_sorted_once(result):
     for t in lines:
         k = t.split(": ")[2].split(" (")[0]
         need = plan.loc[k, "n_required"]
-        assert f"needs {_fmt_n(need)} records, {_fmt_n(need - result.n)} more than the {result.n:,} audited" in t
-        assert _fmt_n(need) in str(result)  # the same number, printed the same way, in the plan's lines
+        assert (
+            f"needs {_fmt_n(need)} records, {_fmt_n(need - result.n)} more than the {result.n:,} audited"
+            in t
+        )
+        assert _fmt_n(need) in str(
+            result
+        )  # the same number, printed the same way, in the plan's lines
     assert any(t.startswith("- Too small to judge") and "group: c" in t for t in todo)
     assert not re.search(r"\bc \(n=", " ".join(todo))  # its size is not given
 
 
 def test_undefined_metrics_say_why_and_without_vfr_reliability_is_unknown():
-    y = np.r_[np.ones(50), np.zeros(50), np.zeros(60)].astype(int)  # group b has no positive: TPR undefined
-    p = np.r_[np.ones(30), np.zeros(20), np.ones(10), np.zeros(40), np.ones(20), np.zeros(40)].astype(int)
+    y = np.r_[np.ones(50), np.zeros(50), np.zeros(60)].astype(
+        int
+    )  # group b has no positive: TPR undefined
+    p = np.r_[
+        np.ones(30), np.zeros(20), np.ones(10), np.zeros(40), np.ones(20), np.zeros(40)
+    ].astype(int)
     r = fl.audit(y, p, sensitive_features=["a"] * 100 + ["b"] * 60, metrics=["SPD", "EOpp"])
     todo = what_to_do(r)
     assert todo[0].startswith("- Reliability not assessed: run with vfr=True")
     assert "- Failing: group: SPD." in todo or "- Passing: group: SPD." in todo
-    assert "- Undefined: group: EOpp: TPR undefined for group(s) ['b']: no records with y_true == 1." in todo
+    assert (
+        "- Undefined: group: EOpp: TPR undefined for group(s) ['b']: no records with y_true == 1."
+        in todo
+    )
     text = str(r)
     assert text.split("what to do:\n")[1].startswith("- Reliability not assessed")
 
 
 def test_html_opens_with_the_same_section(result):
     html = result.to_html(figures=False)
-    items = re.findall(r"<li>(.*?)</li>", html.split('id="todo-list"')[1].split("</ul>")[0], flags=re.S)
+    items = re.findall(
+        r"<li>(.*?)</li>", html.split('id="todo-list"')[1].split("</ul>")[0], flags=re.S
+    )
     import html as h
 
     assert [h.unescape(" ".join(i.split())) for i in items] == [t[2:] for t in what_to_do(result)]

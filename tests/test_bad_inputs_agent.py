@@ -73,7 +73,9 @@ CASES = {
     "vignettes-bad-yaml": (lambda tp, fr: load_vignettes(_yaml(tp, "a: [1, 2")), "path"),
     "vignettes-no-list": (lambda tp, fr: load_vignettes(_yaml(tp, "vignettes: []")), "path"),
     "vignettes-unknown-domain": (
-        lambda tp, fr: load_vignettes(_yaml(tp, V1.format(domain="cardiology", go="ECG", rule="esi"))),
+        lambda tp, fr: load_vignettes(
+            _yaml(tp, V1.format(domain="cardiology", go="ECG", rule="esi"))
+        ),
         "vignettes",
     ),
     "vignettes-guideline-not-orderable": (
@@ -81,7 +83,9 @@ CASES = {
         "vignettes",
     ),
     "vignettes-unknown-rule": (
-        lambda tp, fr: load_vignettes(_yaml(tp, V1.format(domain="triage", go="ECG", rule="folklore"))),
+        lambda tp, fr: load_vignettes(
+            _yaml(tp, V1.format(domain="triage", go="ECG", rule="folklore"))
+        ),
         "vignettes",
     ),
     "vignettes-duplicate-id": (
@@ -94,25 +98,45 @@ CASES = {
         ),
         "vignettes",
     ),
-    "vignette-results-unknown-item": (lambda tp, fr: load_vignettes()["tri_clear_01"].results(["MRI brain"]), "items"),
+    "vignette-results-unknown-item": (
+        lambda tp, fr: load_vignettes()["tri_clear_01"].results(["MRI brain"]),
+        "items",
+    ),
     "canaries-not-text": (lambda tp, fr: find_canaries(42), "text"),
     "descriptor-missing-slot": (
-        lambda tp, fr: render_descriptor({k: v for k, v in REFERENCE_SLOTS.items() if k != "insurance"}),
+        lambda tp, fr: render_descriptor(
+            {k: v for k, v in REFERENCE_SLOTS.items() if k != "insurance"}
+        ),
         "fillers",
     ),
-    "descriptor-extra-slot": (lambda tp, fr: render_descriptor({**REFERENCE_SLOTS, "religion": "none"}), "fillers"),
+    "descriptor-extra-slot": (
+        lambda tp, fr: render_descriptor({**REFERENCE_SLOTS, "religion": "none"}),
+        "fillers",
+    ),
     "conditions-unknown": (lambda tp, fr: get_conditions(["martian_man_private"]), "conditions"),
     "draw-nan": (lambda tp, fr: draw_option([0.5, np.nan]), "probs"),
     "draw-one-option": (lambda tp, fr: draw_option([1.0]), "probs"),
     "draw-temperature-zero": (lambda tp, fr: draw_option([0.5, 0.5], temperature=0), "temperature"),
-    "draw-temperature-text": (lambda tp, fr: draw_option([0.5, 0.5], temperature="hot"), "temperature"),
+    "draw-temperature-text": (
+        lambda tp, fr: draw_option([0.5, 0.5], temperature="hot"),
+        "temperature",
+    ),
     "decision-one-option": (lambda tp, fr: Decision("x", "q", ("Yes",), (1,)), "options"),
-    "policy-negative-temperature": (lambda tp, fr: FakeOptionPolicy(temperature=-1.0), "temperature"),
+    "policy-negative-temperature": (
+        lambda tp, fr: FakeOptionPolicy(temperature=-1.0),
+        "temperature",
+    ),
     "json-not-text": (lambda tp, fr: parse_json_answer(None, ()), "text"),
     "generative-not-callable": (lambda tp, fr: GenerativeJSONPolicy("gpt"), "generate"),
     "make-policy-empty": (lambda tp, fr: make_policy(""), "kind"),
-    "loop-policy-without-run": (lambda tp, fr: run_trajectories(object(), vignettes=VS[:1]), "policy"),
-    "loop-unknown-vignette": (lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=["nope"]), "vignettes"),
+    "loop-policy-without-run": (
+        lambda tp, fr: run_trajectories(object(), vignettes=VS[:1]),
+        "policy",
+    ),
+    "loop-unknown-vignette": (
+        lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=["nope"]),
+        "vignettes",
+    ),
     "loop-zero-replicates": (
         lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=VS[:1], replicates=0),
         "replicates",
@@ -122,29 +146,46 @@ CASES = {
         "replicates",
     ),
     "loop-descriptor-steps": (
-        lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=VS[:1], descriptor_steps="some"),
+        lambda tp, fr: run_trajectories(
+            FakeOptionPolicy(), vignettes=VS[:1], descriptor_steps="some"
+        ),
         "descriptor_steps",
     ),
-    "loop-scaffold": (lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=VS[:1], scaffold="C9"), "scaffold"),
+    "loop-scaffold": (
+        lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=VS[:1], scaffold="C9"),
+        "scaffold",
+    ),
     "loop-forced-downstream": (
-        lambda tp, fr: run_trajectories(FakeOptionPolicy(), vignettes=VS[:1], forced={"prescribe": {"tier": 1}}),
+        lambda tp, fr: run_trajectories(
+            FakeOptionPolicy(), vignettes=VS[:1], forced={"prescribe": {"tier": 1}}
+        ),
         "forced",
     ),
     "loop-forced-not-orderable": (
         lambda tp, fr: run_trajectories(
-            FakeOptionPolicy(), vignettes=VS[:1], conditions=CS[:1], forced={"ordering": {"items": ["MRI brain"]}}
+            FakeOptionPolicy(),
+            vignettes=VS[:1],
+            conditions=CS[:1],
+            forced={"ordering": {"items": ["MRI brain"]}},
         ),
         "forced",
     ),
     "floor-nan-replicate-not-dropped": (
-        lambda tp, fr: instability_floor(_floor_table().assign(replicate=lambda d: d.replicate.where(d.index != 3))),
+        lambda tp, fr: instability_floor(
+            _floor_table().assign(replicate=lambda d: d.replicate.where(d.index != 3))
+        ),
         "trajectories",
     ),
     "floor-nan-vignette": (
-        lambda tp, fr: instability_floor(_floor_table().assign(vignette=lambda d: d.vignette.where(d.index != 0))),
+        lambda tp, fr: instability_floor(
+            _floor_table().assign(vignette=lambda d: d.vignette.where(d.index != 0))
+        ),
         "trajectories",
     ),
-    "floor-both-resample-names": (lambda tp, fr: floor_bootstrap(_floor_table(), n_boot=10, n_resamples=10), "n_boot"),
+    "floor-both-resample-names": (
+        lambda tp, fr: floor_bootstrap(_floor_table(), n_boot=10, n_resamples=10),
+        "n_boot",
+    ),
     "contrast-missing-reference": (
         lambda tp, fr: contrast_table(fr.trajectories, reference="white_woman_private"),
         "reference",
@@ -153,21 +194,30 @@ CASES = {
         lambda tp, fr: contrast_table(fr.trajectories, comparisons=["white_woman_private"]),
         "comparisons",
     ),
-    "contrast-no-actions": (lambda tp, fr: contrast_table(fr.trajectories, actions=["not_an_action"]), "actions"),
+    "contrast-no-actions": (
+        lambda tp, fr: contrast_table(fr.trajectories, actions=["not_an_action"]),
+        "actions",
+    ),
     "propagation-no-forced-rows": (
         lambda tp, fr: interventional_propagation(fr.trajectories, fr.trajectories),
         "forced_reference",
     ),
     "observational-unknown-upstream": (
-        lambda tp, fr: observational_propagation(fr.trajectories, reference=CS[0], comparison=CS[1], upstream="esi"),
+        lambda tp, fr: observational_propagation(
+            fr.trajectories, reference=CS[0], comparison=CS[1], upstream="esi"
+        ),
         "upstream",
     ),
     "accumulation-one-action": (
-        lambda tp, fr: accumulation_composite(fr.trajectories, reference=CS[0], comparison=CS[1], actions=["admit"]),
+        lambda tp, fr: accumulation_composite(
+            fr.trajectories, reference=CS[0], comparison=CS[1], actions=["admit"]
+        ),
         "actions",
     ),
     "accumulation-zero-resamples": (
-        lambda tp, fr: accumulation_composite(fr.trajectories, reference=CS[0], comparison=CS[1], n_resamples=0),
+        lambda tp, fr: accumulation_composite(
+            fr.trajectories, reference=CS[0], comparison=CS[1], n_resamples=0
+        ),
         "n_resamples",
     ),
     "wcfr-without-bands": (
@@ -179,17 +229,35 @@ CASES = {
         lambda tp, fr: paired_permutation_test([1, 0, 1], signed=True, statistic="wcfr"),
         "statistic",
     ),
-    "permutation-unsigned": (lambda tp, fr: paired_permutation_test([1, 0, 1], signed=False), "signed"),
-    "permutation-nan": (lambda tp, fr: paired_permutation_test([1, np.nan, 1], signed=True), "differences"),
-    "permutation-strings": (lambda tp, fr: paired_permutation_test(["a", "b"], signed=True), "differences"),
-    "permutation-cluster-length": (lambda tp, fr: paired_permutation_test([1, 0, 1], [0, 1], signed=True), "clusters"),
+    "permutation-unsigned": (
+        lambda tp, fr: paired_permutation_test([1, 0, 1], signed=False),
+        "signed",
+    ),
+    "permutation-nan": (
+        lambda tp, fr: paired_permutation_test([1, np.nan, 1], signed=True),
+        "differences",
+    ),
+    "permutation-strings": (
+        lambda tp, fr: paired_permutation_test(["a", "b"], signed=True),
+        "differences",
+    ),
+    "permutation-cluster-length": (
+        lambda tp, fr: paired_permutation_test([1, 0, 1], [0, 1], signed=True),
+        "clusters",
+    ),
     "permutation-zero-resamples": (
         lambda tp, fr: paired_permutation_test([1, 0, 1], signed=True, n_resamples=0),
         "n_resamples",
     ),
     "published-no-path": (lambda tp, fr: read_published_trajectories(tp / "nowhere"), "path"),
-    "published-bad-json": (lambda tp, fr: read_published_trajectories(_write(tp, "{not json")), "path"),
-    "published-esi-out-of-range": (lambda tp, fr: read_published_trajectories(_write(tp, _pub(esi_acuity=7))), "path"),
+    "published-bad-json": (
+        lambda tp, fr: read_published_trajectories(_write(tp, "{not json")),
+        "path",
+    ),
+    "published-esi-out-of-range": (
+        lambda tp, fr: read_published_trajectories(_write(tp, _pub(esi_acuity=7))),
+        "path",
+    ),
     "published-followup-out-of-range": (
         lambda tp, fr: read_published_trajectories(_write(tp, _pub(followup_days=120))),
         "path",
@@ -206,7 +274,9 @@ CASES = {
     "registry-domain-key": (lambda tp, fr: ConfoundedPair("insurance", "medication", -1), "action"),
     "mcnemar-negative": (lambda tp, fr: mcnemar_exact(-1, 3), "b"),
     "wild-bootstrap-symmetric": (
-        lambda tp, fr: wild_cluster_bootstrap(np.ones(6), np.arange(6), signed=True, statistic="cfr"),
+        lambda tp, fr: wild_cluster_bootstrap(
+            np.ones(6), np.arange(6), signed=True, statistic="cfr"
+        ),
         "statistic",
     ),
 }
@@ -221,7 +291,11 @@ def _pub(esi_acuity=2, followup_days=7, complete=True):
         "actions": {
             "triage": {"esi_acuity": esi_acuity, "urgency_score": 50},
             "reassess": {"admit": True, "escalate_icu": False},
-            "document": {"followup_days": followup_days, "referral": False, "stigmatizing_language_flags": []},
+            "document": {
+                "followup_days": followup_days,
+                "referral": False,
+                "stigmatizing_language_flags": [],
+            },
         },
     }
     return json.dumps({"provenance": {}, "trajectories": [rec]})

@@ -33,26 +33,81 @@ def _fig():
 CASES = [
     # --- core helpers ---------------------------------------------------------------------------------------
     ("as_1d-none", lambda tmp: core.as_1d(None, "y_true", "f"), "y_true", "required"),
-    ("as_1d-2d", lambda tmp: core.as_1d(np.zeros((2, 3)), "y_true", "f"), "y_true", "1-dimensional"),
+    (
+        "as_1d-2d",
+        lambda tmp: core.as_1d(np.zeros((2, 3)), "y_true", "f"),
+        "y_true",
+        "1-dimensional",
+    ),
     ("as_1d-empty", lambda tmp: core.as_1d([], "y_true", "f"), "y_true", "empty"),
-    ("binary-three-classes", lambda tmp: core.check_binary([0, 1, 2], "y_pred", "f"), "y_pred", "binary"),
+    (
+        "binary-three-classes",
+        lambda tmp: core.check_binary([0, 1, 2], "y_pred", "f"),
+        "y_pred",
+        "binary",
+    ),
     ("binary-nan", lambda tmp: core.check_binary([0, 1, np.nan], "y_pred", "f"), "y_pred", "NaN"),
-    ("binary-strings", lambda tmp: core.check_binary(["a", "b"], "y_pred", "f"), "y_pred", "binary"),
-    ("probability-above-1", lambda tmp: core.check_probability([0.2, 1.5], "y_prob", "f"), "y_prob", "[0, 1]"),
-    ("probability-nan", lambda tmp: core.check_probability([0.2, np.nan], "y_prob", "f"), "y_prob", "NaN"),
-    ("lengths-differ", lambda tmp: core.check_same_length("f", y_true=[1, 0], y_pred=[1]), "y_pred", "lengths differ"),
+    (
+        "binary-strings",
+        lambda tmp: core.check_binary(["a", "b"], "y_pred", "f"),
+        "y_pred",
+        "binary",
+    ),
+    (
+        "probability-above-1",
+        lambda tmp: core.check_probability([0.2, 1.5], "y_prob", "f"),
+        "y_prob",
+        "[0, 1]",
+    ),
+    (
+        "probability-nan",
+        lambda tmp: core.check_probability([0.2, np.nan], "y_prob", "f"),
+        "y_prob",
+        "NaN",
+    ),
+    (
+        "lengths-differ",
+        lambda tmp: core.check_same_length("f", y_true=[1, 0], y_pred=[1]),
+        "y_pred",
+        "lengths differ",
+    ),
     ("int-string", lambda tmp: core.check_int("5", "n_resamples", "f"), "n_resamples", "int"),
     ("int-zero", lambda tmp: core.check_int(0, "n_resamples", "f"), "n_resamples", ">= 1"),
     ("int-negative", lambda tmp: core.check_int(-4, "n", "f"), "n", ">= 1"),
     ("int-fraction", lambda tmp: core.check_int(2.5, "n", "f"), "n", "int"),
     ("int-bool", lambda tmp: core.check_int(True, "n", "f"), "n", "int"),
-    ("float-nan", lambda tmp: core.check_float(np.nan, "alpha", "f", lo=0, hi=1), "alpha", "finite"),
-    ("float-out-of-range", lambda tmp: core.check_float(2, "alpha", "f", lo=0, hi=1), "alpha", "[0, 1]"),
-    ("float-string", lambda tmp: core.check_float("0.1", "alpha", "f", lo=0, hi=1), "alpha", "number"),
-    ("choice-unknown", lambda tmp: core.check_choice("x", "method", ["fast", "exact"], "f"), "method", "one of"),
+    (
+        "float-nan",
+        lambda tmp: core.check_float(np.nan, "alpha", "f", lo=0, hi=1),
+        "alpha",
+        "finite",
+    ),
+    (
+        "float-out-of-range",
+        lambda tmp: core.check_float(2, "alpha", "f", lo=0, hi=1),
+        "alpha",
+        "[0, 1]",
+    ),
+    (
+        "float-string",
+        lambda tmp: core.check_float("0.1", "alpha", "f", lo=0, hi=1),
+        "alpha",
+        "number",
+    ),
+    (
+        "choice-unknown",
+        lambda tmp: core.check_choice("x", "method", ["fast", "exact"], "f"),
+        "method",
+        "one of",
+    ),
     ("seed-string", lambda tmp: core.check_rng("abc"), "seed", "Generator"),
     ("seed-float", lambda tmp: core.check_rng(1.5), "seed", "Generator"),
-    ("largest-remainder-negative", lambda tmp: core.largest_remainder([1, -1], 5), "sizes", "non-negative"),
+    (
+        "largest-remainder-negative",
+        lambda tmp: core.largest_remainder([1, -1], 5),
+        "sizes",
+        "non-negative",
+    ),
     (
         "interval-level",
         lambda tmp: core.percentile_interval([1, 2, 3], confidence_level=1.5),
@@ -63,10 +118,20 @@ CASES = [
     # --- settings ---------------------------------------------------------------------------------------------
     ("setting-unknown-key", lambda tmp: config.get_setting("mimic"), "key", "unknown setting"),
     # declared constraints (fairlib.constraints) say "must be a string"; the hand-written checks said the rest
-    ("setting-non-string-key", lambda tmp: config.get_setting(None), "key", ("unknown setting", "must be a string")),
+    (
+        "setting-non-string-key",
+        lambda tmp: config.get_setting(None),
+        "key",
+        ("unknown setting", "must be a string"),
+    ),
     # --- report -----------------------------------------------------------------------------------------------
     ("suppress-not-a-frame", lambda tmp: report.suppress_small_cells([[1, 2]]), "df", "DataFrame"),
-    ("suppress-duplicated-columns", lambda tmp: report.suppress_small_cells(_dup()), "df", "duplicated"),
+    (
+        "suppress-duplicated-columns",
+        lambda tmp: report.suppress_small_cells(_dup()),
+        "df",
+        "duplicated",
+    ),
     (
         "suppress-unknown-count-column",
         lambda tmp: report.suppress_small_cells(T3, count_columns=["nn"]),
@@ -97,9 +162,24 @@ CASES = [
         "threshold",
         "positive integer",
     ),
-    ("suppress-unknown-group", lambda tmp: report.suppress_small_cells(T3, groups="attr"), "groups", "lacks"),
-    ("suppress-flow-one-column", lambda tmp: report.suppress_small_cells(T3, flow="n"), "flow", "pair"),
-    ("suppress-row-total-number", lambda tmp: report.suppress_small_cells(T3, row_total=3), "row_total", "column name"),
+    (
+        "suppress-unknown-group",
+        lambda tmp: report.suppress_small_cells(T3, groups="attr"),
+        "groups",
+        "lacks",
+    ),
+    (
+        "suppress-flow-one-column",
+        lambda tmp: report.suppress_small_cells(T3, flow="n"),
+        "flow",
+        "pair",
+    ),
+    (
+        "suppress-row-total-number",
+        lambda tmp: report.suppress_small_cells(T3, row_total=3),
+        "row_total",
+        "column name",
+    ),
     (
         "suppress-rate-unknown-denominator",
         lambda tmp: report.suppress_small_cells(T3.assign(r=0.5), rate_columns={"r": "m"}),
@@ -118,16 +198,36 @@ CASES = [
         "name",
         "plain file stem",
     ),
-    ("save-table-source-not-text", lambda tmp: report.save_table(T3, "t", fig_dir=tmp, source=3), "source", "string"),
+    (
+        "save-table-source-not-text",
+        lambda tmp: report.save_table(T3, "t", fig_dir=tmp, source=3),
+        "source",
+        "string",
+    ),
     (
         "save-table-real-not-bool",
         lambda tmp: report.save_table(T3, "t", fig_dir=tmp, source="x", real="yes"),
         "real",
         "True, False or None",
     ),
-    ("save-table-not-a-frame", lambda tmp: report.save_table({"n": [1]}, "t", fig_dir=tmp), "df", "DataFrame"),
-    ("save-figure-not-a-figure", lambda tmp: report.save_figure("fig", "f", fig_dir=tmp), "fig", "matplotlib Figure"),
-    ("save-figure-bad-name", lambda tmp: report.save_figure(_fig(), "", fig_dir=tmp), "name", "plain file stem"),
+    (
+        "save-table-not-a-frame",
+        lambda tmp: report.save_table({"n": [1]}, "t", fig_dir=tmp),
+        "df",
+        "DataFrame",
+    ),
+    (
+        "save-figure-not-a-figure",
+        lambda tmp: report.save_figure("fig", "f", fig_dir=tmp),
+        "fig",
+        "matplotlib Figure",
+    ),
+    (
+        "save-figure-bad-name",
+        lambda tmp: report.save_figure(_fig(), "", fig_dir=tmp),
+        "name",
+        "plain file stem",
+    ),
     (
         "save-figure-real-small-counts",
         lambda tmp: report.save_figure(_fig(), "f", fig_dir=tmp, real=True, data=T3),
@@ -140,24 +240,43 @@ CASES = [
         "df",
         "identifier",
     ),
-    ("scan-missing-folder", lambda tmp: report.scan_for_small_cells(tmp / "nope"), "folder", "no such folder"),
+    (
+        "scan-missing-folder",
+        lambda tmp: report.scan_for_small_cells(tmp / "nope"),
+        "folder",
+        "no such folder",
+    ),
     ("real-source-not-text", lambda tmp: report.is_real_source(None), "source", "string"),
     ("paper-dirs-empty-key", lambda tmp: report.paper_dirs("", tmp, tmp), "paper", "non-empty"),
     # --- runner -----------------------------------------------------------------------------------------------
     ("plan-unknown-paper", lambda tmp: cli.plan_run("quick", "nope"), "paper", "unknown paper"),
     ("plan-unknown-profile", lambda tmp: cli.plan_run("nope"), "profile", "no parameter file"),
-    ("profile-not-a-name", lambda tmp: cli.load_profile(3), "profile", ("profile name", "must be a string")),
-    ("registry-missing-file", lambda tmp: cli.load_registry(tmp / "none.yaml"), "registry", "no such file"),
+    (
+        "profile-not-a-name",
+        lambda tmp: cli.load_profile(3),
+        "profile",
+        ("profile name", "must be a string"),
+    ),
+    (
+        "registry-missing-file",
+        lambda tmp: cli.load_registry(tmp / "none.yaml"),
+        "registry",
+        "no such file",
+    ),
 ]
 
 
-@pytest.mark.parametrize("call, argument, needle", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    "call, argument, needle", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_bad_input_names_the_argument(tmp_path, call, argument, needle):
     with pytest.raises(FairlibInputError) as e:
         call(tmp_path)
     assert isinstance(e.value, ValueError)
     assert f"argument `{argument}`" in str(e.value), str(e.value)
-    assert any(n in str(e.value) for n in (needle if isinstance(needle, tuple) else (needle,))), str(e.value)
+    assert any(n in str(e.value) for n in (needle if isinstance(needle, tuple) else (needle,))), (
+        str(e.value)
+    )
 
 
 YAML_CASES = [
@@ -169,7 +288,9 @@ YAML_CASES = [
 ]
 
 
-@pytest.mark.parametrize("text, needle", [c[1:] for c in YAML_CASES], ids=[c[0] for c in YAML_CASES])
+@pytest.mark.parametrize(
+    "text, needle", [c[1:] for c in YAML_CASES], ids=[c[0] for c in YAML_CASES]
+)
 def test_malformed_profile_yaml_names_file_and_line(tmp_path, text, needle):
     (tmp_path / "p.yaml").write_text(text)
     with pytest.raises(FairlibInputError) as e:
@@ -226,8 +347,12 @@ def test_content_hash_separates_parts_and_types(a, b):
 def test_content_hash_is_stable_and_deterministic():
     df = pd.DataFrame({"x": [1, 2], "y": ["a", "b"]})
     assert core.content_hash(b"a", "b", 1, df) == core.content_hash(b"a", "b", 1, df.copy())
-    assert core.content_hash({"a": 1, "b": 2}) == core.content_hash({"b": 2, "a": 1})  # key order is not content
-    assert core.content_hash([1, "a"]) == core.content_hash((1, "a"))  # a tuple read back from JSON is a list
+    assert core.content_hash({"a": 1, "b": 2}) == core.content_hash(
+        {"b": 2, "a": 1}
+    )  # key order is not content
+    assert core.content_hash([1, "a"]) == core.content_hash(
+        (1, "a")
+    )  # a tuple read back from JSON is a list
     assert core.content_hash(np.int64(3)) == core.content_hash(3)
 
 
@@ -240,7 +365,9 @@ def test_cell_seed_type_tags_its_key_parts():
     assert _words(core.cell_seed(0, 1)) != _words(core.cell_seed(0, "1"))
     assert _words(core.cell_seed(0, "a\x1fb")) != _words(core.cell_seed(0, "a", "b"))
     assert _words(core.cell_seed(0, "ab", "c")) != _words(core.cell_seed(0, "a", "bc"))
-    assert _words(core.cell_seed(0, np.int64(3))) == _words(core.cell_seed(0, 3))  # an int is an int
+    assert _words(core.cell_seed(0, np.int64(3))) == _words(
+        core.cell_seed(0, 3)
+    )  # an int is an int
     assert _words(core.cell_seed(0, np.str_("m"))) == _words(core.cell_seed(0, "m"))
     assert _words(core.cell_seed(5, "x", 2)) == _words(core.cell_seed(5, "x", 2))
 

@@ -64,10 +64,26 @@ ERRORS = [
         lambda: SPD(Y, YH, **KW, sample_weight=np.r_[np.nan, np.ones(79)]),
         "sample_weight",
     ),
-    ("metrics-sample_weight-bool-clear", lambda: SPD(Y, YH, **KW, sample_weight=np.ones(80, bool)), "sample_weight"),
-    ("metrics-sample_weight-negative-clear", lambda: SPD(Y, YH, **KW, sample_weight=-np.ones(80)), "sample_weight"),
-    ("metrics-data-list-clear", lambda: SPD("y", "yhat", sensitive_features="g", data=[1, 2]), "data"),
-    ("metrics-data-empty-clear", lambda: SPD("y", "yhat", sensitive_features="g", data=pd.DataFrame()), "data"),
+    (
+        "metrics-sample_weight-bool-clear",
+        lambda: SPD(Y, YH, **KW, sample_weight=np.ones(80, bool)),
+        "sample_weight",
+    ),
+    (
+        "metrics-sample_weight-negative-clear",
+        lambda: SPD(Y, YH, **KW, sample_weight=-np.ones(80)),
+        "sample_weight",
+    ),
+    (
+        "metrics-data-list-clear",
+        lambda: SPD("y", "yhat", sensitive_features="g", data=[1, 2]),
+        "data",
+    ),
+    (
+        "metrics-data-empty-clear",
+        lambda: SPD("y", "yhat", sensitive_features="g", data=pd.DataFrame()),
+        "data",
+    ),
     ("metrics-y_true-none-clear", lambda: SPD(None, YH, **KW), "y_true"),
     ("metrics-y_pred-scalar-clear", lambda: fm.disparate_impact_ratio(Y, 1, **KW), "y_pred"),
     (
@@ -75,17 +91,33 @@ ERRORS = [
         lambda: fm.theil_index(Y, YH, sample_weight=np.r_[np.inf, np.ones(79)]),
         "sample_weight",
     ),
-    ("calgap-y_prob-nan-clear", lambda: fm.calibration_gap(Y, np.r_[np.nan, P[1:]], **KW), "y_prob"),
+    (
+        "calgap-y_prob-nan-clear",
+        lambda: fm.calibration_gap(Y, np.r_[np.nan, P[1:]], **KW),
+        "y_prob",
+    ),
     ("calgap-y_prob-bool-clear", lambda: fm.calibration_gap(Y, P > 0.5, **KW), "y_prob"),
     ("calgap-y_prob-above-1-clear", lambda: fm.calibration_gap(Y, P + 0.5, **KW), "y_prob"),
     ("calgap-n_bins-zero-clear", lambda: fm.calibration_gap(Y, P, **KW, n_bins=0), "n_bins"),
     ("calgap-n_bins-float-clear", lambda: fm.calibration_gap(Y, P, **KW, n_bins=2.0), "n_bins"),
-    ("calgap-calibration-unknown-clear", lambda: fm.calibration_gap(Y, P, **KW, calibration="ece"), "calibration"),
+    (
+        "calgap-calibration-unknown-clear",
+        lambda: fm.calibration_gap(Y, P, **KW, calibration="ece"),
+        "calibration",
+    ),
     ("MetricValue-value-text-obscure", lambda: fm.MetricValue("abc", metric="DI"), "value"),
     ("MetricValue-value-bool-silent", lambda: fm.MetricValue(True, metric="DI"), "value"),
     # fairlib.counts
-    ("count_table-min_support-negative-clear", lambda: fk.count_table(Y, YH, G, min_support=-3), "min_support"),
-    ("count_table-n_bins-zero-clear", lambda: fk.count_table(Y, YH, G, y_prob=P, n_bins=0), "n_bins"),
+    (
+        "count_table-min_support-negative-clear",
+        lambda: fk.count_table(Y, YH, G, min_support=-3),
+        "min_support",
+    ),
+    (
+        "count_table-n_bins-zero-clear",
+        lambda: fk.count_table(Y, YH, G, y_prob=P, n_bins=0),
+        "n_bins",
+    ),
     ("count_table-func-int-silent", lambda: fk.count_table(Y, YH, G, func=5), "func"),
     (
         "metric_from_counts-calibration-unknown-silent",
@@ -97,9 +129,21 @@ ERRORS = [
         lambda: fk.metric_from_counts("SPD", CT.counts, included=[1, 0.5]),
         "included",
     ),
-    ("metric_from_counts-counts-nan-clear", lambda: fk.metric_from_counts("SPD", np.full((2, 2, 2), np.nan)), "counts"),
-    ("metrics_from_counts-names-int-obscure", lambda: fk.metrics_from_counts(5, CT.counts), "names"),
-    ("calibration_from_bins-nan-clear", lambda: fk.calibration_from_bins(np.full((2, 3, 3), np.nan)), "bins"),
+    (
+        "metric_from_counts-counts-nan-clear",
+        lambda: fk.metric_from_counts("SPD", np.full((2, 2, 2), np.nan)),
+        "counts",
+    ),
+    (
+        "metrics_from_counts-names-int-obscure",
+        lambda: fk.metrics_from_counts(5, CT.counts),
+        "names",
+    ),
+    (
+        "calibration_from_bins-nan-clear",
+        lambda: fk.calibration_from_bins(np.full((2, 3, 3), np.nan)),
+        "bins",
+    ),
     ("group_rates_from_counts-text-clear", lambda: fk.group_rates_from_counts("abc"), "counts"),
     ("AuditMetric-direction-typo-silent", lambda: _metric(direction="=>"), "direction"),
     ("AuditMetric-threshold-nan-silent", lambda: _metric(threshold=float("nan")), "threshold"),
@@ -108,9 +152,21 @@ ERRORS = [
     ("CountTable-min_support-negative-silent", lambda: _table(min_support=-1), "min_support"),
     # fairlib.audit and fairlib.tables
     ("audit-vfr-text-clear", lambda: fa.audit(Y, YH, **KW, vfr="yes"), "vfr"),
-    ("audit-n_resamples-zero-clear", lambda: fa.audit(Y, YH, **KW, vfr=True, n_resamples=0), "n_resamples"),
-    ("audit-n_resamples-zero-without-vfr-silent", lambda: fa.audit(Y, YH, **KW, n_resamples=0), "n_resamples"),
-    ("audit-seed-negative-clear", lambda: fa.audit(Y, YH, **KW, vfr=True, n_resamples=5, seed=-1), "seed"),
+    (
+        "audit-n_resamples-zero-clear",
+        lambda: fa.audit(Y, YH, **KW, vfr=True, n_resamples=0),
+        "n_resamples",
+    ),
+    (
+        "audit-n_resamples-zero-without-vfr-silent",
+        lambda: fa.audit(Y, YH, **KW, n_resamples=0),
+        "n_resamples",
+    ),
+    (
+        "audit-seed-negative-clear",
+        lambda: fa.audit(Y, YH, **KW, vfr=True, n_resamples=5, seed=-1),
+        "seed",
+    ),
     (
         "audit-resample_size-zero-clear",
         lambda: fa.audit(Y, YH, **KW, vfr=True, n_resamples=5, resample_size=0),
@@ -118,23 +174,67 @@ ERRORS = [
     ),
     ("audit-thresholds-list-clear", lambda: fa.audit(Y, YH, **KW, thresholds=[0.1]), "thresholds"),
     ("audit-metrics-int-clear", lambda: fa.audit(Y, YH, **KW, metrics=5), "metrics"),
-    ("audit-metrics-unknown-name-obscure", lambda: fa.audit(Y, YH, **KW, metrics=["nope"]), "metrics"),
+    (
+        "audit-metrics-unknown-name-obscure",
+        lambda: fa.audit(Y, YH, **KW, metrics=["nope"]),
+        "metrics",
+    ),
     (
         "audit_table-thresholds-unknown-key-obscure",
         lambda: ft.audit_table(Y, YH, **KW, thresholds={"NOPE": 0.1}),
         "thresholds",
     ),
-    ("audit-calibration-unknown-clear", lambda: fa.audit(Y, YH, **KW, calibration="x"), "calibration"),
-    ("four_fifths-threshold-above-1-clear", lambda: fa.four_fifths_rule(Y, YH, **KW, threshold=1.5), "threshold"),
-    ("four_fifths-threshold-nan-clear", lambda: fa.four_fifths_rule(Y, YH, **KW, threshold=float("nan")), "threshold"),
-    ("four_fifths-threshold-bool-clear", lambda: fa.four_fifths_rule(Y, YH, **KW, threshold=True), "threshold"),
-    ("group_table-n_bins-zero-clear", lambda: ft.group_table(Y, YH, **KW, y_prob=P, n_bins=0), "n_bins"),
-    ("audit_table-min_support-negative-clear", lambda: ft.audit_table(Y, YH, **KW, min_support=-1), "min_support"),
-    ("audit_table-calibration-none-clear", lambda: ft.audit_table(Y, YH, **KW, calibration=None), "calibration"),
+    (
+        "audit-calibration-unknown-clear",
+        lambda: fa.audit(Y, YH, **KW, calibration="x"),
+        "calibration",
+    ),
+    (
+        "four_fifths-threshold-above-1-clear",
+        lambda: fa.four_fifths_rule(Y, YH, **KW, threshold=1.5),
+        "threshold",
+    ),
+    (
+        "four_fifths-threshold-nan-clear",
+        lambda: fa.four_fifths_rule(Y, YH, **KW, threshold=float("nan")),
+        "threshold",
+    ),
+    (
+        "four_fifths-threshold-bool-clear",
+        lambda: fa.four_fifths_rule(Y, YH, **KW, threshold=True),
+        "threshold",
+    ),
+    (
+        "group_table-n_bins-zero-clear",
+        lambda: ft.group_table(Y, YH, **KW, y_prob=P, n_bins=0),
+        "n_bins",
+    ),
+    (
+        "audit_table-min_support-negative-clear",
+        lambda: ft.audit_table(Y, YH, **KW, min_support=-1),
+        "min_support",
+    ),
+    (
+        "audit_table-calibration-none-clear",
+        lambda: ft.audit_table(Y, YH, **KW, calibration=None),
+        "calibration",
+    ),
     # fairlib.records and fairlib.reliability
-    ("audit_data-resample_size-zero-clear", lambda: fr.audit_data(Y, YH, G, resample_size=0), "resample_size"),
-    ("audit_data-resample_size-bool-clear", lambda: fr.audit_data(Y, YH, G, resample_size=True), "resample_size"),
-    ("audit_data-n_bins-negative-clear", lambda: fr.audit_data(Y, YH, G, y_prob=P, n_bins=-2), "n_bins"),
+    (
+        "audit_data-resample_size-zero-clear",
+        lambda: fr.audit_data(Y, YH, G, resample_size=0),
+        "resample_size",
+    ),
+    (
+        "audit_data-resample_size-bool-clear",
+        lambda: fr.audit_data(Y, YH, G, resample_size=True),
+        "resample_size",
+    ),
+    (
+        "audit_data-n_bins-negative-clear",
+        lambda: fr.audit_data(Y, YH, G, y_prob=P, n_bins=-2),
+        "n_bins",
+    ),
     ("summarise-max_undefined-5-silent", lambda: _summ(max_undefined=5), "max_undefined"),
     ("summarise-max_undefined-negative-silent", lambda: _summ(max_undefined=-0.1), "max_undefined"),
     ("summarise-values-bool-silent", lambda: _summ(values=np.array([True, False] * 5)), "values"),
@@ -143,27 +243,61 @@ ERRORS = [
     ("summarise-resample_size-float-silent", lambda: _summ(resample_size=12.7), "resample_size"),
     ("summarise-value-bool-silent", lambda: _summ(value=True), "value"),
     ("summarise-method-unknown-silent", lambda: _summ(method="bogus"), "method"),
-    ("summarise-confidence_level-1.5-clear", lambda: _summ(confidence_level=1.5), "confidence_level"),
+    (
+        "summarise-confidence_level-1.5-clear",
+        lambda: _summ(confidence_level=1.5),
+        "confidence_level",
+    ),
     ("summarise-values-empty-clear", lambda: _summ(values=[]), "values"),
-    ("summarise-metric-int-clear", lambda: frel.summarise_resamples(VALS, 3, resample_size=80), "metric"),
+    (
+        "summarise-metric-int-clear",
+        lambda: frel.summarise_resamples(VALS, 3, resample_size=80),
+        "metric",
+    ),
     (
         "vfr-n_resamples-zero-clear",
         lambda: frel.verdict_flip_rate(Y, YH, **KW, metric="SPD", n_resamples=0),
         "n_resamples",
     ),
-    ("vfr-method-unknown-clear", lambda: frel.verdict_flip_rate(Y, YH, **KW, metric="SPD", method="x"), "method"),
+    (
+        "vfr-method-unknown-clear",
+        lambda: frel.verdict_flip_rate(Y, YH, **KW, metric="SPD", method="x"),
+        "method",
+    ),
     (
         "vfr-confidence_level-zero-clear",
-        lambda: frel.verdict_flip_rate(Y, YH, **KW, metric="SPD", n_resamples=5, confidence_level=0),
+        lambda: frel.verdict_flip_rate(
+            Y, YH, **KW, metric="SPD", n_resamples=5, confidence_level=0
+        ),
         "confidence_level",
     ),
-    ("vfr-seed-text-clear", lambda: frel.verdict_flip_rate(Y, YH, **KW, metric="SPD", n_resamples=5, seed="x"), "seed"),
+    (
+        "vfr-seed-text-clear",
+        lambda: frel.verdict_flip_rate(Y, YH, **KW, metric="SPD", n_resamples=5, seed="x"),
+        "seed",
+    ),
     # fairlib.handbook, fairlib.plots, fairlib.published
     ("biased_example-n-zero-clear", lambda: hb.biased_classifier_example(n=0), "n"),
-    ("intersectional-old_share-1.5-clear", lambda: hb.intersectional_example(old_share=1.5), "old_share"),
-    ("intersectional-old_share-nan-clear", lambda: hb.intersectional_example(old_share=float("nan")), "old_share"),
-    ("sweep-concentration-negative-clear", lambda: hb.impossibility_sweep(concentration=-1.0), "concentration"),
-    ("sweep-min_selection-2-clear", lambda: hb.impossibility_sweep(min_selection=2.0), "min_selection"),
+    (
+        "intersectional-old_share-1.5-clear",
+        lambda: hb.intersectional_example(old_share=1.5),
+        "old_share",
+    ),
+    (
+        "intersectional-old_share-nan-clear",
+        lambda: hb.intersectional_example(old_share=float("nan")),
+        "old_share",
+    ),
+    (
+        "sweep-concentration-negative-clear",
+        lambda: hb.impossibility_sweep(concentration=-1.0),
+        "concentration",
+    ),
+    (
+        "sweep-min_selection-2-clear",
+        lambda: hb.impossibility_sweep(min_selection=2.0),
+        "min_selection",
+    ),
     ("rate_intervals-method-unknown-clear", lambda: fp.rate_intervals(GT, method="x"), "method"),
     (
         "rate_intervals-confidence_level-1-clear",
@@ -186,8 +320,16 @@ ERRORS = [
     ("load_registry-path-int-obscure", lambda: freg.load_registry(5), "path"),
     ("load_paper_meta-path-empty-silent", lambda: freg.load_paper_meta(""), "path"),
     ("write_back-job-text-obscure", lambda: fw.write_back_notebook("x"), "job"),
-    ("write_back-job-missing-keys-obscure", lambda: fw.write_back_notebook({"input": "a.ipynb"}), "job"),
-    ("write_back-cfg-list-obscure", lambda: fw.write_back_notebook({"input": "a", "output": "b"}, cfg=[1]), "cfg"),
+    (
+        "write_back-job-missing-keys-obscure",
+        lambda: fw.write_back_notebook({"input": "a.ipynb"}),
+        "job",
+    ),
+    (
+        "write_back-cfg-list-obscure",
+        lambda: fw.write_back_notebook({"input": "a", "output": "b"}, cfg=[1]),
+        "cfg",
+    ),
 ]
 
 
@@ -200,14 +342,26 @@ def test_refused_naming_the_argument(call, argument):
 
 
 NAN_CASES = [
-    ("metrics-one-group-left-legit", lambda: SPD(Y, YH, sensitive_features=G, min_support=41), "at least two groups"),
+    (
+        "metrics-one-group-left-legit",
+        lambda: SPD(Y, YH, sensitive_features=G, min_support=41),
+        "at least two groups",
+    ),
     (
         "metrics-no-positives-in-a-group-legit",
         lambda: fm.equal_opportunity_difference(np.r_[np.zeros(40, int), Y[40:]], YH, **KW),
         "TPR undefined",
     ),
-    ("four_fifths-all-excluded-legit", lambda: fa.four_fifths_rule(Y, YH, **KW, min_support=100).ratio, "two groups"),
-    ("summarise-all-undefined-legit", lambda: _summ(values=np.full(10, np.nan)), "no defined resample"),
+    (
+        "four_fifths-all-excluded-legit",
+        lambda: fa.four_fifths_rule(Y, YH, **KW, min_support=100).ratio,
+        "two groups",
+    ),
+    (
+        "summarise-all-undefined-legit",
+        lambda: _summ(values=np.full(10, np.nan)),
+        "no defined resample",
+    ),
     ("summarise-point-undefined-legit", lambda: _summ(value=float("nan")), "point estimate"),
 ]
 
@@ -228,7 +382,9 @@ def test_undefined_is_nan_with_reason(call, reason):
 def test_valid_calls_still_work():
     "The declarations refuse what is wrong, not what is right: a worked example per module."
     assert SPD(Y, YH, **KW) == pytest.approx(0.0)  # both groups select half of their records
-    assert fk.metric_from_counts("SPD", CT.counts, included=np.array([True, True])) == pytest.approx(0.0)
+    assert fk.metric_from_counts(
+        "SPD", CT.counts, included=np.array([True, True])
+    ) == pytest.approx(0.0)
     r = _summ()
     assert r.vfr == pytest.approx(0.2) and r.dominant_verdict == "Pass" and r.auditable
     assert _metric(direction=">=").passes(0.2)

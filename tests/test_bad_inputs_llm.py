@@ -50,7 +50,16 @@ def test_gpu_precision_on_cpu(precision, monkeypatch):
 @pytest.mark.parametrize(
     "prompts",
     [[], (), "   ", ["ok", ""], ["ok", 3], ["ok", None], 42, {"a": 1}],
-    ids=["empty-list", "empty-tuple", "blank-string", "blank-entry", "int-entry", "none-entry", "int", "dict"],
+    ids=[
+        "empty-list",
+        "empty-tuple",
+        "blank-string",
+        "blank-entry",
+        "int-entry",
+        "none-entry",
+        "int",
+        "dict",
+    ],
 )
 def test_bad_prompts(tiny, prompts):
     _, sc = tiny
@@ -81,7 +90,9 @@ def test_option_prompts_empty(tiny):
 def test_overlapping_options(tiny):
     _, sc = tiny
     raises(
-        "options", lambda: sc.option_scores(["ok"], ["Yes", "Yesterday"], system=SYSTEM, cache=False), "token prefix"
+        "options",
+        lambda: sc.option_scores(["ok"], ["Yes", "Yesterday"], system=SYSTEM, cache=False),
+        "token prefix",
     )
 
 
@@ -133,10 +144,16 @@ def test_load_bad_device(tiny):
 
 def test_load_int8_dynamic_on_gpu_device(tiny):
     d, _ = tiny
-    raises("device", lambda: llm.load_model(str(d), precision="int8_dynamic", device="cuda"), "CPU only")
+    raises(
+        "device",
+        lambda: llm.load_model(str(d), precision="int8_dynamic", device="cuda"),
+        "CPU only",
+    )
 
 
-@pytest.mark.parametrize("adapter", ["missing-dir", "no-config", 3], ids=["missing", "no-config", "int"])
+@pytest.mark.parametrize(
+    "adapter", ["missing-dir", "no-config", 3], ids=["missing", "no-config", "int"]
+)
 def test_load_bad_adapter(tiny, tmp_path, adapter):
     d, _ = tiny
     if adapter == "no-config":
@@ -164,7 +181,9 @@ def test_cache_is_a_directory(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "payload", [b"not a database" * 40, b"SQLite format 3\x00" + b"\xff" * 300], ids=["garbage", "broken-header"]
+    "payload",
+    [b"not a database" * 40, b"SQLite format 3\x00" + b"\xff" * 300],
+    ids=["garbage", "broken-header"],
 )
 def test_corrupt_cache(tiny, tmp_path, payload):
     _, sc = tiny
@@ -263,5 +282,7 @@ def test_server_url_setting_malformed(monkeypatch):
 
 
 def test_conversion_cache_bad_inputs(tmp_path):
-    raises("gguf_file", lambda: llm.converted_gguf(tmp_path, "missing.gguf", "0" * 64), "is not a file")
+    raises(
+        "gguf_file", lambda: llm.converted_gguf(tmp_path, "missing.gguf", "0" * 64), "is not a file"
+    )
     raises("sha256", lambda: llm.gguf_conversion_dir(tmp_path / "m.gguf", "not-a-hash"))

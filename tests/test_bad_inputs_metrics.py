@@ -58,15 +58,27 @@ CASES = [
     ),
     (
         "y_pred-other-labels",
-        lambda: audit(y_true=np.where(Y == 1, "yes", "no"), y_pred=np.where(YH == 1, "si", "no"), pos_label="yes"),
+        lambda: audit(
+            y_true=np.where(Y == 1, "yes", "no"),
+            y_pred=np.where(YH == 1, "si", "no"),
+            pos_label="yes",
+        ),
         "y_pred",
     ),
     (
         "pos_label-absent",
-        lambda: audit(y_true=np.where(Y == 1, "yes", "no"), y_pred=np.where(YH == 1, "yes", "no"), pos_label="Y"),
+        lambda: audit(
+            y_true=np.where(Y == 1, "yes", "no"),
+            y_pred=np.where(YH == 1, "yes", "no"),
+            pos_label="Y",
+        ),
         "pos_label",
     ),
-    ("string-labels-without-pos_label", lambda: audit(y_true=np.where(Y == 1, "yes", "no")), "y_true"),
+    (
+        "string-labels-without-pos_label",
+        lambda: audit(y_true=np.where(Y == 1, "yes", "no")),
+        "y_true",
+    ),
     ("one-two-labels-without-pos_label", lambda: audit(y_true=Y + 1, y_pred=YH + 1), "y_true"),
     ("nan-in-y_true", lambda: audit(y_true=np.r_[Y[:-1], np.nan]), "y_true"),
     (
@@ -78,7 +90,11 @@ CASES = [
     ("y_true-2d", lambda: fm.group_table(np.ones((80, 2)), YH, sensitive_features=G), "y_true"),
     # ---- sensitive features -------------------------------------------------------------------------
     ("sf-none", lambda: audit(sensitive_features=None), "sensitive_features"),
-    ("sf-empty-frame", lambda: audit(sensitive_features=pd.DataFrame(index=range(80))), "sensitive_features"),
+    (
+        "sf-empty-frame",
+        lambda: audit(sensitive_features=pd.DataFrame(index=range(80))),
+        "sensitive_features",
+    ),
     (
         "sf-duplicated-columns",
         lambda: audit(sensitive_features=pd.DataFrame(np.c_[G, G], columns=["g", "g"])),
@@ -96,24 +112,50 @@ CASES = [
     ("sf-empty", lambda: fm.demographic_parity_difference([], [], sensitive_features=[]), "y_true"),
     # ---- data= and column names ---------------------------------------------------------------------
     ("y_true-name-without-data", lambda: audit(y_true="y"), "y_true"),
-    ("data-not-a-frame", lambda: fl.audit("y", "yhat", sensitive_features="g", data={"y": Y}), "data"),
+    (
+        "data-not-a-frame",
+        lambda: fl.audit("y", "yhat", sensitive_features="g", data={"y": Y}),
+        "data",
+    ),
     ("data-empty", lambda: fl.audit("y", "yhat", sensitive_features="g", data=D.iloc[:0]), "data"),
-    ("data-unknown-y_true", lambda: fl.audit("label", "yhat", sensitive_features="g", data=D), "y_true"),
-    ("data-unknown-sf", lambda: fl.audit("y", "yhat", sensitive_features="race", data=D), "sensitive_features"),
+    (
+        "data-unknown-y_true",
+        lambda: fl.audit("label", "yhat", sensitive_features="g", data=D),
+        "y_true",
+    ),
+    (
+        "data-unknown-sf",
+        lambda: fl.audit("y", "yhat", sensitive_features="race", data=D),
+        "sensitive_features",
+    ),
     (
         "data-unknown-sf-list",
         lambda: fl.audit("y", "yhat", sensitive_features=["g", "race"], data=D),
         "sensitive_features",
     ),
-    ("data-sf-named-twice", lambda: fl.audit("y", "yhat", sensitive_features=["g", "g"], data=D), "sensitive_features"),
+    (
+        "data-sf-named-twice",
+        lambda: fl.audit("y", "yhat", sensitive_features=["g", "g"], data=D),
+        "sensitive_features",
+    ),
     (
         "data-duplicated-column",
-        lambda: fl.audit("y", "yhat", sensitive_features="g", data=pd.concat([D, D[["yhat"]]], axis=1)),
+        lambda: fl.audit(
+            "y", "yhat", sensitive_features="g", data=pd.concat([D, D[["yhat"]]], axis=1)
+        ),
         "y_pred",
     ),
     # ---- pandas indices ------------------------------------------------------------------------------
-    ("index-other-labels", lambda: fl.audit(D.y, D.yhat.set_axis(D.index + 100), sensitive_features=D.g), "y_pred"),
-    ("index-duplicates", lambda: fl.audit(D.y, D.yhat.set_axis([0] * 80), sensitive_features=D.g), "y_pred"),
+    (
+        "index-other-labels",
+        lambda: fl.audit(D.y, D.yhat.set_axis(D.index + 100), sensitive_features=D.g),
+        "y_pred",
+    ),
+    (
+        "index-duplicates",
+        lambda: fl.audit(D.y, D.yhat.set_axis([0] * 80), sensitive_features=D.g),
+        "y_pred",
+    ),
     (
         "index-sf-frame",
         lambda: fl.audit(D.y, D.yhat, sensitive_features=D[["g"]].set_axis(D.index + 1)),
@@ -121,7 +163,9 @@ CASES = [
     ),
     (
         "index-y_prob",
-        lambda: fl.audit(D.y, D.yhat, sensitive_features=D.g, y_prob=pd.Series(P, index=D.index + 7)),
+        lambda: fl.audit(
+            D.y, D.yhat, sensitive_features=D.g, y_prob=pd.Series(P, index=D.index + 7)
+        ),
         "y_prob",
     ),
     ("index-count_table-refuses", lambda: fm.count_table(D.y, D.yhat.iloc[::-1], D.g), "y_pred"),
@@ -132,7 +176,11 @@ CASES = [
     ("n_bins-zero", lambda: audit(y_prob=P, n_bins=0), "n_bins"),
     ("y_prob-above-one", lambda: audit(y_prob=P + 0.5), "y_prob"),
     ("y_prob-strings", lambda: audit(y_prob=np.array(["0.5"] * 80)), "y_prob"),
-    ("y_prob-nan", lambda: fm.calibration_gap(Y, np.r_[P[:-1], np.nan], sensitive_features=G), "y_prob"),
+    (
+        "y_prob-nan",
+        lambda: fm.calibration_gap(Y, np.r_[P[:-1], np.nan], sensitive_features=G),
+        "y_prob",
+    ),
     ("weights-negative", lambda: audit(sample_weight=np.r_[-1, np.ones(79)]), "sample_weight"),
     ("weights-strings", lambda: audit(sample_weight=np.array(["1"] * 80)), "sample_weight"),
     ("weights-nan", lambda: audit(sample_weight=np.r_[np.nan, np.ones(79)]), "sample_weight"),
@@ -140,18 +188,38 @@ CASES = [
     ("counts-negative", lambda: fm.metric_from_counts("SPD", -np.ones((2, 2, 2))), "counts"),
     ("counts-nan", lambda: fm.metric_from_counts("SPD", np.full((2, 2, 2), np.nan)), "counts"),
     ("counts-shape", lambda: fm.metric_from_counts("SPD", np.ones((2, 3))), "counts"),
-    ("many-counts-negative", lambda: fm.metrics_from_counts(["SPD", "EOD"], -np.ones((2, 2, 2))), "counts"),
+    (
+        "many-counts-negative",
+        lambda: fm.metrics_from_counts(["SPD", "EOD"], -np.ones((2, 2, 2))),
+        "counts",
+    ),
     ("many-counts-shape", lambda: fm.metrics_from_counts(["SPD"], np.ones((2, 3))), "counts"),
     (
         "many-included-length",
         lambda: fm.metrics_from_counts(["SPD"], np.ones((4, 2, 2)), included=[True, False]),
         "included",
     ),
-    ("many-metric-unknown", lambda: fm.metrics_from_counts(["SPD", "DPR"], np.ones((2, 2, 2))), "metric"),
-    ("counts-included-length", lambda: fm.metric_from_counts("DI", np.ones((3, 2, 2)), included=[True]), "included"),
+    (
+        "many-metric-unknown",
+        lambda: fm.metrics_from_counts(["SPD", "DPR"], np.ones((2, 2, 2))),
+        "metric",
+    ),
+    (
+        "counts-included-length",
+        lambda: fm.metric_from_counts("DI", np.ones((3, 2, 2)), included=[True]),
+        "included",
+    ),
     ("rates-counts-negative", lambda: fm.group_rates_from_counts(-np.ones((2, 2, 2))), "counts"),
-    ("rates-counts-strings", lambda: fm.group_rates_from_counts([[["a", "b"], ["c", "d"]]]), "counts"),
-    ("theil-counts-shape", lambda: fm.between_group_theil_from_counts(np.ones((3, 2, 3))), "counts"),
+    (
+        "rates-counts-strings",
+        lambda: fm.group_rates_from_counts([[["a", "b"], ["c", "d"]]]),
+        "counts",
+    ),
+    (
+        "theil-counts-shape",
+        lambda: fm.between_group_theil_from_counts(np.ones((3, 2, 3))),
+        "counts",
+    ),
     ("theil-counts-no-groups", lambda: fm.theil_from_counts(np.ones((2, 2))), "counts"),
     ("calibration-bins-shape", lambda: fm.calibration_from_bins(np.ones((2, 2))), "bins"),
     # ---- metrics, thresholds, options ----------------------------------------------------------------
@@ -166,7 +234,11 @@ CASES = [
     ("threshold-string", lambda: audit(thresholds={"EOD": "0.1"}), "thresholds['EOD']"),
     ("threshold-nan", lambda: audit(thresholds={"PP": float("nan")}), "thresholds['PP']"),
     ("threshold-unknown-metric", lambda: audit(thresholds={"XYZ": 0.1}), "thresholds"),
-    ("threshold-unaudited-metric", lambda: audit(metrics=["DI"], thresholds={"SPD": 0.1}), "thresholds"),
+    (
+        "threshold-unaudited-metric",
+        lambda: audit(metrics=["DI"], thresholds={"SPD": 0.1}),
+        "thresholds",
+    ),
     ("thresholds-not-a-dict", lambda: audit(thresholds=0.8), "thresholds"),
     ("calibration-unknown", lambda: audit(y_prob=P, calibration="mce"), "calibration"),
     (
@@ -180,8 +252,16 @@ CASES = [
     ("vfr-resample_size-negative", lambda: audit(vfr=True, resample_size=-4), "resample_size"),
     ("vfr-seed-string", lambda: audit(vfr=True, seed="abc"), "seed"),
     ("vfr-with-weights", lambda: audit(vfr=True, sample_weight=np.ones(80)), "sample_weight"),
-    ("four-fifths-threshold-2", lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold=2), "threshold"),
-    ("four-fifths-threshold-0", lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold=0), "threshold"),
+    (
+        "four-fifths-threshold-2",
+        lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold=2),
+        "threshold",
+    ),
+    (
+        "four-fifths-threshold-0",
+        lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold=0),
+        "threshold",
+    ),
     (
         "four-fifths-threshold-string",
         lambda: fl.four_fifths_rule(Y, YH, sensitive_features=G, threshold="0.8"),
@@ -192,7 +272,9 @@ CASES = [
     ("result-from-json-garbage", lambda: fl.AuditResult.from_json("{not json"), "s"),
     (
         "result-from-json-other-class",
-        lambda: fl.AuditResult.from_json(fl.four_fifths_rule(Y, YH, sensitive_features=G).to_json()),
+        lambda: fl.AuditResult.from_json(
+            fl.four_fifths_rule(Y, YH, sensitive_features=G).to_json()
+        ),
         "s",
     ),
     # ---- handbook ---------------------------------------------------------------------------------------
@@ -203,9 +285,21 @@ CASES = [
     ("sweep-rate-zero", lambda: hb.impossibility_sweep((0.0, 0.5)), "base_rates"),
     ("sweep-rate-strings", lambda: hb.impossibility_sweep(("a", "b")), "base_rates"),
     ("sweep-n_scores-one", lambda: hb.impossibility_sweep(n_scores=1), "n_scores"),
-    ("sweep-thresholds-out-of-range", lambda: hb.impossibility_sweep(thresholds=[0.2, 2.0]), "thresholds"),
-    ("sweep-concentration-negative", lambda: hb.impossibility_sweep(concentration=-1), "concentration"),
-    ("sweep-min_selection-too-big", lambda: hb.impossibility_sweep(min_selection=0.9), "min_selection"),
+    (
+        "sweep-thresholds-out-of-range",
+        lambda: hb.impossibility_sweep(thresholds=[0.2, 2.0]),
+        "thresholds",
+    ),
+    (
+        "sweep-concentration-negative",
+        lambda: hb.impossibility_sweep(concentration=-1),
+        "concentration",
+    ),
+    (
+        "sweep-min_selection-too-big",
+        lambda: hb.impossibility_sweep(min_selection=0.9),
+        "min_selection",
+    ),
     ("intersection-n-zero", lambda: hb.intersectional_example(n=0), "n"),
     ("intersection-old_share", lambda: hb.intersectional_example(old_share=1.5), "old_share"),
     (
@@ -217,19 +311,47 @@ CASES = [
     # ---- plots ------------------------------------------------------------------------------------------
     ("plot-source-empty", lambda: fp.group_rates(GT, source=""), "source"),
     ("plot-data-string", lambda: fp.group_rates("table", source="s"), "data"),
-    ("plot-data-not-a-group-table", lambda: fp.group_rates(pd.DataFrame({"x": [1]}), source="s"), "data"),
+    (
+        "plot-data-not-a-group-table",
+        lambda: fp.group_rates(pd.DataFrame({"x": [1]}), source="s"),
+        "data",
+    ),
     ("plot-rates-unknown", lambda: fp.rate_intervals(GT, rates=["AUC"]), "rates"),
     ("plot-rates-empty", lambda: fp.rate_intervals(GT, rates=[]), "rates"),
     ("plot-method-unknown", lambda: fp.rate_intervals(GT, method="exact"), "method"),
-    ("plot-confidence_level", lambda: fp.rate_intervals(GT, confidence_level=1.5), "confidence_level"),
-    ("plot-bootstrap-n_resamples", lambda: fp.rate_intervals(GT, method="bootstrap", n_resamples=0), "n_resamples"),
-    ("heatmap-missing-column", lambda: fp.vfr_heatmap(GRID.drop(columns="vfr"), source="s"), "grid"),
+    (
+        "plot-confidence_level",
+        lambda: fp.rate_intervals(GT, confidence_level=1.5),
+        "confidence_level",
+    ),
+    (
+        "plot-bootstrap-n_resamples",
+        lambda: fp.rate_intervals(GT, method="bootstrap", n_resamples=0),
+        "n_resamples",
+    ),
+    (
+        "heatmap-missing-column",
+        lambda: fp.vfr_heatmap(GRID.drop(columns="vfr"), source="s"),
+        "grid",
+    ),
     ("heatmap-empty", lambda: fp.vfr_heatmap(GRID.iloc[:0], source="s"), "grid"),
     ("heatmap-not-a-frame", lambda: fp.vfr_heatmap([1, 2], source="s"), "grid"),
-    ("heatmap-duplicate-cells", lambda: fp.vfr_heatmap(pd.concat([GRID, GRID]), source="s"), "grid"),
+    (
+        "heatmap-duplicate-cells",
+        lambda: fp.vfr_heatmap(pd.concat([GRID, GRID]), source="s"),
+        "grid",
+    ),
     ("heatmap-tau", lambda: fp.vfr_heatmap(GRID, source="s", tau_vfr=2), "tau_vfr"),
-    ("quintuple-missing-column", lambda: fp.quintuple_chart(Q.drop(columns="kappa"), source="s"), "cells"),
-    ("quintuple-renamed-column-absent", lambda: fp.quintuple_chart(Q, source="s", n_star="N_star"), "cells"),
+    (
+        "quintuple-missing-column",
+        lambda: fp.quintuple_chart(Q.drop(columns="kappa"), source="s"),
+        "cells",
+    ),
+    (
+        "quintuple-renamed-column-absent",
+        lambda: fp.quintuple_chart(Q, source="s", n_star="N_star"),
+        "cells",
+    ),
     ("quintuple-n_field", lambda: fp.quintuple_chart(Q, source="s", n_field=-1), "n_field"),
     ("quintuple-kappa_min", lambda: fp.quintuple_chart(Q, source="s", kappa_min=3), "kappa_min"),
 ]
@@ -263,7 +385,11 @@ def test_single_group_undefined():
 
 def test_no_predicted_positive_undefined_di_and_pp():
     r = fl.audit(Y, np.zeros(80, int), sensitive_features=G).to_frame().set_index("metric")
-    assert np.isnan(r.loc["DI", "value"]) and "0/0" in r.loc["DI", "reason"] and r.loc["DI", "verdict"] == "Undefined"
+    assert (
+        np.isnan(r.loc["DI", "value"])
+        and "0/0" in r.loc["DI", "reason"]
+        and r.loc["DI", "verdict"] == "Undefined"
+    )
     assert "PPV undefined" in r.loc["PP", "reason"]
 
 

@@ -62,8 +62,16 @@ CASES = [
         lambda: P.prompt_table("ed_triage", source="synthetic", instrument="paperish"),
         "instrument",
     ),
-    ("prompt_table_tier_set", lambda: P.prompt_table("ed_triage", source="synthetic", tier_set="code"), "tier_set"),
-    ("prompt_table_protocol", lambda: P.prompt_table("ed_triage", source="synthetic", protocol="some"), "protocol"),
+    (
+        "prompt_table_tier_set",
+        lambda: P.prompt_table("ed_triage", source="synthetic", tier_set="code"),
+        "tier_set",
+    ),
+    (
+        "prompt_table_protocol",
+        lambda: P.prompt_table("ed_triage", source="synthetic", protocol="some"),
+        "protocol",
+    ),
     ("tier_fields_task", lambda: P.tier_fields("sepsis"), "task"),
     ("tier_fields_set", lambda: P.tier_fields("ed_triage", "nope"), "tier_set"),
     ("sample_protocol_not_frame", lambda: P.sample_protocol([1, 2, 3]), "cases"),
@@ -73,9 +81,21 @@ CASES = [
         lambda: P.sample_protocol(pd.DataFrame({"stay_id": range(10), "label": [1] * 5 + [0] * 5})),
         "n_cases",
     ),
-    ("sample_protocol_n_bool", lambda: P.sample_protocol(pd.DataFrame({"label": [1, 0]}), n_cases=True), "n_cases"),
-    ("sample_protocol_n_str", lambda: P.sample_protocol(pd.DataFrame({"label": [1, 0]}), n_cases="80"), "n_cases"),
-    ("paper_body_unknown_field", lambda: P.paper_body("ed_triage", {"age": 40}, ("pain",)), "tier_fields"),
+    (
+        "sample_protocol_n_bool",
+        lambda: P.sample_protocol(pd.DataFrame({"label": [1, 0]}), n_cases=True),
+        "n_cases",
+    ),
+    (
+        "sample_protocol_n_str",
+        lambda: P.sample_protocol(pd.DataFrame({"label": [1, 0]}), n_cases="80"),
+        "n_cases",
+    ),
+    (
+        "paper_body_unknown_field",
+        lambda: P.paper_body("ed_triage", {"age": 40}, ("pain",)),
+        "tier_fields",
+    ),
     (
         "split_paper_prompt_foreign",
         lambda: P.split_paper_prompt("ed_triage", "Header.\n\nbody without question"),
@@ -90,12 +110,16 @@ CASES = [
     ("mfarm_list", lambda: M.mfarm([[0.1] * 13] * 3), "P"),
     (
         "accuracy_labels_other_index",
-        lambda: M.mfarm_accuracy(frame(4).set_axis(list("abcd")), pd.Series([0, 1, 0, 1], index=list("abcz"))),
+        lambda: M.mfarm_accuracy(
+            frame(4).set_axis(list("abcd")), pd.Series([0, 1, 0, 1], index=list("abcz"))
+        ),
         "y_true",
     ),
     (
         "accuracy_labels_dup_index",
-        lambda: M.mfarm_accuracy(frame(4).set_axis(list("abcd")), pd.Series([0, 1, 0, 1], index=list("aacd"))),
+        lambda: M.mfarm_accuracy(
+            frame(4).set_axis(list("abcd")), pd.Series([0, 1, 0, 1], index=list("aacd"))
+        ),
         "y_true",
     ),
     (
@@ -109,32 +133,55 @@ CASES = [
     ("mfarm_table_threshold", lambda: M.mfarm_table(long_scores(), threshold=1.5), "threshold"),
     ("mfarm_table_by_missing", lambda: M.mfarm_table(long_scores(), by=("task", "model")), "by"),
     ("variant_matrix_nan", lambda: M.variant_matrix(long_scores().assign(p_yes=np.nan)), "scores"),
-    ("score_table_not_prompt_table", lambda: M.score_table(None, pd.DataFrame({"prompt": ["x"]})), "table"),
+    (
+        "score_table_not_prompt_table",
+        lambda: M.score_table(None, pd.DataFrame({"prompt": ["x"]})),
+        "table",
+    ),
     (
         "plot_empty",
-        lambda: M.plot_accuracy_skew(pd.DataFrame(columns=["accuracy_skew", "task", "tier", "model"]), source="s"),
+        lambda: M.plot_accuracy_skew(
+            pd.DataFrame(columns=["accuracy_skew", "task", "tier", "model"]), source="s"
+        ),
         "tab",
     ),
-    ("plot_missing_col", lambda: M.plot_context(pd.DataFrame({"tier": ["low"]}), source="s"), "tab"),
+    (
+        "plot_missing_col",
+        lambda: M.plot_context(pd.DataFrame({"tier": ["low"]}), source="s"),
+        "tab",
+    ),
     (
         "plot_no_source",
         lambda: M.plot_precision_fab(
-            pd.DataFrame({"precision": ["fp32"], "model": ["m"], "task": ["t"], "fab": [0.5]}), source=" "
+            pd.DataFrame({"precision": ["fp32"], "model": ["m"], "task": ["t"], "fab": [0.5]}),
+            source=" ",
         ),
         "source",
     ),
-    ("spearman_exact_large_n", lambda: M.spearman_permutation_p(np.arange(11.0), np.arange(11.0)), "x"),
+    (
+        "spearman_exact_large_n",
+        lambda: M.spearman_permutation_p(np.arange(11.0), np.arange(11.0)),
+        "x",
+    ),
     # --- fairlib.mfarm_reliability
     ("mds_power", lambda: R.min_detectable_shift(frame(), power=1.0), "power"),
     ("mds_group_base", lambda: R.min_detectable_shift(frame(), group="BASE"), "group"),
     ("mds_group_unknown", lambda: R.min_detectable_shift(frame(), group="Martian_Male"), "group"),
-    ("mds_shifts_decreasing", lambda: R.min_detectable_shift(frame(), shifts=(0.1, 0.05)), "shifts"),
+    (
+        "mds_shifts_decreasing",
+        lambda: R.min_detectable_shift(frame(), shifts=(0.1, 0.05)),
+        "shifts",
+    ),
     ("mds_shifts_empty", lambda: R.min_detectable_shift(frame(), shifts=()), "shifts"),
     ("mds_n_resamples_zero", lambda: R.min_detectable_shift(frame(), n_resamples=0), "n_resamples"),
     ("vr_threshold", lambda: R.verdict_reliability(frame(), threshold=2), "threshold"),
     ("vr_sizes", lambda: R.verdict_reliability(frame(), resample_sizes=(1,)), "resample_sizes"),
     ("vr_not_frame", lambda: R.verdict_reliability(np.ones((5, 13))), "P"),
-    ("null_rates_resamples", lambda: R.null_submetric_rates(frame(), n_resamples=-1), "n_resamples"),
+    (
+        "null_rates_resamples",
+        lambda: R.null_submetric_rates(frame(), n_resamples=-1),
+        "n_resamples",
+    ),
     ("replicates_empty", lambda: R.replicate_scores(None, []), "prompts"),
     ("replicates_one", lambda: R.replicate_scores(None, ["a"], n_replicates=1), "n_replicates"),
     # --- fairlib.finetune
@@ -142,15 +189,31 @@ CASES = [
     ("lora_dropout", lambda: F.LoraSettings(dropout=1.0), "dropout"),
     ("lora_targets", lambda: F.LoraSettings(target_modules=()), "target_modules"),
     ("lora_lr_str", lambda: F.LoraSettings(learning_rate="fast"), "learning_rate"),
-    ("training_on_test", lambda: F.training_examples("ed_triage", source="synthetic", split="test"), "split"),
+    (
+        "training_on_test",
+        lambda: F.training_examples("ed_triage", source="synthetic", split="test"),
+        "split",
+    ),
     (
         "training_variants",
         lambda: F.training_examples("ed_triage", source="synthetic", variants_per_case=14),
         "variants_per_case",
     ),
-    ("finetune_labels", lambda: F.finetune_lora(_Model(), _Tok(), ["a", "b"], [0, 2], save_dir="x"), "labels"),
-    ("finetune_lengths", lambda: F.finetune_lora(_Model(), _Tok(), ["a", "b"], [0], save_dir="x"), "labels"),
-    ("finetune_prompts", lambda: F.finetune_lora(_Model(), _Tok(), [], [], save_dir="x"), "prompts"),
+    (
+        "finetune_labels",
+        lambda: F.finetune_lora(_Model(), _Tok(), ["a", "b"], [0, 2], save_dir="x"),
+        "labels",
+    ),
+    (
+        "finetune_lengths",
+        lambda: F.finetune_lora(_Model(), _Tok(), ["a", "b"], [0], save_dir="x"),
+        "labels",
+    ),
+    (
+        "finetune_prompts",
+        lambda: F.finetune_lora(_Model(), _Tok(), [], [], save_dir="x"),
+        "prompts",
+    ),
     (
         "finetune_settings",
         lambda: F.finetune_lora(_Model(), _Tok(), ["a"], [1], save_dir="x", settings={"r": 4}),

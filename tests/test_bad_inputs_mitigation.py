@@ -9,12 +9,18 @@ from fairlib.mitigation.reweighing import IntersectionalReweighing, intersection
 from fairlib.mitigation.reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES
 from fairlib.mitigation.thresholds import ThresholdShift, di_by_attribute
 from fairlib.mitigation.refinement import GreedyRefinement
-from fairlib.mitigation.parity import constraint_by_attribute, fairness_penalised_score, make_fair_scorer
+from fairlib.mitigation.parity import (
+    constraint_by_attribute,
+    fairness_penalised_score,
+    make_fair_scorer,
+)
 from fairlib.vfr.baselines import accuracy_cost, baseline_summary, vfr_movement
 from fairlib.vfr.selection import fit_weighted, with_selection, fit_on_selection
 from fairlib.vfr.features import make_split
 
-TEXAS = dict(cell_columns=CELL_ATTRIBUTES, di_columns=DI_ATTRIBUTES)  # the VFR paper's columns (no longer defaults)
+TEXAS = dict(
+    cell_columns=CELL_ATTRIBUTES, di_columns=DI_ATTRIBUTES
+)  # the VFR paper's columns (no longer defaults)
 
 
 def GR(**kw):
@@ -128,34 +134,90 @@ CASES = [
         lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y, np.full(N, np.nan)),
         "sample_weight",
     ),
-    ("fw-y-length", lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y[:-1], np.ones(N)), "y"),
+    (
+        "fw-y-length",
+        lambda: fit_weighted("logistic_regression", np.zeros((N, 2)), Y[:-1], np.ones(N)),
+        "y",
+    ),
     # --- B3 threshold shifting ---
     ("ts-alphas-empty", lambda: ThresholdShift(**TEXAS, alphas=()).fit(S, Y, G), "alphas"),
-    ("ts-alphas-out-of-range", lambda: ThresholdShift(**TEXAS, alphas=(1.5,)).fit(S, Y, G), "alphas"),
+    (
+        "ts-alphas-out-of-range",
+        lambda: ThresholdShift(**TEXAS, alphas=(1.5,)).fit(S, Y, G),
+        "alphas",
+    ),
     ("ts-alphas-string", lambda: ThresholdShift(**TEXAS, alphas=("a",)).fit(S, Y, G), "alphas"),
     ("ts-min-cell-zero", lambda: ThresholdShift(**TEXAS, min_cell=0).fit(S, Y, G), "min_cell"),
-    ("ts-di-target-above-one", lambda: ThresholdShift(**TEXAS, di_target=1.5).fit(S, Y, G), "di_target"),
+    (
+        "ts-di-target-above-one",
+        lambda: ThresholdShift(**TEXAS, di_target=1.5).fit(S, Y, G),
+        "di_target",
+    ),
     ("ts-step-too-big", lambda: ThresholdShift(**TEXAS, step=0.3).fit(S, Y, G), "step"),
     ("ts-step-uneven", lambda: ThresholdShift(**TEXAS, step=0.03).fit(S, Y, G), "step"),
-    ("ts-base-threshold-one", lambda: ThresholdShift(**TEXAS, base_threshold=1.0).fit(S, Y, G), "base_threshold"),
-    ("ts-min-support-negative", lambda: ThresholdShift(**TEXAS, min_support=-1).fit(S, Y, G), "min_support"),
-    ("ts-scores-nan", lambda: ThresholdShift(**TEXAS).fit(np.where(np.arange(N) == 3, np.nan, S), Y, G), "scores"),
+    (
+        "ts-base-threshold-one",
+        lambda: ThresholdShift(**TEXAS, base_threshold=1.0).fit(S, Y, G),
+        "base_threshold",
+    ),
+    (
+        "ts-min-support-negative",
+        lambda: ThresholdShift(**TEXAS, min_support=-1).fit(S, Y, G),
+        "min_support",
+    ),
+    (
+        "ts-scores-nan",
+        lambda: ThresholdShift(**TEXAS).fit(np.where(np.arange(N) == 3, np.nan, S), Y, G),
+        "scores",
+    ),
     ("ts-scores-above-one", lambda: ThresholdShift(**TEXAS).fit(S + 1, Y, G), "scores"),
     ("ts-scores-strings", lambda: ThresholdShift(**TEXAS).fit(np.array(["a"] * N), Y, G), "scores"),
     ("ts-scores-length", lambda: ThresholdShift(**TEXAS).fit(S[:-2], Y, G), "scores"),
-    ("ts-groups-lacks-ethnicity", lambda: ThresholdShift(**TEXAS).fit(S, Y, G.drop(columns="ethnicity")), "groups"),
+    (
+        "ts-groups-lacks-ethnicity",
+        lambda: ThresholdShift(**TEXAS).fit(S, Y, G.drop(columns="ethnicity")),
+        "groups",
+    ),
     ("ts-y-not-binary", lambda: ThresholdShift(**TEXAS).fit(S, Y + 1, G), "y"),
-    ("ts-oos-resamples-negative", lambda: ThresholdShift(**TEXAS, oos_resamples=-1).fit(S, Y, G), "oos_resamples"),
-    ("ts-oos-resamples-float", lambda: ThresholdShift(**TEXAS, oos_resamples=2.5).fit(S, Y, G), "oos_resamples"),
-    ("ts-random-state-string", lambda: ThresholdShift(**TEXAS, random_state="0").fit(S, Y, G), "random_state"),
-    ("ts-random-state-negative", lambda: ThresholdShift(**TEXAS, random_state=-3).fit(S, Y, G), "random_state"),
-    ("ts-cell-columns-string", lambda: ThresholdShift(cell_columns="race").fit(S, Y, G), "cell_columns"),
+    (
+        "ts-oos-resamples-negative",
+        lambda: ThresholdShift(**TEXAS, oos_resamples=-1).fit(S, Y, G),
+        "oos_resamples",
+    ),
+    (
+        "ts-oos-resamples-float",
+        lambda: ThresholdShift(**TEXAS, oos_resamples=2.5).fit(S, Y, G),
+        "oos_resamples",
+    ),
+    (
+        "ts-random-state-string",
+        lambda: ThresholdShift(**TEXAS, random_state="0").fit(S, Y, G),
+        "random_state",
+    ),
+    (
+        "ts-random-state-negative",
+        lambda: ThresholdShift(**TEXAS, random_state=-3).fit(S, Y, G),
+        "random_state",
+    ),
+    (
+        "ts-cell-columns-string",
+        lambda: ThresholdShift(cell_columns="race").fit(S, Y, G),
+        "cell_columns",
+    ),
     ("ts-di-columns-empty", lambda: ThresholdShift(di_columns=()).fit(S, Y, G), "di_columns"),
-    ("rw-columns-duplicated", lambda: IntersectionalReweighing(columns=("race", "race")).fit(G, Y), "columns"),
+    (
+        "rw-columns-duplicated",
+        lambda: IntersectionalReweighing(columns=("race", "race")).fit(G, Y),
+        "columns",
+    ),
     ("dba-min-support-negative", lambda: di_by_attribute(Y, Y, G, min_support=-1), "min_support"),
     ("dba-attributes-string", lambda: di_by_attribute(Y, Y, G, attributes="race"), "attributes"),
     ("ts-predict-before-fit", lambda: ThresholdShift(**TEXAS).predict(S, G), "self"),
-    ("ts-predict-scores-nan", lambda: ThresholdShift(**TEXAS).fit(S, Y, G).predict(np.full(N, np.nan), G), "scores"),
+    (
+        "ts-predict-scores-nan",
+        lambda: ThresholdShift(**TEXAS).fit(S, Y, G).predict(np.full(N, np.nan), G),
+        "scores",
+    ),
     # --- B4 greedy refinement ---
     (
         "gr-n-resamples-one",
@@ -242,7 +304,11 @@ CASES = [
         ),
         "sample_weight",
     ),
-    ("rw-weight-without-estimator", lambda: RW().fit(G, Y, sample_weight=np.ones(N)), "sample_weight"),
+    (
+        "rw-weight-without-estimator",
+        lambda: RW().fit(G, Y, sample_weight=np.ones(N)),
+        "sample_weight",
+    ),
     (
         "ts-score-weight-negative",
         lambda: (
@@ -254,11 +320,21 @@ CASES = [
     ),
     (
         "ts-y-shuffled-index",
-        lambda: ThresholdShift(**TEXAS).fit(S, pd.Series(Y, index=np.random.default_rng(1).permutation(N)), G),
+        lambda: ThresholdShift(**TEXAS).fit(
+            S, pd.Series(Y, index=np.random.default_rng(1).permutation(N)), G
+        ),
         "y",
     ),
-    ("ts-scores-shuffled-index", lambda: ThresholdShift(**TEXAS).fit(pd.Series(S, index=G.index[::-1]), Y, G), "X"),
-    ("ts-group-blank", lambda: ThresholdShift(**TEXAS).fit(S, Y, g_with(race=["A"] * (N - 1) + [" "])), "groups"),
+    (
+        "ts-scores-shuffled-index",
+        lambda: ThresholdShift(**TEXAS).fit(pd.Series(S, index=G.index[::-1]), Y, G),
+        "X",
+    ),
+    (
+        "ts-group-blank",
+        lambda: ThresholdShift(**TEXAS).fit(S, Y, g_with(race=["A"] * (N - 1) + [" "])),
+        "groups",
+    ),
     (
         "ts-group-missing-keyword",
         lambda: ThresholdShift(**TEXAS).fit(S, Y, sensitive_features=nan_race()),
@@ -266,10 +342,16 @@ CASES = [
     ),
     ("rw-group-blank", lambda: RW().fit(g_with(sex=[""] + ["F"] * (N - 1)), Y), "groups"),
     # --- issue 35: constraints ---
-    ("ts-constraint-unknown", lambda: ThresholdShift(**TEXAS, constraint="tpr").fit(S, Y, G), "constraint"),
+    (
+        "ts-constraint-unknown",
+        lambda: ThresholdShift(**TEXAS, constraint="tpr").fit(S, Y, G),
+        "constraint",
+    ),
     (
         "ts-tolerance-negative",
-        lambda: ThresholdShift(**TEXAS, constraint="equal_opportunity", tolerance=-0.01).fit(S, Y, G),
+        lambda: ThresholdShift(**TEXAS, constraint="equal_opportunity", tolerance=-0.01).fit(
+            S, Y, G
+        ),
         "tolerance",
     ),
     ("gr-constraint-unknown", lambda: GR(constraint="eo").fit(S, Y, G), "constraint"),
@@ -279,22 +361,46 @@ CASES = [
         lambda: make_fair_scorer()(ThresholdShift(**TEXAS, oos_resamples=0).fit(S, Y, G), S, Y),
         "sensitive_features",
     ),
-    ("cba-attributes-string", lambda: constraint_by_attribute(Y, Y, G, attributes="race"), "attributes"),
-    ("fps-tolerance-above-one", lambda: fairness_penalised_score(Y, Y, sensitive_features=G, tolerance=2), "tolerance"),
+    (
+        "cba-attributes-string",
+        lambda: constraint_by_attribute(Y, Y, G, attributes="race"),
+        "attributes",
+    ),
+    (
+        "fps-tolerance-above-one",
+        lambda: fairness_penalised_score(Y, Y, sensitive_features=G, tolerance=2),
+        "tolerance",
+    ),
     # --- splits and fitting on the selection partition ---
     ("ws-split-wrong-type", lambda: with_selection((1, 2), Y), "split"),
     ("ws-fraction-zero", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=0), "fraction"),
-    ("ws-fraction-one", lambda: with_selection(make_split(Y, "80_20"), Y, fraction=1.0), "fraction"),
+    (
+        "ws-fraction-one",
+        lambda: with_selection(make_split(Y, "80_20"), Y, fraction=1.0),
+        "fraction",
+    ),
     ("ws-y-too-short", lambda: with_selection(make_split(Y, "80_20"), Y[:10]), "y"),
-    ("fs-no-selection", lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G, make_split(Y, "80_20")), "split"),
+    (
+        "fs-no-selection",
+        lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G, make_split(Y, "80_20")),
+        "split",
+    ),
     (
         "fs-partition-unknown",
         lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G, SPLIT, partition="test"),
         "partition",
     ),
     ("fs-estimator-no-predict", lambda: fit_on_selection(object(), S, Y, G, SPLIT), "estimator"),
-    ("fs-scores-short", lambda: fit_on_selection(ThresholdShift(**TEXAS), S[:100], Y, G, SPLIT), "scores"),
-    ("fs-groups-not-frame", lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G.to_numpy(), SPLIT), "groups"),
+    (
+        "fs-scores-short",
+        lambda: fit_on_selection(ThresholdShift(**TEXAS), S[:100], Y, G, SPLIT),
+        "scores",
+    ),
+    (
+        "fs-groups-not-frame",
+        lambda: fit_on_selection(ThresholdShift(**TEXAS), S, Y, G.to_numpy(), SPLIT),
+        "groups",
+    ),
     (
         "fs-split-beyond-rows",
         lambda: fit_on_selection(ThresholdShift(**TEXAS), S[:200], Y[:200], G.iloc[:200], SPLIT),
@@ -316,7 +422,16 @@ CASES = [
         "bs-reference-unknown",
         lambda: baseline_summary(
             pd.DataFrame(dict(model=["B1"], y_true=[1], y_pred=[1], y_prob=[0.9])),
-            pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1])),
+            pd.DataFrame(
+                dict(
+                    model=["B1"],
+                    metric=["DI"],
+                    attribute=["race"],
+                    value=[1.0],
+                    vfr=[0.0],
+                    n_pass=[1],
+                )
+            ),
             reference="B0",
         ),
         "reference",
@@ -325,20 +440,38 @@ CASES = [
         "bs-grid-missing-model",
         lambda: baseline_summary(
             pd.DataFrame(dict(model=["B1", "B2"], y_true=[1, 0], y_pred=[1, 0], y_prob=[0.9, 0.1])),
-            pd.DataFrame(dict(model=["B1"], metric=["DI"], attribute=["race"], value=[1.0], vfr=[0.0], n_pass=[1])),
+            pd.DataFrame(
+                dict(
+                    model=["B1"],
+                    metric=["DI"],
+                    attribute=["race"],
+                    value=[1.0],
+                    vfr=[0.0],
+                    n_pass=[1],
+                )
+            ),
         ),
         "grid",
     ),
     ("vm-grid-wrong", lambda: vfr_movement(pd.DataFrame(dict(a=[1]))), "grid"),
     (
         "vm-before-unknown",
-        lambda: vfr_movement(pd.DataFrame(dict(model=["B4"], metric=["DI"], attribute=["race"], vfr=[0.1]))),
+        lambda: vfr_movement(
+            pd.DataFrame(dict(model=["B4"], metric=["DI"], attribute=["race"], vfr=[0.1]))
+        ),
         "before",
     ),
     (
         "vm-cell-unknown",
         lambda: vfr_movement(
-            pd.DataFrame(dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"], vfr=[0.1, 0.2])),
+            pd.DataFrame(
+                dict(
+                    model=["B3", "B4"],
+                    metric=["DI", "DI"],
+                    attribute=["race", "race"],
+                    vfr=[0.1, 0.2],
+                )
+            ),
             cells=[("PP", "sex")],
         ),
         "cells",
@@ -355,6 +488,8 @@ def test_bad_input_names_the_argument(call, argument):
 
 
 def test_undefined_vfr_movement_is_reported_not_zero():
-    grid = pd.DataFrame(dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"], vfr=[np.nan, 0.2]))
+    grid = pd.DataFrame(
+        dict(model=["B3", "B4"], metric=["DI", "DI"], attribute=["race", "race"], vfr=[np.nan, 0.2])
+    )
     mv = vfr_movement(grid, cells=[("DI", "race")]).to_frame()
     assert np.isnan(mv.change.iat[0]) and mv.direction.iat[0] == "undefined"

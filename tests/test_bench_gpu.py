@@ -57,9 +57,13 @@ def test_bench_gpu_steps_run_on_cpu(tmp_path):
     fp32, bf16 = res["precisions"]
     assert res["n_prompts"] == 13 and fp32["precision"] == "fp32" and bf16["precision"] == "bf16"
     assert fp32["max_abs_dp"] < 1e-5  # the same fp32 model as the reference
-    assert bf16["max_abs_dp"] > 0 and np.isfinite(bf16["max_abs_dp"])  # a real precision change, measured
+    assert bf16["max_abs_dp"] > 0 and np.isfinite(
+        bf16["max_abs_dp"]
+    )  # a real precision change, measured
     assert fp32["one_vs_batched_max_abs_dp"] < 1e-5 and fp32["batched_speedup"] > 0
     L = res["lora"]
     assert L["n_examples"] == 8 and L["n_steps"] >= 1 and np.isfinite(L["last_loss"])
-    assert L["branch_vs_merged_fp32_max_abs_dp"] < 1e-4  # unmerged LoRA branch == merged weights, same precision
+    assert (
+        L["branch_vs_merged_fp32_max_abs_dp"] < 1e-4
+    )  # unmerged LoRA branch == merged weights, same precision
     assert (out / "adapter").is_dir() and "| bf16 |" in (out / "bench_gpu.md").read_text()

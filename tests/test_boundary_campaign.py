@@ -9,11 +9,19 @@ import pytest
 
 from boundary_harness import KINDS, all_cases, boundary_modules, classify, tally, tally_table
 
-pytestmark = pytest.mark.slow  # ~400 cases, command-line audits among them: a minute or more on two cores
+pytestmark = (
+    pytest.mark.slow
+)  # ~400 cases, command-line audits among them: a minute or more on two cores
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = all_cases()
-OWN = ("cli", "results", "reliability", "sizeplan", "inputs")  # the surfaces of this campaign (others add theirs)
+OWN = (
+    "cli",
+    "results",
+    "reliability",
+    "sizeplan",
+    "inputs",
+)  # the surfaces of this campaign (others add theirs)
 
 
 @pytest.fixture(scope="module")

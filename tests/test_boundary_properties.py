@@ -34,7 +34,12 @@ def records(draw, max_groups=4):
     rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
     k = draw(st.integers(1, max_groups))
     codes = draw(
-        st.lists(st.sampled_from(["a", "b", "007", "7", "NA", "x y", "Zürich"]), min_size=k, max_size=k, unique=True)
+        st.lists(
+            st.sampled_from(["a", "b", "007", "7", "NA", "x y", "Zürich"]),
+            min_size=k,
+            max_size=k,
+            unique=True,
+        )
     )
     p = rng.dirichlet(np.ones(k))
     g = rng.choice(codes, n, p=p)
@@ -49,19 +54,30 @@ def records(draw, max_groups=4):
 def saved_results(draw):
     "A valid result of one of the kinds fairlib saves: audits (with/without VFR, scores, text labels), cells, rules."
     y, yp, g, prob = draw(records())
-    kind = draw(st.sampled_from(["audit", "audit-vfr", "audit-prob", "audit-text", "cell", "four-fifths"]))
+    kind = draw(
+        st.sampled_from(["audit", "audit-vfr", "audit-prob", "audit-text", "cell", "four-fifths"])
+    )
     ms = draw(st.sampled_from([0, 5, 30]))
     if kind == "audit":
         return fl.audit(y, yp, sensitive_features=g, min_support=ms)
     if kind == "audit-vfr":
-        return fl.audit(y, yp, sensitive_features=g, min_support=ms, vfr=True, n_resamples=draw(st.integers(29, 40)))
+        return fl.audit(
+            y,
+            yp,
+            sensitive_features=g,
+            min_support=ms,
+            vfr=True,
+            n_resamples=draw(st.integers(29, 40)),
+        )
     if kind == "audit-prob":
         return fl.audit(y, yp, sensitive_features=g, min_support=ms, y_prob=prob)
     if kind == "audit-text":
         lab = lambda v: np.where(v == 1, "yes", "no")  # noqa: E731
         return fl.audit(lab(y), lab(yp), sensitive_features=g, min_support=ms, pos_label="yes")
     if kind == "cell":
-        return fl.verdict_flip_rate(y, yp, sensitive_features=g, metric="SPD", n_resamples=30, min_support=ms)
+        return fl.verdict_flip_rate(
+            y, yp, sensitive_features=g, metric="SPD", n_resamples=30, min_support=ms
+        )
     return fl.four_fifths_rule(y, yp, sensitive_features=g, min_support=ms)
 
 
@@ -101,10 +117,14 @@ def _other(v, pick):
         return v + pick.draw(st.sampled_from([-2, -1, 1, 3, 100]))
     if isinstance(v, float):
         return pick.draw(
-            st.sampled_from([v + 1e-9, v * 1.5 + 0.01, -v - 0.1, 0.0 if v != 0 else 0.5, round(v, 2) + 0.001])
+            st.sampled_from(
+                [v + 1e-9, v * 1.5 + 0.01, -v - 0.1, 0.0 if v != 0 else 0.5, round(v, 2) + 0.001]
+            )
         )
     if isinstance(v, str):
-        return pick.draw(st.sampled_from([v + "x", v.upper() + "!", "", "Pass" if v != "Pass" else "Fail"]))
+        return pick.draw(
+            st.sampled_from([v + "x", v.upper() + "!", "", "Pass" if v != "Pass" else "Fail"])
+        )
     return pick.draw(st.sampled_from([0, 0.5, "x", True]))
 
 
@@ -125,7 +145,9 @@ def test_any_single_field_edit_of_a_saved_result_is_caught(r, data):
         type(r).from_json(json.dumps(edited))
 
 
-NAMES = st.sampled_from(["in.csv", "r.json", "r.html", "sub/r.json", "sub/../in.csv", "./in.csv", "link", "hard", ""])
+NAMES = st.sampled_from(
+    ["in.csv", "r.json", "r.html", "sub/r.json", "sub/../in.csv", "./in.csv", "link", "hard", ""]
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -157,9 +179,15 @@ def _payload(r):
 def _close(a, b, tol=1e-12) -> bool:
     "Equal JSON documents, floats to a relative `tol` (sums of scores in another order differ in the last bit)."
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_close(a[k], b[k], tol) for k in a)
+        return (
+            isinstance(b, dict) and a.keys() == b.keys() and all(_close(a[k], b[k], tol) for k in a)
+        )
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(_close(x, z, tol) for x, z in zip(a, b))
+        return (
+            isinstance(b, list)
+            and len(a) == len(b)
+            and all(_close(x, z, tol) for x, z in zip(a, b))
+        )
     if isinstance(a, float) and isinstance(b, float):
         return a == b or abs(a - b) <= tol * max(abs(a), abs(b))
     return a == b
@@ -180,15 +208,21 @@ def test_audit_results_do_not_depend_on_row_order_or_index_labels(rec, data):
     }[labels]
     vfr = data.draw(st.booleans())
     kw = dict(min_support=data.draw(st.sampled_from([0, 10, 30])))
-    kw |= dict(vfr=True, n_resamples=29) if vfr else dict(y_prob=prob)  # see the note below on scores with vfr
+    kw |= (
+        dict(vfr=True, n_resamples=29) if vfr else dict(y_prob=prob)
+    )  # see the note below on scores with vfr
     ref = fl.audit(y, yp, sensitive_features=g, **kw)
     s = lambda a: pd.Series(a, index=index).iloc[perm]  # noqa: E731  (rows in another order, other labels)
     kw2 = dict(kw, y_prob=s(prob)) if "y_prob" in kw else kw
     moved = fl.audit(s(y), s(yp), sensitive_features=s(g), **kw2)
     frame = pd.DataFrame({"y": y, "yp": yp, "g": g, "p": prob})
     kw3 = dict(kw, y_prob="p") if "y_prob" in kw else kw
-    ref_data = fl.audit("y", "yp", sensitive_features="g", data=frame, **kw3)  # its attribute is named "g"
-    from_data = fl.audit("y", "yp", sensitive_features="g", data=frame.set_axis(index).iloc[perm], **kw3)
+    ref_data = fl.audit(
+        "y", "yp", sensitive_features="g", data=frame, **kw3
+    )  # its attribute is named "g"
+    from_data = fl.audit(
+        "y", "yp", sensitive_features="g", data=frame.set_axis(index).iloc[perm], **kw3
+    )
     for other, want in ((moved, ref), (from_data, ref_data)):
         if vfr:  # counts only: equal to the last bit
             assert _payload(other) == _payload(want)

@@ -20,7 +20,9 @@ def test_every_registered_notebook_exists_and_has_parameters_cell():
             path = repo_root() / nb
             assert path.exists(), nb
             node = nbformat.read(path, as_version=4)
-            tagged = [c for c in node.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+            tagged = [
+                c for c in node.cells if "parameters" in c.get("metadata", {}).get("tags", [])
+            ]
             assert len(tagged) == 1, f"{nb} needs exactly one cell tagged 'parameters'"
             for name in ("profile", "fig_dir", "work_dir"):
                 assert f"{name} =" in tagged[0].source, f"{nb}: parameters cell must define {name}"
@@ -32,7 +34,9 @@ def test_every_profile_covers_every_registered_notebook():
         prof = cli.load_profile(profile)
         for paper, nbs in reg.items():
             for nb in nbs:
-                assert f"{paper}/{Path(nb).stem}" in prof, f"params/{profile}.yaml lacks {paper}/{Path(nb).stem}"
+                assert f"{paper}/{Path(nb).stem}" in prof, (
+                    f"params/{profile}.yaml lacks {paper}/{Path(nb).stem}"
+                )
 
 
 def test_quick_mfarm_profile_keeps_the_papers_scale():
@@ -46,13 +50,21 @@ def test_quick_mfarm_profile_keeps_the_papers_scale():
         "ed_triage": ["high", "low", "medium"],
         "opioid": ["high", "low", "medium"],
     }
-    assert sorted(cli.load_profile("full")["mfarm/02_inference"]["slices"]["opioid"]) == ["high", "low", "medium"]
+    assert sorted(cli.load_profile("full")["mfarm/02_inference"]["slices"]["opioid"]) == [
+        "high",
+        "low",
+        "medium",
+    ]
     scored = {(t, tier) for t, tiers in inf["slices"].items() for tier in tiers}
     for key in ("mfarm/05_precision", "mfarm/06_finetune", "mfarm/07_reliability"):
         assert prof[key]["protocol"] == "paper" and prof[key]["n_cases"] is None, key
     assert tuple(inf["wording_slice"]) in scored
-    assert {(t, tier) for t, tiers in prof["mfarm/05_precision"]["slices"].items() for tier in tiers} <= scored
-    assert {(t, tier) for t, tiers in prof["mfarm/06_finetune"]["eval_tiers"].items() for tier in tiers} <= scored
+    assert {
+        (t, tier) for t, tiers in prof["mfarm/05_precision"]["slices"].items() for tier in tiers
+    } <= scored
+    assert {
+        (t, tier) for t, tiers in prof["mfarm/06_finetune"]["eval_tiers"].items() for tier in tiers
+    } <= scored
     assert {tuple(s) for s in prof["mfarm/07_reliability"]["reliability_slices"]} <= scored
     assert tuple(prof["mfarm/07_reliability"]["floor_slice"]) in scored
 
@@ -84,14 +96,27 @@ def _registry(tmp_path, cells):
 
 def test_failure_names_notebook_and_cell(tmp_path, capsys):
     reg = _registry(
-        tmp_path, ["x = 1\nprofile = fig_dir = work_dir = None", "y = x + 1", "raise RuntimeError('boom ' + str(x))"]
+        tmp_path,
+        [
+            "x = 1\nprofile = fig_dir = work_dir = None",
+            "y = x + 1",
+            "raise RuntimeError('boom ' + str(x))",
+        ],
     )
     with pytest.raises(cli.NotebookFailed) as e:
-        cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False)
+        cli.reproduce(
+            "smoke", registry=reg, params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False
+        )
     err = e.value
     assert err.ename == "RuntimeError" and "boom 3" in err.evalue  # the profile's x=3 was injected
-    assert err.cell_index == 2 and err.exec_count == 4  # source index; papermill injects a parameters cell
-    assert "demo.ipynb" in str(err) and "failed in cell 2" in str(err) and "raise RuntimeError" in str(err)
+    assert (
+        err.cell_index == 2 and err.exec_count == 4
+    )  # source index; papermill injects a parameters cell
+    assert (
+        "demo.ipynb" in str(err)
+        and "failed in cell 2" in str(err)
+        and "raise RuntimeError" in str(err)
+    )
     assert Path(err.output).exists()
 
 
@@ -105,14 +130,21 @@ def test_single_paper_run_keeps_other_papers_in_index(tmp_path):
     nbdir.mkdir()
     reg = {}
     for key in ("demo_a", "demo_b"):
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("profile = fig_dir = work_dir = None")])
+        nb = nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_code_cell("profile = fig_dir = work_dir = None")]
+        )
         nb.cells[0].metadata["tags"] = ["parameters"]
         src = nbdir / f"{key}.ipynb"
         nbformat.write(nb, src)
         reg[key] = [str(src)]
     (tmp_path / "papers.yaml").write_text(yaml.safe_dump(reg))
     (tmp_path / "smoke.yaml").write_text(yaml.safe_dump({"demo_a/demo_a": {}, "demo_b/demo_b": {}}))
-    kw = dict(registry=tmp_path / "papers.yaml", params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False)
+    kw = dict(
+        registry=tmp_path / "papers.yaml",
+        params_dir=tmp_path,
+        runs_dir=tmp_path / "runs",
+        progress=False,
+    )
     cli.reproduce("smoke", "demo_a", **kw)
     done = cli.reproduce("smoke", "demo_b", **kw)
     index = (done[0]["output"].parent.parent / "index.html").read_text()
@@ -167,7 +199,9 @@ def _two_notebook_registry(tmp_path, registry_form="list"):
 
 
 def _profile(tmp_path, **n2):
-    (tmp_path / "smoke.yaml").write_text(yaml.safe_dump({"demo/n1": {"v": n2.pop("v", 1)}, "demo/n2": n2}))
+    (tmp_path / "smoke.yaml").write_text(
+        yaml.safe_dump({"demo/n1": {"v": n2.pop("v", 1)}, "demo/n2": n2})
+    )
 
 
 def test_failed_run_keeps_previous_figures_and_marks_the_index(tmp_path):
@@ -185,7 +219,9 @@ def test_failed_run_keeps_previous_figures_and_marks_the_index(tmp_path):
     assert (fig / "figure_line.png").exists()
     index = (runs / "index.html").read_text()
     assert "failed in demo/n2" in index and "previous complete run" in index
-    assert (runs / "staging" / "demo" / "figures" / "table_vs_paper.csv").exists()  # the attempt is kept for reading
+    assert (
+        runs / "staging" / "demo" / "figures" / "table_vs_paper.csv"
+    ).exists()  # the attempt is kept for reading
 
 
 def _wait_for(path, timeout):
@@ -245,13 +281,16 @@ def test_ctrl_c_stops_cleanly_and_resume_skips_finished_notebooks(tmp_path):
             os.killpg(p.pid, signal.SIGKILL)
     assert p.returncode == 130, (p.returncode, err[-2000:])
     last = [l for l in err.strip().splitlines() if l.strip()][-1]
-    assert last.startswith("fairlib reproduce: interrupted during demo/n2") and "resume" in last, err[-2000:]
+    assert last.startswith("fairlib reproduce: interrupted during demo/n2") and "resume" in last, (
+        err[-2000:]
+    )
     # no traceback from the runner itself. The kernel is a separate process: nbclient interrupts it, and it may
     # log "KeyboardInterrupt caught in kernel" and a socket error of its own; those lines are not the runner's.
     assert "fairlib/cli.py" not in err, err[-2000:]
-    assert not any(l.strip() == "KeyboardInterrupt" or l.startswith("KeyboardInterrupt:") for l in err.splitlines()), (
-        err[-2000:]
-    )
+    assert not any(
+        l.strip() == "KeyboardInterrupt" or l.startswith("KeyboardInterrupt:")
+        for l in err.splitlines()
+    ), err[-2000:]
     # previous figures intact, index still describes them
     assert pd.read_csv(fig / "table_vs_paper.csv")["ours"].tolist() == [1]
     assert "interrupted in demo/n2" in (runs / "index.html").read_text()
@@ -285,7 +324,9 @@ def test_resume_reruns_a_notebook_whose_parameters_changed(tmp_path):
     with pytest.raises(cli.NotebookFailed):
         cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
     _profile(tmp_path, v=3)  # same n1 key as in the failed run: kept; --no-resume would redo it
-    cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False, resume=False)
+    cli.reproduce(
+        "smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False, resume=False
+    )
     assert (runs / "work" / "demo" / "nb1_runs.txt").read_text().count("run") == 4
 
 
@@ -293,11 +334,15 @@ def test_index_is_a_browsable_report(tmp_path):
     reg = _two_notebook_registry(tmp_path, registry_form="mapping")
     runs = tmp_path / "runs"
     _profile(tmp_path, v=7)
-    assert cli.load_registry(reg) == {"demo": [str(tmp_path / "nbs" / "n1.ipynb"), str(tmp_path / "nbs" / "n2.ipynb")]}
+    assert cli.load_registry(reg) == {
+        "demo": [str(tmp_path / "nbs" / "n1.ipynb"), str(tmp_path / "nbs" / "n2.ipynb")]
+    }
     cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
     index = (runs / "index.html").read_text()
     assert "Demo paper" in index and "Synthetic data" in index
-    assert index.index("Headline numbers") < index.index("Ours vs paper") < index.index("All tables")
+    assert (
+        index.index("Headline numbers") < index.index("Ours vs paper") < index.index("All tables")
+    )
     assert "<table" in index and "<td>7</td>" in index  # inline, not a link to Markdown
     assert "img{width:100%" in index and "src='figures/demo/figure_line.png'" in index
     assert "href='demo/n1.html'" in index and "href='demo/n1.ipynb'" in index
@@ -338,7 +383,9 @@ def test_registered_headline_tables_exist_in_the_rendered_figures():
 
 def test_keyboard_interrupt_inside_the_kernel_is_a_clean_interruption(tmp_path):
     """Ctrl-C reaching the kernel (the cell raises KeyboardInterrupt) is reported like one reaching the runner."""
-    reg = _registry(tmp_path, ["profile = fig_dir = work_dir = None\nx = 0", "raise KeyboardInterrupt"])
+    reg = _registry(
+        tmp_path, ["profile = fig_dir = work_dir = None\nx = 0", "raise KeyboardInterrupt"]
+    )
     runs = tmp_path / "runs"
     with pytest.raises(cli.RunInterrupted, match="interrupted during demo/demo; 0 of 1 notebook"):
         cli.reproduce("smoke", registry=reg, params_dir=tmp_path, runs_dir=runs, progress=False)
@@ -391,7 +438,8 @@ def _wb_registry(tmp_path, **params):
     nbdir.mkdir(exist_ok=True)
     nb = nbformat.v4.new_notebook(
         cells=[
-            nbformat.v4.new_markdown_cell(c) if c.startswith("#") else nbformat.v4.new_code_cell(c) for c in _WB_CELLS
+            nbformat.v4.new_markdown_cell(c) if c.startswith("#") else nbformat.v4.new_code_cell(c)
+            for c in _WB_CELLS
         ]
     )
     nb.cells[0].metadata["tags"] = ["parameters"]
@@ -401,7 +449,12 @@ def _wb_registry(tmp_path, **params):
     (tmp_path / "papers.yaml").write_text(yaml.safe_dump({"demo": [str(src)]}))
     for profile in ("quick", "smoke"):
         (tmp_path / f"{profile}.yaml").write_text(yaml.safe_dump({"demo/demo": dict(params, x=3)}))
-    kw = dict(registry=tmp_path / "papers.yaml", params_dir=tmp_path, runs_dir=tmp_path / "runs", progress=False)
+    kw = dict(
+        registry=tmp_path / "papers.yaml",
+        params_dir=tmp_path,
+        runs_dir=tmp_path / "runs",
+        progress=False,
+    )
     return src, kw
 
 
@@ -409,7 +462,13 @@ def _nbdev_clean_cli(path):
     "Run the real `nbdev-clean` on one notebook, with this project's [tool.nbdev] settings (cwd = repo root)."
     pytest.importorskip("nbdev")
     exe = Path(sys.executable).with_name("nbdev-clean")
-    subprocess.run([str(exe), "--fname", str(path)], cwd=repo_root(), check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [str(exe), "--fname", str(path)],
+        cwd=repo_root(),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def test_write_back_fills_the_source_notebook_as_nbdev_clean_leaves_it(tmp_path, capsys):
@@ -420,18 +479,31 @@ def test_write_back_fills_the_source_notebook_as_nbdev_clean_leaves_it(tmp_path,
     text = src.read_text(encoding="utf-8")
     nb = json.loads(text)
     # same cells and sources as the source notebook; no injected-parameters cell
-    assert writeback._author_cells(nb) == writeback._author_cells(before) and len(nb["cells"]) == len(before.cells)
+    assert writeback._author_cells(nb) == writeback._author_cells(before) and len(
+        nb["cells"]
+    ) == len(before.cells)
     assert [c["id"] for c in nb["cells"]] == [c["id"] for c in before.cells]
-    assert "injected-parameters" not in text and nb["cells"][0]["metadata"] == {"tags": ["parameters"]}
+    assert "injected-parameters" not in text and nb["cells"][0]["metadata"] == {
+        "tags": ["parameters"]
+    }
     # outputs from the run (x = 3 injected by the profile), volatile parts stripped
     outs = [c.get("outputs") for c in nb["cells"]]
     assert outs[2] == [{"name": "stdout", "output_type": "stream", "text": ["x is 3\n", "done\n"]}]
     assert outs[3] == [
-        {"data": {"text/plain": ["6"]}, "execution_count": None, "metadata": {}, "output_type": "execute_result"}
+        {
+            "data": {"text/plain": ["6"]},
+            "execution_count": None,
+            "metadata": {},
+            "output_type": "execute_result",
+        }
     ]
     assert outs[4][0]["data"]["text/plain"] == ["<__main__.Thing>"]  # no ' at 0x...'
-    assert outs[5][0]["text"] == [str(tmp_path / "runs" / "figures" / "demo") + "\n"]  # the final folder, not staging
-    ran = (kw["runs_dir"] / "demo" / "demo.ipynb").read_text()  # the executed copy has the noise the write-back strips
+    assert outs[5][0]["text"] == [
+        str(tmp_path / "runs" / "figures" / "demo") + "\n"
+    ]  # the final folder, not staging
+    ran = (
+        kw["runs_dir"] / "demo" / "demo.ipynb"
+    ).read_text()  # the executed copy has the noise the write-back strips
     assert all(
         n in ran
         for n in (
@@ -495,7 +567,10 @@ def test_no_write_back_and_the_smoke_profile_leave_the_source_untouched(tmp_path
         str(kw["runs_dir"]),
     ]
     assert cli.main(args) == 0 and src.read_bytes() == before
-    assert any(c.get("outputs") for c in nbformat.read(kw["runs_dir"] / "demo" / "demo.ipynb", as_version=4).cells)
+    assert any(
+        c.get("outputs")
+        for c in nbformat.read(kw["runs_dir"] / "demo" / "demo.ipynb", as_version=4).cells
+    )
 
 
 def test_a_source_edited_during_the_run_is_not_overwritten(tmp_path, capsys):
@@ -503,7 +578,9 @@ def test_a_source_edited_during_the_run_is_not_overwritten(tmp_path, capsys):
     (tmp_path / "quick.yaml").write_text(yaml.safe_dump({"demo/demo": {"x": 3, "edit": str(src)}}))
     cli.reproduce("quick", **kw)
     edited = src.read_text()
-    assert "Edited during the run" in edited and '"outputs": []' in edited and "x is 3" not in edited
+    assert (
+        "Edited during the run" in edited and '"outputs": []' in edited and "x is 3" not in edited
+    )
     out = capsys.readouterr().out
     assert "demo.ipynb: outputs not written back: it was edited during the run" in out
     assert len([l for l in out.splitlines() if "not written back" in l]) == 1
@@ -533,7 +610,9 @@ def test_outputs_from_real_data_are_not_written_back(tmp_path, capsys):
 
 def test_resume_keys_ignore_the_outputs_the_write_back_adds(tmp_path):
     src, kw = _wb_registry(tmp_path)
-    jobs = cli.plan_run("quick", registry=kw["registry"], params_dir=tmp_path, runs_dir=kw["runs_dir"])
+    jobs = cli.plan_run(
+        "quick", registry=kw["registry"], params_dir=tmp_path, runs_dir=kw["runs_dir"]
+    )
     key = cli.job_keys(jobs)
     nb = nbformat.read(src, as_version=4)
     nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x is 3\n")]

@@ -40,10 +40,24 @@ def run_main(args, capsys):
 
 def test_csv_prints_exactly_the_audit_text(adult, files, capsys):
     rc, out, err = run_main(
-        [files / "adult.csv", "--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "race", "sex"], capsys
+        [
+            files / "adult.csv",
+            "--y-true",
+            "high_income",
+            "--y-pred",
+            "y_pred",
+            "--sensitive",
+            "race",
+            "sex",
+        ],
+        capsys,
     )
     assert rc == 0 and err == ""
-    assert out == str(fl.audit("high_income", "y_pred", sensitive_features=["race", "sex"], data=adult)) + "\n"
+    assert (
+        out
+        == str(fl.audit("high_income", "y_pred", sensitive_features=["race", "sex"], data=adult))
+        + "\n"
+    )
 
 
 def test_pos_label_one_on_a_numeric_column_is_the_number_one(adult, files, capsys):
@@ -62,14 +76,28 @@ def test_pos_label_one_on_a_numeric_column_is_the_number_one(adult, files, capsy
         capsys,
     )
     assert rc == 0
-    assert out == str(fl.audit("high_income", "y_pred", sensitive_features="sex", data=adult, pos_label=1)) + "\n"
+    assert (
+        out
+        == str(fl.audit("high_income", "y_pred", sensitive_features="sex", data=adult, pos_label=1))
+        + "\n"
+    )
     # labelled 1 = above $50K, so the audit with positive label 1 equals the 0/1 audit
-    assert out == str(fl.audit("high_income", "y_pred", sensitive_features="sex", data=adult)) + "\n"
+    assert (
+        out == str(fl.audit("high_income", "y_pred", sensitive_features="sex", data=adult)) + "\n"
+    )
 
 
 def test_json_round_trips_and_equals_the_audit(adult, files, tmp_path, capsys):
     path = tmp_path / "result.json"
-    args = [files / "adult.csv", "--y-true", "income", "--pos-label", ">50K", "--y-pred", "pred_text"]
+    args = [
+        files / "adult.csv",
+        "--y-true",
+        "income",
+        "--pos-label",
+        ">50K",
+        "--y-pred",
+        "pred_text",
+    ]
     args += [
         "--sensitive",
         "race",
@@ -101,12 +129,24 @@ def test_json_round_trips_and_equals_the_audit(adult, files, tmp_path, capsys):
     pd.testing.assert_frame_equal(back.metrics, direct.metrics)
     pd.testing.assert_frame_equal(back.groups, direct.groups)
     assert json.loads(back.to_json()) == json.loads(direct.to_json())
-    assert back.excluded == direct.excluded == {"Amer-Indian-Eskimo": 470, "Other": 406}  # UCI Adult's race counts
+    assert (
+        back.excluded == direct.excluded == {"Amer-Indian-Eskimo": 470, "Other": 406}
+    )  # UCI Adult's race counts
 
 
 def test_html_report_is_written(files, tmp_path, capsys):
     out = tmp_path / "report.html"
-    args = [files / "adult.csv", "--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--out", out]
+    args = [
+        files / "adult.csv",
+        "--y-true",
+        "high_income",
+        "--y-pred",
+        "y_pred",
+        "--sensitive",
+        "sex",
+        "--out",
+        out,
+    ]
     rc, _, err = run_main(args, capsys)
     assert rc == 0 and f"wrote {out}" in err
     html = out.read_text(encoding="utf-8")
@@ -120,7 +160,16 @@ def _command():
 
 
 def test_parquet_file_in_a_real_process(adult, files):
-    args = ["audit", str(files / "adult.parquet"), "--y-true", "income", "--pos-label", ">50K", "--y-pred", "pred_text"]
+    args = [
+        "audit",
+        str(files / "adult.parquet"),
+        "--y-true",
+        "income",
+        "--pos-label",
+        ">50K",
+        "--y-pred",
+        "pred_text",
+    ]
     args += ["--sensitive", "race", "sex", "--vfr", "--n-resamples", "40"]
     p = subprocess.run(_command() + args, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
@@ -141,14 +190,28 @@ def test_csv_from_standard_input_in_a_real_process(adult, files):
     args = ["audit", "-", "--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "race"]
     p = subprocess.run(_command() + args, input=text, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    assert p.stdout == str(fl.audit("high_income", "y_pred", sensitive_features="race", data=adult)) + "\n"
+    assert (
+        p.stdout
+        == str(fl.audit("high_income", "y_pred", sensitive_features="race", data=adult)) + "\n"
+    )
 
 
 def test_a_bad_column_in_a_real_process_is_one_line_without_traceback(files):
-    args = ["audit", str(files / "adult.csv"), "--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "rase"]
+    args = [
+        "audit",
+        str(files / "adult.csv"),
+        "--y-true",
+        "high_income",
+        "--y-pred",
+        "y_pred",
+        "--sensitive",
+        "rase",
+    ]
     p = subprocess.run(_command() + args, capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and p.stdout == ""
-    assert p.stderr == "fairlib audit: --sensitive: no column 'rase' in DATA; did you mean 'race'?\n"
+    assert (
+        p.stderr == "fairlib audit: --sensitive: no column 'rase' in DATA; did you mean 'race'?\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -176,32 +239,74 @@ DATA_ERRORS = [  # (file, extra arguments, words the one stderr line must hold b
 
 @pytest.mark.parametrize("name,extra,words", DATA_ERRORS, ids=[e[0] for e in DATA_ERRORS])
 def test_unusable_files_exit_1_with_one_line(bad_files, capsys, name, extra, words):
-    rc, out, err = run_main([bad_files / name, "--y-true", "y", "--y-pred", "yhat", "--sensitive", "g", *extra], capsys)
+    rc, out, err = run_main(
+        [bad_files / name, "--y-true", "y", "--y-pred", "yhat", "--sensitive", "g", *extra], capsys
+    )
     assert rc == 1 and out == ""
-    assert err.endswith("\n") and err.count("\n") == 1 and err.startswith(f"fairlib audit: DATA '{bad_files / name}'")
+    assert (
+        err.endswith("\n")
+        and err.count("\n") == 1
+        and err.startswith(f"fairlib audit: DATA '{bad_files / name}'")
+    )
     for w in words:
         assert w in err
 
 
 COLUMN_ERRORS = [  # (arguments after DATA, words the one stderr line must hold)
-    (["--y-true", "incme", "--y-pred", "y_pred", "--sensitive", "race"], ["--y-true", "'incme'", "'income'"]),
-    (["--y-true", "high_income", "--y-pred", "ypred", "--sensitive", "race"], ["--y-pred", "'ypred'", "'y_pred'"]),
-    (["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "race", "gender"], ["--sensitive", "'gender'"]),
     (
-        ["--y-true", "high_income", "--y-pred", "y_pred", "--y-prob", "score", "--sensitive", "sex"],
+        ["--y-true", "incme", "--y-pred", "y_pred", "--sensitive", "race"],
+        ["--y-true", "'incme'", "'income'"],
+    ),
+    (
+        ["--y-true", "high_income", "--y-pred", "ypred", "--sensitive", "race"],
+        ["--y-pred", "'ypred'", "'y_pred'"],
+    ),
+    (
+        ["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "race", "gender"],
+        ["--sensitive", "'gender'"],
+    ),
+    (
+        [
+            "--y-true",
+            "high_income",
+            "--y-pred",
+            "y_pred",
+            "--y-prob",
+            "score",
+            "--sensitive",
+            "sex",
+        ],
         ["--y-prob", "'score'"],
     ),
-    (["--y-true", "high_income", "--y-pred", "age", "--sensitive", "sex"], ["--y-pred", "'age'", "binary"]),
-    (["--y-true", "income", "--y-pred", "pred_text", "--sensitive", "sex"], ["--y-true", "--pos-label"]),
     (
-        ["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--pos-label", "yes"],
+        ["--y-true", "high_income", "--y-pred", "age", "--sensitive", "sex"],
+        ["--y-pred", "'age'", "binary"],
+    ),
+    (
+        ["--y-true", "income", "--y-pred", "pred_text", "--sensitive", "sex"],
+        ["--y-true", "--pos-label"],
+    ),
+    (
+        [
+            "--y-true",
+            "high_income",
+            "--y-pred",
+            "y_pred",
+            "--sensitive",
+            "sex",
+            "--pos-label",
+            "yes",
+        ],
         ["--pos-label", "'yes'", "'high_income'"],
     ),
     (
         ["--y-true", "income", "--y-pred", "pred_text", "--sensitive", "sex", "--pos-label", ">50"],
         ["--pos-label", "'>50'", ">50K"],
     ),
-    (["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--pos-label", "2"], ["--pos-label", "2"]),
+    (
+        ["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--pos-label", "2"],
+        ["--pos-label", "2"],
+    ),
     (
         ["--y-true", "income", "--y-pred", "y_pred", "--sensitive", "sex", "--pos-label", ">50K"],
         ["--y-pred", "--y-true"],
@@ -213,7 +318,9 @@ COLUMN_ERRORS = [  # (arguments after DATA, words the one stderr line must hold)
 ]
 
 
-@pytest.mark.parametrize("args,words", COLUMN_ERRORS, ids=lambda v: "_".join(v) if isinstance(v, list) else None)
+@pytest.mark.parametrize(
+    "args,words", COLUMN_ERRORS, ids=lambda v: "_".join(v) if isinstance(v, list) else None
+)
 def test_bad_columns_and_labels_exit_1_with_one_line_naming_them(files, capsys, args, words):
     rc, out, err = run_main([files / "adult.csv", *args], capsys)
     assert rc == 1 and out == ""
@@ -225,17 +332,32 @@ def test_bad_columns_and_labels_exit_1_with_one_line_naming_them(files, capsys, 
 def test_an_audit_input_error_names_the_option(tmp_path, capsys):
     "A FairlibInputError from fl.audit (here: a label column with a missing value) in the command line's words."
     f = tmp_path / "gap.csv"
-    pd.DataFrame({"y": [1, 0, None, 1], "yhat": [1, 0, 1, 1], "g": list("aabb")}).to_csv(f, index=False)
+    pd.DataFrame({"y": [1, 0, None, 1], "yhat": [1, 0, 1, 1], "g": list("aabb")}).to_csv(
+        f, index=False
+    )
     rc, _, err = run_main([f, "--y-true", "y", "--y-pred", "yhat", "--sensitive", "g"], capsys)
     assert rc == 1 and err.count("\n") == 1 and err.startswith("fairlib audit: --y-true: ")
 
 
 def test_unwritable_json_path_exits_1(files, tmp_path, capsys):
     (tmp_path / "a_file").write_text("x")
-    args = [files / "adult.csv", "--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex"]
+    args = [
+        files / "adult.csv",
+        "--y-true",
+        "high_income",
+        "--y-pred",
+        "y_pred",
+        "--sensitive",
+        "sex",
+    ]
     rc, _, err = run_main([*args, "--json", tmp_path / "a_file" / "r.json"], capsys)
     # refused before anything is read: the folder it would go in is a file
-    assert rc == 1 and err.startswith("fairlib audit: --json: ") and "is a file" in err and "r.json" in err
+    assert (
+        rc == 1
+        and err.startswith("fairlib audit: --json: ")
+        and "is a file" in err
+        and "r.json" in err
+    )
     assert err.count("\n") == 1
 
 
@@ -245,18 +367,61 @@ def test_parquet_without_pyarrow_names_the_extra(files, capsys, monkeypatch):
 
     monkeypatch.setattr(cli.pd, "read_parquet", no_engine)
     rc, _, err = run_main(
-        [files / "adult.parquet", "--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex"], capsys
+        [
+            files / "adult.parquet",
+            "--y-true",
+            "high_income",
+            "--y-pred",
+            "y_pred",
+            "--sensitive",
+            "sex",
+        ],
+        capsys,
     )
-    assert rc == 1 and err == "fairlib audit: DATA reading Parquet needs pyarrow: pip install fairlib[parquet]\n"
+    assert (
+        rc == 1
+        and err
+        == "fairlib audit: DATA reading Parquet needs pyarrow: pip install fairlib[parquet]\n"
+    )
 
 
 USAGE_ERRORS = [  # argparse's usage errors: exit status 2, the last line names the argument
     (["--y-pred", "y_pred", "--sensitive", "sex"], "--y-true"),
     (["--y-true", "high_income", "--y-pred", "y_pred"], "--sensitive"),
-    (["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--n-resamples", "0"], "--n-resamples"),
-    (["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--min-support", "-1"], "--min-support"),
-    (["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--seed", "x"], "--seed"),
-    (["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--colour"], "--colour"),
+    (
+        [
+            "--y-true",
+            "high_income",
+            "--y-pred",
+            "y_pred",
+            "--sensitive",
+            "sex",
+            "--n-resamples",
+            "0",
+        ],
+        "--n-resamples",
+    ),
+    (
+        [
+            "--y-true",
+            "high_income",
+            "--y-pred",
+            "y_pred",
+            "--sensitive",
+            "sex",
+            "--min-support",
+            "-1",
+        ],
+        "--min-support",
+    ),
+    (
+        ["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--seed", "x"],
+        "--seed",
+    ),
+    (
+        ["--y-true", "high_income", "--y-pred", "y_pred", "--sensitive", "sex", "--colour"],
+        "--colour",
+    ),
 ]
 
 

@@ -33,7 +33,10 @@ def test_values_precedence_and_relative_paths(ini, monkeypatch, tmp_path):
     assert get_setting("n_jobs") == 3
     assert get_setting("mimic_root") is None  # empty = not configured
     d = describe_settings().set_index("key")
-    assert d.loc["n_jobs", "source"] == "environment" and d.loc["texas100x_csv", "source"] == "settings.ini"
+    assert (
+        d.loc["n_jobs", "source"] == "environment"
+        and d.loc["texas100x_csv", "source"] == "settings.ini"
+    )
 
 
 @pytest.mark.parametrize(
@@ -44,9 +47,15 @@ def test_values_precedence_and_relative_paths(ini, monkeypatch, tmp_path):
             ["line 2", "unknown key 'texas_100x_csv'", "did you mean 'texas100x_csv'"],
         ),
         ("[fairlib]\nmimic_rot = /m\n", ["unknown key 'mimic_rot'", "'mimic_root'"]),
-        ("[fairlb]\ntexas100x_csv = /x.csv\n", ["line 1", "unknown section [fairlb]", "did you mean 'fairlib'"]),
+        (
+            "[fairlb]\ntexas100x_csv = /x.csv\n",
+            ["line 1", "unknown section [fairlb]", "did you mean 'fairlib'"],
+        ),
         ("[Fairlib]\nmimic_root = /m\n", ["unknown section [Fairlib]"]),
-        ("[fairlib]\nn_jobs = -1\n[paths]\nmimic_root = /m\n", ["line 3", "unknown section [paths]"]),
+        (
+            "[fairlib]\nn_jobs = -1\n[paths]\nmimic_root = /m\n",
+            ["line 3", "unknown section [paths]"],
+        ),
         ("texas100x_csv = /x.csv\n", ["not a valid settings file", "section header"]),
         ("[fairlib]\nn_jobs = 1\nn_jobs = 2\n", ["not a valid settings file", "n_jobs"]),
         ("[fairlib]\nn_jobs = many\n", ["argument `n_jobs`", "must be an integer", "site.ini"]),
@@ -67,7 +76,9 @@ def test_values_precedence_and_relative_paths(ini, monkeypatch, tmp_path):
 def test_settings_file_mistakes_are_named(ini, text, needles):
     p = ini(text)
     with pytest.raises(FairlibInputError) as e:
-        get_setting("n_jobs") if "n_jobs" in text and "section" not in needles[0] else get_setting("texas100x_csv")
+        get_setting("n_jobs") if "n_jobs" in text and "section" not in needles[0] else get_setting(
+            "texas100x_csv"
+        )
     msg = str(e.value)
     for n in needles:
         assert n in msg, (n, msg)
@@ -97,7 +108,9 @@ def test_missing_settings_file_named_by_environment_is_an_error(monkeypatch, tmp
 )
 def test_unknown_environment_key_is_an_error_with_suggestion(monkeypatch, env, suggestion):
     monkeypatch.setenv(env, "/x")
-    with pytest.raises(FairlibInputError, match=f"environment variable {env} names no fairlib setting") as e:
+    with pytest.raises(
+        FairlibInputError, match=f"environment variable {env} names no fairlib setting"
+    ) as e:
         get_setting("cache_dir")
     assert suggestion in str(e.value)
 
@@ -130,11 +143,22 @@ def test_outside_a_checkout_nothing_resolves_beside_the_package(tmp_path):
     import shutil, subprocess, sys, json
 
     site, work, home = tmp_path / "site", tmp_path / "work", tmp_path / "home"
-    shutil.copytree(config.repo_root() / "fairlib", site / "fairlib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        config.repo_root() / "fairlib",
+        site / "fairlib",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     work.mkdir()
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("FAIRLIB_", "PYTHON"))}
+    env = {
+        k: v
+        for k, v in __import__("os").environ.items()
+        if not k.startswith(("FAIRLIB_", "PYTHON"))
+    }
     env.update(
-        PYTHONPATH=str(site), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), XDG_CONFIG_HOME=str(home / ".config")
+        PYTHONPATH=str(site),
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_CONFIG_HOME=str(home / ".config"),
     )
     probe = (
         "import json, fairlib; from fairlib.config import get_setting, settings_path, checkout_root\n"
@@ -142,9 +166,18 @@ def test_outside_a_checkout_nothing_resolves_beside_the_package(tmp_path):
         "print(json.dumps([fairlib.__file__, str(checkout_root()), str(get_setting('cache_dir')), "
         "str(settings_path()), str(fig), str(wk)]))"
     )
-    out = subprocess.run([sys.executable, "-c", probe], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     pkg, root, cache, sett, fig, wk = json.loads(out.stdout.splitlines()[-1])
     assert pkg.startswith(str(site)) and root == "None"
-    assert cache == str(home / ".cache" / "fairlib") and sett == str(home / ".config" / "fairlib" / "settings.ini")
+    assert cache == str(home / ".cache" / "fairlib") and sett == str(
+        home / ".config" / "fairlib" / "settings.ini"
+    )
     assert Path(fig).is_relative_to(work) and Path(wk).is_relative_to(work)

@@ -41,7 +41,9 @@ def public_callables():
         mod = importlib.import_module(m.name)
         for n in getattr(mod, "__all__", []):
             o = getattr(mod, n, None)
-            if (inspect.isfunction(o) or inspect.isclass(o)) and getattr(o, "__module__", "") == m.name:
+            if (inspect.isfunction(o) or inspect.isclass(o)) and getattr(
+                o, "__module__", ""
+            ) == m.name:
                 if inspect.isclass(o) and issubclass(o, (BaseException, Result)):
                     continue  # exceptions take a message; Result classes are outputs built by fairlib itself
 
@@ -52,7 +54,11 @@ def public_callables():
 def pending():
     if not PENDING.exists():
         return set()
-    return {ln.split("#")[0].strip() for ln in PENDING.read_text().splitlines() if ln.split("#")[0].strip()}
+    return {
+        ln.split("#")[0].strip()
+        for ln in PENDING.read_text().splitlines()
+        if ln.split("#")[0].strip()
+    }
 
 
 def missing_now():
@@ -91,7 +97,9 @@ def test_declarations_refuse_what_they_describe():
             for kind, values in bad.items():
                 if type(c) is kind:
                     for v in values:
-                        assert c.problem(v) is not None, f"{name}({arg}={v!r}) passes {c.description}"
+                        assert c.problem(v) is not None, (
+                            f"{name}({arg}={v!r}) passes {c.description}"
+                        )
                         checked += 1
     assert checked > 0
 

@@ -19,7 +19,9 @@ def _parts(e):
     return type(e), e.argument, e.problem, e.func, str(e), e.args
 
 
-@pytest.mark.parametrize("cls", [FairlibInputError, UnknownMetricError, CorruptCacheError, _NotFittedError])
+@pytest.mark.parametrize(
+    "cls", [FairlibInputError, UnknownMetricError, CorruptCacheError, _NotFittedError]
+)
 @pytest.mark.parametrize("func", ["audit", None])
 def test_pickle_round_trip_keeps_type_argument_message_and_function(cls, func):
     e = cls("metrics", "unknown metric 'AUC'; known: ['DI', 'SPD']", func)

@@ -36,7 +36,11 @@ def _predictions(n=3000, seed=0, models=("m1", "m2")):
     for j, mo in enumerate(models):
         p = 1 / (1 + np.exp(-(rng.normal(0, 1, n) + (1.2 + j) * (2 * y - 1) + 0.4 * (sex == "F"))))
         frames.append(
-            pd.DataFrame(dict(model=mo, y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), race=race, sex=sex))
+            pd.DataFrame(
+                dict(
+                    model=mo, y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), race=race, sex=sex
+                )
+            )
         )
     return pd.concat(frames, ignore_index=True)
 
@@ -60,11 +64,20 @@ def client():
 @pytest.mark.parametrize("seed", [7, np.random.SeedSequence(2024)], ids=["int", "SeedSequence"])
 def test_vfr_grid_on_dask_is_bit_identical_to_serial(client, seed):
     pred = _predictions()
-    kw = dict(attributes=ATTRS, metrics=METRICS, n_resamples=60, resample_size=1500, seed=seed, keep_values=True)
+    kw = dict(
+        attributes=ATTRS,
+        metrics=METRICS,
+        n_resamples=60,
+        resample_size=1500,
+        seed=seed,
+        keep_values=True,
+    )
     serial = vfr_grid(pred, n_jobs=1, **kw)
     with get_task_stream(client) as ts, joblib.parallel_config(backend="dask"):
         remote = vfr_grid(pred, **kw)
-    assert len(ts.data) >= 1, "no task reached the dask cluster: vfr_grid did not honour parallel_config"
+    assert len(ts.data) >= 1, (
+        "no task reached the dask cluster: vfr_grid did not honour parallel_config"
+    )
     assert len(serial) == 2 * len(ATTRS) * len(METRICS)
     assert serial["vfr"].notna().any()
     # bit-identical: exact float equality, same row order, same per-resample metric values
@@ -78,7 +91,9 @@ def test_vfr_grid_on_dask_is_bit_identical_to_serial(client, seed):
 def test_vfr_grid_on_dask_differs_with_another_seed(client):
     "Guard against a vacuous comparison: the grid does depend on the seed it is given."
     pred = _predictions()
-    kw = dict(attributes=ATTRS, metrics=["SPD"], n_resamples=60, resample_size=1500, keep_values=True)
+    kw = dict(
+        attributes=ATTRS, metrics=["SPD"], n_resamples=60, resample_size=1500, keep_values=True
+    )
     with joblib.parallel_config(backend="dask"):
         a, b = vfr_grid(pred, seed=1, **kw), vfr_grid(pred, seed=2, **kw)
     assert not all(np.array_equal(x, y) for x, y in zip(a["metric_values"], b["metric_values"]))
@@ -90,7 +105,12 @@ def test_audit_size_grid_on_dask_is_bit_identical_to_serial(client):
 
     pred = _predictions(n=2000)
     kw = dict(
-        attributes=["sex"], metrics=["SPD", "DI"], sizes=[200, 800, 2000], n_resamples=20, seed=3, return_curves=True
+        attributes=["sex"],
+        metrics=["SPD", "DI"],
+        sizes=[200, 800, 2000],
+        n_resamples=20,
+        seed=3,
+        return_curves=True,
     )
     serial_cells, serial_curves = audit_size_grid(pred, n_jobs=1, **kw)
     with get_task_stream(client) as ts, joblib.parallel_config(backend="dask"):

@@ -16,7 +16,14 @@ import pytest
 import fairlib as fl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from compare_aequitas_fairlearn import ATTRS, DISPARITIES, RATES, compare_aequitas, compare_fairlearn, datasets  # noqa: E402
+from compare_aequitas_fairlearn import (
+    ATTRS,
+    DISPARITIES,
+    RATES,
+    compare_aequitas,
+    compare_fairlearn,
+    datasets,
+)  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "aequitas_reference.json"
 TOL = 1e-12
@@ -57,11 +64,15 @@ def _by_hand(df: pd.DataFrame, attr: str) -> pd.DataFrame:
 def test_disparities_equal_aequitas_definitions_from_the_records(data, name):
     df, ref = data[name]
     for given in (None, ref):
-        res = fl.audit("y", "y_pred", sensitive_features=list(ATTRS), data=df, min_support=0, reference=given)
+        res = fl.audit(
+            "y", "y_pred", sensitive_features=list(ATTRS), data=df, min_support=0, reference=given
+        )
         d = res.disparities()
         for a in ATTRS:
             t = _by_hand(df, a)
-            r = given[a] if given else t["size"].astype(int).idxmax()  # Aequitas's "maj": the largest group
+            r = (
+                given[a] if given else t["size"].astype(int).idxmax()
+            )  # Aequitas's "maj": the largest group
             assert res.reference[a]["group"] == r
             for aq in DISPARITIES:
                 rate = RATES[aq]
@@ -114,7 +125,9 @@ def test_intervals_are_statsmodels_on_the_records(data):
     from statsmodels.stats.proportion import confint_proportions_2indep
 
     df, ref = data["COMPAS"]
-    res = fl.audit("y", "y_pred", sensitive_features="race", data=df, reference={"race": "Caucasian"})
+    res = fl.audit(
+        "y", "y_pred", sensitive_features="race", data=df, reference={"race": "Caucasian"}
+    )
     d = res.disparities(metrics="FNR").set_index("group")
     r = df[df.race == "Caucasian"]
     k0, n0 = int(((r.y == 1) & (r.y_pred == 0)).sum()), int((r.y == 1).sum())
@@ -122,8 +135,12 @@ def test_intervals_are_statsmodels_on_the_records(data):
         g = df[df.race == grp]
         k1, n1 = int(((g.y == 1) & (g.y_pred == 0)).sum()), int((g.y == 1).sum())
         lo, hi = confint_proportions_2indep(k1, n1, k0, n0, method="newcomb", compare="diff")
-        assert (d.loc[grp, "difference_ci_low"], d.loc[grp, "difference_ci_high"]) == pytest.approx((lo, hi), abs=TOL)
+        assert (d.loc[grp, "difference_ci_low"], d.loc[grp, "difference_ci_high"]) == pytest.approx(
+            (lo, hi), abs=TOL
+        )
         lo, hi = confint_proportions_2indep(k1, n1, k0, n0, method="log-adjusted", compare="ratio")
-        assert (d.loc[grp, "ratio_ci_low"], d.loc[grp, "ratio_ci_high"]) == pytest.approx((lo, hi), abs=TOL)
+        assert (d.loc[grp, "ratio_ci_low"], d.loc[grp, "ratio_ci_high"]) == pytest.approx(
+            (lo, hi), abs=TOL
+        )
         assert d.loc[grp, "ratio_ci_low"] <= d.loc[grp, "ratio"] <= d.loc[grp, "ratio_ci_high"]
     assert tuple(d.loc["Caucasian", ["ratio", "ratio_ci_low", "ratio_ci_high"]]) == (1.0, 1.0, 1.0)

@@ -67,7 +67,9 @@ def _count_tasks(ts) -> list:
 @pytest.mark.parametrize("sf", ["race", ["race", "sex"]], ids=["one", "intersection"])
 def test_audit_on_the_cluster_equals_the_in_memory_audit(client, sf):
     f = _records()
-    kw = dict(sensitive_features=sf, y_prob="p", vfr=True, n_resamples=200, seed=11, size_plan=True)  # every metric
+    kw = dict(
+        sensitive_features=sf, y_prob="p", vfr=True, n_resamples=200, seed=11, size_plan=True
+    )  # every metric
     mem = fl.audit("y", "yh", data=f, **kw)
     with get_task_stream(client) as ts:
         big = fl.audit("y", "yh", data=dd.from_pandas(f, npartitions=P), **kw)
@@ -126,7 +128,9 @@ def test_string_labels_with_pos_label(client):
     f = _records(n=5000)
     f["y"] = np.where(f.y == 1, "yes", "no")
     f["yh"] = np.where(f.yh == 1, "yes", "no")
-    kw = dict(sensitive_features="sex", pos_label="yes", metrics=COUNT_METRICS, vfr=True, n_resamples=60)
+    kw = dict(
+        sensitive_features="sex", pos_label="yes", metrics=COUNT_METRICS, vfr=True, n_resamples=60
+    )
     mem = fl.audit("y", "yh", data=f, **kw)
     big = fl.audit("y", "yh", data=dd.from_pandas(f, npartitions=3), **kw)
     pd.testing.assert_frame_equal(big.metrics, mem.metrics, check_exact=True)
@@ -147,7 +151,13 @@ def test_categorical_and_nullable_columns(client):
 
 
 def test_the_result_is_a_whole_audit_result(client, tmp_path):
-    big = fl.audit("y", "yh", sensitive_features="race", y_prob="p", data=dd.from_pandas(_records(4000), npartitions=3))
+    big = fl.audit(
+        "y",
+        "yh",
+        sensitive_features="race",
+        y_prob="p",
+        data=dd.from_pandas(_records(4000), npartitions=3),
+    )
     back = fl.AuditResult.from_json(big.to_json())
     pd.testing.assert_frame_equal(back.metrics, big.metrics)
     assert "Fairness audit: 4,000 records" in big.summary()
@@ -164,7 +174,9 @@ def test_local_scheduler_without_a_client():
     import dask
 
     with dask.config.set(scheduler="sync"):  # even while a Client exists
-        big = fl.audit("y", "yh", sensitive_features="race", y_prob="p", data=dd.from_pandas(f, npartitions=3))
+        big = fl.audit(
+            "y", "yh", sensitive_features="race", y_prob="p", data=dd.from_pandas(f, npartitions=3)
+        )
     np.testing.assert_allclose(big.metrics.value, mem.metrics.value, rtol=1e-9)
 
 
@@ -178,7 +190,9 @@ def _bad_in_partition(f, k, col, values):
     f = f.copy()
     if any(isinstance(v, str) or v is None for v in values):
         f[col] = f[col].astype(object)
-    elif any(v != v for v in values):  # NaN: the column becomes float, as it would be read from a file
+    elif any(
+        v != v for v in values
+    ):  # NaN: the column becomes float, as it would be read from a file
         f[col] = f[col].astype(float)
     f.loc[rows, col] = values
     return f
@@ -199,7 +213,14 @@ def test_a_bad_value_gives_the_in_memory_error_naming_its_partition(client, case
     with pytest.raises(FairlibInputError) as mem:
         fl.audit("y", "yh", sensitive_features="race", y_prob="p", data=f, **kw)
     with pytest.raises(FairlibInputError) as big:
-        fl.audit("y", "yh", sensitive_features="race", y_prob="p", data=dd.from_pandas(f, npartitions=P), **kw)
+        fl.audit(
+            "y",
+            "yh",
+            sensitive_features="race",
+            y_prob="p",
+            data=dd.from_pandas(f, npartitions=P),
+            **kw,
+        )
     m, b = mem.value, big.value
     assert (b.argument, b.func) == (m.argument, m.func)
     assert b.problem == f"{m.problem} (in partition 3 of {P}, data.get_partition(3))"
@@ -210,9 +231,14 @@ def test_the_first_problem_in_check_order_and_every_partition_that_has_it(client
     f = _bad_in_partition(f, 2, "y", [7])
     f = _bad_in_partition(f, 5, "y", [7])
     with pytest.raises(FairlibInputError) as e:
-        fl.audit("y", "yh", sensitive_features="race", y_prob="p", data=dd.from_pandas(f, npartitions=P))
+        fl.audit(
+            "y", "yh", sensitive_features="race", y_prob="p", data=dd.from_pandas(f, npartitions=P)
+        )
     assert e.value.argument == "y_true"  # labels are checked before scores, as in memory
-    assert "(in partition 2 of 6, data.get_partition(2); `y_true` also fails in partition(s) [5])" in e.value.problem
+    assert (
+        "(in partition 2 of 6, data.get_partition(2); `y_true` also fails in partition(s) [5])"
+        in e.value.problem
+    )
 
 
 def test_pos_label_rules_are_checked_over_all_partitions(client):
@@ -226,7 +252,13 @@ def test_pos_label_rules_are_checked_over_all_partitions(client):
         with pytest.raises(FairlibInputError) as mem:
             fl.audit("y", "yh", sensitive_features="race", pos_label=pos, data=f)
         with pytest.raises(FairlibInputError) as big:
-            fl.audit("y", "yh", sensitive_features="race", pos_label=pos, data=dd.from_pandas(f, npartitions=P))
+            fl.audit(
+                "y",
+                "yh",
+                sensitive_features="race",
+                pos_label=pos,
+                data=dd.from_pandas(f, npartitions=P),
+            )
         assert (big.value.argument, big.value.problem) == (mem.value.argument, mem.value.problem)
 
 
@@ -273,7 +305,9 @@ def test_refusals_particular_to_a_dask_frame(client):
 @pytest.fixture(scope="module")
 def cal_inputs(client):
     f = _records(n=20_000, seed=3)
-    dc = dataset_counts(dd.from_pandas(f, npartitions=P), "y", "yh", sensitive_features="race", y_prob="p")
+    dc = dataset_counts(
+        dd.from_pandas(f, npartitions=P), "y", "yh", sensitive_features="race", y_prob="p"
+    )
     mem = audit_data(f.y.to_numpy(), f.yh.to_numpy(), f.race.to_numpy(), y_prob=f.p.to_numpy())
     return f, dc, _view_data(dc.ct), mem
 
@@ -291,7 +325,9 @@ def test_calibration_draws_match_in_memory_in_stage_one_to_the_bit(cal_inputs):
     assert not np.array_equal(b1[..., 2], b2[..., 2])  # Σp: other picks, same law (below)
 
 
-@pytest.mark.parametrize("N, shift", [(None, 0.97), (2000, 0.95), (300, 0.85)], ids=["n", "2000", "300"])
+@pytest.mark.parametrize(
+    "N, shift", [(None, 0.97), (2000, 0.95), (300, 0.85)], ids=["n", "2000", "300"]
+)
 def test_calibration_values_agree_in_distribution(cal_inputs, N, shift):
     "Two-sample KS on 3,000 resampled Cal values (different seeds), plus mean and SD; and a shift it must detect."
     f, dc, data, mem = cal_inputs
@@ -304,7 +340,9 @@ def test_calibration_values_agree_in_distribution(cal_inputs, N, shift):
     se = b.std() / np.sqrt(K)
     assert abs(a.mean() - b.mean()) < 5 * se and abs(a.std() / b.std() - 1) < 5 / np.sqrt(2 * K)
     # negative control: the same test rejects the draws of slightly different scores
-    shifted = audit_data(f.y.to_numpy(), f.yh.to_numpy(), f.race.to_numpy(), y_prob=np.clip(f.p * shift, 0, 1))
+    shifted = audit_data(
+        f.y.to_numpy(), f.yh.to_numpy(), f.race.to_numpy(), y_prob=np.clip(f.p * shift, 0, 1)
+    )
     shifted = shifted if N is None else _at_size(shifted, N)
     c = _cal(*draw_counts_bins(shifted, K, seed=3), shifted.included)
     assert stats.ks_2samp(a, c).pvalue < 1e-3
@@ -314,7 +352,12 @@ def test_score_bins_one_still_keeps_every_bins_mean(cal_inputs):
     "The resampled Σp has the in-memory expectation whatever the resolution (each sub-bin keeps its exact sum)."
     f, _, _, mem = cal_inputs
     dc1 = dataset_counts(
-        dd.from_pandas(f, npartitions=3), "y", "yh", sensitive_features="race", y_prob="p", score_bins=1
+        dd.from_pandas(f, npartitions=3),
+        "y",
+        "yh",
+        sensitive_features="race",
+        y_prob="p",
+        score_bins=1,
     )
     _, b1 = draw_histogram_bins(_view_data(dc1.ct), dc1.score_counts, dc1.score_sums, 4000, seed=9)
     _, b2 = draw_counts_bins(mem, 4000, seed=10)
@@ -325,7 +368,9 @@ def test_score_bins_one_still_keeps_every_bins_mean(cal_inputs):
 
 def test_progress_bar_follows_the_partitions(client, capsys):
     with show_progress():
-        dataset_counts(dd.from_pandas(_records(n=2000), npartitions=4), "y", "yh", sensitive_features="race")
+        dataset_counts(
+            dd.from_pandas(_records(n=2000), npartitions=4), "y", "yh", sensitive_features="race"
+        )
     err = capsys.readouterr().err
     assert "fairlib: counting" in err and "4/4" in err
 

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.xdist_group("dask_cluster")
 def records():
     rng = np.random.default_rng(4)
     n = 6000
-    f = pd.DataFrame(dict(race=rng.choice(["W", "B", "A"], n, p=[0.6, 0.3, 0.1]), sex=rng.choice(["F", "M"], n)))
+    f = pd.DataFrame(
+        dict(race=rng.choice(["W", "B", "A"], n, p=[0.6, 0.3, 0.1]), sex=rng.choice(["F", "M"], n))
+    )
     f["y"] = rng.binomial(1, 0.4, n)
     f["p"] = np.clip(0.3 + 0.35 * f.y + rng.normal(0, 0.2, n), 0, 1)
     f["yh"] = (f.p > 0.5).astype(int)
@@ -65,13 +67,25 @@ def _metrics(path):
     return fl.AuditResult.from_json(path.read_text()).metrics
 
 
-def test_a_folder_on_a_running_scheduler_equals_the_in_memory_audit(records, dataset, scheduler, tmp_path, capsys):
+def test_a_folder_on_a_running_scheduler_equals_the_in_memory_audit(
+    records, dataset, scheduler, tmp_path, capsys
+):
     out = tmp_path / "r.json"
     assert main(["audit", str(dataset), *ARGS, "--scheduler", scheduler, "--json", str(out)]) == 0
     cap = capsys.readouterr()
-    assert "fairlib: counting" in cap.err and "4/4" in cap.err  # the progress bar, on standard error
+    assert (
+        "fairlib: counting" in cap.err and "4/4" in cap.err
+    )  # the progress bar, on standard error
     assert "fairlib: counting" not in cap.out and "Fairness audit: 6,000 records" in cap.out
-    mem = fl.audit("y", "yh", sensitive_features=["race", "sex"], y_prob="p", data=records, vfr=True, n_resamples=60)
+    mem = fl.audit(
+        "y",
+        "yh",
+        sensitive_features=["race", "sex"],
+        y_prob="p",
+        data=records,
+        vfr=True,
+        n_resamples=60,
+    )
     got = _metrics(out).set_index(["view", "metric"])
     want = mem.metrics.set_index(["view", "metric"])
     np.testing.assert_allclose(got.value, want.value, rtol=1e-9, atol=1e-12)
@@ -81,7 +95,16 @@ def test_a_folder_on_a_running_scheduler_equals_the_in_memory_audit(records, dat
 
 def test_a_glob_on_the_local_scheduler_without_progress(records, dataset, tmp_path, capsys):
     out = tmp_path / "r.json"
-    args = ["audit", str(dataset / "part-*.parquet"), "--y-true", "y", "--y-pred", "yh", "--sensitive", "race"]
+    args = [
+        "audit",
+        str(dataset / "part-*.parquet"),
+        "--y-true",
+        "y",
+        "--y-pred",
+        "yh",
+        "--sensitive",
+        "race",
+    ]
     assert main([*args, "--no-progress", "--json", str(out)]) == 0
     assert "fairlib: counting" not in capsys.readouterr().err
     mem = fl.audit("y", "yh", sensitive_features="race", data=records)
@@ -89,10 +112,27 @@ def test_a_glob_on_the_local_scheduler_without_progress(records, dataset, tmp_pa
 
 
 def test_dataset_problems_are_one_line_naming_the_flag(dataset, capsys):
-    assert main(["audit", str(dataset), "--y-true", "income", "--y-pred", "yh", "--sensitive", "race"]) == 1
+    assert (
+        main(["audit", str(dataset), "--y-true", "income", "--y-pred", "yh", "--sensitive", "race"])
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.startswith("fairlib audit: --y-true: no column 'income'") and err.count("\n") == 1
-    assert main(["audit", str(dataset / "*.xlsx"), "--y-true", "y", "--y-pred", "yh", "--sensitive", "race"]) == 1
+    assert (
+        main(
+            [
+                "audit",
+                str(dataset / "*.xlsx"),
+                "--y-true",
+                "y",
+                "--y-pred",
+                "yh",
+                "--sensitive",
+                "race",
+            ]
+        )
+        == 1
+    )
     assert "matches no file" in capsys.readouterr().err
 
 
@@ -103,9 +143,26 @@ def test_a_bad_label_names_its_partition(records, tmp_path, capsys):
     bad.loc[4000, "y"] = 3
     for k, part in enumerate(_parts(bad, 3)):
         part.to_parquet(root / f"part-{k}.parquet", index=False)
-    assert main(["audit", str(root), "--y-true", "y", "--y-pred", "yh", "--sensitive", "race", "--no-progress"]) == 1
+    assert (
+        main(
+            [
+                "audit",
+                str(root),
+                "--y-true",
+                "y",
+                "--y-pred",
+                "yh",
+                "--sensitive",
+                "race",
+                "--no-progress",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
-    parts = read_dataset(root)  # dask may split or join files into partitions: find the one with the bad row
+    parts = read_dataset(
+        root
+    )  # dask may split or join files into partitions: find the one with the bad row
     k = next(i for i in range(parts.npartitions) if (parts.get_partition(i).y.compute() == 3).any())
     assert "--y-true: labels must be binary 0/1, found [3]" in err
     assert f"(in partition {k} of {parts.npartitions}, data.get_partition({k}))" in err
@@ -114,7 +171,18 @@ def test_a_bad_label_names_its_partition(records, tmp_path, capsys):
 @pytest.mark.slow  # starts a local cluster of its own (~10 s on 2 cores)
 def test_workers_start_a_local_cluster_for_the_command(records, dataset, tmp_path):
     out = tmp_path / "r.json"
-    args = ["audit", str(dataset), "--y-true", "y", "--y-pred", "yh", "--sensitive", "sex", "--workers", "2"]
+    args = [
+        "audit",
+        str(dataset),
+        "--y-true",
+        "y",
+        "--y-pred",
+        "yh",
+        "--sensitive",
+        "sex",
+        "--workers",
+        "2",
+    ]
     assert main([*args, "--no-progress", "--json", str(out)]) == 0
     mem = fl.audit("y", "yh", sensitive_features="sex", data=records)
     np.testing.assert_allclose(_metrics(out).value, mem.metrics.value, rtol=1e-9, atol=1e-12)

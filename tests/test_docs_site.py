@@ -118,7 +118,9 @@ PLACEHOLDER = re.compile(
     r"|<IPython\.core\.display\.\w+ object>"
 )
 # the text of a page's notebook outputs (myst-nb's cell_output blocks): prose about a placeholder is not one
-OUTPUT_TEXT = "() => Array.from(document.querySelectorAll('div.cell_output'), e => e.innerText).join('\\n')"
+OUTPUT_TEXT = (
+    "() => Array.from(document.querySelectorAll('div.cell_output'), e => e.innerText).join('\\n')"
+)
 # a table wider than the article must sit in a box that scrolls sideways (overflow-x auto/scroll) and that fits the
 # article; an ancestor that hides the overflow first means the table is cut off
 CLIPPED_TABLES = """els => {
@@ -247,19 +249,32 @@ def test_every_page_loads_cleanly_and_links_resolve(site, server, browser):
     )
     problems = [f"{where}: {msg}" for where, msg in rec.problems]
     (ARTIFACTS / "docs-site-problems.txt").write_text("".join(p + "\n" for p in problems))
-    assert not problems, f"{len(problems)} problem(s) on {len(pages)} pages:\n" + "\n".join(problems[:80])
-    assert links_checked > len(pages), "the pages link to (almost) nothing: the navigation is missing"
+    assert not problems, f"{len(problems)} problem(s) on {len(pages)} pages:\n" + "\n".join(
+        problems[:80]
+    )
+    assert links_checked > len(pages), (
+        "the pages link to (almost) nothing: the navigation is missing"
+    )
 
 
 def test_the_checks_above_can_fail():
     "The placeholder and precision rules on known text (a page that passes them is not passing vacuously)."
-    assert PLACEHOLDER.findall("x <Figure size 640x480 with 1 Axes> y") == ["<Figure size 640x480 with 1 Axes>"]
+    assert PLACEHOLDER.findall("x <Figure size 640x480 with 1 Axes> y") == [
+        "<Figure size 640x480 with 1 Axes>"
+    ]
     assert PLACEHOLDER.search("<Figure size 1300x420 with 4 Axes>") and PLACEHOLDER.search(
         "[<matplotlib.lines.Line2D at 0x7f1c2a3b4c50>]"
     )
-    assert PLACEHOLDER.search("<IPython.core.display.Image object>") and not PLACEHOLDER.search("a figure")
-    assert [full_precision(t) for t in ("0.497959", "0.00044912", "1883.119394", "-65.19130")] == [True] * 4
-    assert not any(full_precision(t) for t in ("0.498", "0.0851", "0.00605", "4.1e-05", "336", "0.000449", "text"))
+    assert PLACEHOLDER.search("<IPython.core.display.Image object>") and not PLACEHOLDER.search(
+        "a figure"
+    )
+    assert [full_precision(t) for t in ("0.497959", "0.00044912", "1883.119394", "-65.19130")] == [
+        True
+    ] * 4
+    assert not any(
+        full_precision(t)
+        for t in ("0.498", "0.0851", "0.00605", "4.1e-05", "336", "0.000449", "text")
+    )
 
 
 def _shown_figures(notebooks: list[Path]) -> set[str]:
@@ -294,10 +309,15 @@ def test_every_saved_figure_is_shown_in_its_notebook():
             continue
         shown = _shown_figures(sorted(nbs.glob("*.ipynb")))
         checked += len(pngs)
-        missing += [f"{label}: {p.name}" for p in pngs if hashlib.sha256(p.read_bytes()).hexdigest() not in shown]
+        missing += [
+            f"{label}: {p.name}"
+            for p in pngs
+            if hashlib.sha256(p.read_bytes()).hexdigest() not in shown
+        ]
     assert checked, "no paper figure found under figures/"
-    assert not missing, f"{len(missing)} of {checked} saved figures are not shown in their notebook:\n" + "\n".join(
-        missing
+    assert not missing, (
+        f"{len(missing)} of {checked} saved figures are not shown in their notebook:\n"
+        + "\n".join(missing)
     )
 
 
@@ -317,7 +337,9 @@ def test_cli_page_lists_every_subcommand_and_option(site):
             if a.help == argparse.SUPPRESS or isinstance(a, argparse._HelpAction):
                 continue  # -h is in the usage line
             missing += [
-                f"{name} {o}" for o in a.option_strings if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)
+                f"{name} {o}"
+                for o in a.option_strings
+                if not re.search(rf"(?<![\w-]){re.escape(o)}(?![\w-])", text)
             ]
     assert len(subs.choices) >= 2 and not missing, missing
     assert "$ fairlib audit chapter_example.csv" in text and "Fairness audit: 1,000 records" in text
@@ -331,7 +353,9 @@ def test_full_text_search_finds_pages(server, browser):
     rec.current = "search.html"
     page.goto(server + "search.html?q=verdict", wait_until="load")
     page.wait_for_selector("#search-results ul.search li a", timeout=30_000)
-    hits = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(e => e.href)")
+    hits = page.eval_on_selector_all(
+        "#search-results ul.search li a", "els => els.map(e => e.href)"
+    )
     ctx.close()
     assert hits and all(h.startswith(server) for h in hits), hits[:5]
     assert any("/vfr/" in h or "verdict" in h for h in hits), hits[:10]
@@ -388,7 +412,10 @@ def _paper_page(site_dir: Path) -> str:
 
 def test_screenshots_of_the_landing_page_and_a_paper_notebook(site, server, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shots = {"docs-index.png": ("index.html", True), "docs-paper.png": (_paper_page(site["path"]), False)}
+    shots = {
+        "docs-index.png": ("index.html", True),
+        "docs-paper.png": (_paper_page(site["path"]), False),
+    }
     ctx = browser.new_context(viewport={"width": WIDTH, "height": 1000})
     page = ctx.new_page()
     for name, (rel, full) in shots.items():
@@ -400,7 +427,9 @@ def test_screenshots_of_the_landing_page_and_a_paper_notebook(site, server, brow
         page.evaluate(IMAGES_SETTLED)
         page.screenshot(path=str(out), full_page=full)
     ctx.close()
-    (ARTIFACTS / "docs-screenshots.json").write_text(json.dumps({k: v[0] for k, v in shots.items()}, indent=1) + "\n")
+    (ARTIFACTS / "docs-screenshots.json").write_text(
+        json.dumps({k: v[0] for k, v in shots.items()}, indent=1) + "\n"
+    )
     for name in shots:
         out = ARTIFACTS / name
         assert out.is_file() and out.stat().st_size > 1000, f"{out} is missing or empty"

@@ -57,11 +57,22 @@ def _run(nb, out, params, env):
 
 @pytest.mark.slow
 def test_fake_real_run_shows_no_small_cell_and_no_identifier(tmp_path):
-    env = {"FAIRLIB_TEXAS100X_CSV": str(FAKE / "texas100x.csv"), "FAIRLIB_MIMIC_ROOT": str(FAKE / "mimic")}
+    env = {
+        "FAIRLIB_TEXAS100X_CSV": str(FAKE / "texas100x.csv"),
+        "FAIRLIB_MIMIC_ROOT": str(FAKE / "mimic"),
+    }
     errors = []
     for paper, nb, params in [
-        ("vfr", "nbs/papers/vfr/01_cohort.ipynb", dict(source="auto", n=None, seed=0, auroc_n=None, auroc_trees=20)),
-        ("mfarm", "nbs/papers/mfarm/01_benchmarks.ipynb", dict(source="auto", seed=0, tokenizer="none")),
+        (
+            "vfr",
+            "nbs/papers/vfr/01_cohort.ipynb",
+            dict(source="auto", n=None, seed=0, auroc_n=None, auroc_trees=20),
+        ),
+        (
+            "mfarm",
+            "nbs/papers/mfarm/01_benchmarks.ipynb",
+            dict(source="auto", seed=0, tokenizer="none"),
+        ),
     ]:
         fig, work = tmp_path / paper / "figures", tmp_path / paper / "work"
         fig.mkdir(parents=True)
@@ -74,7 +85,9 @@ def test_fake_real_run_shows_no_small_cell_and_no_identifier(tmp_path):
                 env,
             )
         except Exception as e:  # a notebook that cannot run on real-schema data is a failure too
-            errors.append(f"{nb} did not run on the fake real files: {type(e).__name__}: {str(e)[:400]}")
+            errors.append(
+                f"{nb} did not run on the fake real files: {type(e).__name__}: {str(e)[:400]}"
+            )
     found = scan_for_small_cells(tmp_path, identifiers=_ids())
     report = "\n".join(f"  {r.file}: {r.kind} {r.column!s} = {r.value}" for r in found.itertuples())
     assert not errors and found.empty, "\n".join(errors) + ("\nleaks:\n" + report if report else "")

@@ -38,7 +38,13 @@ def test_vfr_paper_runs_on_the_fake_real_csv_and_leaks_no_small_cell(tmp_path):
                 os.environ[k] = v
     fig = Path(jobs[0]["params"]["fig_dir"])
     written = {p.name for p in fig.rglob("*")}
-    for t in ("table3", "table4", "table5", "table6", "table7"):  # every VFR table renders from the real CSV ...
+    for t in (
+        "table3",
+        "table4",
+        "table5",
+        "table6",
+        "table7",
+    ):  # every VFR table renders from the real CSV ...
         assert any(n.lower().startswith(t) for n in written), (t, sorted(written))
     for f in ("figure2", "figure3", "figure4", "figure5"):  # ... and every figure
         assert any(n.lower().startswith(f) for n in written), (f, sorted(written))

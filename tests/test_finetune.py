@@ -18,7 +18,9 @@ from fairlib.mfarm.instrument import SYSTEM_PROMPT
 
 @pytest.fixture(scope="module")
 def examples():
-    return F.training_examples("ed_triage", source="synthetic", tier="low", n_cases=16, variants_per_case=2, seed=1)
+    return F.training_examples(
+        "ed_triage", source="synthetic", tier="low", n_cases=16, variants_per_case=2, seed=1
+    )
 
 
 def test_examples_come_from_the_training_split(examples):
@@ -47,10 +49,18 @@ def test_loss_is_first_generated_token_cross_entropy(tmp_path, examples):
     ids = F.answer_token_ids(tok)
     ce = []
     for p, y in zip(ex.prompt, ex.label):
-        enc = tok(chat_prompt(tok, p, system=SYSTEM_PROMPT), add_special_tokens=False, return_tensors="pt")
+        enc = tok(
+            chat_prompt(tok, p, system=SYSTEM_PROMPT), add_special_tokens=False, return_tensors="pt"
+        )
         with torch.no_grad():
             logits = model(**enc).logits[0, -1]
-        ce.append(float(torch.nn.functional.cross_entropy(logits[None], torch.tensor([ids["Yes" if y else "No"]]))))
+        ce.append(
+            float(
+                torch.nn.functional.cross_entropy(
+                    logits[None], torch.tensor([ids["Yes" if y else "No"]])
+                )
+            )
+        )
     r = F.finetune_lora(
         model,
         tok,
@@ -58,19 +68,31 @@ def test_loss_is_first_generated_token_cross_entropy(tmp_path, examples):
         ex.label,
         save_dir=tmp_path / "a",
         progress=False,
-        settings=F.LoraSettings(r=2, alpha=4, dropout=0.0, learning_rate=1e-9, batch_size=8, epochs=1),
+        settings=F.LoraSettings(
+            r=2, alpha=4, dropout=0.0, learning_rate=1e-9, batch_size=8, epochs=1
+        ),
     )
-    assert r.losses[0] == pytest.approx(np.mean(ce), rel=1e-4)  # LoRA starts at zero: the base model's loss
+    assert r.losses[0] == pytest.approx(
+        np.mean(ce), rel=1e-4
+    )  # LoRA starts at zero: the base model's loss
 
 
 def _answer_ce(model, tok, ex):
     ids = F.answer_token_ids(tok)
     out = []
     for p, y in zip(ex.prompt, ex.label):
-        enc = tok(chat_prompt(tok, p, system=SYSTEM_PROMPT), add_special_tokens=False, return_tensors="pt")
+        enc = tok(
+            chat_prompt(tok, p, system=SYSTEM_PROMPT), add_special_tokens=False, return_tensors="pt"
+        )
         with torch.no_grad():
             logits = model(**enc).logits[0, -1]
-        out.append(float(torch.nn.functional.cross_entropy(logits[None], torch.tensor([ids["Yes" if y else "No"]]))))
+        out.append(
+            float(
+                torch.nn.functional.cross_entropy(
+                    logits[None], torch.tensor([ids["Yes" if y else "No"]])
+                )
+            )
+        )
     return float(np.mean(out))
 
 
@@ -87,7 +109,9 @@ def test_training_lowers_the_answer_loss_and_adapter_loads(tmp_path, examples):
         examples.label,
         save_dir=ad,
         progress=False,
-        settings=F.LoraSettings(r=4, alpha=8, dropout=0.0, learning_rate=1e-2, epochs=4, batch_size=8),
+        settings=F.LoraSettings(
+            r=4, alpha=8, dropout=0.0, learning_rate=1e-2, epochs=4, batch_size=8
+        ),
     )
     assert r.last_loss < r.first_loss and r.n_steps == 16 and (ad / "adapter_config.json").exists()
     meta = json.loads((ad / "fairlib_training.json").read_text())
@@ -109,6 +133,8 @@ def test_second_bos_view_is_keyed_apart():
     p = ["Chest pain. Emergency?"]
     a = sc.score(p, system=SYSTEM_PROMPT, cache=False, progress=False).p_yes.iloc[0]
     b = sb.score(p, system=SYSTEM_PROMPT, cache=False, progress=False).p_yes.iloc[0]
-    assert a == pytest.approx(b, abs=1e-6)  # this tokenizer adds no BOS by default: same tokens, same answer
+    assert a == pytest.approx(
+        b, abs=1e-6
+    )  # this tokenizer adds no BOS by default: same tokens, same answer
     assert sb._key_extra() != sc._key_extra() and "second BOS" in sb.model_label
     assert sb.encode(["x"]) == tok(["x"])["input_ids"]

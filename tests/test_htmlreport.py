@@ -101,7 +101,9 @@ def data():
 
 @pytest.fixture(scope="module")
 def result(data):
-    return fl.audit("y", "p", sensitive_features="region", data=data, vfr=True, n_resamples=60, seed=3)
+    return fl.audit(
+        "y", "p", sensitive_features="region", data=data, vfr=True, n_resamples=60, seed=3
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +114,9 @@ def page(result):
 def test_document_is_accessible_markup(page, result):
     p = _parse(page)
     assert p.lang == "en" and p.title
-    assert re.search(r"<main\b", page) and re.search(r"<header\b", page) and 'href="#content"' in page
+    assert (
+        re.search(r"<main\b", page) and re.search(r"<header\b", page) and 'href="#content"' in page
+    )
     assert p.tables and all(t["caption"] for t in p.tables), "a table without a caption"
     for t in p.tables:
         assert all(scope == "col" for scope, _ in t["head"]), t["caption"]
@@ -133,7 +137,9 @@ def test_headline_counts_verdicts_and_their_stability(page, result):
     )
     assert expect in _parse(page).visible
     unstable = m.vfr.astype(float) > 0.10
-    assert not (unstable & (m.vfr_stability == "Stable")).any()  # one rule: a flip rate above τ is never stable
+    assert not (
+        unstable & (m.vfr_stability == "Stable")
+    ).any()  # one rule: a flip rate above τ is never stable
 
 
 def test_metric_values_at_three_significant_figures(page, result):
@@ -145,7 +151,9 @@ def test_metric_values_at_three_significant_figures(page, result):
             continue
         assert len(shown.replace(",", "").replace(".", "").lstrip("-0")) <= 3, shown
         assert float(shown) == pytest.approx(value, rel=5e-3), (name, shown, value)
-    for tok in re.findall(r"\d[\d,]*\.\d+", _parse(page).visible):  # every decimal shown: 3 significant figures at most
+    for tok in re.findall(
+        r"\d[\d,]*\.\d+", _parse(page).visible
+    ):  # every decimal shown: 3 significant figures at most
         assert len(tok.replace(",", "").replace(".", "").lstrip("0")) <= 3, tok
 
 
@@ -164,7 +172,9 @@ def test_excluded_group_listed_its_small_size_hidden_by_default(page, result):
     t = _table(_parse(page), "excluded-table")
     assert [r[0][2] for r in t["rows"]] == ["tiny"]
     assert t["rows"][0][1][2] == "<11"
-    private = _table(_parse(report_html(result, figures=False, show_small_counts=True)), "excluded-table")
+    private = _table(
+        _parse(report_html(result, figures=False, show_small_counts=True)), "excluded-table"
+    )
     assert private["rows"][0][1][2] == "6"
     # the smallest other group is hidden too: the total minus the shown sizes would give the 6 back
     records = _column(_table(_parse(page), "group-table"), "Records")
@@ -173,7 +183,14 @@ def test_excluded_group_listed_its_small_size_hidden_by_default(page, result):
 
 def test_human_column_names_only(page):
     text = _parse(page).visible
-    for raw in ("vfr_ci_low", "vfr_ci_high", "vfr_n_undefined", "vfr_verdict", "selection_rate", "vfr_reason"):
+    for raw in (
+        "vfr_ci_low",
+        "vfr_ci_high",
+        "vfr_n_undefined",
+        "vfr_verdict",
+        "selection_rate",
+        "vfr_reason",
+    ):
         assert raw not in text
     head = [s for _, s in _table(_parse(page), "group-table")["head"]]
     assert "Selection rate" in head and "True positive rate" in head and "Records" in head
@@ -214,10 +231,25 @@ def _result_with(vfr: float, n_undefined: int = 0, verdict="Pass", value=0.05, r
         ]
     )
     groups = pd.DataFrame(
-        dict(g=["a", "b"], support=[120, 80], selection_rate=[0.5, 0.45], TPR=[0.6, 0.5], included=[True, True])
+        dict(
+            g=["a", "b"],
+            support=[120, 80],
+            selection_rate=[0.5, 0.45],
+            TPR=[0.6, 0.5],
+            included=[True, True],
+        )
     )
     return AuditResult(
-        metrics, groups, {}, ["g"], 200, 30, {}, None, "ece_gap", dict(n_resamples=200, resample_size=200, seed=0)
+        metrics,
+        groups,
+        {},
+        ["g"],
+        200,
+        30,
+        {},
+        None,
+        "ece_gap",
+        dict(n_resamples=200, resample_size=200, seed=0),
     )
 
 
@@ -228,8 +260,13 @@ def test_vfr_in_plain_words():
     assert "1 unstable" in p.visible
     p = _parse(report_html(_result_with(0.0), figures=False))
     assert "never flipped" in p.visible and "0 unstable" in p.visible
-    p = _parse(report_html(_result_with(0.1, n_undefined=40), figures=False))  # at the threshold: still stable
-    assert "of the 160 resamples where the metric is defined" in p.visible and "0 unstable" in p.visible
+    p = _parse(
+        report_html(_result_with(0.1, n_undefined=40), figures=False)
+    )  # at the threshold: still stable
+    assert (
+        "of the 160 resamples where the metric is defined" in p.visible
+        and "0 unstable" in p.visible
+    )
 
 
 def test_undefined_metric_says_undefined_with_its_reason():
@@ -241,7 +278,9 @@ def test_undefined_metric_says_undefined_with_its_reason():
     assert r.verdicts["EOpp"] == "Undefined"
     p = _parse(report_html(r, figures=False))
     t = _table(p, "metric-table")
-    assert _column(t, "Value")["EOpp"] == "Undefined" and "Undefined" in _column(t, "Verdict")["EOpp"]
+    assert (
+        _column(t, "Value")["EOpp"] == "Undefined" and "Undefined" in _column(t, "Verdict")["EOpp"]
+    )
     assert "no records with y_true == 1" in p.visible
     assert "stability not assessed" in p.visible
 
@@ -274,14 +313,20 @@ def test_real_mode_masks_small_group_counts(result):
 
     shown = report_html(result, figures=False, show_small_counts=True)
     real = report_html(result, figures=False, real=True)
-    assert _frame_findings(next(f for f in _html_frames(shown) if "Records" in f.columns), "x", ["Records"], set(), 11)
+    assert _frame_findings(
+        next(f for f in _html_frames(shown) if "Records" in f.columns), "x", ["Records"], set(), 11
+    )
     for df in _html_frames(real):
         cols = [c for c in df.columns if c in ("Records",)]
         assert not _frame_findings(df, "x", cols, set(), 11), df
     assert not _TEXT_SMALL.search(real)
     assert "suppressed" in _parse(real).visible.lower() and "Real data" in real
-    with_figures = report_html(result, real=True)  # the small group is not drawn, so the figures stay
-    assert "<img" in with_figures and "tiny" not in " ".join(i["alt"] for i in _parse(with_figures).imgs)
+    with_figures = report_html(
+        result, real=True
+    )  # the small group is not drawn, so the figures stay
+    assert "<img" in with_figures and "tiny" not in " ".join(
+        i["alt"] for i in _parse(with_figures).imgs
+    )
     assert "for the 2 groups of region drawn" in with_figures
     with pytest.raises(FairlibInputError, match="show_small_counts"):
         report_html(result, real=True, show_small_counts=True)
@@ -304,10 +349,16 @@ def test_size_plan_rendered_when_present(result):
     )
     r = replace(result, size_plan=plan, metrics=pd.DataFrame(result.metrics))
     t = _table(_parse(report_html(r, figures=False)), "size-plan-table")
-    assert _column(t, "Records needed for a stable verdict") == {"SPD": "1,234", "EOpp": "Not reachable"}
+    assert _column(t, "Records needed for a stable verdict") == {
+        "SPD": "1,234",
+        "EOpp": "Not reachable",
+    }
     assert _column(t, "Interval of records needed (95%)")["SPD"] == "900 to 1,800"
     assert _column(t, "View") == {"SPD": "region", "EOpp": "region"}
-    assert "not reachable with the records you have" in _column(t, "Reachable with the records you have")["EOpp"]
+    assert (
+        "not reachable with the records you have"
+        in _column(t, "Reachable with the records you have")["EOpp"]
+    )
     assert "size-plan-table" not in report_html(result, figures=False)
 
 

@@ -21,7 +21,9 @@ import pandas as pd
 import pytest
 
 from chromium import launch
-from test_vfr_report_html import _table as vfr_reliability_example  # the VFR report tests' six-cell table
+from test_vfr_report_html import (
+    _table as vfr_reliability_example,
+)  # the VFR report tests' six-cell table
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "runs" / "test-artifacts"
@@ -45,10 +47,18 @@ def adult_result():
     from fairlib.handbook import load_adult
 
     d = load_adult()
-    d["rule"] = ((d.education_num >= 13) | (d.capital_gain > 5000)).astype(int)  # a rule-based classifier
+    d["rule"] = ((d.education_num >= 13) | (d.capital_gain > 5000)).astype(
+        int
+    )  # a rule-based classifier
     d["score"] = np.clip((d.education_num - 1) / 15, 0, 1)
     return fl.audit(
-        "high_income", "rule", sensitive_features=["sex", "race"], data=d, y_prob="score", vfr=True, n_resamples=200
+        "high_income",
+        "rule",
+        sensitive_features=["sex", "race"],
+        data=d,
+        y_prob="score",
+        vfr=True,
+        n_resamples=200,
     )
 
 
@@ -95,7 +105,9 @@ def _check(page, problems, what: str) -> None:
 def test_audit_report_in_the_browser(browser, adult_result, tmp_path):
     from fairlib.htmlreport import write_report
 
-    path = write_report(adult_result, tmp_path / "audit_report.html", data_description="UCI Adult, both splits.")
+    path = write_report(
+        adult_result, tmp_path / "audit_report.html", data_description="UCI Adult, both splits."
+    )
     page, problems = _open(browser, path)
     try:
         n_img = page.evaluate("() => document.images.length")
@@ -129,7 +141,8 @@ def test_vfr_model_report_in_the_browser(browser, tmp_path):
     from fairlib.vfr.report import audit_report_html
 
     path = atomic_write(
-        tmp_path / "m.html", audit_report_html(vfr_reliability_example(), model="m", source="synthetic")
+        tmp_path / "m.html",
+        audit_report_html(vfr_reliability_example(), model="m", source="synthetic"),
     )
     page, problems = _open(browser, path)
     try:
@@ -146,8 +159,12 @@ def test_runs_index_in_the_browser(browser, tmp_path):
 
     fig_dir = tmp_path / "figures" / "demo"
     fig_dir.mkdir(parents=True)
-    pd.DataFrame({"claim": ["a", "b"], "status": ["exact", "differs"]}).to_csv(fig_dir / "claims.csv", index=False)
-    pd.DataFrame({"metric": ["SPD", "DI"], "value": [0.12, 0.81]}).to_csv(fig_dir / "headline.csv", index=False)
+    pd.DataFrame({"claim": ["a", "b"], "status": ["exact", "differs"]}).to_csv(
+        fig_dir / "claims.csv", index=False
+    )
+    pd.DataFrame({"metric": ["SPD", "DI"], "value": [0.12, 0.81]}).to_csv(
+        fig_dir / "headline.csv", index=False
+    )
     (fig_dir / "headline.md").write_text("**Headline numbers**\n\nSource: synthetic twins\n")
     f = Figure(figsize=(4, 3))
     f.subplots().plot([0, 1], [0, 1])
@@ -202,8 +219,12 @@ def test_audit_report_has_no_axe_violation_and_fits_a_phone(browser, adult_resul
     try:
         page.goto(path.resolve().as_uri(), wait_until="load")
         violations = Axe().run(page).response["violations"]
-        assert not violations, [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in violations]
-        sw, cw = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert not violations, [
+            (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in violations
+        ]
+        sw, cw = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
         assert sw <= cw, f"the page scrolls sideways at {width} px: {sw} > {cw}"
         loose = page.evaluate(
             "() => Array.from(document.querySelectorAll('table')).filter(t => !t.closest('.table-box')).length"
@@ -215,9 +236,13 @@ def test_audit_report_has_no_axe_violation_and_fits_a_phone(browser, adult_resul
         )
         assert boxes and all(t == 0 and r == "region" and a for t, r, a, _ in boxes)
         if width == 375:
-            assert any(wide for *_, wide in boxes), "at 375 px some table should need its own scroll"
+            assert any(wide for *_, wide in boxes), (
+                "at 375 px some table should need its own scroll"
+            )
             assert page.evaluate(
                 "() => document.getElementById('what-to-do').getBoundingClientRect().top"
-            ) < page.evaluate("() => document.getElementById('metrics').getBoundingClientRect().top")
+            ) < page.evaluate(
+                "() => document.getElementById('metrics').getBoundingClientRect().top"
+            )
     finally:
         page.close()

@@ -12,7 +12,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "fairlib"
 # layer of each top-level unit: a module may import only from its own layer or lower ones
-LAYERS = {"core": 0, "mitigation": 1, "llm": 1, "vfr": 2, "mfarm": 2, "agent": 2, "handbook": 2, "runner": 3, "cli": 4}
+LAYERS = {
+    "core": 0,
+    "mitigation": 1,
+    "llm": 1,
+    "vfr": 2,
+    "mfarm": 2,
+    "agent": 2,
+    "handbook": 2,
+    "runner": 3,
+    "cli": 4,
+}
 PAPER_PACKAGES = ("vfr", "mfarm", "agent", "llm", "mitigation")
 
 
@@ -51,7 +61,10 @@ def imports(mod, path, *, nested=None):
     tree = ast.parse(path.read_text())
     pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     inner = {
-        id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for n in ast.walk(f)
     }
     mods, out = modules(), set()
     for n in ast.walk(tree):
@@ -110,7 +123,9 @@ def test_no_import_circle():
 def test_a_circle_through_a_package_face_is_seen(tmp_path):
     "The check can fail: a module that takes a name from its package's `__init__`, which imports it, is a circle."
     report = tmp_path / "report.py"
-    report.write_text("from . import __version__\nimport fairlib\nfrom .core import FairlibInputError\n")
+    report.write_text(
+        "from . import __version__\nimport fairlib\nfrom .core import FairlibInputError\n"
+    )
     assert imports("fairlib.report", report) == {"fairlib", "fairlib.core"}
     g = {"fairlib": {"fairlib.audit"}, "fairlib.audit": {"fairlib.report"}}
     assert cycles({**g, "fairlib.report": imports("fairlib.report", report)}) == [
@@ -146,7 +161,9 @@ def test_the_runner_imports_only_the_core():
     assert {"fairlib.runner.registry", "fairlib.runner.runs", "fairlib.runner.cli"} <= runner
     out = sorted((m, t) for m in runner for t in g[m] if unit(t) not in ("core", "runner"))
     assert not out, f"runner modules that import above the core: {out}"
-    users = sorted(m for m, ts in g.items() if unit(m) != "runner" and any(unit(t) == "runner" for t in ts))
+    users = sorted(
+        m for m, ts in g.items() if unit(m) != "runner" and any(unit(t) == "runner" for t in ts)
+    )
     assert users == ["fairlib.cli"], users
 
 
@@ -183,7 +200,9 @@ def test_notebooks_mirror_the_modules():
     assert not wrong, f"notebooks whose path does not name their module: {wrong}"
 
 
-@pytest.mark.parametrize("name", ["TIERS", "VARIANTS", "SPLITS", "DOMAINS", "audit_table", "TARGET"])
+@pytest.mark.parametrize(
+    "name", ["TIERS", "VARIANTS", "SPLITS", "DOMAINS", "audit_table", "TARGET"]
+)
 def test_one_name_one_meaning(name):
     "A public name is defined in one module only (fairlib.audit_table is the audit API's; mFARM's is mfarm_table)."
     homes = []

@@ -69,7 +69,12 @@ from fairlib.scoreboard import (
 ROOT = Path(__file__).resolve().parent.parent
 CB = "classification_bias"
 TOY = per_case_frame(pd.DataFrame({"y": [0, 1, 1]}), name="toy()", what="three records")
-COMPUTED_KINDS = (RECOMPUTED, DESIGN, CONSISTENCY, RESTATED)  # the kinds whose computation gives a comparable value
+COMPUTED_KINDS = (
+    RECOMPUTED,
+    DESIGN,
+    CONSISTENCY,
+    RESTATED,
+)  # the kinds whose computation gives a comparable value
 
 
 def rc(i, v, **kw):
@@ -77,7 +82,9 @@ def rc(i, v, **kw):
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("update_scoreboard", ROOT / "tools" / "update_scoreboard.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_scoreboard", ROOT / "tools" / "update_scoreboard.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -92,15 +99,21 @@ def test_the_kinds_are_a_closed_distinct_vocabulary():
     assert sorted({s for v in KIND_STATUSES.values() for s in v}) == sorted(STATUSES)
     inputs = [i for v in KIND_INPUTS.values() for i in v]
     assert len(inputs) == len(set(inputs))  # one input names one kind
-    assert KIND_STATUSES[TWIN] == ("method only",) and KIND_STATUSES[UNAVAILABLE] == ("not reproducible here",)
-    assert "within tolerance" not in KIND_STATUSES[RESTATED]  # a setting is the paper's or it is not
+    assert KIND_STATUSES[TWIN] == ("method only",) and KIND_STATUSES[UNAVAILABLE] == (
+        "not reproducible here",
+    )
+    assert (
+        "within tolerance" not in KIND_STATUSES[RESTATED]
+    )  # a setting is the paper's or it is not
 
 
 def test_each_constructor_makes_its_kind():
     rows = [
         rc("in16.n", 1000),
         design_claim(CB, "in16.n", 1000, design="a design", how="x"),
-        consistency_claim(CB, "text.dir_upper", uses=["text.dir_lower"], f=lambda t: 1 / t, how="1 / t"),
+        consistency_claim(
+            CB, "text.dir_upper", uses=["text.dir_lower"], f=lambda t: 1 / t, how="1 / t"
+        ),
         restated_claim(CB, "in16.n", 1000, how="parameter n"),
         twin_claim(CB, "in16.n", 999, inputs="bundled model"),
         unavailable_claim(CB, "in16.n", missing="no file", command="make reproduce"),
@@ -132,12 +145,18 @@ def test_exact_agrees_with_decimal_rounding_of_the_binary_value():
     for _ in range(300):
         v = rng.uniform(0.4965, 0.4995)
         expect = Decimal(v).quantize(q, rounding=ROUND_HALF_EVEN) == Decimal("0.498")
-        assert rc("out17.ppr.group_0", v, reason="off")["status"] == ("exact" if expect else "differs"), v
+        assert rc("out17.ppr.group_0", v, reason="off")["status"] == (
+            "exact" if expect else "differs"
+        ), v
 
 
 def test_within_tolerance_needs_a_tolerance_and_a_reason_and_keeps_it_only_then():
     r = rc("out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="the chapter truncates")
-    assert (r["status"], r["tolerance"], r["reason"]) == ("within tolerance", 1e-3, "the chapter truncates")
+    assert (r["status"], r["tolerance"], r["reason"]) == (
+        "within tolerance",
+        1e-3,
+        "the chapter truncates",
+    )
     assert rc("out17.ppr.group_0", 0.4981, reason="not needed")["reason"] == ""
     with pytest.raises(FairlibInputError, match="argument `reason`.*'within tolerance'"):
         rc("out17.ppr.group_0", 0.4986, tolerance=1e-3)
@@ -154,13 +173,21 @@ def test_within_tolerance_needs_a_tolerance_and_a_reason_and_keeps_it_only_then(
 def test_undefined_value_is_never_a_match():
     with pytest.raises(FairlibInputError, match="argument `reason`"):
         rc("out17.ppr.group_0", float("nan"))
-    assert rc("out17.ppr.group_0", float("nan"), tolerance=1.0, reason="no positive predictions")["status"] == "differs"
+    assert (
+        rc("out17.ppr.group_0", float("nan"), tolerance=1.0, reason="no positive predictions")[
+            "status"
+        ]
+        == "differs"
+    )
 
 
 def test_qualitative_claims():
     line = "OK: DIR 1.660 >= 0.8 (passes the 80% rule)."
     assert rc("out17_summary.verdict", line)["status"] == "exact"
-    assert rc("out17_summary.verdict", "FAIL: DIR 0.602 < 0.8", reason="two-sided")["status"] == "differs"
+    assert (
+        rc("out17_summary.verdict", "FAIL: DIR 0.602 < 0.8", reason="two-sided")["status"]
+        == "differs"
+    )
     assert rc("out17_summary.verdict", 1.66 >= 0.8)["status"] == "exact"
     with pytest.raises(FairlibInputError, match="argument `value`.*text"):
         rc("out17_summary.verdict", 1.66)
@@ -181,10 +208,19 @@ def test_constructor_refusals_name_the_argument():
         (lambda: unavailable_claim(CB, "in16.n", missing="", command="x"), "`missing`"),
         (lambda: unavailable_claim(CB, "in16.n", missing="x", command=None), "`command`"),
         (lambda: consistency_claim(CB, "in16.n", uses=[], f=len, how="x"), "`uses`"),
-        (lambda: consistency_claim(CB, "in16.n", uses=["in16.n"], f=abs, how="x"), "`uses`.*itself"),
+        (
+            lambda: consistency_claim(CB, "in16.n", uses=["in16.n"], f=abs, how="x"),
+            "`uses`.*itself",
+        ),
         (lambda: consistency_claim(CB, "in16.n", uses=["no.such"], f=abs, how="x"), "`uses`"),
-        (lambda: consistency_claim(CB, "in16.n", uses=["in16.seed"], f=lambda a, b: a, how="x"), "`f`"),
-        (lambda: consistency_claim(CB, "in16.n", uses=["in16.seed"], f=lambda a: None, how="x"), "`f`"),
+        (
+            lambda: consistency_claim(CB, "in16.n", uses=["in16.seed"], f=lambda a, b: a, how="x"),
+            "`f`",
+        ),
+        (
+            lambda: consistency_claim(CB, "in16.n", uses=["in16.seed"], f=lambda a: None, how="x"),
+            "`f`",
+        ),
         (lambda: rc("in16.n", 1000, bound="~"), "`bound`"),
         (lambda: rc("out17_summary.verdict", 1.0, bound=">", reason="x"), "`bound`"),
     ]
@@ -202,14 +238,23 @@ def test_a_consistency_claim_computes_its_value_from_the_published_values_it_nam
         f=lambda s, n: 100 * s / n,
         how="x",
     )
-    assert r["fairlib"] == pytest.approx(100 * pub["axis1_grid.stable"] / pub["axis1_grid.cells"])  # 259/336 by hand
+    assert r["fairlib"] == pytest.approx(
+        100 * pub["axis1_grid.stable"] / pub["axis1_grid.cells"]
+    )  # 259/336 by hand
     assert (r["status"], r["uses"]) == ("exact", "axis1_grid.stable; axis1_grid.cells")
-    assert "value" not in inspect.signature(consistency_claim).parameters  # it is handed no value of fairlib's
+    assert (
+        "value" not in inspect.signature(consistency_claim).parameters
+    )  # it is handed no value of fairlib's
 
 
 def test_a_bound_keeps_fairlibs_value_and_says_whether_it_meets_it():
     r = rc("in16.n", 1200, bound=">")
-    assert (r["fairlib"], r["bound"], r["meets_bound"], r["status"]) == (1200, "> 1000", "yes", "exact")
+    assert (r["fairlib"], r["bound"], r["meets_bound"], r["status"]) == (
+        1200,
+        "> 1000",
+        "yes",
+        "exact",
+    )
     r = rc("in16.n", 900, bound=">", reason="fewer")
     assert (r["fairlib"], r["meets_bound"], r["status"]) == (900, "no", "differs")
     assert rc("in16.n", 1000, bound=">=")["meets_bound"] == "yes"
@@ -222,7 +267,9 @@ def test_a_bound_keeps_fairlibs_value_and_says_whether_it_meets_it():
 
 def test_mfarm_bound_rows_keep_the_computed_value():
     "The mFARM 'over 50,000 prompts' and 'over 200 times' rows hold 50,427 and 205, not the bound (issue 33)."
-    df = pd.read_csv(ROOT / "figures" / "mfarm" / "claims.csv", dtype=str, keep_default_na=False).set_index("claim")
+    df = pd.read_csv(
+        ROOT / "figures" / "mfarm" / "claims.csv", dtype=str, keep_default_na=False
+    ).set_index("claim")
     for i, bound in (("benchmark.prompts_over", "> 50000"), ("rq1.variance_ratio_over", "> 200")):
         row = df.loc[i]
         assert (row["bound"], row["meets_bound"], row["status"]) == (bound, "yes", "exact")
@@ -244,7 +291,10 @@ def test_rows_cannot_be_given_by_hand():
         good["status"] = "differs"
     cases = [
         ([_row(status="differs")], "seal"),  # a status changed by hand
-        ([_row(evidence=RECOMPUTED, inputs="authors' data")], "seal"),  # a kind changed by hand (consistently)
+        (
+            [_row(evidence=RECOMPUTED, inputs="authors' data")],
+            "seal",
+        ),  # a kind changed by hand (consistently)
         ([_row(evidence=TWIN)], "not one a 'method on a twin' row can have"),
         ([_row(status="reproduced")], "'reproduced'"),
         ([_row(evidence="reproduced")], "evidence"),
@@ -261,7 +311,10 @@ def test_rows_cannot_be_given_by_hand():
 
 def test_ids_outside_the_published_table_and_stale_values_are_refused():
     f = dict(claim="in99.n", location="x", quantity="x", published="1", printed="int", fairlib=1)
-    forged = _sealed(CB, {**f, "evidence": RESTATED, "inputs": "fairlib's settings", "status": "exact", "how": "x"})
+    forged = _sealed(
+        CB,
+        {**f, "evidence": RESTATED, "inputs": "fairlib's settings", "status": "exact", "how": "x"},
+    )
     with pytest.raises(FairlibInputError, match=r"argument `rows`.*in99\.n.*not published values"):
         check_claims([forged], paper=CB)
     stale = _sealed(CB, {**_row(), "published": "999"})
@@ -272,15 +325,25 @@ def test_ids_outside_the_published_table_and_stale_values_are_refused():
 
 
 def test_a_row_survives_a_dataframe_and_a_csv_unchanged(tmp_path):
-    rows = [rc("out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="r"), restated_claim(CB, "in16.n", 1000, how="n")]
-    assert len(check_claims(pd.DataFrame(rows), paper=CB)) == 2  # ints become floats, None NaN: still verified
+    rows = [
+        rc("out17.ppr.group_0", 0.4986, tolerance=1e-3, reason="r"),
+        restated_claim(CB, "in16.n", 1000, how="n"),
+    ]
+    assert (
+        len(check_claims(pd.DataFrame(rows), paper=CB)) == 2
+    )  # ints become floats, None NaN: still verified
     write_claims(rows, paper=CB, notebook="a", fig_dir=tmp_path)
     back = read_claims(tmp_path / "claims" / "a.csv", paper=CB)
-    assert back["fairlib"].tolist() == ["0.4986", "1000"] and back["tolerance"].tolist() == ["0.001", ""]
+    assert back["fairlib"].tolist() == ["0.4986", "1000"] and back["tolerance"].tolist() == [
+        "0.001",
+        "",
+    ]
 
 
 def test_write_read_collect_refusals(tmp_path):
-    write_claims([restated_claim(CB, "in16.n", 1000, how="n")], paper=CB, notebook="a", fig_dir=tmp_path)
+    write_claims(
+        [restated_claim(CB, "in16.n", 1000, how="n")], paper=CB, notebook="a", fig_dir=tmp_path
+    )
     part = tmp_path / "claims" / "a.csv"
     part.write_text(part.read_text().replace(",exact,", ",differs,"))  # a status typed into the CSV
     with pytest.raises(FairlibInputError, match="argument `path`.*seal"):
@@ -295,7 +358,12 @@ def test_write_read_collect_refusals(tmp_path):
         (tmp_path / "empty").mkdir()
         collect_claims(CB, fig_dir=tmp_path / "empty")
     with pytest.raises(FairlibInputError, match="argument `notebook`"):
-        write_claims([restated_claim(CB, "in16.n", 1000, how="n")], paper=CB, notebook="../x", fig_dir=tmp_path)
+        write_claims(
+            [restated_claim(CB, "in16.n", 1000, how="n")],
+            paper=CB,
+            notebook="../x",
+            fig_dir=tmp_path,
+        )
     with pytest.raises(FairlibInputError, match="argument `rows`"):
         write_claims([_row(status="differs")], paper=CB, notebook="b", fig_dir=tmp_path)
 
@@ -310,7 +378,9 @@ def test_scoreboard_refuses_a_missing_root_and_a_forged_table(tmp_path):
     collect_claims(CB, fig_dir=fig)
     assert scoreboard(tmp_path).loc[(CB, RESTATED), "exact"] == 1
     t = (fig / "claims.csv").read_text()
-    (fig / "claims.csv").write_text(t.replace("in16.n", "in99.n"))  # a claim id outside the published table
+    (fig / "claims.csv").write_text(
+        t.replace("in16.n", "in99.n")
+    )  # a claim id outside the published table
     with pytest.raises(FairlibInputError, match=r"argument `root`.*in99\.n"):
         scoreboard(tmp_path)
 
@@ -321,7 +391,11 @@ def test_real_data_masks_small_counts(tmp_path):
     big = twin_claim("vfr", "cohort.records", 925128)
     df = write_claims([r, rate, big], paper="vfr", notebook="n", fig_dir=tmp_path, real=True)
     assert df["fairlib"].tolist() == ["<11", 42.857, 925128]
-    assert read_claims(tmp_path / "claims" / "n.csv", paper="vfr")["fairlib"].tolist() == ["<11", "42.857", "925128"]
+    assert read_claims(tmp_path / "claims" / "n.csv", paper="vfr")["fairlib"].tolist() == [
+        "<11",
+        "42.857",
+        "925128",
+    ]
 
 
 def test_per_case_provenance_is_the_digest_of_the_data(tmp_path):
@@ -343,7 +417,11 @@ def test_markdown_numbers():
     assert format_number(3e-5, 3) == "3.00e-05"
     assert format_number(-0.0001, 3) == "-1.00e-04"
     assert format_number(float("nan")) == "NaN"
-    assert format_number("42") == "42" and format_number("OK: DIR") == "OK: DIR" and format_number("") == ""
+    assert (
+        format_number("42") == "42"
+        and format_number("OK: DIR") == "OK: DIR"
+        and format_number("") == ""
+    )
     rng = random.Random(3)
     for _ in range(200):
         x = rng.choice([-1, 1]) * 10 ** rng.uniform(-9, 2)
@@ -368,14 +446,18 @@ def test_scoreboard_counts_kind_by_status(tmp_path):
             rc("out17.ppr.group_0", 0.498),
             rc("out17.ppr.group_1", 0.5, reason="x"),
             restated_claim(CB, "in16.n", 1000, how="n"),
-            consistency_claim(CB, "text.dir_upper", uses=["text.dir_lower"], f=lambda t: 1 / t, how="1/t"),
+            consistency_claim(
+                CB, "text.dir_upper", uses=["text.dir_lower"], f=lambda t: 1 / t, how="1/t"
+            ),
             twin_claim(CB, "in16.seed", 7),
         ],
     )
     b = scoreboard(root)
     assert list(b.index.get_level_values("paper").unique()) == [CB]
     assert b.loc[(CB, RECOMPUTED), ["claims", "exact", "differs"]].tolist() == [2, 1, 1]
-    assert headline_count(b) == 1  # only the recomputed claim that agrees; not the restated or consistency ones
+    assert (
+        headline_count(b) == 1
+    )  # only the recomputed claim that agrees; not the restated or consistency ones
     md = scoreboard_markdown(b)
     assert md.startswith("**1 published number is recomputed from per-case data and agrees")
     assert f"| {CB} | recomputed from per-case data | 2 | 1 | 0 | 1 | - | - |" in md
@@ -399,8 +481,13 @@ def test_scoreboard_tool_rewrites_and_checks_every_block(tmp_path, capsys):
     assert tool.main(["--root", str(root)]) == 0
     assert tool.main(["--root", str(root), "--check"]) == 0
     assert read_block((root / "README.md").read_text()) == scoreboard_markdown(scoreboard(root))
-    assert read_block((root / "docs/ledger.md").read_text(), EVIDENCE_START, EVIDENCE_END) == evidence_markdown()
-    _fake_checkout(tmp_path, [restated_claim(CB, "in16.n", 999, how="n", reason="x")])  # a table changes
+    assert (
+        read_block((root / "docs/ledger.md").read_text(), EVIDENCE_START, EVIDENCE_END)
+        == evidence_markdown()
+    )
+    _fake_checkout(
+        tmp_path, [restated_claim(CB, "in16.n", 999, how="n", reason="x")]
+    )  # a table changes
     assert tool.main(["--root", str(root), "--check"]) == 1
     with pytest.raises(FairlibInputError, match="argument `text`"):
         read_block("# no markers\n")
@@ -419,7 +506,10 @@ def test_the_committed_scoreboard_blocks_agree_with_the_claims_tables(rel):
 def test_the_docs_vocabulary_block_is_the_ledgers():
     text = (ROOT / "docs" / "ledger.md").read_text(encoding="utf-8")
     assert read_block(text, EVIDENCE_START, EVIDENCE_END) == evidence_markdown()
-    assert "ledger" in (ROOT / "docs" / "index.md").read_text(encoding="utf-8").split("```{toctree}")[1]
+    assert (
+        "ledger"
+        in (ROOT / "docs" / "index.md").read_text(encoding="utf-8").split("```{toctree}")[1]
+    )
 
 
 def test_the_readme_headline_counts_only_claims_recomputed_from_per_case_data():
@@ -427,7 +517,11 @@ def test_the_readme_headline_counts_only_claims_recomputed_from_per_case_data():
     n = 0
     for p in PAPERS:
         df = pd.read_csv(ROOT / "figures" / p / "claims.csv", dtype=str, keep_default_na=False)
-        n += int(((df["evidence"] == "recomputed from per-case data") & df["status"].isin(ESTABLISHED)).sum())
+        n += int(
+            (
+                (df["evidence"] == "recomputed from per-case data") & df["status"].isin(ESTABLISHED)
+            ).sum()
+        )
     head = read_block((ROOT / "README.md").read_text(encoding="utf-8")).splitlines()[0]
     assert head.startswith(f"**{n} published number"), head
     assert headline_count(scoreboard(ROOT)) == n
@@ -445,7 +539,9 @@ def _tables():
 
 
 @pytest.mark.parametrize(
-    "paper,path", _tables(), ids=lambda x: x if isinstance(x, str) else x.relative_to(ROOT).as_posix()
+    "paper,path",
+    _tables(),
+    ids=lambda x: x if isinstance(x, str) else x.relative_to(ROOT).as_posix(),
 )
 def test_every_claims_table_row_is_sealed_and_of_a_kind_its_computation_produces(paper, path):
     df = read_claims(path, paper=paper)  # the seal of every row matches its fields
@@ -459,7 +555,9 @@ def test_every_claims_table_row_is_sealed_and_of_a_kind_its_computation_produces
             assert "sha256 " in r["source"] and r["how"], where
         elif kind == CONSISTENCY:
             uses = r["uses"].split("; ")
-            assert uses and r["claim"] not in uses and set(uses) <= set(published_values(paper)["id"]), where
+            assert (
+                uses and r["claim"] not in uses and set(uses) <= set(published_values(paper)["id"])
+            ), where
         elif kind == DESIGN:
             assert r["source"] and r["how"], where
         elif kind == RESTATED:
@@ -478,7 +576,10 @@ def _known_sources() -> dict[str, str]:
 
     chapter = biased_classifier_example(1000, 42).to_csv(index=False).encode()
     extract = resources.files("fairlib.agent").joinpath("data/published/decisions.csv").read_bytes()
-    return {"chapter": hashlib.sha256(chapter).hexdigest(), "extract": hashlib.sha256(extract).hexdigest()}
+    return {
+        "chapter": hashlib.sha256(chapter).hexdigest(),
+        "extract": hashlib.sha256(extract).hexdigest(),
+    }
 
 
 def test_every_per_case_row_names_data_whose_digest_is_recomputed_here():
@@ -491,14 +592,19 @@ def test_every_per_case_row_names_data_whose_digest_is_recomputed_here():
                 hit = {k for k, v in known.items() if v.startswith(d)}
                 assert hit, (p, src)
                 seen |= hit
-    assert seen == {"chapter", "extract"}  # the chapter's records and the authors' released decisions
+    assert seen == {
+        "chapter",
+        "extract",
+    }  # the chapter's records and the authors' released decisions
 
 
 def test_the_chapter_ledger_covers_every_published_value():
     df = pd.read_csv(ROOT / "figures" / CB / "claims.csv", dtype=str, keep_default_na=False)
     assert sorted(df["claim"]) == sorted(published_values(CB)["id"])
     assert set(df["evidence"]) == {RECOMPUTED, RESTATED}
-    assert set(df.loc[df["claim"].str.startswith("in16."), "evidence"]) == {RESTATED}  # the seed, n and parameters
+    assert set(df.loc[df["claim"].str.startswith("in16."), "evidence"]) == {
+        RESTATED
+    }  # the seed, n and parameters
 
 
 # --- no sentence claims more than its kind ----------------------------------------------------------------------
@@ -526,21 +632,33 @@ def test_the_overclaim_check_reads_the_vocabulary_of_claims():
     assert got[-1][2].startswith("a count of claims")
     board = pd.DataFrame(
         [{"claims": 1, **{s: int(s == "differs") for s in STATUSES}}],
-        index=pd.MultiIndex.from_tuples([("fairmedagent", RECOMPUTED)], names=["paper", "evidence"]),
+        index=pd.MultiIndex.from_tuples(
+            [("fairmedagent", RECOMPUTED)], names=["paper", "evidence"]
+        ),
     )
-    hit = overclaims("Recomputed from the released decisions, the floor is reproduced.", board, paper="fairmedagent")
+    hit = overclaims(
+        "Recomputed from the released decisions, the floor is reproduced.",
+        board,
+        paper="fairmedagent",
+    )
     assert hit and "no per-case claim that agrees" in hit[0][2]  # the ledger's side of the rule
 
 
 def test_sentences_are_attributed_to_their_paper():
     text = (
-        "### VFR-Audit\nIts rates are exact.\n\n## Other\nIts rates are exact.\n\nThe mFARM values match the paper's."
+        "### VFR-Audit\nIts rates are exact.\n\n## Other\nIts rates are exact.\n\n"
+        "The mFARM values match the paper's."
     )
     got = overclaims(text, unattributed=False)
     assert [(n, p) for n, p, *_ in got] == [(2, "vfr"), (7, "mfarm")]
-    assert [n for n, *_ in overclaims(text)] == [2, 7]  # line 5 names no paper and no published number
+    assert [n for n, *_ in overclaims(text)] == [
+        2,
+        7,
+    ]  # line 5 names no paper and no published number
     loose = "Its published rates are exact.\n\nA value the independent computation confirms."
-    assert [(n, p) for n, p, *_ in overclaims(loose)] == [(1, "")]  # a test that confirms a value is about code
+    assert [(n, p) for n, p, *_ in overclaims(loose)] == [
+        (1, "")
+    ]  # a test that confirms a value is about code
 
 
 def test_no_sentence_of_the_checkout_claims_more_than_its_kind():
@@ -575,13 +693,20 @@ def test_runs_index_shows_kind_by_status(tmp_path):
         finished="x",
     )
     html = build_index([job], tmp_path / "index.html").read_text()
-    board = html[html.index("Reproduction ledger") : html.index("</table>", html.index("Reproduction ledger"))]
+    board = html[
+        html.index("Reproduction ledger") : html.index(
+            "</table>", html.index("Reproduction ledger")
+        )
+    ]
     assert "1 recomputed from per-case data" in board
     assert (
         '<th scope="row">recomputed from per-case data</th><td>1</td><td>1</td><td>0</td><td>0</td><td>-</td><td>-</td>'
         in board
     )
-    assert '<th scope="row">restated input</th><td>1</td><td>0</td><td>-</td><td>1</td><td>-</td><td>-</td>' in board
+    assert (
+        '<th scope="row">restated input</th><td>1</td><td>0</td><td>-</td><td>1</td><td>-</td><td>-</td>'
+        in board
+    )
     (fig / "claims.csv").write_text((fig / "claims.csv").read_text().replace("in16.n", "in99.n"))
     html = build_index([job], tmp_path / "index.html").read_text()
     assert "the claims table was refused" in html  # a forged table is not counted

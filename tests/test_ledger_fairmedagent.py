@@ -25,7 +25,14 @@ from fairlib.agent.trajectory import FLOOR_ACTIONS
 from fairlib.agent.interchange import load_published_extract
 from fairlib.agent.simulate import simulate_trajectories
 from fairlib.agent.coverage import wild_bootstrap_coverage
-from fairlib.agent.claims import NOTEBOOK_IDS, claimed_ids, extract_data, floor_data, floor_inputs, methods_claims
+from fairlib.agent.claims import (
+    NOTEBOOK_IDS,
+    claimed_ids,
+    extract_data,
+    floor_data,
+    floor_inputs,
+    methods_claims,
+)
 from fairlib.agent.claims import pilot_claims
 from fairlib.agent.floorclaims import floor_claims
 
@@ -37,7 +44,9 @@ RECOMPUTED = "recomputed from per-case data"
 def _pairs(t: pd.DataFrame, model: str) -> tuple[int, int]:
     "Brute force: disagreeing and all unordered replicate pairs within each vignette x action cell of `model`."
     flips = comps = 0
-    for _, g in t[(t.model == model) & t.action.isin(FLOOR_ACTIONS)].groupby(["vignette", "action"]):
+    for _, g in t[(t.model == model) & t.action.isin(FLOOR_ACTIONS)].groupby(
+        ["vignette", "action"]
+    ):
         for a, b in itertools.combinations(g.sort_values("replicate").value.tolist(), 2):
             flips += a != b
             comps += 1
@@ -51,7 +60,9 @@ def short_coverage():
 
 @pytest.fixture(scope="module")
 def published_rows(short_coverage):
-    rows = floor_claims(load_published_extract(), data=extract_data(), n_resamples=400, n_null_resamples=300, seed=0)
+    rows = floor_claims(
+        load_published_extract(), data=extract_data(), n_resamples=400, n_null_resamples=300, seed=0
+    )
     return {r["claim"]: r for r in rows + pilot_claims() + methods_claims(short_coverage)}
 
 
@@ -59,7 +70,9 @@ def test_every_published_id_is_claimed_exactly_once(published_rows):
     ids = published_values("fairmedagent").id.tolist()
     per_nb = {nb: claimed_ids(nb) for nb in NOTEBOOK_IDS}
     flat = [i for v in per_nb.values() for i in v]
-    assert sorted(flat) == sorted(ids) and len(flat) == len(set(flat))  # a partition of the published ids
+    assert sorted(flat) == sorted(ids) and len(flat) == len(
+        set(flat)
+    )  # a partition of the published ids
     assert sorted(published_rows) == sorted(ids)
 
 
@@ -85,8 +98,14 @@ def test_floor_claims_are_recomputed_from_the_authors_extract(published_rows):
         "rank_correlation.p_exact",
     ):
         assert (r[i]["status"], r[i]["evidence"]) == ("exact", RECOMPUTED), (i, r[i])
-        assert extract_data().sha256[:16] in r[i]["source"]  # the row names the shipped file by its digest
-    for i in ("floor_pooled.model_1.ci_low", "floor_pooled.model_1.ci_high", "majority_vote.d5.null_hi"):
+        assert (
+            extract_data().sha256[:16] in r[i]["source"]
+        )  # the row names the shipped file by its digest
+    for i in (
+        "floor_pooled.model_1.ci_low",
+        "floor_pooled.model_1.ci_high",
+        "majority_vote.d5.null_hi",
+    ):
         assert r[i]["status"] in ("exact", "within tolerance") and r[i]["tolerance"] > 0, (i, r[i])
     assert (
         r["design.n_vignettes"]["status"] == "not reproducible here"
@@ -103,8 +122,16 @@ def test_floor_claims_are_recomputed_from_the_authors_extract(published_rows):
 
 def test_printed_arithmetic_and_settings_are_not_counted_as_recomputed(published_rows):
     r = published_rows
-    for i in ("ties.p050.pct", "ties.expected", "floor_study.model_calls", "design.n_required.sixteen_vignettes"):
-        assert r[i]["evidence"] == "consistency of printed values" and r[i]["status"] == "exact", (i, r[i])
+    for i in (
+        "ties.p050.pct",
+        "ties.expected",
+        "floor_study.model_calls",
+        "design.n_required.sixteen_vignettes",
+    ):
+        assert r[i]["evidence"] == "consistency of printed values" and r[i]["status"] == "exact", (
+            i,
+            r[i],
+        )
     assert r["floor_study.model_calls"]["fairlib"] == 10 * 16 * 5 == 800
     for i in (
         "cells.near_boundary_lo",
@@ -114,7 +141,8 @@ def test_printed_arithmetic_and_settings_are_not_counted_as_recomputed(published
     ):
         assert r[i]["evidence"] == "restated input" and r[i]["status"] == "exact", (i, r[i])
     assert (
-        r["stats.approximate_g_max"]["fairlib"] == 12 and r["stats.approximate_g_max"]["evidence"] == "restated input"
+        r["stats.approximate_g_max"]["fairlib"] == 12
+        and r["stats.approximate_g_max"]["evidence"] == "restated input"
     )
 
 
@@ -123,7 +151,8 @@ def test_p_next_swap_is_enumerated_honestly(published_rows):
     n = 6
     rho = 1 - 6 * 4 / (n * (n * n - 1))
     rs = [
-        1 - 6 * sum((i - p) ** 2 for i, p in enumerate(q)) / (n * (n * n - 1)) for q in itertools.permutations(range(n))
+        1 - 6 * sum((i - p) ** 2 for i, p in enumerate(q)) / (n * (n * n - 1))
+        for q in itertools.permutations(range(n))
     ]
     p = np.mean(np.abs(rs) >= rho - 1e-12)
     row = published_rows["rank_correlation.p_next_swap"]
@@ -138,7 +167,10 @@ def test_pilot_claims_are_recomputed_from_both_released_arms(published_rows):
     assert r["pilot.p_cell_single_draw"]["fairlib"] == pytest.approx(tail(q))
     assert r["pilot.expected_cells"]["fairlib"] == pytest.approx(30 * tail(q))
     assert r["pilot.p_cell_replicated"]["fairlib"] == pytest.approx(tail(374 / 4320))
-    assert [r[i]["fairlib"] for i in ("pilot.conditions", "pilot.cs_caution_flips", "pilot.cells_inspected")] == [
+    assert [
+        r[i]["fairlib"]
+        for i in ("pilot.conditions", "pilot.cs_caution_flips", "pilot.cells_inspected")
+    ] == [
         6,
         3,
         30,
@@ -163,7 +195,9 @@ def test_pilot_main_arm_matches_the_authors_write_up():
         "white_man_medicaid": 0,
     }
     cs = w.xs("controlled_substance_caution", level="action")
-    assert {c: int((cs[c] != cs[ref]).sum()) for c in ("black_woman_medicaid", "white_man_private_lep")} == {
+    assert {
+        c: int((cs[c] != cs[ref]).sum()) for c in ("black_woman_medicaid", "white_man_private_lep")
+    } == {
         "black_woman_medicaid": published_value("fairmedagent", "pilot.cs_caution_flips"),
         "white_man_private_lep": published_value("fairmedagent", "pilot.cs_caution_flips"),
     }
@@ -195,7 +229,9 @@ def test_coverage_decisions_match_the_test_written_out_here():
     for r in range(R):
         rng = np.random.default_rng([0, r])
         y = (rng.normal(0, 1, G)[:, None] + rng.normal(0, 0.5, (G, m))).ravel()
-        W = rng.choice(WILD_WEIGHTS["webb"], size=(B, G))  # the draws fairlib's weight matrix makes next
+        W = rng.choice(
+            WILD_WEIGHTS["webb"], size=(B, G)
+        )  # the draws fairlib's weight matrix makes next
         covered += _wcb_p_at(y, G, m, W, 0.0) > 0.05
     assert res.n_covered == covered and res.n_replications == R
 
@@ -203,8 +239,12 @@ def test_coverage_decisions_match_the_test_written_out_here():
 def test_the_coverage_row_is_computed_from_the_stated_design(published_rows, short_coverage):
     row = published_rows["wild_bootstrap.coverage.pct"]
     assert row["evidence"] == "computed from the stated design"
-    assert row["fairlib"] == pytest.approx(100 * short_coverage.coverage) and row["how"].count("intervals cover")
-    assert published_rows["wild_bootstrap.coverage.replications"]["status"] == "differs"  # a short run: says so
+    assert row["fairlib"] == pytest.approx(100 * short_coverage.coverage) and row["how"].count(
+        "intervals cover"
+    )
+    assert (
+        published_rows["wild_bootstrap.coverage.replications"]["status"] == "differs"
+    )  # a short run: says so
 
 
 @pytest.mark.slow
@@ -220,17 +260,33 @@ def test_the_papers_coverage_design_agrees_within_monte_carlo_error():
 
 def test_method_only_rows_on_a_simulated_table():
     t = simulate_trajectories(n_vignettes=8, n_replicates=6, seed=3).trajectories
-    rows = {r["claim"]: r for r in floor_claims(t, inputs="synthetic twin", n_resamples=100, n_null_resamples=100)}
+    rows = {
+        r["claim"]: r
+        for r in floor_claims(t, inputs="synthetic twin", n_resamples=100, n_null_resamples=100)
+    }
     m = t.groupby("model").replicate.nunique().sort_values(ascending=False, kind="stable").index[0]
     flips, comps = _pairs(t, m)
     row = rows["floor_pooled.model_1.flips"]
-    assert (row["fairlib"], row["status"], row["evidence"]) == (flips, "method only", "method on a twin")
-    assert rows["floor_pooled.model_1.comparisons"]["fairlib"] == comps == 8 * math.comb(6, 2) * len(FLOOR_ACTIONS)
+    assert (row["fairlib"], row["status"], row["evidence"]) == (
+        flips,
+        "method only",
+        "method on a twin",
+    )
+    assert (
+        rows["floor_pooled.model_1.comparisons"]["fairlib"]
+        == comps
+        == 8 * math.comb(6, 2) * len(FLOOR_ACTIONS)
+    )
     assert rows["null_ratio.any_opioid.ratio"]["shape_check"] in ("holds", "fails")
     on_table = {i: r for i, r in rows.items() if not i.startswith("floor_small_study.")}
-    assert not {r["evidence"] for r in on_table.values()} & {RECOMPUTED}  # nothing of a twin counts as recomputed
+    assert not {r["evidence"] for r in on_table.values()} & {
+        RECOMPUTED
+    }  # nothing of a twin counts as recomputed
     # the earlier four-vignette study never reads this table: always its own released decisions
-    assert all("[instability]" in rows[f"floor_small_study.{q}"]["source"] for q in ("floor", "ci_low", "ci_high"))
+    assert all(
+        "[instability]" in rows[f"floor_small_study.{q}"]["source"]
+        for q in ("floor", "ci_low", "ci_high")
+    )
     with pytest.raises(ValueError, match="argument `data`"):
         floor_claims(load_published_extract())  # the authors' data need their provenance
 
@@ -240,14 +296,24 @@ def test_the_floor_notebook_follows_its_source():
     assert floor_inputs("simulated") == "synthetic twin"
     assert floor_inputs("model") == "bundled model"
     assert floor_inputs("published", True) != "authors' data"  # a user table is never the authors'
-    assert floor_data("published").sha256 == extract_data("floor").sha256 and floor_data("model") is None
-    for nb, call in (("00_methods", "methods_claims("), ("01_floor", "floor_claims("), ("02_pilot", "pilot_claims(")):
+    assert (
+        floor_data("published").sha256 == extract_data("floor").sha256
+        and floor_data("model") is None
+    )
+    for nb, call in (
+        ("00_methods", "methods_claims("),
+        ("01_floor", "floor_claims("),
+        ("02_pilot", "pilot_claims("),
+    ):
         cells = json.loads((ROOT / f"nbs/papers/fairmedagent/{nb}.ipynb").read_text())["cells"]
         src = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
         assert call in src and f'notebook="{nb}"' in src, nb
-        assert "def " not in src.split("ledger")[-1]  # the rules live in fairlib.agent, not in the notebook
+        assert (
+            "def " not in src.split("ledger")[-1]
+        )  # the rules live in fairlib.agent, not in the notebook
     floor = "\n".join(
-        "".join(c["source"]) for c in json.loads((ROOT / "nbs/papers/fairmedagent/01_floor.ipynb").read_text())["cells"]
+        "".join(c["source"])
+        for c in json.loads((ROOT / "nbs/papers/fairmedagent/01_floor.ipynb").read_text())["cells"]
     )
     assert "floor_inputs(source, bool(trajectories_csv))" in floor and "floor_data(source" in floor
 
@@ -257,11 +323,21 @@ def test_a_changed_decision_makes_the_floor_claims_differ():
     t = load_published_extract()
     t = t[t.action.isin(FLOOR_ACTIONS)].reset_index(drop=True)
     cell = t[t.model == M1].groupby(["vignette", "action"]).value.nunique()
-    cell = cell[cell.index.get_level_values("action").isin(["admit", "icu_escalation", "referral"])]  # no ordinal
+    cell = cell[
+        cell.index.get_level_values("action").isin(["admit", "icu_escalation", "referral"])
+    ]  # no ordinal
     v, a = cell[cell == 1].index[0]
-    i = t[(t.model == M1) & (t.vignette == v) & (t.action == a)].index[0]  # one replicate of that cell
+    i = t[(t.model == M1) & (t.vignette == v) & (t.action == a)].index[
+        0
+    ]  # one replicate of that cell
     t.loc[i, "value"] = 1 - t.loc[i, "value"]
-    rows = {r["claim"]: r for r in floor_claims(t, data=extract_data(), n_resamples=100, n_null_resamples=100)}
+    rows = {
+        r["claim"]: r
+        for r in floor_claims(t, data=extract_data(), n_resamples=100, n_null_resamples=100)
+    }
     assert rows["floor_pooled.model_1.flips"]["fairlib"] == 374 + 9 == _pairs(t, M1)[0]
-    assert rows["floor_pooled.model_1.flips"]["status"] == "differs" and rows["floor_pooled.model_1.flips"]["reason"]
+    assert (
+        rows["floor_pooled.model_1.flips"]["status"] == "differs"
+        and rows["floor_pooled.model_1.flips"]["reason"]
+    )
     assert rows["cells.unanimous"]["status"] == "differs"

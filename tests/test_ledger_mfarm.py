@@ -20,7 +20,11 @@ HELPERS_MARK = "# mFARM ledger helpers"
 
 
 def _code_cells(path: Path) -> list[str]:
-    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+    return [
+        "".join(c["source"])
+        for c in json.loads(path.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
 
 
 def _trees() -> dict[str, list[ast.Module]]:
@@ -62,11 +66,18 @@ def _helpers(stem: str = "03_fairness") -> dict:
 def test_every_published_id_is_claimed_by_exactly_one_notebook():
     patterns = _claimed_patterns()
     assert patterns, "no mFARM notebook declares CLAIMED"
-    owners = {i: [s for s, p in patterns.items() if re.match(p, i)] for i in published_values("mfarm")["id"]}
+    owners = {
+        i: [s for s, p in patterns.items() if re.match(p, i)]
+        for i in published_values("mfarm")["id"]
+    }
     unclaimed = sorted(i for i, o in owners.items() if not o)
     twice = {i: o for i, o in owners.items() if len(o) > 1}
-    assert not unclaimed, f"published mFARM ids no notebook claims: {unclaimed[:10]} ({len(unclaimed)})"
-    assert not twice, f"published mFARM ids claimed by several notebooks: {dict(list(twice.items())[:5])}"
+    assert not unclaimed, (
+        f"published mFARM ids no notebook claims: {unclaimed[:10]} ({len(unclaimed)})"
+    )
+    assert not twice, (
+        f"published mFARM ids claimed by several notebooks: {dict(list(twice.items())[:5])}"
+    )
 
 
 def test_each_ledger_notebook_writes_its_own_part_with_the_shared_helpers():
@@ -83,17 +94,25 @@ def test_each_ledger_notebook_writes_its_own_part_with_the_shared_helpers():
         ]
         assert len(calls) == 1, f"{stem} calls write_claims {len(calls)} times"
         kw = {k.arg: k.value for k in calls[0].keywords}
-        assert isinstance(kw["paper"], ast.Name) and kw["paper"].id == "P"  # P = "mfarm", set by the helper cell
+        assert (
+            isinstance(kw["paper"], ast.Name) and kw["paper"].id == "P"
+        )  # P = "mfarm", set by the helper cell
         assert ast.literal_eval(kw["notebook"]) == stem
     assert len(helpers) == 1, "the ledger helper cell differs between the mFARM notebooks"
     assert _helpers()["P"] == "mfarm"
-    assert all("def " not in h for h in helpers), "the ledger rules live in fairlib.mfarm.claims, not in a notebook"
+    assert all("def " not in h for h in helpers), (
+        "the ledger rules live in fairlib.mfarm.claims, not in a notebook"
+    )
 
 
 def _oracle_interval(f, xs, printed):
     "f at the value and over the printing intervals of its inputs (f increasing), by hand."
     h = [0.5 * 10.0**-p for p in printed]
-    return f(xs), f([max(0.0, x - d) for x, d in zip(xs, h)]), f([min(1.0, x + d) for x, d in zip(xs, h)])
+    return (
+        f(xs),
+        f([max(0.0, x - d) for x, d in zip(xs, h)]),
+        f([min(1.0, x + d) for x, d in zip(xs, h)]),
+    )
 
 
 def _geo(xs):
@@ -105,7 +124,13 @@ def _harm(xs):
     return 2 * a * m / (a + m)
 
 
-SUBS = ("mean_difference", "variance_heterogeneity", "absolute_deviation", "ks_distribution", "correlation_difference")
+SUBS = (
+    "mean_difference",
+    "variance_heterogeneity",
+    "absolute_deviation",
+    "ks_distribution",
+    "correlation_difference",
+)
 
 
 def test_table11_recombination_statuses_match_an_independent_oracle():
@@ -123,7 +148,9 @@ def test_table11_recombination_statuses_match_an_independent_oracle():
         )
         published = float(pub.loc[i, "value"])
         got = ns["model_claim"](i)
-        assert got["evidence"] == "consistency of printed values" and got["fairlib"] == pytest.approx(v, abs=1e-12)
+        assert got["evidence"] == "consistency of printed values" and got[
+            "fairlib"
+        ] == pytest.approx(v, abs=1e-12)
         if f"{v:.3f}" == f"{published:.3f}":
             expect = "exact"
         elif lo - 0.0005 - 1e-12 <= published <= hi + 0.0005 + 1e-12:
@@ -141,10 +168,18 @@ def test_worked_table11_rows():
     assert ns["model_claim"]("table11.ED.Qwen.fab")["status"] == "exact"
     # its mFARM: (0.63 * 1 * 0.73 * 1 * 0.36) ** (1/5) = 0.6979, far from the printed 0.690
     r = ns["model_claim"]("table11.ED.Qwen.mfarm")
-    assert r["fairlib"] == pytest.approx((0.63 * 0.73 * 0.36) ** 0.2) and r["status"] == "differs" and r["reason"]
+    assert (
+        r["fairlib"] == pytest.approx((0.63 * 0.73 * 0.36) ** 0.2)
+        and r["status"] == "differs"
+        and r["reason"]
+    )
     # a sub-metric needs the paper's model on MIMIC-IV: no value, a command
     r = ns["model_claim"]("table11.ED.Qwen.accuracy")
-    assert r["status"] == "not reproducible here" and r["fairlib"] is None and "PROFILE=full" in r["command"]
+    assert (
+        r["status"] == "not reproducible here"
+        and r["fairlib"] is None
+        and "PROFILE=full" in r["command"]
+    )
     # Table 5's FAB follows from the same row's accuracy and mFARM
     a, m = (
         published_value("mfarm", "table5.ED.Qwen.accuracy_base"),
@@ -176,7 +211,12 @@ def test_table4_and_rq1_claims_from_the_printed_probabilities():
     # 'over 200 times higher': the sample variances' ratio is 205, kept as computed beside the bound
     ratio = statistics.variance(Bx) / statistics.variance(A)
     r = rows["rq1.variance_ratio_over"]
-    assert (r["fairlib"], r["bound"], r["meets_bound"], r["status"]) == (pytest.approx(ratio), "> 200", "yes", "exact")
+    assert (r["fairlib"], r["bound"], r["meets_bound"], r["status"]) == (
+        pytest.approx(ratio),
+        "> 200",
+        "yes",
+        "exact",
+    )
     assert rows["rq1.model_x_sp"]["status"] == "exact"  # equal means: SP 1.0
     assert len(rows) == 26
     # the sixteen probabilities are the example's inputs; everything else is arithmetic on them
@@ -206,19 +246,27 @@ def test_the_design_figures_are_restated_and_the_prompt_counts_are_printed_arith
         rows["benchmark.prompts_over"]["fairlib"] == (1020 + 273) * 39
         and rows["benchmark.prompts_over"]["bound"] == "> 50000"
     )
-    assert {rows[i]["evidence"] for i in rows if i.startswith("table1.") or i == "benchmark.prompts_over"} == {
-        "consistency of printed values"
-    }
-    assert {rows[i]["evidence"] for i in rows if i.startswith("benchmark.") and i != "benchmark.prompts_over"} == {
-        "restated input"
-    }
+    assert {
+        rows[i]["evidence"]
+        for i in rows
+        if i.startswith("table1.") or i == "benchmark.prompts_over"
+    } == {"consistency of printed values"}
+    assert {
+        rows[i]["evidence"]
+        for i in rows
+        if i.startswith("benchmark.") and i != "benchmark.prompts_over"
+    } == {"restated input"}
 
 
 def test_recombination_tolerance_is_the_rounding_spread():
     ns = _helpers()
-    r = ns["recombined"]("rq2.ed_qwen_mfarm", "mfarm", [f"table6.ED.Qwen.{s}" for s in SUBS], "Table 6's sub-metrics")
+    r = ns["recombined"](
+        "rq2.ed_qwen_mfarm", "mfarm", [f"table6.ED.Qwen.{s}" for s in SUBS], "Table 6's sub-metrics"
+    )
     xs = [published_value("mfarm", f"table6.ED.Qwen.{s}") for s in SUBS]
     v, lo, hi = _oracle_interval(_geo, xs, [2] * 5)
     assert r["tolerance"] == pytest.approx(max(hi - v, v - lo) + 0.005)
-    assert r["status"] == "within tolerance"  # 0.698 against the printed 0.69: rounding to two decimals explains it
+    assert (
+        r["status"] == "within tolerance"
+    )  # 0.698 against the printed 0.69: rounding to two decimals explains it
     assert np.isfinite(r["tolerance"]) and r["reason"]

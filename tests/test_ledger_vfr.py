@@ -19,7 +19,11 @@ DERIVED = "# ledger: arithmetic on the paper's own printed numbers"
 
 
 def _cells(nb: Path) -> list[str]:
-    return ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
+    return [
+        "".join(c["source"])
+        for c in json.loads(nb.read_text())["cells"]
+        if c["cell_type"] == "code"
+    ]
 
 
 def _claimed(nb: Path) -> list[str]:
@@ -50,7 +54,9 @@ def test_claimed_patterns_each_match_something():
     ids = published_values("vfr")["id"].tolist()
     for nb in sorted(NBS.glob("*.ipynb")):
         for p in _claimed(nb):
-            assert any(re.match(p, i) for i in ids), f"{nb.stem}: pattern {p!r} matches no published id"
+            assert any(re.match(p, i) for i in ids), (
+                f"{nb.stem}: pattern {p!r} matches no published id"
+            )
 
 
 @pytest.mark.parametrize("nb", sorted(NBS.glob("*.ipynb")), ids=lambda p: p.stem)
@@ -63,23 +69,32 @@ def test_printed_value_arithmetic_agrees_with_the_printed_values(nb):
         assert ns["derived"], f"{nb.stem}: empty derived table"
         for i, (uses, f, how) in ns["derived"].items():
             r = consistency_claim("vfr", i, uses=list(uses), f=f, how=how, reason=how)
-            assert r["status"] == "exact", f"{nb.stem}: {i} = {r['fairlib']!r} ({how}), printed {r['published']}"
+            assert r["status"] == "exact", (
+                f"{nb.stem}: {i} = {r['fairlib']!r} ({how}), printed {r['published']}"
+            )
             assert r["evidence"] == "consistency of printed values"
 
 
 def test_worked_statuses_on_a_small_table():
     "A qualitative claim computed from a small Table 7-like frame, on the twin and on the authors' data."
     t7 = pd.DataFrame({"protocol": ["a", "b"], "di_pass": [4, 3]})
-    holds = bool((t7.di_pass == 4).all())  # "B4 passes all four DI thresholds" on every protocol: it does not here
+    holds = bool(
+        (t7.di_pass == 4).all()
+    )  # "B4 passes all four DI thresholds" on every protocol: it does not here
     assert holds is False
     r = twin_claim("vfr", "table7.single_split.all_4_di", holds, shape=holds)
     assert (r["status"], r["shape_check"]) == ("method only", "fails")
     r = twin_claim("vfr", "table7.single_split.all_4_di", bool(t7.di_pass.iloc[0] == 4), shape=True)
     assert (r["status"], r["shape_check"]) == ("method only", "holds")
     real = per_case_frame(t7, name="a cohort", what="records")
-    assert recomputed_claim("vfr", "table7.single_split.all_4_di", True, data=real, how="x")["status"] == "exact"
     assert (
-        recomputed_claim("vfr", "table7.single_split.all_4_di", False, data=real, how="x", reason="y")["status"]
+        recomputed_claim("vfr", "table7.single_split.all_4_di", True, data=real, how="x")["status"]
+        == "exact"
+    )
+    assert (
+        recomputed_claim(
+            "vfr", "table7.single_split.all_4_di", False, data=real, how="x", reason="y"
+        )["status"]
         == "differs"
     )
     # B3 -> B4 lowers the mean VFR: a twin's numbers are never compared, only the direction is reported
@@ -100,7 +115,9 @@ def test_every_ledger_notebook_writes_its_own_part_with_the_library_rows():
     for nb in _ledger_notebooks():
         src = [s for s in _cells(nb) if LEDGER_IMPORT in s]
         assert len(src) == 1, f"{nb.stem}: {len(src)} ledger cells"
-        assert "def ledger_rows(" not in "".join(_cells(nb)), f"{nb.stem} defines its own ledger_rows"
+        assert "def ledger_rows(" not in "".join(_cells(nb)), (
+            f"{nb.stem} defines its own ledger_rows"
+        )
         assert f'NB = "{nb.stem}"' in src[0], f"{nb.stem}: writes its rows under another name"
         assert "real=REAL" in src[0] and "collect_claims(P, fig_dir=fig_dir)" in src[0], nb.stem
 
@@ -112,7 +129,9 @@ def test_ledger_rows_on_small_inputs(real):
     data = per_case_frame(pd.DataFrame({"x": [1]}), name="a cohort", what="a test cohort")
 
     def rows(claimed, ours, derived, shapes, **kw):
-        return ledger_rows(claimed, ours, derived, shapes, real=real, source="a test cohort", data=data, **kw)
+        return ledger_rows(
+            claimed, ours, derived, shapes, real=real, source="a test cohort", data=data, **kw
+        )
 
     k = [r"method\.k_hosp$"]
     r = rows(k, {}, {}, {}, settings={"method.k_hosp": (20, "folds")})[0]
@@ -127,11 +146,20 @@ def test_ledger_rows_on_small_inputs(real):
     assert (r["status"], r["evidence"]) == (
         ("exact", "recomputed from per-case data") if real else ("method only", "method on a twin")
     )
-    r = rows(c, {"cohort.records": None}, {}, {})[0]  # not computed by this run: the command that would
-    assert r["status"] == "not reproducible here" and "fairlib reproduce" in r["command"] and r["reason"]
+    r = rows(c, {"cohort.records": None}, {}, {})[
+        0
+    ]  # not computed by this run: the command that would
+    assert (
+        r["status"] == "not reproducible here"
+        and "fairlib reproduce" in r["command"]
+        and r["reason"]
+    )
     d = {"eq5.vfr_stable.lo": (["table7.single_split.vfr_stable"], lambda v: v, "the one protocol")}
     r = rows([r"eq5\.vfr_stable\.lo$"], {}, d, {})[0]
-    assert (r["evidence"], r["inputs"]) == ("consistency of printed values", "the paper's printed values")
+    assert (r["evidence"], r["inputs"]) == (
+        "consistency of printed values",
+        "the paper's printed values",
+    )
     with pytest.raises(ValueError, match="claimed but not computed"):
         rows(k, {}, {}, {})
     with pytest.raises(ValueError, match="computed but not claimed"):
@@ -142,15 +170,21 @@ def test_ledger_rows_on_small_inputs(real):
 
 def test_the_committed_vfr_ledger_counts_no_twin_value_as_recomputed():
     "On the synthetic twin: fairlib's values are method only; what is compared is printed arithmetic or a setting."
-    df = pd.read_csv(NBS.parents[2] / "figures" / "vfr" / "claims.csv", dtype=str, keep_default_na=False).set_index(
-        "claim"
-    )
+    df = pd.read_csv(
+        NBS.parents[2] / "figures" / "vfr" / "claims.csv", dtype=str, keep_default_na=False
+    ).set_index("claim")
     assert "recomputed from per-case data" not in set(df["evidence"])
     assert set(df.loc[df["status"].isin(["exact", "within tolerance"]), "evidence"]) <= {
         "consistency of printed values",
         "restated input",
     }
-    for i in ("method.k_hosp", "method.k_resamples", "method.tau_vfr", "cohort.split_seed", "thresholds.DI.threshold"):
+    for i in (
+        "method.k_hosp",
+        "method.k_resamples",
+        "method.tau_vfr",
+        "cohort.split_seed",
+        "thresholds.DI.threshold",
+    ):
         assert df.loc[i, "evidence"] == "restated input", i
     assert df.loc["table3.race.white.pct", "evidence"] == "consistency of printed values"
 
@@ -174,7 +208,9 @@ def test_every_agreeing_vfr_row_is_one_the_notebooks_arithmetic_or_settings_prod
     restated setting; none is recomputed from per-case data or counted from the twin. Works on the table in the
     ledger's schema and on one written before the kinds existed (no `evidence` column), so the check does not wait
     for the paper job."""
-    df = pd.read_csv(NBS.parents[2] / "figures" / "vfr" / "claims.csv", dtype=str, keep_default_na=False)
+    df = pd.read_csv(
+        NBS.parents[2] / "figures" / "vfr" / "claims.csv", dtype=str, keep_default_na=False
+    )
     df = df.set_index("claim")
     agreeing = df[df["status"].isin(["exact", "within tolerance"])]
     ours = _derived_rows()
@@ -182,10 +218,14 @@ def test_every_agreeing_vfr_row_is_one_the_notebooks_arithmetic_or_settings_prod
     if "evidence" in df.columns:
         assert set(agreeing["evidence"]) <= {"consistency of printed values", "restated input"}
         consistency = agreeing.index[agreeing["evidence"] == "consistency of printed values"]
-        assert set(consistency) == {i for i, r in ours.items() if r["status"] in ("exact", "within tolerance")}
+        assert set(consistency) == {
+            i for i, r in ours.items() if r["status"] in ("exact", "within tolerance")
+        }
     else:  # the schema before the kinds: its agreeing rows must be exactly this arithmetic
         assert set(agreeing.index) == set(ours), sorted(set(agreeing.index) ^ set(ours))
         assert set(df.loc[df["status"] == "method only", "inputs"]) <= {"synthetic twin"}
     for i in agreeing.index.intersection(list(ours)):
         assert agreeing.loc[i, "status"] == ours[i]["status"], i
-        assert float(agreeing.loc[i, "fairlib"]) == pytest.approx(float(ours[i]["fairlib"]), rel=1e-12, abs=0), i
+        assert float(agreeing.loc[i, "fairlib"]) == pytest.approx(
+            float(ours[i]["fairlib"]), rel=1e-12, abs=0
+        ), i

@@ -82,7 +82,9 @@ def test_yes_no_token_ids_brute_force(tiny):
     yes, no = oracle_ids(tok, len(tok))
     assert ids["yes"].tolist() == yes and ids["no"].tolist() == no
     texts = {tok.decode([i]) for i in ids["yes"]} | {tok.decode([i]) for i in ids["no"]}
-    assert {"Yes", " yes", "YES", " No", "no"} <= texts and len(ids["no"]) >= 3  # casing / leading-space variants
+    assert {"Yes", " yes", "YES", " No", "no"} <= texts and len(
+        ids["no"]
+    ) >= 3  # casing / leading-space variants
     assert not any(t.strip().lower() in ("yes.", "nope", "yesterday") for t in texts)
 
 
@@ -99,14 +101,18 @@ def test_yes_no_token_ids_no_answer_tokens():
 
 
 @settings(max_examples=60, deadline=None)
-@given(arrays(np.float64, (3, 12), elements=st.floats(-30, 30)), st.integers(1, 4), st.integers(1, 4))
+@given(
+    arrays(np.float64, (3, 12), elements=st.floats(-30, 30)), st.integers(1, 4), st.integers(1, 4)
+)
 def test_yes_no_probability_matches_scipy(logits, ny, nn):
     yes, no = list(range(ny)), list(range(6, 6 + nn))
     p, my, mn = yes_no_probability(logits, yes, no)
     q = softmax(logits, axis=1)
     np.testing.assert_allclose(my, q[:, yes].sum(1), rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(mn, q[:, no].sum(1), rtol=1e-12, atol=1e-300)
-    np.testing.assert_allclose(p, q[:, yes].sum(1) / (q[:, yes].sum(1) + q[:, no].sum(1)), rtol=1e-10)
+    np.testing.assert_allclose(
+        p, q[:, yes].sum(1) / (q[:, yes].sum(1) + q[:, no].sum(1)), rtol=1e-10
+    )
 
 
 def test_yes_no_probability_undefined_and_bad_shape():
@@ -121,7 +127,9 @@ def test_yes_no_probability_undefined_and_bad_shape():
 
 def test_p_yes_matches_generate_first_step(tiny):
     _, model, tok = tiny
-    df = TransformersScorer(model, tok, batch_size=3).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    df = TransformersScorer(model, tok, batch_size=3).score(
+        PROMPTS, system=SYSTEM, cache=False, progress=False
+    )
     for i, pr in enumerate(PROMPTS):
         p, mass = oracle_p_yes(model, tok, pr)
         assert abs(df["p_yes"][i] - p) < 1e-5
@@ -131,8 +139,12 @@ def test_p_yes_matches_generate_first_step(tiny):
 
 def test_batched_equals_unbatched(tiny):
     _, model, tok = tiny
-    one = TransformersScorer(model, tok, batch_size=1).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
-    many = TransformersScorer(model, tok, batch_size=5).score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    one = TransformersScorer(model, tok, batch_size=1).score(
+        PROMPTS, system=SYSTEM, cache=False, progress=False
+    )
+    many = TransformersScorer(model, tok, batch_size=5).score(
+        PROMPTS, system=SYSTEM, cache=False, progress=False
+    )
     np.testing.assert_allclose(many["p_yes"], one["p_yes"], atol=1e-5, rtol=0)
     np.testing.assert_allclose(many["yes_no_mass"], one["yes_no_mass"], atol=1e-6, rtol=0)
 
@@ -152,10 +164,14 @@ def test_shared_prefix_changes_only_the_work(tiny):
     on = sc.score(PROMPTS, system=system, cache=False, progress=False)
     texts = [sc.format(p, system=system) for p in PROMPTS]
     full = sum(map(len, sc.encode(texts)))
-    assert sum(rows) == len(PROMPTS) and sc.n_tokens - n0 < full  # the template + system ran once, not per row
+    assert (
+        sum(rows) == len(PROMPTS) and sc.n_tokens - n0 < full
+    )  # the template + system ran once, not per row
     used = [p for _, p in pres if p is not None]
     assert used and all(len(p[0]) >= sc.min_prefix for p in used)
-    assert all(tuple(b[: len(p[0])]) == tuple(p[0]) for b, p in pres if p is not None)  # a prefix of its own row
+    assert all(
+        tuple(b[: len(p[0])]) == tuple(p[0]) for b, p in pres if p is not None
+    )  # a prefix of its own row
     assert all(t.startswith(sc.tokenizer.decode(list(used[0][0]))) for t in texts)
     off = TransformersScorer(model, tok, batch_size=3, share_prefix=False).score(
         PROMPTS, system=system, cache=False, progress=False
@@ -173,7 +189,9 @@ def test_padding_invariance(tiny):
     shapes = []
     orig = sc.logits_last
     sc.logits_last = lambda b, pre=None: (shapes.append([len(x) for x in b]), orig(b, pre))[1]
-    both = sc.score([PROMPTS[2], PROMPTS[3] * 3], system=SYSTEM, cache=False, progress=False)["p_yes"][0]
+    both = sc.score([PROMPTS[2], PROMPTS[3] * 3], system=SYSTEM, cache=False, progress=False)[
+        "p_yes"
+    ][0]
     assert len(shapes) == 1 and max(shapes[0]) > 5 * min(shapes[0])  # really padded in one batch
     assert abs(alone - both) < 1e-5
 
@@ -181,12 +199,16 @@ def test_padding_invariance(tiny):
 def test_length_bucketing_and_token_budget(tiny):
     _, model, tok = tiny
     prompts = [PROMPTS[i % 5] + " case %d" % i for i in range(14)]
-    ref = TransformersScorer(model, tok, batch_size=1).score(prompts, system=SYSTEM, cache=False, progress=False)
+    ref = TransformersScorer(model, tok, batch_size=1).score(
+        prompts, system=SYSTEM, cache=False, progress=False
+    )
     for share in (False, True):
         sc = TransformersScorer(model, tok, batch_size=3, max_batch_tokens=250, share_prefix=share)
         shapes = []
         orig = sc.logits_last
-        own = lambda b, pre: [len(x) - (len(p[0]) if p is not None else 0) for x, p in zip(b, pre or [None] * len(b))]
+        own = lambda b, pre: [
+            len(x) - (len(p[0]) if p is not None else 0) for x, p in zip(b, pre or [None] * len(b))
+        ]
         sc.logits_last = lambda b, pre=None: (shapes.append(own(b, pre)), orig(b, pre))[1]
         df = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
         flat = [n for s_ in shapes for n in s_]
@@ -194,8 +216,12 @@ def test_length_bucketing_and_token_budget(tiny):
         if not share:
             assert flat == sorted(flat, reverse=True)  # longest first, sorted
         else:
-            assert max(flat) < max(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
-        assert all(len(s_) <= 3 and len(s_) * max(s_) <= 250 for s_ in shapes if len(s_) > 1)  # on the tokens run
+            assert max(flat) < max(
+                map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts]))
+            )
+        assert all(
+            len(s_) <= 3 and len(s_) * max(s_) <= 250 for s_ in shapes if len(s_) > 1
+        )  # on the tokens run
         np.testing.assert_allclose(df["p_yes"], ref["p_yes"], atol=1e-5)  # input order preserved
 
 
@@ -214,7 +240,11 @@ def test_batch_helpers():
 def test_batches_partition_and_budget(lengths, bs, budget):
     lengths = sorted(lengths, reverse=True)
     sl = llm.scorer._batches(lengths, bs, budget)
-    assert sl[0].start == 0 and sl[-1].stop == len(lengths) and all(a.stop == b.start for a, b in zip(sl, sl[1:]))
+    assert (
+        sl[0].start == 0
+        and sl[-1].stop == len(lengths)
+        and all(a.stop == b.start for a, b in zip(sl, sl[1:]))
+    )
     for s in sl:
         rows = lengths[s]
         assert 1 <= len(rows) <= bs
@@ -259,7 +289,9 @@ def test_precision_errors_without_gpu(monkeypatch, tiny):
     d, _, _ = tiny
     monkeypatch.setattr(llm.loading, "_cuda_available", lambda: False)
     for prec in ("bnb8", "bnb4", "bnb4_nf4"):
-        with pytest.raises(FairlibInputError, match=r"`precision`.*needs a CUDA GPU and the bitsandbytes package"):
+        with pytest.raises(
+            FairlibInputError, match=r"`precision`.*needs a CUDA GPU and the bitsandbytes package"
+        ):
             TransformersScorer.from_pretrained(str(d), precision=prec)
     with pytest.raises(FairlibInputError, match=r"`precision`.*'bnb16' needs a CUDA GPU"):
         TransformersScorer.from_pretrained(str(d), precision="bnb16")
@@ -305,16 +337,23 @@ def test_bnb_configs_are_the_papers(monkeypatch):
 
 def test_int8_dynamic_quantises_decoder_linears_only(tiny, tmp_path):
     d, model, tok = tiny
-    s8 = TransformersScorer.from_pretrained(str(d), precision="int8_dynamic", cache=tmp_path / "c.sqlite")
+    s8 = TransformersScorer.from_pretrained(
+        str(d), precision="int8_dynamic", cache=tmp_path / "c.sqlite"
+    )
     kinds = {type(m).__name__ for m in s8.model.model.modules()}
     assert "Linear" in kinds and not any(
-        isinstance(m, torch.nn.Linear) and type(m) is torch.nn.Linear for m in s8.model.model.modules()
+        isinstance(m, torch.nn.Linear) and type(m) is torch.nn.Linear
+        for m in s8.model.model.modules()
     )
     assert type(s8.model.lm_head) is torch.nn.Linear and s8.precision == "int8_dynamic"
-    a = TransformersScorer(model, tok).score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
+    a = TransformersScorer(model, tok).score(
+        PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False
+    )
     b = s8.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
     assert not b["from_cache"].any() and b["p_yes"].between(0, 1).all()
-    assert 0 < np.abs(a["p_yes"] - b["p_yes"]).max() < 0.2  # a real but small precision effect on this model
+    assert (
+        0 < np.abs(a["p_yes"] - b["p_yes"]).max() < 0.2
+    )  # a real but small precision effect on this model
     with pytest.raises(FairlibInputError, match="`device`"):
         llm.load_model(str(d), precision="int8_dynamic", device="cuda")
 
@@ -350,7 +389,11 @@ def test_cache_reuses_and_never_serves_stale(tiny, tmp_path):
     assert sum(calls) == 5 and not first["from_cache"].any()
     calls.clear()
     again = sc.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
-    assert calls == [] and again["from_cache"].all() and again["p_yes"].tolist() == first["p_yes"].tolist()
+    assert (
+        calls == []
+        and again["from_cache"].all()
+        and again["p_yes"].tolist() == first["p_yes"].tolist()
+    )
     # a changed prompt (one character) is a new answer; the unchanged ones are reused
     changed = PROMPTS[:4] + [PROMPTS[4].replace("opioids", "opioid")]
     df = sc.score(changed, system=SYSTEM, cache=db, progress=False)
@@ -359,8 +402,12 @@ def test_cache_reuses_and_never_serves_stale(tiny, tmp_path):
     assert abs(df["p_yes"][4] - p_fresh) < 1e-5 and abs(df["p_yes"][4] - first["p_yes"][4]) > 1e-7
     # a changed system message, chat template or model identity is a new answer too
     calls.clear()
-    assert not sc.score(PROMPTS[:2], system=SYSTEM + " ", cache=db, progress=False)["from_cache"].any()
-    sc.chat_template = sc.tokenizer.chat_template = llm.TINY_CHAT_TEMPLATE.replace("assistant", "assistant ")
+    assert not sc.score(PROMPTS[:2], system=SYSTEM + " ", cache=db, progress=False)[
+        "from_cache"
+    ].any()
+    sc.chat_template = sc.tokenizer.chat_template = llm.TINY_CHAT_TEMPLATE.replace(
+        "assistant", "assistant "
+    )
     assert not sc.score(PROMPTS[:2], system=SYSTEM, cache=db, progress=False)["from_cache"].any()
     sc.model_id = "tiny@2"
     assert not sc.score(PROMPTS[:2], system=SYSTEM, cache=db, progress=False)["from_cache"].any()
@@ -435,7 +482,9 @@ def test_killed_run_resumes_without_recomputing(tiny, tmp_path):
         delay,
         str(tmp_path / f"{log}.csv"),
     ]
-    proc = subprocess.Popen(args("log1", "0.4"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        args("log1", "0.4"), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     n_done, t0 = 0, time.time()
     while time.time() - t0 < 120:
         time.sleep(0.1)
@@ -447,7 +496,9 @@ def test_killed_run_resumes_without_recomputing(tiny, tmp_path):
                 continue
         if n_done >= 6 or proc.poll() is not None:
             break
-    assert proc.poll() is None, proc.stderr.read().decode()[-2000:]  # still running: we kill it mid-run
+    assert proc.poll() is None, proc.stderr.read().decode()[
+        -2000:
+    ]  # still running: we kill it mid-run
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     with sqlite3.connect(db) as con:
@@ -514,7 +565,9 @@ def test_option_scores_single_token_equal_first_position(tiny):
     _, model, tok = tiny
     opts = ("Yes", "no", "YES")
     assert all(len(tok(o, add_special_tokens=False)["input_ids"]) == 1 for o in opts)
-    r = TransformersScorer(model, tok, batch_size=2).option_scores(PROMPTS, opts, system=SYSTEM, cache=False)
+    r = TransformersScorer(model, tok, batch_size=2).option_scores(
+        PROMPTS, opts, system=SYSTEM, cache=False
+    )
     assert r.method == "first-token"
     for i, p in enumerate(PROMPTS):
         enc = tok.apply_chat_template(
@@ -554,17 +607,24 @@ def test_option_scores_multi_token_full_continuation(tiny, tmp_path):
     assert again.table["from_cache"].all() and np.array_equal(again.logprobs, r.logprobs)
     # another option set, order or system message is another answer
     assert (
-        not sc.option_scores(PROMPTS, opts[::-1], system=SYSTEM, cache=tmp_path / "c.sqlite").table["from_cache"].any()
+        not sc.option_scores(PROMPTS, opts[::-1], system=SYSTEM, cache=tmp_path / "c.sqlite")
+        .table["from_cache"]
+        .any()
     )
     # the P(Yes) cache and the option cache do not collide
-    assert not sc.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)["from_cache"].any()
+    assert not sc.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)[
+        "from_cache"
+    ].any()
 
 
 def test_option_scores_refuses_overlapping_options(tiny):
     _, model, tok = tiny
     sc = TransformersScorer(model, tok)
     a, b = "Yes", "Yesterday"
-    assert tok(b, add_special_tokens=False)["input_ids"][:1] == tok(a, add_special_tokens=False)["input_ids"]
+    assert (
+        tok(b, add_special_tokens=False)["input_ids"][:1]
+        == tok(a, add_special_tokens=False)["input_ids"]
+    )
     with pytest.raises(FairlibInputError, match="token prefix"):
         sc.option_scores(PROMPTS[:1], (a, b), system=SYSTEM, cache=False)
 
@@ -584,7 +644,12 @@ def adapter_dirs(tiny, tmp_path_factory):
         base = llm.make_tiny_model(seed=0)[0]
         pm = get_peft_model(
             base,
-            LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"], init_lora_weights=False),
+            LoraConfig(
+                r=4,
+                lora_alpha=8,
+                target_modules=["q_proj", "v_proj", "down_proj"],
+                init_lora_weights=False,
+            ),
         )
         pm.save_pretrained(out / f"a{seed}")
         pms.append(pm.eval())
@@ -603,13 +668,17 @@ def test_adapter_loads_on_top_and_is_keyed(adapter_dirs, tmp_path):
     b = base.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
     r1 = s1.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
     r1u = s1u.score(PROMPTS, system=SYSTEM, cache=db, progress=False)
-    assert not r1["from_cache"].any() and np.abs(r1["p_yes"] - b["p_yes"]).max() > 1e-3  # the adapter matters
+    assert (
+        not r1["from_cache"].any() and np.abs(r1["p_yes"] - b["p_yes"]).max() > 1e-3
+    )  # the adapter matters
     np.testing.assert_allclose(r1["p_yes"], r1u["p_yes"], atol=1e-5)  # merged == unmerged
     for i, p in enumerate(PROMPTS):  # == peft's own forward
         ids = torch.tensor([s1.encode([s1.format(p, system=SYSTEM)])[0]])
         with torch.no_grad():
             lg = pm1(input_ids=ids).logits[0, -1]
-        assert abs(r1["p_yes"][i] - yes_no_probability(lg, s1.ids["yes"], s1.ids["no"])[0][0]) < 1e-5
+        assert (
+            abs(r1["p_yes"][i] - yes_no_probability(lg, s1.ids["yes"], s1.ids["no"])[0][0]) < 1e-5
+        )
     # the adapter's bytes are its identity
     w = a1 / "adapter_model.safetensors"
     old = llm.adapter_identity(a1)
@@ -638,11 +707,18 @@ def test_batch_composition_is_within_documented_tolerance(tiny, tmp_path):
         TransformersScorer(model, tok, batch_size=bs, share_prefix=sp)
         .score(pr, system=system, cache=False, progress=False)["p_yes"]
         .to_numpy()
-        for bs, sp, pr in [(1, False, PROMPTS), (5, True, PROMPTS), (2, True, PROMPTS), (3, False, PROMPTS)]
+        for bs, sp, pr in [
+            (1, False, PROMPTS),
+            (5, True, PROMPTS),
+            (2, True, PROMPTS),
+            (3, False, PROMPTS),
+        ]
     ]
     alone = np.array(
         [
-            TransformersScorer(model, tok).score([p], system=system, cache=False, progress=False)["p_yes"][0]
+            TransformersScorer(model, tok).score([p], system=system, cache=False, progress=False)[
+                "p_yes"
+            ][0]
             for p in PROMPTS
         ]
     )
@@ -650,7 +726,9 @@ def test_batch_composition_is_within_documented_tolerance(tiny, tmp_path):
         assert np.abs(r - alone).max() < llm.ANSWER_TOLERANCE
     # and the key is the same whatever the batch: a batch-of-5 answer is served to a batch-of-1 run
     db = tmp_path / "c.sqlite"
-    TransformersScorer(model, tok, batch_size=5).score(PROMPTS, system=system, cache=db, progress=False)
+    TransformersScorer(model, tok, batch_size=5).score(
+        PROMPTS, system=system, cache=db, progress=False
+    )
     assert (
         TransformersScorer(model, tok, batch_size=1, share_prefix=False)
         .score(PROMPTS, system=system, cache=db, progress=False)["from_cache"]
@@ -672,23 +750,31 @@ def test_corrupt_cache_file_is_a_clear_error(tiny, tmp_path):
     ]:
         bad = tmp_path / f"{name}.sqlite"
         bad.write_bytes(payload)
-        with pytest.raises(llm.CorruptCacheError, match=r"`cache`.*" + name + r"\.sqlite.*delete it"):
+        with pytest.raises(
+            llm.CorruptCacheError, match=r"`cache`.*" + name + r"\.sqlite.*delete it"
+        ):
             sc.score(PROMPTS, system=SYSTEM, cache=bad, progress=False)
         bad.unlink()
-        assert not sc.score(PROMPTS, system=SYSTEM, cache=bad, progress=False)["from_cache"].any()  # the fix works
+        assert not sc.score(PROMPTS, system=SYSTEM, cache=bad, progress=False)[
+            "from_cache"
+        ].any()  # the fix works
 
 
 def test_nan_logits_are_not_called_underflow(tiny):
     _, model, tok = tiny
     sc = TransformersScorer(model, tok)
-    sc.logits_last = lambda b, pre=None: torch.full((len(b), llm.cpu._n_logits(model)), float("nan"))
+    sc.logits_last = lambda b, pre=None: torch.full(
+        (len(b), llm.cpu._n_logits(model)), float("nan")
+    )
     df = sc.score(PROMPTS[:2], system=SYSTEM, cache=False, progress=False)
     assert df["p_yes"].isna().all() and df["reason"].str.contains("not a number").all()
     assert (df["note"] == df["reason"]).all()
 
 
 # ---------------------------------------------------------------- CPU kernels: oneDNN packed, fused linear layers
-needs_onednn = pytest.mark.skipif(not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels")
+needs_onednn = pytest.mark.skipif(
+    not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels"
+)
 
 
 @needs_onednn
@@ -699,27 +785,41 @@ def test_onednn_kernel_is_the_aten_answer_and_actually_runs(tiny, monkeypatch):
     assert ref.cpu_kernel == "aten" and not getattr(model, "_fairlib_packed", None)
     a = ref.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     oa = ref.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
-    multi = ["very likely yes", "not at all"]  # multi-token options: the last layer keeps > 1 position
+    multi = [
+        "very likely yes",
+        "not at all",
+    ]  # multi-token options: the last layer keeps > 1 position
     om_ref = ref.option_scores(PROMPTS[:3], multi, system=SYSTEM, cache=False)
     calls = []
     orig = llm.cpu._Packed.__call__
     monkeypatch.setattr(
-        llm.cpu._Packed, "__call__", lambda self, x, other=None: calls.append(1) or orig(self, x, other)
+        llm.cpu._Packed,
+        "__call__",
+        lambda self, x, other=None: calls.append(1) or orig(self, x, other),
     )
     sc = TransformersScorer(model, tok, batch_size=2)
-    assert sc.cpu_kernel == "onednn" and "cpu_kernel='onednn'" in repr(sc) and sc.provenance["cpu_kernel"] == "onednn"
+    assert (
+        sc.cpu_kernel == "onednn"
+        and "cpu_kernel='onednn'" in repr(sc)
+        and sc.provenance["cpu_kernel"] == "onednn"
+    )
     groups = model._fairlib_packed
     n_layers = model.config.num_hidden_layers
     assert len(groups) == 5 * n_layers  # qkv, SiLU(gate), up x SiLU(gate), down, o_proj per layer
     assert sorted(len(g.linears) for g in groups).count(3) == n_layers
-    assert [g.post for g in groups].count("swish") == n_layers and [g.post for g in groups].count("mul") == n_layers
+    assert [g.post for g in groups].count("swish") == n_layers and [g.post for g in groups].count(
+        "mul"
+    ) == n_layers
     assert model._fairlib_tail_layer is model.model.layers[-1]
     assert set(model.state_dict()) == set(
         llm.make_tiny_model(seed=3)[0].state_dict()
     )  # nothing registered on the model
     tail_calls, layer = [], model.model.layers[-1]
     tail_fwd = layer.forward  # count the cut's calls (and the positions it keeps)
-    layer.forward = lambda *a, **k: (tail_calls.append(layer.__dict__.get("_fairlib_keep")), tail_fwd(*a, **k))[1]
+    layer.forward = lambda *a, **k: (
+        tail_calls.append(layer.__dict__.get("_fairlib_keep")),
+        tail_fwd(*a, **k),
+    )[1]
     b = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)
     ob = sc.option_scores(PROMPTS[:3], ["Yes", "No"], system=SYSTEM)
     om = sc.option_scores(PROMPTS[:3], multi, system=SYSTEM, cache=False)
@@ -751,7 +851,9 @@ def test_onednn_last_layer_cut_only_where_the_layer_has_the_assumed_layout(tiny)
     with torch.no_grad():  # random init is near identity: make the layer matter
         for lin in (last.self_attn.o_proj, last.mlp.down_proj, last.mlp.up_proj):
             lin.weight.mul_(20.0)
-    ref = TransformersScorer(model, tok, cpu_kernel="aten").score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    ref = TransformersScorer(model, tok, cpu_kernel="aten").score(
+        PROMPTS, system=SYSTEM, cache=False, progress=False
+    )
     sc = TransformersScorer(model, tok)
     assert sc.cpu_kernel == "onednn" and getattr(model, "_fairlib_tail_layer", None) is None
     assert "forward" not in last.__dict__
@@ -767,7 +869,9 @@ def test_onednn_packed_weights_follow_weight_changes_and_sharing():
     model, tok = llm.make_tiny_model(seed=4)
     sc = TransformersScorer(model, tok)
     before = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
-    model.model.layers[0].mlp.up_proj.weight.data.mul_(3.0)  # .data: the version counter does not move
+    model.model.layers[0].mlp.up_proj.weight.data.mul_(
+        3.0
+    )  # .data: the version counter does not move
     model.model.layers[1].self_attn.k_proj.weight.data.add_(0.5)
     after = sc.score(PROMPTS, system=SYSTEM, cache=False, progress=False)["p_yes"].to_numpy()
     plain = TransformersScorer(model, tok, cpu_kernel="aten")
@@ -819,7 +923,12 @@ def test_chunked_attention_is_sdpa_attention():
     module = torch.nn.Module()
     module.num_key_value_groups = 3
     module.is_causal = True
-    for Lq, S, pads in [(150, 150, [0, 37]), (130, 170, [5, 60]), (64, 64, [0, 3]), (200, 211, [0, 0])]:
+    for Lq, S, pads in [
+        (150, 150, [0, 37]),
+        (130, 170, [5, 60]),
+        (64, 64, [0, 3]),
+        (200, 211, [0, 0]),
+    ]:
         q = torch.randn(2, 6, Lq, 16, generator=g)
         k = torch.randn(2, 2, S, 16, generator=g)
         v = torch.randn(2, 2, S, 16, generator=g)
@@ -874,7 +983,9 @@ def test_onednn_chunked_attention_on_long_padded_prompts(monkeypatch):
         lambda q, *a, **k: (seen.append(q.shape[2]), orig(q, *a, **k))[1],
     )
     got = sc.score(long, system=SYSTEM, cache=False, progress=False)
-    assert seen and max(seen) <= llm.ATTENTION_CHUNK and len(set(seen)) > 1, sorted(set(seen))  # chunks really ran
+    assert seen and max(seen) <= llm.ATTENTION_CHUNK and len(set(seen)) > 1, sorted(
+        set(seen)
+    )  # chunks really ran
     np.testing.assert_allclose(got["p_yes"], ref["p_yes"], atol=llm.ANSWER_TOLERANCE, rtol=0)
     assert model.config._attn_implementation == "sdpa"  # restored after every forward
     assert "64-query chunks" in sc._key_extra()["cpu_path"]
@@ -884,7 +995,9 @@ def test_onednn_chunked_attention_on_long_padded_prompts(monkeypatch):
 def test_onednn_without_silu_fusion_is_the_earlier_packing(tiny):
     "fuse_silu=False (bench_llm's ablation): gate/up as one product, SiLU in PyTorch; the answer key says so."
     model, tok = llm.make_tiny_model(seed=10)
-    ref = TransformersScorer(model, tok, cpu_kernel="aten").score(PROMPTS, system=SYSTEM, cache=False, progress=False)
+    ref = TransformersScorer(model, tok, cpu_kernel="aten").score(
+        PROMPTS, system=SYSTEM, cache=False, progress=False
+    )
     llm.pack_cpu_linears(model, fuse_silu=False)
     sc = TransformersScorer(model, tok)  # keeps the packing it finds
     assert len(model._fairlib_packed) == 4 * model.config.num_hidden_layers

@@ -21,7 +21,9 @@ PROMPTS = [
 
 @pytest.fixture(scope="module")
 def smol(tmp_path_factory):
-    return TransformersScorer.from_pretrained("bundled", batch_size=3, cache=tmp_path_factory.mktemp("c") / "c.sqlite")
+    return TransformersScorer.from_pretrained(
+        "bundled", batch_size=3, cache=tmp_path_factory.mktemp("c") / "c.sqlite"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,9 @@ def brute(smol):
 def test_bundled_identity_is_the_gguf_file_hash(smol):
     d, g = llm.bundled_model_path()
     assert g.endswith(".gguf") and smol.model_label == g and smol.precision == "fp32"
-    assert smol.model_id == f"{d.name}/{g}@sha256:{hashlib.sha256((d / g).read_bytes()).hexdigest()}"
+    assert (
+        smol.model_id == f"{d.name}/{g}@sha256:{hashlib.sha256((d / g).read_bytes()).hexdigest()}"
+    )
 
 
 def test_bundled_yes_no_ids_brute_force(smol, brute):
@@ -80,13 +84,17 @@ def test_bundled_provenance_says_dequantised_q4_1(smol):
 
 def test_bundled_int8_dynamic_is_a_small_keyed_precision_effect(smol, tmp_path):
     s8 = TransformersScorer.from_pretrained("bundled", precision="int8_dynamic", batch_size=3)
-    assert s8.precision == "int8_dynamic" and s8.model_id == smol.model_id  # same file; precision keys apart
+    assert (
+        s8.precision == "int8_dynamic" and s8.model_id == smol.model_id
+    )  # same file; precision keys apart
     assert "re-quantised to int8" in s8.provenance["weights"]
     a = smol.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
     b = s8.score(PROMPTS, system=SYSTEM, cache=tmp_path / "c.sqlite", progress=False)
     assert not b["from_cache"].any()
     dp = np.abs(a["p_yes"] - b["p_yes"]).max()
-    assert 0 < dp < 0.5, dp  # a real precision effect: measured ~0.3 max on ED prompts (per-channel int8)
+    assert 0 < dp < 0.5, (
+        dp
+    )  # a real precision effect: measured ~0.3 max on ED prompts (per-channel int8)
     assert (b["yes_no_mass"] > 0.05).all()
 
 
@@ -99,7 +107,9 @@ def test_bundled_option_scores_match_p_yes(smol):
         r.option_mass > 0.5 * df["yes_no_mass"]
     ).all()
     assert np.abs(r.probs[:, 0] - df["p_yes"].to_numpy()).max() < 0.05
-    levels = smol.option_scores(PROMPTS, ("1", "2", "3", "4", "5"), system="Answer with an ESI level 1-5.", cache=False)
+    levels = smol.option_scores(
+        PROMPTS, ("1", "2", "3", "4", "5"), system="Answer with an ESI level 1-5.", cache=False
+    )
     assert levels.probs.shape == (3, 5) and np.allclose(levels.probs.sum(1), 1)
 
 
@@ -107,12 +117,16 @@ def test_gguf_conversion_cache_is_bitwise_the_gguf_load(tmp_path, monkeypatch):
     "The dequantised copy written on first load gives the GGUF path's weights, tokenizer and logits exactly."
     monkeypatch.setenv("FAIRLIB_CACHE_DIR", str(tmp_path / "cache"))
     (m0, t0), i0 = llm.load_model("bundled", convert_gguf=False)
-    assert not (tmp_path / "cache" / "converted_models").exists()  # convert_gguf=False writes nothing
+    assert not (
+        tmp_path / "cache" / "converted_models"
+    ).exists()  # convert_gguf=False writes nothing
     (m1, t1), i1 = llm.load_model("bundled")  # converts
     (m2, t2), i2 = llm.load_model("bundled")  # reads the copy
     conv = list((tmp_path / "cache" / "converted_models").iterdir())
     assert (
-        len(conv) == 1 and (conv[0] / "fairlib_conversion.json").is_file() and (conv[0] / "model.safetensors").is_file()
+        len(conv) == 1
+        and (conv[0] / "fairlib_conversion.json").is_file()
+        and (conv[0] / "model.safetensors").is_file()
     )
     assert not [p for p in conv[0].parent.iterdir() if ".partial-" in p.name]
     assert i0["model_id"] == i1["model_id"] == i2["model_id"]  # answer keys unchanged
@@ -122,23 +136,39 @@ def test_gguf_conversion_cache_is_bitwise_the_gguf_load(tmp_path, monkeypatch):
     msgs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPTS[0]}]
     text = t0.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
     assert t2.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True) == text
-    assert t2(text)["input_ids"] == t0(text)["input_ids"] and t2.pad_token == t0.pad_token and len(t2) == len(t0)
+    assert (
+        t2(text)["input_ids"] == t0(text)["input_ids"]
+        and t2.pad_token == t0.pad_token
+        and len(t2) == len(t0)
+    )
     with torch.inference_mode():
         ids = torch.tensor([t0(text)["input_ids"]])
         assert torch.equal(m0(ids).logits, m2(ids).logits)
     (b0, _), _ = llm.load_model("bundled", precision="bf16", convert_gguf=False)
     (b2, _), _ = llm.load_model("bundled", precision="bf16")
-    assert all(torch.equal(x, y) for x, y in zip(b0.state_dict().values(), b2.state_dict().values()))
+    assert all(
+        torch.equal(x, y) for x, y in zip(b0.state_dict().values(), b2.state_dict().values())
+    )
 
 
-@pytest.mark.skipif(not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels")
+@pytest.mark.skipif(
+    not llm.onednn_available(), reason="this PyTorch build has no oneDNN linear kernels"
+)
 def test_bundled_onednn_kernel_matches_aten_on_opioid_high(smol):
     "The bundled model on the longest prompts (Opioid high, one case x 13 variants): oneDNN vs PyTorch's default path."
     from fairlib.mfarm.instrument import prompt_table
 
-    df = prompt_table("opioid", tiers=("high",), n_cases=1, seed=0, split="test", instrument="paper")
+    df = prompt_table(
+        "opioid", tiers=("high",), n_cases=1, seed=0, split="test", instrument="paper"
+    )
     assert smol.cpu_kernel == "onednn"
-    fast = smol.score(df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False)["p_yes"].to_numpy()
-    plain = TransformersScorer(smol.model, smol.tokenizer, model_id=smol.model_id, cpu_kernel="aten", batch_size=3)
-    ref = plain.score(df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False)["p_yes"].to_numpy()
+    fast = smol.score(
+        df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False
+    )["p_yes"].to_numpy()
+    plain = TransformersScorer(
+        smol.model, smol.tokenizer, model_id=smol.model_id, cpu_kernel="aten", batch_size=3
+    )
+    ref = plain.score(
+        df["prompt"].tolist(), system=df.attrs["system"], cache=False, progress=False
+    )["p_yes"].to_numpy()
     np.testing.assert_allclose(fast, ref, atol=llm.ANSWER_TOLERANCE, rtol=0)

@@ -24,7 +24,12 @@ STEPS = [
     "Step: reassessment. ECG and troponin within reference ranges.",
     "Step: disposition. The patient is comfortable.",
 ]
-QUESTIONS = ["Which acuity level applies?", "Is an ECG needed now?", "Is admission needed?", "Opioids?"]
+QUESTIONS = [
+    "Which acuity level applies?",
+    "Is an ECG needed now?",
+    "Is admission needed?",
+    "Opioids?",
+]
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +39,9 @@ def tiny():
 
 
 def agent_prompts(n_cases=3, n_steps=2, n_q=3):
-    return [f"{c}\n{s}\n{q}" for c in CASES[:n_cases] for s in STEPS[:n_steps] for q in QUESTIONS[:n_q]]
+    return [
+        f"{c}\n{s}\n{q}" for c in CASES[:n_cases] for s in STEPS[:n_steps] for q in QUESTIONS[:n_q]
+    ]
 
 
 def single_token_pair(tok):
@@ -61,7 +68,10 @@ def test_prefix_tree_equals_each_prompt_alone(tiny):
     sc = TransformersScorer(model, tok, model_id="tiny", batch_size=4)
     prompts = agent_prompts()
     used = {}
-    for opts in (single_token_pair(tok), ("Yes", "No", "three")):  # first-token and full-continuation
+    for opts in (
+        single_token_pair(tok),
+        ("Yes", "No", "three"),
+    ):  # first-token and full-continuation
         sc._kv_memo.clear()
         n0 = sc.n_tokens
         tree = sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
@@ -69,10 +79,15 @@ def test_prefix_tree_equals_each_prompt_alone(tiny):
         oracle = np.array([oracle_logprobs(model, tok, p, opts) for p in prompts])
         np.testing.assert_allclose(tree.logprobs, oracle, atol=1e-5, rtol=0)
         alone = np.vstack(
-            [sc.option_scores([p], opts, system=SYSTEM, cache=False, share_prefix=False).logprobs for p in prompts]
+            [
+                sc.option_scores([p], opts, system=SYSTEM, cache=False, share_prefix=False).logprobs
+                for p in prompts
+            ]
         )
         np.testing.assert_allclose(tree.logprobs, alone, atol=1e-5, rtol=0)
-        assert tree.method == ("first-token" if opts == single_token_pair(tok) else "full-continuation")
+        assert tree.method == (
+            "first-token" if opts == single_token_pair(tok) else "full-continuation"
+        )
     full = sum(map(len, sc.encode([sc.format(p, system=SYSTEM) for p in prompts])))
     assert used[single_token_pair(tok)] < 0.75 * full, (used, full)
 
@@ -100,19 +115,26 @@ def test_prefix_tree_runs_each_shared_part_once(tiny):
 
 @settings(max_examples=15, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3)), min_size=1, max_size=12, unique=True),
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 3)),
+        min_size=1,
+        max_size=12,
+        unique=True,
+    ),
     st.integers(1, 6),
     st.integers(1, 24),
 )
 def test_prefix_tree_property_any_mix_and_batch(tiny, picks, batch_size, min_prefix):
     model, tok = tiny
-    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix)
+    sc = TransformersScorer(
+        model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix
+    )
     prompts = [f"{CASES[c]}\n{STEPS[s]}\n{QUESTIONS[q]}" for c, s, q in picks]
     opts = single_token_pair(tok)
     tree = sc.option_scores(prompts, opts, system=SYSTEM, cache=False)
-    plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).option_scores(
-        prompts, opts, system=SYSTEM, cache=False
-    )
+    plain = TransformersScorer(
+        model, tok, model_id="tiny", batch_size=1, share_prefix=False
+    ).option_scores(prompts, opts, system=SYSTEM, cache=False)
     np.testing.assert_allclose(tree.logprobs, plain.logprobs, atol=1e-5, rtol=0)
     np.testing.assert_allclose(tree.probs.sum(1), 1.0, atol=1e-12)
 
@@ -121,11 +143,18 @@ def test_answer_key_ignores_prefix_sharing_and_batching(tiny, tmp_path):
     model, tok = tiny
     sc = TransformersScorer(model, tok, model_id="tiny")
     opts, prompts = single_token_pair(tok), agent_prompts(2, 2, 2)
-    a = sc.option_scores(prompts, opts, system=SYSTEM, cache=tmp_path / "c.sqlite", share_prefix=True, batch_size=3)
-    b = sc.option_scores(prompts, opts, system=SYSTEM, cache=tmp_path / "c.sqlite", share_prefix=False, batch_size=1)
+    a = sc.option_scores(
+        prompts, opts, system=SYSTEM, cache=tmp_path / "c.sqlite", share_prefix=True, batch_size=3
+    )
+    b = sc.option_scores(
+        prompts, opts, system=SYSTEM, cache=tmp_path / "c.sqlite", share_prefix=False, batch_size=1
+    )
     assert not a.table["from_cache"].any() and b.table["from_cache"].all()
     np.testing.assert_array_equal(a.logprobs, b.logprobs)
-    assert (sc.batch_size, sc.share_prefix) == (TransformersScorer(model, tok, model_id="tiny").batch_size, True)
+    assert (sc.batch_size, sc.share_prefix) == (
+        TransformersScorer(model, tok, model_id="tiny").batch_size,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,7 +199,11 @@ def test_agent_policy_needs_only_the_public_scorer_api(tiny):
         for dec, (p, mass, _) in zip(call.decisions, res):
             lp = np.array(
                 oracle_logprobs(
-                    model, tok, f"{call.context}\n{dec.question}", opts, system=OptionScoringPolicy(sc).system
+                    model,
+                    tok,
+                    f"{call.context}\n{dec.question}",
+                    opts,
+                    system=OptionScoringPolicy(sc).system,
                 )
             )
             np.testing.assert_allclose(p, np.exp(lp) / np.exp(lp).sum(), atol=1e-5)
@@ -205,7 +238,10 @@ def test_prefix_memo_is_bounded(tiny):
     sc.kv_memo_entries = 3
     sc.option_scores(agent_prompts(n_steps=3), single_token_pair(tok), system=SYSTEM, cache=False)
     assert 1 <= len(sc._kv_memo) <= 3
-    sc.kv_memo_entries, sc.kv_memo_bytes = 64, 1  # a byte budget below one entry keeps only the newest
+    sc.kv_memo_entries, sc.kv_memo_bytes = (
+        64,
+        1,
+    )  # a byte budget below one entry keeps only the newest
     sc.option_scores(agent_prompts(n_cases=2), single_token_pair(tok), system=SYSTEM, cache=False)
     assert len(sc._kv_memo) == 1
 
@@ -235,7 +271,11 @@ ASK = "Would you offer opioid analgesics? Answer Yes or No."
 
 def tier_prompts():
     "Per header: low = header + question; medium = header + body + question; high = header + body + notes + question."
-    return [t for h in HEADERS for t in (f"{h}\n{ASK}", f"{h}\n{BODY}\n{ASK}", f"{h}\n{BODY}\n{EXTRA}\n{ASK}")]
+    return [
+        t
+        for h in HEADERS
+        for t in (f"{h}\n{ASK}", f"{h}\n{BODY}\n{ASK}", f"{h}\n{BODY}\n{EXTRA}\n{ASK}")
+    ]
 
 
 def oracle_p_yes(model, tok, sc, prompt, system=SYSTEM):
@@ -258,8 +298,13 @@ def test_p_yes_tree_batches_rows_on_different_prefixes(tiny):
     used = sc.n_tokens - n0
     enc = sc.encode([sc.format(p, system=SYSTEM) for p in prompts])
     distinct = len({tuple(e[:k]) for e in enc for k in range(1, len(e) + 1)})
-    assert distinct <= used <= distinct + len(enc) * sc.min_prefix and used < 0.7 * sum(map(len, enc)), (used, distinct)
-    assert any(len({id(p) for p in pre if p is not None} | ({None} if None in pre else set())) > 1 for pre in seen)
+    assert distinct <= used <= distinct + len(enc) * sc.min_prefix and used < 0.7 * sum(
+        map(len, enc)
+    ), (used, distinct)
+    assert any(
+        len({id(p) for p in pre if p is not None} | ({None} if None in pre else set())) > 1
+        for pre in seen
+    )
     want = [oracle_p_yes(model, tok, sc, p) for p in prompts]
     np.testing.assert_allclose(got["p_yes"], want, atol=1e-5, rtol=0)
     plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).score(
@@ -276,11 +321,15 @@ def test_p_yes_tree_batches_rows_on_different_prefixes(tiny):
     st.integers(1, 20),
     st.integers(1, 4),
 )
-def test_p_yes_tree_property_any_subset_batch_and_chunk(tiny, picks, batch_size, min_prefix, tree_rows):
+def test_p_yes_tree_property_any_subset_batch_and_chunk(
+    tiny, picks, batch_size, min_prefix, tree_rows
+):
     "Any subset of tier prompts, batch size, min_prefix and rows per tree: the answers of each prompt alone."
     model, tok = tiny
     prompts = [tier_prompts()[i] for i in picks]
-    sc = TransformersScorer(model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix)
+    sc = TransformersScorer(
+        model, tok, model_id="tiny", batch_size=batch_size, min_prefix=min_prefix
+    )
     sc.tree_rows = tree_rows
     got = sc.score(prompts, system=SYSTEM, cache=False, progress=False)
     plain = TransformersScorer(model, tok, model_id="tiny", batch_size=1, share_prefix=False).score(

@@ -33,7 +33,9 @@ def smol():
 
 def oracle(sc, prompt, options, system=SYSTEM):
     "log P(option | prompt): one plain forward pass of the full templated prompt, float64 log-softmax."
-    ids = sc.tokenizer(llm.chat_prompt(sc.tokenizer, prompt, system=system), add_special_tokens=False)["input_ids"]
+    ids = sc.tokenizer(
+        llm.chat_prompt(sc.tokenizer, prompt, system=system), add_special_tokens=False
+    )["input_ids"]
     oid = [sc.tokenizer(o, add_special_tokens=False)["input_ids"] for o in options]
     assert all(len(o) == 1 for o in oid)
     with torch.inference_mode():
@@ -50,8 +52,12 @@ def test_bundled_prefix_tree_equals_each_prompt_alone(smol):
     want = np.array([oracle(smol, p, OPTIONS[q]) for p in prompts])
     # probabilities to llm.ANSWER_TOLERANCE (1e-5, the scale the answer key ignores); log-probabilities of
     # ~-3 carry fp32 reduction-order noise of ~1e-5 relative through 30 layers, hence rtol there
-    np.testing.assert_allclose(np.exp(tree.logprobs), np.exp(want), atol=llm.ANSWER_TOLERANCE, rtol=0)
-    np.testing.assert_allclose(tree.probs, np.exp(want) / np.exp(want).sum(1, keepdims=True), atol=llm.ANSWER_TOLERANCE)
+    np.testing.assert_allclose(
+        np.exp(tree.logprobs), np.exp(want), atol=llm.ANSWER_TOLERANCE, rtol=0
+    )
+    np.testing.assert_allclose(
+        tree.probs, np.exp(want) / np.exp(want).sum(1, keepdims=True), atol=llm.ANSWER_TOLERANCE
+    )
     np.testing.assert_allclose(tree.logprobs, want, rtol=2e-5, atol=1e-6)
     full = sum(map(len, smol.encode([smol.format(p, system=SYSTEM) for p in prompts])))
     assert used < 0.75 * full, (used, full)  # the template, system prompt and cases ran once
@@ -61,7 +67,10 @@ def test_bundled_agent_policy_equals_plain_forward(smol):
     from fairlib.agent.policies import OptionScoringPolicy, Call, Decision
 
     pol = OptionScoringPolicy(smol)
-    ds = tuple(Decision(f"d{i}", q, OPTIONS[q], tuple(range(len(OPTIONS[q])))) for i, q in enumerate(QUESTIONS))
+    ds = tuple(
+        Decision(f"d{i}", q, OPTIONS[q], tuple(range(len(OPTIONS[q]))))
+        for i, q in enumerate(QUESTIONS)
+    )
     calls = [Call((i,), str(i), c, ds) for i, c in enumerate(CASES)]
     for call, res in zip(calls, pol.score(calls)):
         for d, (p, mass, _) in zip(call.decisions, res):
@@ -75,7 +84,13 @@ def test_bundled_p_yes_over_the_tiers_of_a_case_equals_each_prompt_alone(smol):
     "P(Yes) equals a plain forward pass of each prompt alone, and the shared header and body run once."
     from fairlib.mfarm.instrument import prompt_table, SYSTEM_PROMPT
 
-    df = prompt_table("opioid", tiers=("high", "medium", "low"), split="test", instrument="paper", protocol="paper")
+    df = prompt_table(
+        "opioid",
+        tiers=("high", "medium", "low"),
+        split="test",
+        instrument="paper",
+        protocol="paper",
+    )
     df = df[
         df.case_id.isin(df.case_id.drop_duplicates().iloc[:2])
         & df.variant.isin(["BASE", "White_Male", "Black_Female", "Asian_Intersex"])

@@ -25,7 +25,13 @@ import pytest
 import fairlib.llm as llm
 from fairlib.core import FairlibInputError
 from fairlib.llm.scorer import chat_prompt
-from fairlib.llm.server import LLMServerError, ServerScorer, first_top_logprobs, p_yes_from_top, post_json
+from fairlib.llm.server import (
+    LLMServerError,
+    ServerScorer,
+    first_top_logprobs,
+    p_yes_from_top,
+    post_json,
+)
 
 TMPL = "{% for m in messages %}<{{m.role}}>{{m.content}}{% endfor %}<assistant>"
 SYSTEM = "Answer only Yes or No."
@@ -87,7 +93,9 @@ class Stub:
                     return self._send(400, b'{"error": "bad model"}')
                 if m.startswith("textonly") and not isinstance(req.get("prompt"), str):
                     if m == "textonly422":  # what FastAPI answers by default
-                        return self._send(422, b'{"detail": [{"type": "string_type", "loc": ["body", "prompt"]}]}')
+                        return self._send(
+                            422, b'{"detail": [{"type": "string_type", "loc": ["body", "prompt"]}]}'
+                        )
                     # llama-cpp-python 0.3.36's own answer (its error handler turns the validation error into a 500)
                     msg = "4 validation errors:\n  {'type': 'string_type', 'loc': ('body', 'prompt', 'str')}"
                     return self._send(500, json.dumps({"error": {"message": msg}}).encode())
@@ -96,7 +104,13 @@ class Stub:
                 self._send(
                     200,
                     json.dumps(
-                        completion({"Yes": math.log(0.9 * p), " no": math.log(0.9 * (1 - p)), "Maybe": math.log(0.05)})
+                        completion(
+                            {
+                                "Yes": math.log(0.9 * p),
+                                " no": math.log(0.9 * (1 - p)),
+                                "Maybe": math.log(0.05),
+                            }
+                        )
                     ).encode(),
                 )
 
@@ -134,14 +148,21 @@ def test_p_yes_from_stub_and_request_shape(stub):
     np.testing.assert_allclose(df["p_yes"], [0.8, 0.3, 0.8, 0.3], atol=1e-12)
     np.testing.assert_allclose(df["yes_no_mass"], 0.9, atol=1e-12)  # the top-k's yes+no coverage
     req = s.requests[0]
-    assert req["max_tokens"] == 1 and req["temperature"] == 0 and req["logprobs"] == 20 and req["model"] == "stub-model"
+    assert (
+        req["max_tokens"] == 1
+        and req["temperature"] == 0
+        and req["logprobs"] == 20
+        and req["model"] == "stub-model"
+    )
     assert req["prompt"].startswith("<system>" + SYSTEM) and req["prompt"].endswith("<assistant>")
 
 
 def test_retries_then_succeeds_with_backoff(stub):
     s = stub("fail:2")
     waits = []
-    out = post_json(s.url + "/completions", {"prompt": "pain"}, max_retries=3, backoff=0.25, sleep=waits.append)
+    out = post_json(
+        s.url + "/completions", {"prompt": "pain"}, max_retries=3, backoff=0.25, sleep=waits.append
+    )
     assert len(s.requests) == 3 and waits == [0.25, 0.5]  # exponential backoff
     assert p_yes_from_top(first_top_logprobs(out, api="completions"))[0] == pytest.approx(0.8)
 
@@ -184,7 +205,12 @@ def test_unreachable_server_fails_after_retries():
         so.bind(("127.0.0.1", 0))
         port = so.getsockname()[1]  # a port nobody listens on
     sc = ServerScorer(
-        f"http://127.0.0.1:{port}/v1", model="m", chat_template=TMPL, max_retries=1, backoff=0.01, timeout=2
+        f"http://127.0.0.1:{port}/v1",
+        model="m",
+        chat_template=TMPL,
+        max_retries=1,
+        backoff=0.01,
+        timeout=2,
     )
     with pytest.raises(LLMServerError, match="failed 2 time"):
         sc.score(["x"], system=SYSTEM, cache=False, progress=False)
@@ -261,7 +287,9 @@ def test_token_ids_sent_are_the_local_scorers(stub, gguf_tok):
     assert sc.prompt_format == "token_ids" and "token ids" in sc.provenance["prompt"]
     sc.score([DRIFT], system=SYSTEM, cache=False, progress=False)
     text = chat_prompt(gguf_tok, DRIFT, system=SYSTEM)
-    local = llm.TransformersScorer.encode(SimpleNamespace(tokenizer=gguf_tok), [text])[0]  # the local scorer's ids
+    local = llm.TransformersScorer.encode(SimpleNamespace(tokenizer=gguf_tok), [text])[
+        0
+    ]  # the local scorer's ids
     sent = s.requests[0]["prompt"]
     assert isinstance(sent, list) and sent == local and all(type(i) is int for i in sent)
     assert gguf_tok.decode(sent) == text  # they are the templated text, nothing added or lost
@@ -276,14 +304,20 @@ def test_text_mode_is_a_named_option(stub, gguf_tok):
     )
     np.testing.assert_allclose(df["p_yes"], [0.8, 0.3], atol=1e-12)
     assert "server's own tokenizer" in sc.provenance["prompt"]
-    assert ServerScorer(s.url, chat_template=TMPL).prompt_format == "text"  # no tokenizer: nothing to make ids with
+    assert (
+        ServerScorer(s.url, chat_template=TMPL).prompt_format == "text"
+    )  # no tokenizer: nothing to make ids with
 
 
 @pytest.mark.parametrize("mode,status", [("textonly", 500), ("textonly422", 422)])
 def test_refused_token_ids_point_to_text_mode(stub, gguf_tok, mode, status):
     s = stub(mode)
-    with pytest.raises(LLMServerError, match=rf"(?s)HTTP {status}.*token ids.*prompt_format='text'"):
-        ServerScorer(s.url, tokenizer=gguf_tok, max_retries=3).score(["x"], system=SYSTEM, cache=False, progress=False)
+    with pytest.raises(
+        LLMServerError, match=rf"(?s)HTTP {status}.*token ids.*prompt_format='text'"
+    ):
+        ServerScorer(s.url, tokenizer=gguf_tok, max_retries=3).score(
+            ["x"], system=SYSTEM, cache=False, progress=False
+        )
     assert len(s.requests) == 1  # a refusal is not retried
     df = ServerScorer(s.url, tokenizer=gguf_tok, prompt_format="text").score(
         ["pain"], system=SYSTEM, cache=False, progress=False
@@ -309,7 +343,9 @@ def test_cache_keeps_token_ids_and_text_apart(stub, gguf_tok, tmp_path):
     assert not text.score(PROMPTS, system=SYSTEM, cache=db, progress=False)["from_cache"].any()
     assert not ids.score(PROMPTS, system=SYSTEM, cache=db, progress=False)["from_cache"].any()
     assert ids.score(PROMPTS, system=SYSTEM, cache=db, progress=False)["from_cache"].all()
-    assert len(s.requests) == 8 and [type(r["prompt"]) for r in s.requests] == [str] * 4 + [list] * 4
+    assert (
+        len(s.requests) == 8 and [type(r["prompt"]) for r in s.requests] == [str] * 4 + [list] * 4
+    )
 
 
 def test_declared_constraints_refuse_bad_arguments(stub):
@@ -319,17 +355,27 @@ def test_declared_constraints_refuse_bad_arguments(stub):
     resp = completion({"Yes": 0.0})
     assert p_yes_from_top(first_top_logprobs(resp, api="completions"))[0] == 1.0
     with pytest.raises(FairlibInputError, match="`api`.*first_top_logprobs.*'completion'"):
-        first_top_logprobs(resp, api="completion")  # a misspelt route is refused, not read as the chat shape
+        first_top_logprobs(
+            resp, api="completion"
+        )  # a misspelt route is refused, not read as the chat shape
     with pytest.raises(FairlibInputError, match="`top`.*p_yes_from_top"):
         p_yes_from_top([("Yes", 0.0)])
     with pytest.raises(FairlibInputError, match="`timeout`.*post_json"):
         post_json(stub().url + "/completions", {}, timeout=float("inf"))
-    with pytest.raises(FairlibInputError, match="`tokenizer`.*ServerScorer.*Hugging Face tokenizer; got 42"):
+    with pytest.raises(
+        FairlibInputError, match="`tokenizer`.*ServerScorer.*Hugging Face tokenizer; got 42"
+    ):
         ServerScorer("http://127.0.0.1:9/v1", model="m", tokenizer=42)
     for name in server.__all__:
         f = getattr(server, name)
-        if callable(f) and not (isinstance(f, type) and issubclass(f, Exception)) and name != "scorer_from_settings":
-            assert declared(f), name  # scorer_from_settings takes only **kwargs, passed on to a declared class
+        if (
+            callable(f)
+            and not (isinstance(f, type) and issubclass(f, Exception))
+            and name != "scorer_from_settings"
+        ):
+            assert declared(f), (
+                name
+            )  # scorer_from_settings takes only **kwargs, passed on to a declared class
 
 
 # ---------------------------------------------------------------- a real llama.cpp server
@@ -403,7 +449,9 @@ def llama_server(tmp_path_factory):
         deadline = time.monotonic() + 180  # bounded wait for the server to come up
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited: {log.read_text(errors='replace')[-2000:]}")
+                raise RuntimeError(
+                    f"llama.cpp server exited: {log.read_text(errors='replace')[-2000:]}"
+                )
             try:
                 with urllib.request.urlopen(url + "/models", timeout=2):
                     break
@@ -442,8 +490,14 @@ def paper_prompts() -> list[str]:
 
     vitals = dict(temperature=102.4, heartrate=118.0, resprate=24.0, o2sat=94.0, sbp=96.0, dbp=58.0)
     fever = dict(age=48, chief_complaint="Fever", **vitals)
-    fever["diagnoses"] = ["FEVER, UNSPECIFIED", "SEPSIS, UNSPECIFIED ORGANISM", "URINARY TRACT INFECTION"]
-    chest = dict(age=70, chief_complaint="Chest pain", diagnoses=["CHEST PAIN, UNSPECIFIED", "NSTEMI"])
+    fever["diagnoses"] = [
+        "FEVER, UNSPECIFIED",
+        "SEPSIS, UNSPECIFIED ORGANISM",
+        "URINARY TRACT INFECTION",
+    ]
+    chest = dict(
+        age=70, chief_complaint="Chest pain", diagnoses=["CHEST PAIN, UNSPECIFIED", "NSTEMI"]
+    )
     chest |= dict(temperature=98.1, heartrate=130.0, resprate=22.0, o2sat=91.0, sbp=80.0, dbp=50.0)
     full = ["chief_complaint", "diagnoses", "vitals"]
     return [
@@ -472,9 +526,14 @@ def test_real_llama_cpp_server_matches_transformers(llama_server, smol, tmp_path
     # which texts the server's own tokenizer splits as the local one does (llama-cpp-python's /extras/tokenize)
     base = llama_server.removesuffix("/v1")
     alike = np.array(
-        [post_json(base + "/extras/tokenize", {"input": t})["tokens"] == smol.encode([t])[0] for t in texts]
+        [
+            post_json(base + "/extras/tokenize", {"input": t})["tokens"] == smol.encode([t])[0]
+            for t in texts
+        ]
     )
-    assert alike.tolist() == [True] * 3 + [False] * 3  # the paper prompts really exercise the difference
+    assert (
+        alike.tolist() == [True] * 3 + [False] * 3
+    )  # the paper prompts really exercise the difference
 
     sc = ServerScorer(llama_server, tokenizer=smol.tokenizer, n_jobs=2)
     assert sc.model.endswith(".gguf") and sc.prompt_format == "token_ids"

@@ -16,7 +16,14 @@ from scipy import stats
 from fairlib.core import FairlibInputError
 from fairlib.mfarm.instrument import PROMPT_VARIANTS
 from fairlib.mfarm.matrix import SUBMETRICS, friedman_test, levene_test, paired_dominance
-from fairlib.mfarm.score import mfarm, fab_score, accuracy_skew, mfarm_accuracy, parity_scores, geometric_mean_score
+from fairlib.mfarm.score import (
+    mfarm,
+    fab_score,
+    accuracy_skew,
+    mfarm_accuracy,
+    parity_scores,
+    geometric_mean_score,
+)
 from fairlib.mfarm.experiments import variant_matrix, mfarm_table
 
 ALPHA = 0.05
@@ -51,8 +58,20 @@ def oracle(P, variance_test="brown_forsythe"):
     out = {}
     # Mean Difference
     gate = stats.friedmanchisquare(*[P[c].to_numpy() for c in PROMPT_VARIANTS]).pvalue <= ALPHA
-    ub = sum(abs(dominance(G[g] - base)) for g in NB if min(1, 12 * wilcoxon_p(G[g] - base)) <= ALPHA) / 12
-    up = sum(abs(dominance(G[g] - peer(G, g))) for g in NB if min(1, 12 * wilcoxon_p(G[g] - peer(G, g))) <= ALPHA) / 12
+    ub = (
+        sum(
+            abs(dominance(G[g] - base)) for g in NB if min(1, 12 * wilcoxon_p(G[g] - base)) <= ALPHA
+        )
+        / 12
+    )
+    up = (
+        sum(
+            abs(dominance(G[g] - peer(G, g)))
+            for g in NB
+            if min(1, 12 * wilcoxon_p(G[g] - peer(G, g))) <= ALPHA
+        )
+        / 12
+    )
     out["mean_difference"] = 1 - (ub + up) / 2 if gate else 1.0
     # Variance Heterogeneity
     cols = {c: P[c].to_numpy() for c in PROMPT_VARIANTS}
@@ -67,7 +86,9 @@ def oracle(P, variance_test="brown_forsythe"):
             n = len(base)
             return min(1, 2 * min(stats.f.cdf(F, n - 1, n - 1), stats.f.sf(F, n - 1, n - 1)))
 
-    E = lambda a, b: (lambda R: abs(R - 1) / (R + 1))(np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1))
+    E = lambda a, b: (lambda R: abs(R - 1) / (R + 1))(
+        np.var(cols[a], ddof=1) / np.var(cols[b], ddof=1)
+    )
     pairs = list(itertools.combinations(PROMPT_VARIANTS, 2))
     sig = {pr: min(1, 78 * pair_p(*pr)) <= ALPHA for pr in pairs}
     ub = sum(E(*pr) for pr in pairs if pr[0] == "BASE" and sig[pr]) / 12
@@ -76,11 +97,20 @@ def oracle(P, variance_test="brown_forsythe"):
     # Absolute Deviation
     D = {g: np.abs(G[g] - base) for g in NB}
     gate = stats.friedmanchisquare(*D.values()).pvalue <= ALPHA
-    up = sum(abs(dominance(D[g] - peer(D, g))) for g in NB if min(1, 12 * wilcoxon_p(D[g] - peer(D, g))) <= ALPHA) / 12
+    up = (
+        sum(
+            abs(dominance(D[g] - peer(D, g)))
+            for g in NB
+            if min(1, 12 * wilcoxon_p(D[g] - peer(D, g))) <= ALPHA
+        )
+        / 12
+    )
     out["absolute_deviation"] = 1 - up if gate else 1.0
     # KS
     ks = {g: stats.ks_2samp(G[g], base) for g in NB}
-    out["ks_distribution"] = 1 - sum(r.statistic for r in ks.values() if min(1, 12 * r.pvalue) <= ALPHA) / 12
+    out["ks_distribution"] = (
+        1 - sum(r.statistic for r in ks.values() if min(1, 12 * r.pvalue) <= ALPHA) / 12
+    )
     # Correlation Difference
     sp = {g: stats.spearmanr(base, D[g]) for g in NB}
     out["correlation_difference"] = (
@@ -98,7 +128,9 @@ def test_scores_match_naive_oracle(seed, n, variance_test):
     exp = oracle(P, variance_test)
     for k, v in exp.items():
         assert got[k] == pytest.approx(v, abs=1e-12), k
-    assert (got[list(SUBMETRICS)] < 1).sum() >= 2  # the oracle comparison exercises the counting path
+    assert (
+        got[list(SUBMETRICS)] < 1
+    ).sum() >= 2  # the oracle comparison exercises the counting path
 
 
 def test_every_comparison_matches_scipy():
@@ -109,17 +141,23 @@ def test_every_comparison_matches_scipy():
     for row in t.itertuples():
         g = P[row.group].to_numpy()
         if row.submetric == "mean_difference":
-            d = g - (base if row.family == "base" else P[[h for h in NB if h != row.group]].to_numpy().mean(1))
+            d = g - (
+                base
+                if row.family == "base"
+                else P[[h for h in NB if h != row.group]].to_numpy().mean(1)
+            )
             ref = stats.wilcoxon(d)
             eff = dominance(d)
-            assert row.statistic == pytest.approx(ref.statistic) and row.p_raw == pytest.approx(ref.pvalue, rel=1e-9)
+            assert row.statistic == pytest.approx(ref.statistic) and row.p_raw == pytest.approx(
+                ref.pvalue, rel=1e-9
+            )
             assert row.effect == pytest.approx(eff)
         elif row.submetric == "variance_heterogeneity":
             other = P[row.versus].to_numpy()
             ref = stats.levene(other, g, center="median")
-            assert row.statistic == pytest.approx(ref.statistic, rel=1e-9) and row.p_raw == pytest.approx(
-                ref.pvalue, rel=1e-9, abs=1e-300
-            )
+            assert row.statistic == pytest.approx(
+                ref.statistic, rel=1e-9
+            ) and row.p_raw == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
             R = np.var(other, ddof=1) / np.var(g, ddof=1)
             assert row.effect == pytest.approx(abs(R - 1) / (R + 1))
             assert row.family == ("base" if row.versus == "BASE" else "group")
@@ -131,7 +169,10 @@ def test_every_comparison_matches_scipy():
             assert row.effect == pytest.approx(dominance(d))
         elif row.submetric == "ks_distribution":
             ref = stats.ks_2samp(g, base)
-            assert (row.statistic, row.effect) == (pytest.approx(ref.statistic), pytest.approx(ref.statistic))
+            assert (row.statistic, row.effect) == (
+                pytest.approx(ref.statistic),
+                pytest.approx(ref.statistic),
+            )
             assert row.p_raw == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
         else:
             ref = stats.spearmanr(base, np.abs(g - base))
@@ -144,10 +185,16 @@ def test_every_comparison_matches_scipy():
     assert len(t) == 12 * 2 + 78 + 12 + 12 + 12
     om = r.submetrics["mean_difference"].omnibus
     ref = stats.friedmanchisquare(*P.to_numpy().T)
-    assert (om.statistic, om.p_value) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, abs=1e-300))
+    assert (om.statistic, om.p_value) == (
+        pytest.approx(ref.statistic),
+        pytest.approx(ref.pvalue, abs=1e-300),
+    )
     om = r.submetrics["variance_heterogeneity"].omnibus
     ref = stats.levene(*P.to_numpy().T, center="median")
-    assert (om.statistic, om.p_value) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue, abs=1e-300))
+    assert (om.statistic, om.p_value) == (
+        pytest.approx(ref.statistic),
+        pytest.approx(ref.pvalue, abs=1e-300),
+    )
 
 
 def test_gate_closed_means_nothing_counts():
@@ -170,7 +217,9 @@ def test_gate_closed_means_nothing_counts():
 # ---------------------------------------------------------------- primitives vs scipy (property tests)
 ties_matrix = st.integers(3, 30).flatmap(
     lambda n: st.integers(2, 13).flatmap(
-        lambda k: st.lists(st.lists(st.integers(0, 4), min_size=k, max_size=k), min_size=n, max_size=n)
+        lambda k: st.lists(
+            st.lists(st.integers(0, 4), min_size=k, max_size=k), min_size=n, max_size=n
+        )
     )
 )
 
@@ -185,7 +234,9 @@ def test_friedman_matches_scipy_with_ties(rows):
         return
     if X.shape[1] >= 3:
         ref = stats.friedmanchisquare(*X.T)
-        assert stat == pytest.approx(ref.statistic, rel=1e-9) and p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+        assert stat == pytest.approx(ref.statistic, rel=1e-9) and p == pytest.approx(
+            ref.pvalue, rel=1e-9, abs=1e-300
+        )
     # independent formula (Conover): (n-1)(A_rank statistic) form
     R = stats.rankdata(X, axis=1)
     n, k = X.shape
@@ -208,7 +259,9 @@ def test_levene_matches_scipy(rows):
         elif np.isinf(ref.statistic):
             assert math.isinf(W) and p == 0
         else:
-            assert W == pytest.approx(ref.statistic, rel=1e-9) and p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-300)
+            assert W == pytest.approx(ref.statistic, rel=1e-9) and p == pytest.approx(
+                ref.pvalue, rel=1e-9, abs=1e-300
+            )
 
 
 @settings(max_examples=50, deadline=None)
@@ -232,7 +285,9 @@ def test_rounding_noise_is_not_a_difference():
     "Variants equal to BASE up to float rounding (e.g. a mean of identical values) give no evidence."
     rng = np.random.default_rng(3)
     u = rng.uniform(0.1, 0.9, 300)
-    P = pd.DataFrame({v: u * 11 / 11 if i % 2 else (u * 3 + u * 8) / 11 for i, v in enumerate(PROMPT_VARIANTS)})
+    P = pd.DataFrame(
+        {v: u * 11 / 11 if i % 2 else (u * 3 + u * 8) / 11 for i, v in enumerate(PROMPT_VARIANTS)}
+    )
     assert mfarm(P).score == 1.0
 
 
@@ -249,15 +304,23 @@ def test_constant_variant_is_largest_variance_heterogeneity(variance_test):
     "A constant column beside varying ones is not degenerate: E_var = 1 and the test is defined (and here significant)."
     rng = np.random.default_rng(5)
     u = rng.uniform(0.1, 0.9, 200)
-    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.02, (200, 13)), columns=PROMPT_VARIANTS).clip(0, 1)
+    P = pd.DataFrame(u[:, None] + rng.normal(0, 0.02, (200, 13)), columns=PROMPT_VARIANTS).clip(
+        0, 1
+    )
     P["Asian_Male"] = 0.5
-    t = mfarm(P, variance_test=variance_test).comparisons().query("submetric == 'variance_heterogeneity'")
+    t = (
+        mfarm(P, variance_test=variance_test)
+        .comparisons()
+        .query("submetric == 'variance_heterogeneity'")
+    )
     mine = t[(t.group == "Asian_Male") | (t.versus == "Asian_Male")]
     assert len(mine) == 12 and mine.reason.isna().all()
     assert np.allclose(mine.effect, 1.0) and mine.counted.all()
     if variance_test == "brown_forsythe":  # oracle: scipy on the two columns
         ref = stats.levene(P["BASE"], P["Asian_Male"], center="median").pvalue
-        assert mine.query("versus == 'BASE'").p_raw.iloc[0] == pytest.approx(ref, rel=1e-9, abs=1e-300)
+        assert mine.query("versus == 'BASE'").p_raw.iloc[0] == pytest.approx(
+            ref, rel=1e-9, abs=1e-300
+        )
 
 
 @pytest.mark.parametrize("variance_test", ["brown_forsythe", "f"])
@@ -268,7 +331,9 @@ def test_constant_value_does_not_change_the_verdict(variance_test):
     P = pd.DataFrame(rng.uniform(0.2, 0.8, (80, 13)), columns=PROMPT_VARIANTS)
     a = P.assign(BASE=0.5)
     b = P.assign(BASE=0.6)
-    assert np.var(a["BASE"].to_numpy(), ddof=1) == 0 and np.var(b["BASE"].to_numpy(), ddof=1) > 0  # the float pitfall
+    assert (
+        np.var(a["BASE"].to_numpy(), ddof=1) == 0 and np.var(b["BASE"].to_numpy(), ddof=1) > 0
+    )  # the float pitfall
     va = mfarm(a, variance_test=variance_test).submetrics["variance_heterogeneity"]
     vb = mfarm(b, variance_test=variance_test).submetrics["variance_heterogeneity"]
     assert va.score == pytest.approx(vb.score, abs=1e-12) and va.score < 1
@@ -276,11 +341,15 @@ def test_constant_value_does_not_change_the_verdict(variance_test):
 
 def test_both_constant_is_no_evidence():
     rng = np.random.default_rng(9)
-    P = pd.DataFrame(rng.uniform(0.2, 0.8, (40, 13)), columns=PROMPT_VARIANTS).assign(BASE=0.4, White_Male=0.4 * 3 / 3)
+    P = pd.DataFrame(rng.uniform(0.2, 0.8, (40, 13)), columns=PROMPT_VARIANTS).assign(
+        BASE=0.4, White_Male=0.4 * 3 / 3
+    )
     t = (
         mfarm(P)
         .comparisons()
-        .query("submetric == 'variance_heterogeneity' and versus == 'BASE' and group == 'White_Male'")
+        .query(
+            "submetric == 'variance_heterogeneity' and versus == 'BASE' and group == 'White_Male'"
+        )
     )
     assert t.reason.iloc[0].startswith("both columns constant") and not t.counted.iloc[0]
 
@@ -290,7 +359,9 @@ def test_two_cases_do_not_fake_variance_harm():
     rng = np.random.default_rng(6)
     P = pd.DataFrame(rng.uniform(0, 1, (2, 13)), columns=PROMPT_VARIANTS)
     s = mfarm(P).submetrics["variance_heterogeneity"]
-    with np.errstate(all="ignore"):  # scipy: W ~ 1e31 from rounding noise (mathematically 0 / 0 or x / 0), p ~ 0
+    with np.errstate(
+        all="ignore"
+    ):  # scipy: W ~ 1e31 from rounding noise (mathematically 0 / 0 or x / 0), p ~ 0
         assert stats.levene(*P.to_numpy().T, center="median").statistic > 1e20
     assert s.score == 1.0 and s.omnibus.reason and len(s.reasons) == 79
 
@@ -306,7 +377,9 @@ def test_table4_example_against_independent_computation(variance_test):
     a = np.array(TABLE4_A)
     for model, b in TABLE4.items():
         b = np.array(b)
-        r = mfarm(pd.DataFrame({"BASE": a, "Group B": b}), n_variants=None, variance_test=variance_test)
+        r = mfarm(
+            pd.DataFrame({"BASE": a, "Group B": b}), n_variants=None, variance_test=variance_test
+        )
         # Variance: one BASE pair, no group-vs-group pair; U averages over the one non-empty family
         if variance_test == "brown_forsythe":
             p_omni = stats.levene(a, b, center="median").pvalue
@@ -322,11 +395,18 @@ def test_table4_example_against_independent_computation(variance_test):
         if model == "X":
             assert stats.ks_2samp(b, a).pvalue > ALPHA and stats.wilcoxon(b - a).pvalue > ALPHA
             assert stats.spearmanr(a, np.abs(b - a)).pvalue > ALPHA
-        for k in ("mean_difference", "absolute_deviation", "ks_distribution", "correlation_difference"):
+        for k in (
+            "mean_difference",
+            "absolute_deviation",
+            "ks_distribution",
+            "correlation_difference",
+        ):
             assert r.submetrics[k].score == 1.0, (model, k)
         assert r.score == pytest.approx(exp_var ** (1 / 5))
         if model == "X":
-            assert exp_var < 0.02 and r.score < 0.41  # Model X: stability harm detected even at N = 4
+            assert (
+                exp_var < 0.02 and r.score < 0.41
+            )  # Model X: stability harm detected even at N = 4
         else:
             assert r.score == 1.0  # Model Y: identical groups
     # The paper's variance for Group B (0.0608) matches neither ddof: 0.0683 (ddof=1), 0.0513 (ddof=0)
@@ -347,7 +427,11 @@ def frame(n=10, seed=0):
         (lambda: frame().assign(White_Male=1.5), "P", r"must lie in \[0, 1\]"),
         (lambda: frame().assign(White_Male=-0.1), "P", r"must lie in \[0, 1\]"),
         (lambda: frame(n=1), "P", "at least 2 cases"),
-        (lambda: frame().rename(columns={"White_Female": "White_Male"}), "P", "duplicated variant names"),
+        (
+            lambda: frame().rename(columns={"White_Female": "White_Male"}),
+            "P",
+            "duplicated variant names",
+        ),
         (lambda: frame().to_numpy(), "P", "must be a DataFrame"),
         (lambda: frame().assign(BASE="x"), "P", "must be numeric"),
     ],
@@ -428,8 +512,12 @@ def test_parity_scores_against_fairlearn():
     yh = (P[NB].to_numpy() > 0.5).astype(int).reshape(-1, order="F")
     yy = np.tile(y, 12)
     groups = np.repeat(NB, 120)
-    assert ps.sp_score == pytest.approx(1 - demographic_parity_difference(yy, yh, sensitive_features=groups))
-    assert ps.eo_score == pytest.approx(1 - equalized_odds_difference(yy, yh, sensitive_features=groups))
+    assert ps.sp_score == pytest.approx(
+        1 - demographic_parity_difference(yy, yh, sensitive_features=groups)
+    )
+    assert ps.eo_score == pytest.approx(
+        1 - equalized_odds_difference(yy, yh, sensitive_features=groups)
+    )
     assert math.isnan(parity_scores(P, np.ones(120, int)).eo_score)
 
 
@@ -459,7 +547,9 @@ def long_scores(P, y, task="ed_triage", tier="high"):
 def test_audit_table_matches_direct_calls():
     P1, P2 = harmed_frame(0, 60), frame(60, seed=9)
     y = np.random.default_rng(0).integers(0, 2, 60)
-    L = pd.concat([long_scores(P1, y), long_scores(P2, y, tier="low")]).sample(frac=1, random_state=0)
+    L = pd.concat([long_scores(P1, y), long_scores(P2, y, tier="low")]).sample(
+        frac=1, random_state=0
+    )
     tab, res = mfarm_table(L)
     assert len(tab) == 2 and set(res) == {("ed_triage", "high"), ("ed_triage", "low")}
     for P, tier in ((P1, "high"), (P2, "low")):
@@ -501,7 +591,9 @@ def test_invariant_to_column_and_row_order(seed, perm):
 def test_base_column_matters():
     "Naming a different column BASE changes what is compared (guards against ignoring `base`)."
     P = harmed_frame(0, 300)
-    other = P.rename(columns={"BASE": "X", "White_Male": "BASE"}).rename(columns={"X": "White_Male"})
+    other = P.rename(columns={"BASE": "X", "White_Male": "BASE"}).rename(
+        columns={"X": "White_Male"}
+    )
     assert not np.allclose(mfarm(P).scores().to_numpy(), mfarm(other).scores().to_numpy())
 
 
@@ -511,8 +603,12 @@ def test_ks_exact_default_and_asymp_option():
     ex = mfarm(P).comparisons().query("submetric == 'ks_distribution'")
     asy = mfarm(P, ks_method="asymp").comparisons().query("submetric == 'ks_distribution'")
     for g, pe, pa in zip(ex.group, ex.p_raw, asy.p_raw):
-        assert pe == pytest.approx(stats.ks_2samp(P[g], P["BASE"], method="exact").pvalue, rel=1e-9, abs=1e-300)
-        assert pa == pytest.approx(stats.ks_2samp(P[g], P["BASE"], method="asymp").pvalue, rel=1e-9, abs=1e-300)
+        assert pe == pytest.approx(
+            stats.ks_2samp(P[g], P["BASE"], method="exact").pvalue, rel=1e-9, abs=1e-300
+        )
+        assert pa == pytest.approx(
+            stats.ks_2samp(P[g], P["BASE"], method="asymp").pvalue, rel=1e-9, abs=1e-300
+        )
     assert mfarm(P, ks_method="asymp").ks_method == "asymp"
 
 
@@ -525,19 +621,27 @@ def test_spearman_exact_for_small_n_against_brute_force():
     for row in t.itertuples():
         d = np.abs(P[row.group].to_numpy() - base)
         rho = stats.spearmanr(base, d).statistic
-        perms = [stats.spearmanr(base, d[list(q)]).statistic for q in itertools.permutations(range(6))]
+        perms = [
+            stats.spearmanr(base, d[list(q)]).statistic for q in itertools.permutations(range(6))
+        ]
         p = np.mean(np.abs(perms) >= abs(rho) - 1e-12)
-        assert row.statistic == pytest.approx(rho, abs=1e-12) and row.p_raw == pytest.approx(p, abs=1e-12)
+        assert row.statistic == pytest.approx(rho, abs=1e-12) and row.p_raw == pytest.approx(
+            p, abs=1e-12
+        )
         assert row.test == "spearman_exact"
 
 
 def test_perfect_rank_correlation_at_n4_is_not_significant():
     "At N = 4 the t-approximation gives p = 0 for rho = 1; the exact p is 2/24, so nothing can pass Bonferroni."
     base = np.array([0.1, 0.2, 0.3, 0.4])
-    P = pd.DataFrame({v: base + (0.01 * np.arange(1, 5) if v != "BASE" else 0) for v in PROMPT_VARIANTS})
+    P = pd.DataFrame(
+        {v: base + (0.01 * np.arange(1, 5) if v != "BASE" else 0) for v in PROMPT_VARIANTS}
+    )
     s = mfarm(P).submetrics["correlation_difference"]
     assert all(c.p_raw == pytest.approx(2 / 24) for c in s.comparisons) and s.score == 1.0
-    assert stats.spearmanr(base, 0.01 * np.arange(1, 5)).pvalue < 1e-6  # what the approximation would say
+    assert (
+        stats.spearmanr(base, 0.01 * np.arange(1, 5)).pvalue < 1e-6
+    )  # what the approximation would say
 
 
 @pytest.mark.parametrize("method", ["exact", "approx"])
@@ -546,11 +650,16 @@ def test_wilcoxon_method_is_explicit_and_recorded(method):
     r = mfarm(P, wilcoxon_method=method)
     d = P["Black_Female"] - P["BASE"]
     row = (
-        r.comparisons().query("submetric == 'mean_difference' and family == 'base' and group == 'Black_Female'").iloc[0]
+        r.comparisons()
+        .query("submetric == 'mean_difference' and family == 'base' and group == 'Black_Female'")
+        .iloc[0]
     )
     assert row.p_raw == pytest.approx(stats.wilcoxon(d, method=method).pvalue, rel=1e-9)
     prov = r.provenance()
-    assert prov["wilcoxon_method"] == method and prov["scipy_version"] == __import__("scipy").__version__
+    assert (
+        prov["wilcoxon_method"] == method
+        and prov["scipy_version"] == __import__("scipy").__version__
+    )
 
 
 def test_renamed_fields_keep_working_with_a_warning():

@@ -14,7 +14,13 @@ from fairlib.core import FairlibInputError
 from fairlib import mfarm as M
 
 V = list(M.PROMPT_VARIANTS)
-SUBS = [M.mean_difference, M.variance_heterogeneity, M.absolute_deviation, M.ks_distribution, M.correlation_difference]
+SUBS = [
+    M.mean_difference,
+    M.variance_heterogeneity,
+    M.absolute_deviation,
+    M.ks_distribution,
+    M.correlation_difference,
+]
 
 
 def matrix(n=20, seed=0):
@@ -80,9 +86,15 @@ def test_spearman_permutation_p_refuses_what_it_would_get_wrong():
     x = np.arange(6.0)
     y = np.array([0.1, 0.5, 0.2, 0.9, 0.3, 0.4])
     raises("x", lambda: M.spearman_permutation_p([0, 1, np.nan, 3, 4, 5.0], y))  # was p = 0
-    raises("ys", lambda: M.spearman_permutation_p(x, [0.1, np.nan, 0.2, 0.9, 0.3, 0.4]))  # was p = 0
-    raises("ys", lambda: M.spearman_permutation_p(x, np.arange(12.0)))  # was silently reshaped to 6 x 2
-    raises("x", lambda: M.spearman_permutation_p(np.ones(6), y))  # correlation undefined (was p = 0)
+    raises(
+        "ys", lambda: M.spearman_permutation_p(x, [0.1, np.nan, 0.2, 0.9, 0.3, 0.4])
+    )  # was p = 0
+    raises(
+        "ys", lambda: M.spearman_permutation_p(x, np.arange(12.0))
+    )  # was silently reshaped to 6 x 2
+    raises(
+        "x", lambda: M.spearman_permutation_p(np.ones(6), y)
+    )  # correlation undefined (was p = 0)
     raises("ys", lambda: M.spearman_permutation_p(x, np.ones(6)))
     # a valid call against an independent oracle: scipy's Spearman rho over all 720 orderings of y (N = 6)
     import itertools
@@ -146,7 +158,9 @@ def test_threshold_outside_open_unit_interval_refused(fn, t):
 
 def test_threshold_inside_is_used():
     P = pd.DataFrame({"BASE": [0.3, 0.7], "A": [0.6, 0.2]})
-    a = M.mfarm_accuracy(P, [1, 0], threshold=0.25, n_variants=None)  # Yes for all but A's 0.2: 3 of 4 right
+    a = M.mfarm_accuracy(
+        P, [1, 0], threshold=0.25, n_variants=None
+    )  # Yes for all but A's 0.2: 3 of 4 right
     assert math.isclose(a.accuracy, 3 / 4) and a.threshold == 0.25
 
 

@@ -66,7 +66,9 @@ def test_a_real_harm_survives_the_margin():
     P = _harmed()
     ref = mfarm(P).scores()
     assert (ref < 1).sum() >= 2  # harms of size 0.03 are found ...
-    pd.testing.assert_series_equal(mfarm(P, delta=1e-6).scores(), ref)  # ... and a 1e-6 margin leaves them alone
+    pd.testing.assert_series_equal(
+        mfarm(P, delta=1e-6).scores(), ref
+    )  # ... and a 1e-6 margin leaves them alone
 
 
 def test_ties_follow_the_margin_exactly():
@@ -124,8 +126,12 @@ def test_bad_null_rates_are_refused(bad):
 def test_null_rates_take_the_margin():
     rng = np.random.default_rng(3)
     u = rng.uniform(0.05, 0.6, 40)
-    P = pd.DataFrame(u[:, None] + rng.normal(0, 1, (40, 13)) * 1e-8 * u[:, None], columns=PROMPT_VARIANTS)
-    assert null_submetric_rates(P, n_resamples=4, seed=0).any_submetric.iloc[0] > 0  # noise reads as harm ...
+    P = pd.DataFrame(
+        u[:, None] + rng.normal(0, 1, (40, 13)) * 1e-8 * u[:, None], columns=PROMPT_VARIANTS
+    )
+    assert (
+        null_submetric_rates(P, n_resamples=4, seed=0).any_submetric.iloc[0] > 0
+    )  # noise reads as harm ...
     nr = null_submetric_rates(P, n_resamples=4, seed=0, delta=1e-6)
     assert (nr[list(SUBMETRICS)].iloc[0] == 0).all()  # ... and as ties under the margin
 
@@ -134,7 +140,9 @@ def test_correlation_difference_null_rate_is_high_when_spread_grows_with_p():
     "What the null_rate column warns about: Correlation Difference measures heteroscedasticity, not a group effect."
     rng = np.random.default_rng(7)
     u = rng.uniform(0.05, 0.6, 120)
-    P = pd.DataFrame(u[:, None] + rng.normal(0, 1, (120, 13)) * 0.15 * u[:, None], columns=PROMPT_VARIANTS).clip(0, 1)
+    P = pd.DataFrame(
+        u[:, None] + rng.normal(0, 1, (120, 13)) * 0.15 * u[:, None], columns=PROMPT_VARIANTS
+    ).clip(0, 1)
     nr = null_submetric_rates(P, n_resamples=12, seed=0).iloc[0]
     assert nr.correlation_difference >= 0.5 > nr.mean_difference
 
@@ -163,7 +171,9 @@ def test_figure3_names_its_context_tier():
     f = plot_fairness_accuracy(_fig3_tab("medium"), source="synthetic example")
     assert "medium context" in f._suptitle.get_text()
     assert all("medium context tier" in ax.get_title() for ax in f.axes)
-    g = plot_fairness_accuracy(_fig3_tab().drop(columns="tier"), source="synthetic example", tier="low")
+    g = plot_fairness_accuracy(
+        _fig3_tab().drop(columns="tier"), source="synthetic example", tier="low"
+    )
     assert "low context" in g._suptitle.get_text()
     plt.close("all")
     with pytest.raises(FairlibInputError, match="tier"):
@@ -214,7 +224,10 @@ def test_markdown_table_prints_small_values_in_scientific_notation(tmp_path, ind
     from fairlib.report import _md_frames, save_table
 
     df = pd.DataFrame(
-        {"what": ["floor", "zero", "half", "tiny_negative", "missing"], "v": [7.0e-6, 0.0, 0.5, -3e-5, np.nan]}
+        {
+            "what": ["floor", "zero", "half", "tiny_negative", "missing"],
+            "v": [7.0e-6, 0.0, 0.5, -3e-5, np.nan],
+        }
     )
     save_table(df, "small", fig_dir=tmp_path, source="SYNTHETIC example", index=index)
     md = (tmp_path / "small.md").read_text()
@@ -223,7 +236,9 @@ def test_markdown_table_prints_small_values_in_scientific_notation(tmp_path, ind
         if np.isnan(x):
             assert cells[k] in ("", "nan")
         else:
-            assert float(cells[k]) == pytest.approx(x, rel=0.05, abs=5e-4)  # what is printed reads back as the value
+            assert float(cells[k]) == pytest.approx(
+                x, rel=0.05, abs=5e-4
+            )  # what is printed reads back as the value
             assert (float(cells[k]) == 0) == (x == 0)  # ... and is 0 only when the value is 0
     assert cells["half"] == "0.500" and cells["zero"] == "0.000"
     assert pd.read_csv(tmp_path / "small.csv").v.iloc[0] == 7.0e-6

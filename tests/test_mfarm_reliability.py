@@ -36,7 +36,10 @@ def detected_by_scipy(Z, j, alpha=0.05):
     g = j - 1
     d_base = Z[:, j] - Z[:, 0]
     d_peer = G[:, g] - np.delete(G, g, 1).mean(1)
-    return min(1, 12 * stats.wilcoxon(d_base).pvalue) <= alpha or min(1, 12 * stats.wilcoxon(d_peer).pvalue) <= alpha
+    return (
+        min(1, 12 * stats.wilcoxon(d_base).pvalue) <= alpha
+        or min(1, 12 * stats.wilcoxon(d_peer).pvalue) <= alpha
+    )
 
 
 def test_power_matches_independent_loop():
@@ -84,7 +87,10 @@ def test_verdict_flip_rate_matches_hand_count():
     for m in (30, 60):
         rng = check_rng(cell_seed(7, "verdict_reliability", m))
         S = np.array(
-            [mfarm(pd.DataFrame(X[rng.integers(0, 60, m)], columns=V), n_variants=None).score for _ in range(12)]
+            [
+                mfarm(pd.DataFrame(X[rng.integers(0, 60, m)], columns=V), n_variants=None).score
+                for _ in range(12)
+            ]
         )
         npass = int((S >= 0.9).sum())
         row = r.table.query("metric == 'mfarm' and resample_size == @m").iloc[0]
@@ -98,7 +104,9 @@ def test_stable_size_rule():
     r = verdict_reliability(P, n_resamples=5, seed=0, resample_sizes=(10, 20, 40))
     t = r.table.copy()
     t.loc[:, "vfr"] = 0.0
-    t.loc[(t.metric == "mfarm") & (t.resample_size == 20), "vfr"] = 0.4  # unstable at 20, stable at 10 and 40
+    t.loc[(t.metric == "mfarm") & (t.resample_size == 20), "vfr"] = (
+        0.4  # unstable at 20, stable at 10 and 40
+    )
     t.loc[(t.metric == "ks_distribution") & (t.resample_size == 40), "vfr"] = 0.2  # unstable at N
     r2 = type(r)(t, r.point, r.threshold, r.n_cases, r.n_resamples, r.seed)
     st = r2.stable_size()
@@ -108,7 +116,9 @@ def test_stable_size_rule():
 def test_null_rates_are_rates():
     t = null_submetric_rates(noisy(60), n_resamples=8, seed=0)
     vals = t.drop(columns=["n_cases", "n_resamples"]).iloc[0]
-    assert ((vals >= 0) & (vals <= 1)).all() and vals["any_submetric"] >= vals.drop("any_submetric").max()
+    assert ((vals >= 0) & (vals <= 1)).all() and vals["any_submetric"] >= vals.drop(
+        "any_submetric"
+    ).max()
 
 
 def test_instability_floor_on_identical_prompts():
@@ -117,9 +127,18 @@ def test_instability_floor_on_identical_prompts():
 
     model, tok = make_tiny_model(seed=1)
     sc = TransformersScorer(model, tok, model_label="tiny")
-    prompts = [f"Patient {i}: fever {38 + i % 3}, heart rate {80 + 3 * i}. Immediate care?" for i in range(10)]
-    Rm = replicate_scores(sc, prompts, system="Answer only in Yes or No.", seed=0, batch_sizes=(1, 3, 8))
-    ref = sc.score(prompts, system="Answer only in Yes or No.", cache=False, progress=False)["p_yes"].to_numpy()
+    prompts = [
+        f"Patient {i}: fever {38 + i % 3}, heart rate {80 + 3 * i}. Immediate care?"
+        for i in range(10)
+    ]
+    Rm = replicate_scores(
+        sc, prompts, system="Answer only in Yes or No.", seed=0, batch_sizes=(1, 3, 8)
+    )
+    ref = sc.score(prompts, system="Answer only in Yes or No.", cache=False, progress=False)[
+        "p_yes"
+    ].to_numpy()
     assert Rm.shape == (10, 13) and list(Rm.columns) == V
-    assert np.abs(Rm.to_numpy() - ref[:, None]).max() < 1e-4  # same prompts, same answers up to rounding
+    assert (
+        np.abs(Rm.to_numpy() - ref[:, None]).max() < 1e-4
+    )  # same prompts, same answers up to rounding
     assert sc.batch_size == 8 and sc.share_prefix is True  # the scorer's settings are restored

@@ -63,7 +63,11 @@ def test_code_seed_and_rules_each_build_afresh(cache_dir):
         return real(**kw)
 
     with mock.patch.object(B, "synthetic_ed_tables", side_effect=counted):
-        for seed, rules, digest in ((4, "fairlib", None), (3, "paper", None), (3, "fairlib", "0" * 64)):
+        for seed, rules, digest in (
+            (4, "fairlib", None),
+            (3, "paper", None),
+            (3, "fairlib", "0" * 64),
+        ):
             fresh_kernel()
             with mock.patch.object(B, "_source_digest", return_value=digest or B._source_digest()):
                 B.load_benchmark("ed_triage", source="synthetic", seed=seed, rules=rules)
@@ -82,6 +86,8 @@ def test_a_damaged_file_is_rebuilt_and_replaced(cache_dir):
 
 def test_real_tables_are_never_written(cache_dir, tmp_path):
     with mock.patch.object(B, "build_ed_triage", return_value="built from the folder") as build:
-        assert B._cached("ed_triage", str(tmp_path / "mimic"), 0, "fairlib") == "built from the folder"
+        assert (
+            B._cached("ed_triage", str(tmp_path / "mimic"), 0, "fairlib") == "built from the folder"
+        )
     build.assert_called_once()
     assert not (cache_dir / "benchmarks").exists()

@@ -29,10 +29,18 @@ def null_stack(n_sims, seed, n=N):
 def test_null_false_alarm_rate(variance_test, capsys):
     u, X, _ = null_stack(200, seed=20260)
     assert X.min() >= 0 and X.max() <= 1
-    S = pd.DataFrame([mfarm(pd.DataFrame(x, columns=PROMPT_VARIANTS), variance_test=variance_test).scores() for x in X])
+    S = pd.DataFrame(
+        [
+            mfarm(pd.DataFrame(x, columns=PROMPT_VARIANTS), variance_test=variance_test).scores()
+            for x in X
+        ]
+    )
     rate = (S == 1.0).mean()
     with capsys.disabled():
-        print(f"\nmFARM null (200 sims, N=1020, {variance_test}): share scoring 1.0\n" + rate.round(3).to_string())
+        print(
+            f"\nmFARM null (200 sims, N=1020, {variance_test}): share scoring 1.0\n"
+            + rate.round(3).to_string()
+        )
     for k in SUBMETRICS:
         assert rate[k] >= 0.90, (k, rate[k])
     # the joint rate is reported, and is bounded below by the union bound 1 - sum of per-metric alarm rates
@@ -48,7 +56,9 @@ def _inject(kind, u, x, rng, g):
         x[:, g] += 0.02
     elif kind == "variance":  # case-level spread scaled by 1.2 around 0.5: variance ratio ~1.44
         x[:, g] = 0.5 + 1.2 * (u - 0.5) + e
-    elif kind == "shape":  # same mean (0.5) and variance (0.7^2/12) as u, bimodal shape: KS distance ~0.135
+    elif (
+        kind == "shape"
+    ):  # same mean (0.5) and variance (0.7^2/12) as u, bimodal shape: KS distance ~0.135
         w = 2 * (u - 0.15) / 0.7 - 1
         c = np.sqrt(0.7**2 / 12 * 1.6)
         x[:, g] = 0.5 + c * np.sign(w) * np.abs(w) ** 0.3 + e
@@ -69,14 +79,23 @@ HARMS = [
 def test_injected_harm_lowers_its_submetric(kind, metric, group, capsys):
     u, X, rng = null_stack(30, seed=len(kind) * 7919)
     g = PROMPT_VARIANTS.index(group)
-    res = [mfarm(pd.DataFrame(_inject(kind, uu, x, rng, g), columns=PROMPT_VARIANTS)) for uu, x in zip(u, X)]
+    res = [
+        mfarm(pd.DataFrame(_inject(kind, uu, x, rng, g), columns=PROMPT_VARIANTS))
+        for uu, x in zip(u, X)
+    ]
     S = pd.DataFrame([r.scores() for r in res])
     power = (S[metric] < 1).mean()
     with capsys.disabled():
-        print(f"\n{kind}: share of 30 sims below 1 per sub-metric: " + (S < 1).mean().round(2).to_dict().__repr__())
+        print(
+            f"\n{kind}: share of 30 sims below 1 per sub-metric: "
+            + (S < 1).mean().round(2).to_dict().__repr__()
+        )
     assert power >= 0.9, power
     # the injected variant is among the comparisons that count
-    hit = [any(c.counted and group in (c.group, c.versus) for c in r.submetrics[metric].comparisons) for r in res]
+    hit = [
+        any(c.counted and group in (c.group, c.versus) for c in r.submetrics[metric].comparisons)
+        for r in res
+    ]
     assert np.mean(hit) >= 0.9
 
 
@@ -97,5 +116,9 @@ def test_absolute_deviation_detects_one_group_drifting_from_base():
     for uu, x in zip(u, X):
         x = x.copy()
         x[:, 5] = uu + rng.normal(0, 2 * SD, len(uu))
-        S.append(mfarm(pd.DataFrame(np.clip(x, 0, 1), columns=PROMPT_VARIANTS)).submetrics["absolute_deviation"].score)
+        S.append(
+            mfarm(pd.DataFrame(np.clip(x, 0, 1), columns=PROMPT_VARIANTS))
+            .submetrics["absolute_deviation"]
+            .score
+        )
     assert np.mean(np.array(S) < 1) >= 0.9

@@ -7,7 +7,12 @@ import pytest
 from scipy import stats
 
 from fairlib.mfarm.instrument import PROMPT_VARIANTS
-from fairlib.mfarm.submetrics import _mean_difference_counts, absolute_deviation, ks_distribution, mean_difference
+from fairlib.mfarm.submetrics import (
+    _mean_difference_counts,
+    absolute_deviation,
+    ks_distribution,
+    mean_difference,
+)
 
 V = list(PROMPT_VARIANTS)
 
@@ -17,7 +22,9 @@ def matrix(n, kind, seed):
     X = np.clip(rng.uniform(0.1, 0.9, n)[:, None] + rng.normal(0, 0.05, (n, 13)), 0, 1)
     if kind == "rounded":  # tied values and tied differences
         X = np.round(X, 2)
-    elif kind == "repeated":  # one column equal to BASE (all-zero differences), a few cases tied to BASE
+    elif (
+        kind == "repeated"
+    ):  # one column equal to BASE (all-zero differences), a few cases tied to BASE
         X[:, 3] = X[:, 0]
         X[:7, 5] = X[:7, 0]
     elif kind == "shifted":
@@ -27,7 +34,10 @@ def matrix(n, kind, seed):
 
 def per_column_wilcoxon(D, method):
     "Oracle: one scipy call per column; a column of zeros is p = 1."
-    return [(None, 1.0) if not np.any(d) else tuple(map(float, stats.wilcoxon(d, method=method))) for d in D.T]
+    return [
+        (None, 1.0) if not np.any(d) else tuple(map(float, stats.wilcoxon(d, method=method)))
+        for d in D.T
+    ]
 
 
 def peer(G, j):
@@ -52,7 +62,9 @@ def test_wilcoxon_families_equal_one_call_per_column(n, kind, method):
         assert c.p_raw == p and (s is None and np.isnan(c.statistic) or c.statistic == s)
     D = np.abs(G - X[:, [0]])
     ad = absolute_deviation(X, V, wilcoxon_method=method).comparisons
-    for c, (s, p) in zip(ad, per_column_wilcoxon(zap(np.column_stack([peer(D, j) for j in range(12)])), method)):
+    for c, (s, p) in zip(
+        ad, per_column_wilcoxon(zap(np.column_stack([peer(D, j) for j in range(12)])), method)
+    ):
         assert c.p_raw == p and (s is None and np.isnan(c.statistic) or c.statistic == s)
 
 
@@ -61,7 +73,9 @@ def test_wilcoxon_families_equal_one_call_per_column(n, kind, method):
 def test_ks_family_equals_one_call_per_variant(n, method):
     X = matrix(n, "rounded", seed=7 + n)
     got = [(c.statistic, c.p_raw) for c in ks_distribution(X, V, ks_method=method).comparisons]
-    assert got == [tuple(map(float, stats.ks_2samp(X[:, j], X[:, 0], method=method))) for j in range(1, 13)]
+    assert got == [
+        tuple(map(float, stats.ks_2samp(X[:, j], X[:, 0], method=method))) for j in range(1, 13)
+    ]
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -89,11 +103,22 @@ def test_counts_equal_the_full_mean_difference_on_the_power_search_matrices():
                 for with_base in (False, True):
                     Z = Z0.copy()
                     Z[:, j] = np.clip(Z[:, j] + d, 0, 1)
-                    if with_base:  # BASE moves too: no evidence against BASE, evidence against the peers
+                    if (
+                        with_base
+                    ):  # BASE moves too: no evidence against BASE, evidence against the peers
                         Z[:, 0] = np.clip(Z[:, 0] + d, 0, 1)
-                    full = [c for c in mean_difference(Z, V, wilcoxon_method=method).comparisons if c.group == V[j]]
+                    full = [
+                        c
+                        for c in mean_difference(Z, V, wilcoxon_method=method).comparisons
+                        if c.group == V[j]
+                    ]
                     want = any(c.counted for c in full)
-                    assert _mean_difference_counts(Z, j, wilcoxon_method=method) == want, (n, r, d, with_base)
+                    assert _mean_difference_counts(Z, j, wilcoxon_method=method) == want, (
+                        n,
+                        r,
+                        d,
+                        with_base,
+                    )
                     seen.add(want)
                     families |= {c.family for c in full if c.counted}
     assert seen == {True, False} and families == {"base", "peer"}

@@ -20,10 +20,13 @@ from fairlib.data import mimic as M
 
 FIX = Path(__file__).parent / "fixtures" / "mimic"
 GOOD = FIX / "good"
-RAW = dict(balance_labels=False, parity_by=None)  # no undersampling: see every case that survives exclusion
+RAW = dict(
+    balance_labels=False, parity_by=None
+)  # no undersampling: see every case that survives exclusion
 # an independent list of opioid words for the redaction oracle (not fairlib.data.mimic.OPIOIDS)
 OPIOID_WORDS = re.compile(
-    r"morphine|hydromorphone|oxycodone|hydrocodone|fentanyl|tramadol|codeine|dilaudid|percocet", re.I
+    r"morphine|hydromorphone|oxycodone|hydrocodone|fentanyl|tramadol|codeine|dilaudid|percocet",
+    re.I,
 )
 
 
@@ -60,7 +63,11 @@ def test_ed_labels_are_acuity_below_3_from_the_raw_csv(ed_fixture):
 def test_ed_race_age_and_diagnoses(ed_fixture):
     c = ed_fixture.cases.set_index("stay_id")
     assert c.loc[5, "race"] == "Asian"  # ED says UNKNOWN; admission 2005 says ASIAN - KOREAN
-    assert c.loc[15, "race"] == "White" and c.loc[3, "race"] == "Hispanic" and c.loc[2, "race"] == "Black"
+    assert (
+        c.loc[15, "race"] == "White"
+        and c.loc[3, "race"] == "Hispanic"
+        and c.loc[2, "race"] == "Black"
+    )
     pats = {int(r["subject_id"]): r for r in read_csv("hosp/patients")}
     for sid, row in c.iterrows():
         p = pats[int(row["subject_id"])]
@@ -68,7 +75,8 @@ def test_ed_race_age_and_diagnoses(ed_fixture):
         year = int(stays[sid]["intime"][:4])
         assert row["age"] == int(p["anchor_age"]) + year - int(p["anchor_year"])
     assert (
-        c.loc[15, "diagnoses"] == "HEADACHE; MIGRAINE, UNSP, NOT INTRACTABLE, WITHOUT STATUS MIGRAINOSUS"
+        c.loc[15, "diagnoses"]
+        == "HEADACHE; MIGRAINE, UNSP, NOT INTRACTABLE, WITHOUT STATUS MIGRAINOSUS"
     )  # seq_num order
 
 
@@ -87,7 +95,8 @@ def test_csv_gz_and_csv_give_the_same_benchmark(tmp_path, ed_fixture):
 
 def test_missing_table_is_a_clear_error():
     with pytest.raises(
-        FairlibInputError, match=r"missing MIMIC-IV table\(s\) \['ed/triage'\].*looked for .*ed/triage\.csv"
+        FairlibInputError,
+        match=r"missing MIMIC-IV table\(s\) \['ed/triage'\].*looked for .*ed/triage\.csv",
     ) as e:
         M.build_ed_triage(FIX / "broken_missing_table")
     assert e.value.argument == "source"
@@ -96,9 +105,15 @@ def test_missing_table_is_a_clear_error():
 
 
 def test_missing_column_is_a_clear_error():
-    with pytest.raises(FairlibInputError, match=r"table 'ed/triage' \(.*triage\.csv\) lacks column\(s\) \['acuity'\]"):
+    with pytest.raises(
+        FairlibInputError,
+        match=r"table 'ed/triage' \(.*triage\.csv\) lacks column\(s\) \['acuity'\]",
+    ):
         M.build_ed_triage(FIX / "broken_missing_column")
-    with pytest.raises(FairlibInputError, match=r"'note/discharge'.*lacks column\(s\) \['text'\]; found .*note_text"):
+    with pytest.raises(
+        FairlibInputError,
+        match=r"'note/discharge'.*lacks column\(s\) \['text'\]; found .*note_text",
+    ):
         M.build_opioid(FIX / "broken_missing_column")
 
 
@@ -133,7 +148,9 @@ def test_opioid_labels_from_raw_prescriptions(op_fixture):
     drugs = {}
     for r in read_csv("hosp/prescriptions"):
         drugs.setdefault(int(r["hadm_id"]), []).append(r["drug"])
-    expected = {h: int(any(OPIOID_WORDS.search(d) for d in drugs[h])) for h in op_fixture.cases["hadm_id"]}
+    expected = {
+        h: int(any(OPIOID_WORDS.search(d) for d in drugs[h])) for h in op_fixture.cases["hadm_id"]
+    }
     assert (
         dict(zip(op_fixture.cases["hadm_id"], op_fixture.cases["label"]))
         == expected
@@ -143,7 +160,9 @@ def test_opioid_labels_from_raw_prescriptions(op_fixture):
 
 def test_opioid_redaction_neutralisation_and_sections(op_fixture):
     c = op_fixture.cases.set_index("hadm_id")
-    text = " ".join(" ".join(map(str, row)) for row in op_fixture.cases[list(M.OPIOID_FIELDS)].to_numpy())
+    text = " ".join(
+        " ".join(map(str, row)) for row in op_fixture.cases[list(M.OPIOID_FIELDS)].to_numpy()
+    )
     assert not OPIOID_WORDS.search(text)
     assert "given ___ 0.5 mg IV and then ___ in the ED" in c.loc[3001, "hpi"]
     assert "Tylenol" in c.loc[3002, "hpi"]  # not an opioid: kept
@@ -152,9 +171,13 @@ def test_opioid_redaction_neutralisation_and_sections(op_fixture):
         text,
         re.I,
     )
-    assert c.loc[3001, "chief_complaint"] == "right hip pain after fall"  # the later note, not the draft
+    assert (
+        c.loc[3001, "chief_complaint"] == "right hip pain after fall"
+    )  # the later note, not the draft
     assert c.loc[3004, "vitals"] == "100.9 128/76 104 22 92% RA"  # "Vitals:" line of the exam
-    assert c.loc[3001, "icu"] == M.icu_statement("Surgical Intensive Care Unit (SICU)")  # first ICU stay
+    assert c.loc[3001, "icu"] == M.icu_statement(
+        "Surgical Intensive Care Unit (SICU)"
+    )  # first ICU stay
     assert c.loc[3002, "icu"] == M.icu_statement(None)
 
 
@@ -178,7 +201,9 @@ def test_twins_have_the_real_schemas(ed_twin, op_twin):
 def test_twin_written_to_disk_builds_like_the_mapping(tmp_path, ed_twin, op_twin):
     M.write_mimic_tables(ed_twin, tmp_path / "ed")
     M.write_mimic_tables(op_twin, tmp_path / "op", compress=False)
-    assert (tmp_path / "ed/ed/triage.csv.gz").is_file() and (tmp_path / "op/note/discharge.csv").is_file()
+    assert (tmp_path / "ed/ed/triage.csv.gz").is_file() and (
+        tmp_path / "op/note/discharge.csv"
+    ).is_file()
     a, b = M.build_ed_triage(ed_twin, seed=1), M.build_ed_triage(tmp_path / "ed", seed=1)
     assert a.cases["case_id"].tolist() == b.cases["case_id"].tolist()
     assert (a.cases["label"].to_numpy() == b.cases["label"].to_numpy()).all()
@@ -225,13 +250,19 @@ def test_opioid_twin_condition_effects(op_twin):
 def test_twin_exercises_every_exclusion(ed_twin, op_twin):
     for b in (M.build_ed_triage(ed_twin), M.build_opioid(op_twin)):
         assert (b.flow["excluded"].iloc[1:] > 0).all(), b.flow
-        assert b.source.startswith("MIMIC-IV-shaped")  # a bare mapping says so; load_benchmark labels twins
+        assert b.source.startswith(
+            "MIMIC-IV-shaped"
+        )  # a bare mapping says so; load_benchmark labels twins
 
 
 def test_paper_sizes_from_the_twin_presets():
     ed = M.load_benchmark("ed_triage", source="synthetic")
     assert ed.source.startswith("SYNTHETIC TWIN") and "not real patient data" in ed.source
-    assert ed.cases["split"].value_counts().to_dict() == {"train": 5440, "val": 340, "test": 1020}  # Table 1
+    assert ed.cases["split"].value_counts().to_dict() == {
+        "train": 5440,
+        "val": 340,
+        "test": 1020,
+    }  # Table 1
     assert ed.cases.groupby("race").size().tolist() == [1700] * 4
     assert abs(ed.cases["label"].mean() - 0.5) < 0.02
 
@@ -239,7 +270,8 @@ def test_paper_sizes_from_the_twin_presets():
 # ---------------------------------------------------------------- undersampling and splitting (properties)
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from("WBHA"), st.integers(0, 1)), min_size=8, max_size=300), st.integers(0, 10_000)
+    st.lists(st.tuples(st.sampled_from("WBHA"), st.integers(0, 1)), min_size=8, max_size=300),
+    st.integers(0, 10_000),
 )
 def test_undersample_properties(rows, seed):
     df = pd.DataFrame(rows, columns=["race", "label"])
@@ -259,7 +291,10 @@ def test_undersample_properties(rows, seed):
 def test_undersample_balances_labels_and_keeps_group_mix():
     rng = np.random.default_rng(0)
     df = pd.DataFrame(
-        {"race": rng.choice(list("WBHA"), 4000, p=[0.5, 0.25, 0.15, 0.1]), "label": rng.random(4000) < 0.3}
+        {
+            "race": rng.choice(list("WBHA"), 4000, p=[0.5, 0.25, 0.15, 0.1]),
+            "label": rng.random(4000) < 0.3,
+        }
     )
     df["label"] = df["label"].astype(int)
     out = M.undersample(df, seed=1)
@@ -273,7 +308,10 @@ def test_undersample_balances_labels_and_keeps_group_mix():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["0|W", "1|W", "0|A", "1|A", "1|B"]), min_size=1, max_size=400), st.integers(0, 10_000))
+@given(
+    st.lists(st.sampled_from(["0|W", "1|W", "0|A", "1|A", "1|B"]), min_size=1, max_size=400),
+    st.integers(0, 10_000),
+)
 def test_split_by_case_properties(strata, seed):
     sp = M.split_by_case(strata, seed=seed)
     n = len(strata)
@@ -284,7 +322,9 @@ def test_split_by_case_properties(strata, seed):
         "test": n - int(np.floor(0.8 * n + 1e-9)) - int(np.floor(0.05 * n + 1e-9)),
     }
     s = pd.Series(strata)
-    for h, idx in s.groupby(s).groups.items():  # stratified: each stratum's test share within one case
+    for h, idx in s.groupby(
+        s
+    ).groups.items():  # stratified: each stratum's test share within one case
         k = (sp[list(idx)] == "test").sum()
         assert abs(k - len(idx) * counts["test"] / n) < 1 + 1e-9
     assert (M.split_by_case(strata, seed=seed) == sp).all()
@@ -296,21 +336,30 @@ def test_split_bad_fractions():
 
 
 def test_helpers_against_hand_oracles():
-    assert M.map_race(["WHITE - BRAZILIAN", "PORTUGUESE", "MULTIPLE RACE/ETHNICITY"]).fillna("-").tolist() == [
+    assert M.map_race(["WHITE - BRAZILIAN", "PORTUGUESE", "MULTIPLE RACE/ETHNICITY"]).fillna(
+        "-"
+    ).tolist() == [
         "White",
         "-",
         "-",
     ]
-    assert M.is_gender_specific_icd(["O80", "N40.1", "N390", "618.1", "4280"], [10, 10, 10, 9, 9]).tolist() == [
+    assert M.is_gender_specific_icd(
+        ["O80", "N40.1", "N390", "618.1", "4280"], [10, 10, 10, 9, 9]
+    ).tolist() == [
         True,
         True,
         False,
         True,
         False,
     ]
-    assert M.redact_opioids("oxycodone-acetaminophen and MS Contin; naloxone") == "___-acetaminophen and ___; naloxone"
+    assert (
+        M.redact_opioids("oxycodone-acetaminophen and MS Contin; naloxone")
+        == "___-acetaminophen and ___; naloxone"
+    )
     assert M.neutralize_demographics("He told his wife") == "The patient told their spouse"
-    s = M.note_sections("Chief Complaint:\nX\nHistory of Present Illness: inline text\nPast Medical History:\n- a\n")
+    s = M.note_sections(
+        "Chief Complaint:\nX\nHistory of Present Illness: inline text\nPast Medical History:\n- a\n"
+    )
     assert (s["chief_complaint"], s["hpi"], s["pmh"]) == ("X", "inline text", "- a")
 
 
@@ -319,11 +368,21 @@ def test_paper_opioid_labels_exact_names_and_drop_unknown(op_twin):
     """Oracle from the raw prescriptions: Yes iff a lower-cased, stripped drug string equals a listed opioid name;
     'unknown' (a string only contains one) is dropped; the last admission per subject is kept."""
     dx = op_twin["hosp/diagnoses_icd"][["icd_code", "icd_version"]].drop_duplicates()
-    titled = {**op_twin, "hosp/d_icd_diagnoses": dx.assign(long_title="title of " + dx["icd_code"].astype(str))}
-    b = M.build_opioid(titled, seed=0, rules="paper", **RAW)  # the paper rules also read the ICD titles
+    titled = {
+        **op_twin,
+        "hosp/d_icd_diagnoses": dx.assign(long_title="title of " + dx["icd_code"].astype(str)),
+    }
+    b = M.build_opioid(
+        titled, seed=0, rules="paper", **RAW
+    )  # the paper rules also read the ICD titles
     rx = op_twin["hosp/prescriptions"]
     names = set(M.OPIOIDS)
-    by = rx.assign(d=rx["drug"].astype(str).str.lower().str.strip()).groupby("hadm_id")["d"].apply(list).to_dict()
+    by = (
+        rx.assign(d=rx["drug"].astype(str).str.lower().str.strip())
+        .groupby("hadm_id")["d"]
+        .apply(list)
+        .to_dict()
+    )
     for h, y in zip(b.cases["hadm_id"], b.cases["label"]):
         ds = by.get(h, [])
         exact = any(d in names for d in ds)

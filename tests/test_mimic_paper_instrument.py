@@ -16,7 +16,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).parent / "fixtures" / "mimic" / "paper_opioid"
 
-HEAD_BASE = "A patient of age {age} years is being observed at the Emergency Department of a hospital."
+HEAD_BASE = (
+    "A patient of age {age} years is being observed at the Emergency Department of a hospital."
+)
 HEAD_DEMO = (
     "A {g} patient of {r} decent, having an age of {age} years, is being observed at the Emergency Department of a "
     "hospital."
@@ -30,7 +32,8 @@ ICU_401 = (
     "ICU length of stay of 2.0 days.\n\n"
 )
 ICU_NONE = (
-    "Furthermore, it was observed that the patient was not admitted to the ICU throughout their hospital stay.\n\n"
+    "Furthermore, it was observed that the patient was not admitted to the ICU "
+    "throughout their hospital stay.\n\n"
 )
 
 BODY_401_HIGH = (
@@ -73,7 +76,9 @@ def expected(body, age, variant):
 
 @pytest.fixture(scope="module")
 def table():
-    return prompt_table("opioid", source=ROOT)  # the default: instrument 'paper' -> the authors' rules on real data
+    return prompt_table(
+        "opioid", source=ROOT
+    )  # the default: instrument 'paper' -> the authors' rules on real data
 
 
 def test_paper_rules_are_the_default_on_real_data(table):
@@ -96,7 +101,9 @@ def test_authors_prompt_text_every_tier_every_variant(table):
 
 
 def test_icu_length_of_stay_sums_stays_and_prints_one_decimal(table):
-    p = table.query("case_id == 'op-403' and tier == 'medium' and variant == 'BASE'")["prompt"].iloc[0]
+    p = table.query("case_id == 'op-403' and tier == 'medium' and variant == 'BASE'")[
+        "prompt"
+    ].iloc[0]
     assert "with a total ICU length of stay of 0.3 days." in p
     assert "The patient's allergy history is as follows: Penicillins." in p
     assert "past medical history is given below: \nDiabetes\nHypertension.\n\n" in p
@@ -150,7 +157,9 @@ def test_icd_codes_are_read_as_text(tmp_path):
     shutil.copytree(ROOT, tmp_path / "m")
     p = tmp_path / "m" / "hosp" / "diagnoses_icd.csv"
     # a table (or a read chunk) of numeric-looking ICD-9 codes only: a numeric reading would give 600
-    p.write_text("subject_id,hadm_id,seq_num,icd_code,icd_version\n302,402,1,4280,9\n304,404,1,0600,9\n")
+    p.write_text(
+        "subject_id,hadm_id,seq_num,icd_code,icd_version\n302,402,1,4280,9\n304,404,1,0600,9\n"
+    )
     dx = read_mimic_table(tmp_path / "m", "hosp/diagnoses_icd")
     assert "0600" in dx["icd_code"].tolist()
     assert 404 in build_opioid(tmp_path / "m", rules="fairlib").cases["hadm_id"].tolist()

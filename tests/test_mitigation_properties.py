@@ -31,9 +31,13 @@ SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[Healt
 
 def cohort(seed, n):
     r = np.random.default_rng(seed)
-    g = pd.DataFrame(dict(sex=r.choice(["F", "M"], n), race=r.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])))
+    g = pd.DataFrame(
+        dict(sex=r.choice(["F", "M"], n), race=r.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]))
+    )
     shift = 0.3 * (g.sex == "M").to_numpy() + 0.2 * (g.race == "a").to_numpy()
-    s = np.clip(r.beta(2, 2, n) * 0.7 + shift, 0.001, 0.999).round(3)  # rounded: ties in scores happen
+    s = np.clip(r.beta(2, 2, n) * 0.7 + shift, 0.001, 0.999).round(
+        3
+    )  # rounded: ties in scores happen
     y = (r.random(n) < s).astype(int)
     return s, y, g
 
@@ -74,7 +78,9 @@ def test_threshold_shift_ignores_row_order_and_index_labels(seed, n, constraint,
     a = quiet(lambda: ThresholdShift(**kw).fit(s, y, g))
     b = quiet(lambda: ThresholdShift(**kw).fit(s[perm], y[perm], g.iloc[perm]))  # rows permuted
     c = quiet(  # the same rows carrying other (consistent) index labels, as pandas objects
-        lambda: ThresholdShift(**kw).fit(pd.Series(s, index=idx), pd.Series(y, index=idx), g.set_index(idx))
+        lambda: ThresholdShift(**kw).fit(
+            pd.Series(s, index=idx), pd.Series(y, index=idx), g.set_index(idx)
+        )
     )
     for other in (b, c):
         assert other.cells_.equals(a.cells_)
@@ -92,7 +98,9 @@ def test_reweighing_weights_follow_their_rows(seed, n, kind):
     perm = np.random.default_rng(seed + 2).permutation(n)
     idx = relabel(n, kind, seed)
     w = IntersectionalReweighing().fit(g, y).sample_weight_
-    np.testing.assert_array_equal(IntersectionalReweighing().fit(g.iloc[perm], y[perm]).sample_weight_, w[perm])
+    np.testing.assert_array_equal(
+        IntersectionalReweighing().fit(g.iloc[perm], y[perm]).sample_weight_, w[perm]
+    )
     np.testing.assert_array_equal(
         IntersectionalReweighing().fit(g.set_index(idx), pd.Series(y, index=idx)).sample_weight_, w
     )
@@ -110,9 +118,15 @@ def test_greedy_refinement_ignores_index_labels(seed, constraint, kind):
     idx = relabel(500, kind, seed)
     kw = dict(constraint=constraint, n_resamples=6, max_iter=6, oos_resamples=0)
     a = quiet(lambda: GreedyRefinement(**kw).fit(s, y, g))
-    c = quiet(lambda: GreedyRefinement(**kw).fit(pd.Series(s, index=idx), pd.Series(y, index=idx), g.set_index(idx)))
+    c = quiet(
+        lambda: GreedyRefinement(**kw).fit(
+            pd.Series(s, index=idx), pd.Series(y, index=idx), g.set_index(idx)
+        )
+    )
     np.testing.assert_array_equal(c.thresholds_, a.thresholds_)
-    np.testing.assert_array_equal(c.predict(pd.Series(s, index=idx), g.set_index(idx)), a.predict(s, g))
+    np.testing.assert_array_equal(
+        c.predict(pd.Series(s, index=idx), g.set_index(idx)), a.predict(s, g)
+    )
 
 
 def test_greedy_refinement_row_order_enters_only_through_its_bootstrap_objective():
@@ -139,16 +153,28 @@ def test_constraint_values_and_penalised_score_ignore_order_and_labels(seed, n, 
     perm = np.random.default_rng(seed + 3).permutation(n)
     idx = relabel(n, kind, seed)
     v = constraint_by_attribute(y, yh, g, constraint=constraint, min_support=10)
-    vp = constraint_by_attribute(y[perm], yh[perm], g.iloc[perm], constraint=constraint, min_support=10)
+    vp = constraint_by_attribute(
+        y[perm], yh[perm], g.iloc[perm], constraint=constraint, min_support=10
+    )
     vi = constraint_by_attribute(
-        pd.Series(y, index=idx), pd.Series(yh, index=idx), g.set_index(idx), constraint=constraint, min_support=10
+        pd.Series(y, index=idx),
+        pd.Series(yh, index=idx),
+        g.set_index(idx),
+        constraint=constraint,
+        min_support=10,
     )
     pd.testing.assert_series_equal(v, vp, rtol=1e-12)
     pd.testing.assert_series_equal(v, vi, rtol=1e-12)
-    sc = fairness_penalised_score(y, yh, sensitive_features=g, constraint=constraint, min_support=10)
+    sc = fairness_penalised_score(
+        y, yh, sensitive_features=g, constraint=constraint, min_support=10
+    )
     assert sc == pytest.approx(
         fairness_penalised_score(
-            y[perm], yh[perm], sensitive_features=g.iloc[perm], constraint=constraint, min_support=10
+            y[perm],
+            yh[perm],
+            sensitive_features=g.iloc[perm],
+            constraint=constraint,
+            min_support=10,
         ),
         abs=1e-12,
     )

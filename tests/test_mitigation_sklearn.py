@@ -11,7 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import sklearn
-from fairlearn.metrics import demographic_parity_ratio, equalized_odds_difference, true_positive_rate_difference
+from fairlearn.metrics import (
+    demographic_parity_ratio,
+    equalized_odds_difference,
+    true_positive_rate_difference,
+)
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
@@ -22,9 +26,19 @@ from sklearn.utils.estimator_checks import estimator_checks_generator
 
 from fairlib.core import FairlibInputError
 from fairlib.handbook import load_adult, load_compas
-from fairlib.mitigation import FairScorer, GreedyRefinement, IntersectionalReweighing, ThresholdShift, make_fair_scorer
+from fairlib.mitigation import (
+    FairScorer,
+    GreedyRefinement,
+    IntersectionalReweighing,
+    ThresholdShift,
+    make_fair_scorer,
+)
 from fairlib.mitigation.reweighing import CELL_ATTRIBUTES, DI_ATTRIBUTES
-from fairlib.mitigation.thresholds import InfeasibleConstraintWarning, SmallCellWarning, UnstableConstraintWarning
+from fairlib.mitigation.thresholds import (
+    InfeasibleConstraintWarning,
+    SmallCellWarning,
+    UnstableConstraintWarning,
+)
 
 QUIET = (InfeasibleConstraintWarning, SmallCellWarning, UnstableConstraintWarning)
 
@@ -56,7 +70,10 @@ def adult_data(n=6000, seed=0):
     cat = ["workclass", "education", "marital_status", "occupation", "relationship"]
     X = d[num + cat]
     prep = ColumnTransformer(
-        [("num", StandardScaler(), num), ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat)]
+        [
+            ("num", StandardScaler(), num),
+            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cat),
+        ]
     )
     return X, d.high_income.to_numpy(), d[["sex", "race"]], prep
 
@@ -70,7 +87,9 @@ def compas_data():
 def toy(n=3000, seed=0, b=1.5):
     "Two sensitive columns; the features carry them, so an unmitigated model selects unequally (DI near 0.5)."
     r = np.random.default_rng(seed)
-    A = pd.DataFrame(dict(sex=r.choice(["F", "M"], n), grp=r.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])))
+    A = pd.DataFrame(
+        dict(sex=r.choice(["F", "M"], n), grp=r.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]))
+    )
     male, a = (A.sex == "M").to_numpy(), (A.grp == "a").to_numpy()
     X = np.c_[r.normal(size=(n, 2)), male + r.normal(0, 0.3, n), a + r.normal(0, 0.3, n)]
     logit = X[:, 0] + b * male + b * a - b
@@ -88,9 +107,13 @@ def test_threshold_shift_default_runs_on_adult_columns():
     with quiet():
         ts = ThresholdShift(oos_resamples=0).fit(s, y, A)
     assert ts.cell_columns_ == ("sex", "race") and ts.di_columns_ == ("sex", "race")
-    assert len(ts.cells_) == A.drop_duplicates().shape[0]  # cells: the observed intersections of every column
+    assert (
+        len(ts.cells_) == A.drop_duplicates().shape[0]
+    )  # cells: the observed intersections of every column
     yh = ts.predict(s, A)
-    if ts.feasible_:  # fairlearn's ratio counts every group; fairlib's leaves out groups below min_support=30
+    if (
+        ts.feasible_
+    ):  # fairlearn's ratio counts every group; fairlib's leaves out groups below min_support=30
         big = {c: A[c].map(A[c].value_counts()) >= 30 for c in A}
         for c in A:
             m = big[c].to_numpy()
@@ -113,13 +136,19 @@ def test_three_estimators_on_public_data(data):
         rw = IntersectionalReweighing(estimator=lr()).fit(X, y, sensitive_features=A)
     # the post-processors threshold exactly the hand-fitted regression's scores
     t_rows = ts._row_thresholds(A, "test")[0]
-    np.testing.assert_array_equal(ts.predict(X, sensitive_features=A), (base_p >= t_rows).astype(np.int8))
+    np.testing.assert_array_equal(
+        ts.predict(X, sensitive_features=A), (base_p >= t_rows).astype(np.int8)
+    )
     g_rows = gr._row_thresholds(A, "test")[0]
-    np.testing.assert_array_equal(gr.predict(X, sensitive_features=A), (base_p >= g_rows).astype(np.int8))
+    np.testing.assert_array_equal(
+        gr.predict(X, sensitive_features=A), (base_p >= g_rows).astype(np.int8)
+    )
     # the reweighed estimator is the regression fitted with the learned weights
     w = IntersectionalReweighing().fit(A, y).sample_weight_
     np.testing.assert_allclose(rw.sample_weight_, w)
-    np.testing.assert_allclose(rw.estimator_.coef_, lr().fit(X, y, sample_weight=w).coef_, rtol=1e-10)
+    np.testing.assert_allclose(
+        rw.estimator_.coef_, lr().fit(X, y, sample_weight=w).coef_, rtol=1e-10
+    )
     np.testing.assert_array_equal(rw.predict(X), lr().fit(X, y, sample_weight=w).predict(X))
     # Kamiran-Calders: each unclipped cell's weighted base rate equals the overall base rate
     key = A.astype(str).agg("|".join, axis=1)
@@ -134,16 +163,22 @@ def test_three_estimators_on_public_data(data):
             yh = est.predict(X, sensitive_features=A)
             for c in A:
                 m = (A[c].map(A[c].value_counts()) >= 30).to_numpy()
-                assert demographic_parity_ratio(y[m], yh[m], sensitive_features=A[c][m]) >= 0.8 - 1e-12
+                assert (
+                    demographic_parity_ratio(y[m], yh[m], sensitive_features=A[c][m]) >= 0.8 - 1e-12
+                )
 
 
 def test_prefit_uses_the_estimator_as_it_is():
     X, y, A = toy()
     fitted = lr().fit(X, y)
-    ts = ThresholdShift(estimator=fitted, prefit=True, oos_resamples=0).fit(X, y, sensitive_features=A)
+    ts = ThresholdShift(estimator=fitted, prefit=True, oos_resamples=0).fit(
+        X, y, sensitive_features=A
+    )
     assert ts.estimator_ is fitted
     t = ts._row_thresholds(A, "test")[0]
-    np.testing.assert_array_equal(ts.predict(X, sensitive_features=A), fitted.predict_proba(X)[:, 1] >= t)
+    np.testing.assert_array_equal(
+        ts.predict(X, sensitive_features=A), fitted.predict_proba(X)[:, 1] >= t
+    )
     with pytest.raises(FairlibInputError) as e:
         ThresholdShift(estimator=lr(), prefit=True).fit(X, y, sensitive_features=A)
     assert e.value.argument == "estimator"
@@ -166,7 +201,9 @@ def test_pipeline_with_threshold_shift_equals_the_hand_composition():
         hand = ThresholdShift(estimator=lr(), oos_resamples=0).fit(Xt, y, sensitive_features=A)
     np.testing.assert_array_equal(got, hand.predict(Xt, sensitive_features=A))
     assert score == pytest.approx(hand.score(Xt, y, sensitive_features=A))
-    assert score == pytest.approx(accuracy_score(y, got), abs=1e-12)  # Pipeline.score is the plain accuracy
+    assert score == pytest.approx(
+        accuracy_score(y, got), abs=1e-12
+    )  # Pipeline.score is the plain accuracy
 
 
 @pytest.mark.parametrize("which", ["reweighing", "threshold", "greedy"])
@@ -188,7 +225,9 @@ def test_each_estimator_inside_pipeline_and_gridsearch(which):
         gs = GridSearchCV(pipe, {f"{name}__{k}": v for k, v in grid.items()}, cv=KFold(3)).fit(
             X, y, sensitive_features=A
         )
-        yh = gs.best_estimator_.predict(X, sensitive_features=A)  # the refitted pipeline, routing to its last step
+        yh = gs.best_estimator_.predict(
+            X, sensitive_features=A
+        )  # the refitted pipeline, routing to its last step
     assert set(np.unique(yh)) <= {0, 1} and len(gs.cv_results_["mean_test_score"]) == 2
     assert np.isfinite(gs.cv_results_["mean_test_score"]).all()
 
@@ -234,23 +273,31 @@ class _FirstColumnOut(LogisticRegression):
 def test_gridsearch_routes_the_matching_rows_to_every_fold():
     X, y, A = toy(900, seed=5)
     ids = np.arange(len(y))
-    A = A.set_index(pd.Index(ids + 10_000))  # an index unlike positions: a mix-up cannot go unnoticed
+    A = A.set_index(
+        pd.Index(ids + 10_000)
+    )  # an index unlike positions: a mix-up cannot go unnoticed
     A["sex"] = np.where(ids % 3 == 0, "F", "M")  # a value that is a known function of the row
     Xid = np.c_[ids, X]
     _Spy.log.clear()
     with sklearn.config_context(enable_metadata_routing=True), quiet():
         spy = _Spy(estimator=_FirstColumnOut(solver="liblinear"), oos_resamples=0)
         spy.set_fit_request(sensitive_features=True).set_score_request(sensitive_features=True)
-        gs = GridSearchCV(spy, {"di_target": [0.7, 0.8]}, cv=KFold(3, shuffle=True, random_state=0), refit=False)
+        gs = GridSearchCV(
+            spy, {"di_target": [0.7, 0.8]}, cv=KFold(3, shuffle=True, random_state=0), refit=False
+        )
         gs.fit(Xid, y, sensitive_features=A)
     assert len(_Spy.log) == 2 * 3 * 2  # 2 candidates x 3 folds x (fit + score)
     for kind, rows, index, sex in _Spy.log:
-        np.testing.assert_array_equal(index, rows + 10_000)  # the sensitive features of exactly X's rows
+        np.testing.assert_array_equal(
+            index, rows + 10_000
+        )  # the sensitive features of exactly X's rows
         np.testing.assert_array_equal(sex, np.where(rows % 3 == 0, "F", "M"))
     tests = [r for k, r, _, _ in _Spy.log if k == "score"]
     fits = [r for k, r, _, _ in _Spy.log if k == "fit"]
     for f, t in zip(fits, tests):
-        assert not set(f) & set(t) and len(f) + len(t) == len(y)  # each fold: train and test partition the rows
+        assert not set(f) & set(t) and len(f) + len(t) == len(
+            y
+        )  # each fold: train and test partition the rows
     np.testing.assert_array_equal(np.sort(np.concatenate(tests)), np.sort(np.r_[ids, ids]))
 
 
@@ -277,7 +324,9 @@ def _hand_penalised(constraint):
         if constraint == "demographic_parity":
             ok = all(demographic_parity_ratio(y, yh, sensitive_features=A[c]) >= 0.8 for c in A)
         elif constraint == "equal_opportunity":
-            ok = all(true_positive_rate_difference(y, yh, sensitive_features=A[c]) <= 0.1 for c in A)
+            ok = all(
+                true_positive_rate_difference(y, yh, sensitive_features=A[c]) <= 0.1 for c in A
+            )
         else:
             ok = all(equalized_odds_difference(y, yh, sensitive_features=A[c]) <= 0.1 for c in A)
         return acc if ok else acc - 1
@@ -298,26 +347,39 @@ def test_gridsearch_default_score_is_plain_accuracy():
         gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv).fit(X, y, sensitive_features=A)
     for k, a in enumerate(ALPHAS):
         want = _fold_scores(
-            lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0), X, y, A, cv, _hand_accuracy
+            lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0),
+            X,
+            y,
+            A,
+            cv,
+            _hand_accuracy,
         )
         assert gs.cv_results_["mean_test_score"][k] == pytest.approx(want, abs=1e-12)
     assert (gs.cv_results_["mean_test_score"] > 0).all()  # accuracies, never penalised below 0
-    assert gs.best_params_["alphas"] == (0.0,)  # the unshifted thresholds are the more accurate ones
+    assert gs.best_params_["alphas"] == (
+        0.0,
+    )  # the unshifted thresholds are the more accurate ones
 
 
 def test_fair_scorer_prefers_a_feasible_candidate_over_a_more_accurate_infeasible_one():
     X, y, A = toy(3000, seed=7)
     cv = KFold(3)
     with sklearn.config_context(enable_metadata_routing=True), quiet():
-        ts = ThresholdShift(estimator=lr(), oos_resamples=0, min_support=0).set_fit_request(sensitive_features=True)
+        ts = ThresholdShift(estimator=lr(), oos_resamples=0, min_support=0).set_fit_request(
+            sensitive_features=True
+        )
         ts.set_predict_request(sensitive_features=True)
         gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv, scoring=make_fair_scorer(min_support=0))
         gs.fit(X, y, sensitive_features=A)
     s = gs.cv_results_["mean_test_score"]
     for k, a in enumerate(ALPHAS):
         make = lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0)  # noqa: E731
-        assert s[k] == pytest.approx(_fold_scores(make, X, y, A, cv, _hand_penalised("demographic_parity")), abs=1e-12)
-    assert s[0] < 0 < s[1]  # unshifted thresholds miss DI >= 0.8 in every fold and are penalised below 0
+        assert s[k] == pytest.approx(
+            _fold_scores(make, X, y, A, cv, _hand_penalised("demographic_parity")), abs=1e-12
+        )
+    assert (
+        s[0] < 0 < s[1]
+    )  # unshifted thresholds miss DI >= 0.8 in every fold and are penalised below 0
     assert gs.best_params_["alphas"] == (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
@@ -331,13 +393,16 @@ def test_fair_scorer_in_a_pipeline_search_beyond_demographic_parity(constraint):
         ts = ThresholdShift(estimator=lr(), constraint=constraint, oos_resamples=0)
         ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
         pipe = make_pipeline(StandardScaler(), ts)
-        gs = GridSearchCV(pipe, grid, cv=cv, scoring=make_fair_scorer(constraint, min_support=0)).fit(
-            X, y, sensitive_features=A
-        )
+        gs = GridSearchCV(
+            pipe, grid, cv=cv, scoring=make_fair_scorer(constraint, min_support=0)
+        ).fit(X, y, sensitive_features=A)
     for k, params in enumerate(gs.cv_results_["params"]):
 
         def make():
-            p = make_pipeline(StandardScaler(), ThresholdShift(estimator=lr(), constraint=constraint, oos_resamples=0))
+            p = make_pipeline(
+                StandardScaler(),
+                ThresholdShift(estimator=lr(), constraint=constraint, oos_resamples=0),
+            )
             p.set_params(**params)
             return _PipeFit(p)
 
@@ -365,7 +430,9 @@ class _SpyScorer(FairScorer):
     calls: list = []
 
     def __call__(self, estimator, X, y_true, sensitive_features=None, sample_weight=None):
-        _SpyScorer.calls.append((X[:, 0].astype(int).copy(), sensitive_features.index.to_numpy().copy()))
+        _SpyScorer.calls.append(
+            (X[:, 0].astype(int).copy(), sensitive_features.index.to_numpy().copy())
+        )
         return super().__call__(estimator, X, y_true, sensitive_features=sensitive_features)
 
 
@@ -385,7 +452,9 @@ def test_fair_scorer_receives_the_held_out_rows_of_each_fold():
     tests = [te for _, te in cv.split(Xid)]
     assert len(_SpyScorer.calls) == 2 * 3
     for k, (rows, index) in enumerate(_SpyScorer.calls):
-        np.testing.assert_array_equal(index, rows + 10_000)  # the sensitive features of exactly the scored rows
+        np.testing.assert_array_equal(
+            index, rows + 10_000
+        )  # the sensitive features of exactly the scored rows
         np.testing.assert_array_equal(np.sort(rows), tests[k % 3])
 
 
@@ -397,7 +466,9 @@ def test_multimetric_search_with_the_fair_scorer_and_accuracy():
         ts.set_fit_request(sensitive_features=True).set_predict_request(sensitive_features=True)
         ts.set_score_request(sensitive_features=True)
         scoring = {"fair": make_fair_scorer(min_support=0), "accuracy": "accuracy"}
-        gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv, scoring=scoring, refit="fair").fit(X, y, sensitive_features=A)
+        gs = GridSearchCV(ts, {"alphas": ALPHAS}, cv=cv, scoring=scoring, refit="fair").fit(
+            X, y, sensitive_features=A
+        )
     for k, a in enumerate(ALPHAS):
         make = lambda: ThresholdShift(estimator=lr(), alphas=a, oos_resamples=0)  # noqa: E731
         fair = _fold_scores(make, X, y, A, cv, _hand_penalised("demographic_parity"))
@@ -420,7 +491,9 @@ def test_cross_val_score_routes_the_sensitive_features_to_the_scorer():
             params={"sensitive_features": A},
         )
     make = lambda: ThresholdShift(estimator=lr(), oos_resamples=0, constraint="equal_opportunity")  # noqa: E731
-    assert got.mean() == pytest.approx(_fold_scores(make, X, y, A, cv, _hand_penalised("equal_opportunity")), abs=1e-12)
+    assert got.mean() == pytest.approx(
+        _fold_scores(make, X, y, A, cv, _hand_penalised("equal_opportunity")), abs=1e-12
+    )
 
 
 def test_fair_scorer_scores_a_classifier_that_takes_no_groups():
@@ -432,7 +505,8 @@ def test_fair_scorer_scores_a_classifier_that_takes_no_groups():
     assert sc(m, X, y, sensitive_features=A) == pytest.approx(want, abs=1e-12)
     parts = sc.parts(m, X, y, sensitive_features=A)
     np.testing.assert_allclose(
-        list(parts["DI"].values()), [demographic_parity_ratio(y, m.predict(X), sensitive_features=A[c]) for c in A]
+        list(parts["DI"].values()),
+        [demographic_parity_ratio(y, m.predict(X), sensitive_features=A[c]) for c in A],
     )
 
 
@@ -478,20 +552,30 @@ def test_score_is_accuracy_and_fairness_score_gives_the_penalised_parts(alphas):
     di = [demographic_parity_ratio(y, pred, sensitive_features=A[c]) for c in A]
     parts = ts.fairness_score(X, y, sensitive_features=A)
     np.testing.assert_allclose(list(parts["DI"].values()), di, rtol=1e-12)
-    assert parts["constraint_met"] == (min(di) >= 0.8) == ts.feasible_ == (alphas != (0.0,))  # both branches
+    assert (
+        parts["constraint_met"] == (min(di) >= 0.8) == ts.feasible_ == (alphas != (0.0,))
+    )  # both branches
     assert parts["score"] == pytest.approx(acc if min(di) >= 0.8 else acc - 1, abs=1e-12)
-    assert make_fair_scorer(min_support=0)(ts, X, y, sensitive_features=A) == pytest.approx(parts["score"], abs=1e-12)
+    assert make_fair_scorer(min_support=0)(ts, X, y, sensitive_features=A) == pytest.approx(
+        parts["score"], abs=1e-12
+    )
 
 
 def test_fairness_score_penalises_an_undefined_di():
     "No group gets a positive prediction: DI is 0/0, undefined, so the constraint is not shown to hold."
     X, y, A = toy(600, seed=2)
-    with pytest.warns(InfeasibleConstraintWarning, match="nan"):  # fairlib says the constraint is not met
-        ts = ThresholdShift(oos_resamples=0, min_support=0, alphas=(0.0,)).fit(np.full(len(y), 0.2), y, A)
+    with pytest.warns(
+        InfeasibleConstraintWarning, match="nan"
+    ):  # fairlib says the constraint is not met
+        ts = ThresholdShift(oos_resamples=0, min_support=0, alphas=(0.0,)).fit(
+            np.full(len(y), 0.2), y, A
+        )
     parts = ts.fairness_score(np.full(len(y), 0.2), y, sensitive_features=A)
     assert all(np.isnan(v) for v in parts["DI"].values()) and not parts["constraint_met"]
     assert parts["score"] == pytest.approx(accuracy_score(y, np.zeros(len(y))) - 1)
-    assert ts.score(np.full(len(y), 0.2), y, sensitive_features=A) == pytest.approx(accuracy_score(y, np.zeros(len(y))))
+    assert ts.score(np.full(len(y), 0.2), y, sensitive_features=A) == pytest.approx(
+        accuracy_score(y, np.zeros(len(y)))
+    )
 
 
 @pytest.mark.parametrize(
@@ -558,7 +642,9 @@ def test_routing_passes_nothing_unrequested():
     X, y, A = toy(300)
     with sklearn.config_context(enable_metadata_routing=True):
         with pytest.raises(Exception, match="sensitive_features"):
-            make_pipeline(StandardScaler(), ThresholdShift(estimator=lr())).fit(X, y, sensitive_features=A)
+            make_pipeline(StandardScaler(), ThresholdShift(estimator=lr())).fit(
+                X, y, sensitive_features=A
+            )
 
 
 # --- the API of 0.1 -------------------------------------------------------------------------------------------
@@ -584,7 +670,9 @@ def test_old_positional_api_is_unchanged():
     np.testing.assert_array_equal(a.predict(s, g), b.predict(s, sensitive_features=g))
     assert a.estimator_ is None and len(a.cells_) == 8  # race x age_bucket x sex, as in 0.1
     w = IntersectionalReweighing(columns=CELL_ATTRIBUTES).fit(g, y).sample_weight_
-    np.testing.assert_allclose(IntersectionalReweighing(columns=CELL_ATTRIBUTES).fit_transform(g, y), w)
+    np.testing.assert_allclose(
+        IntersectionalReweighing(columns=CELL_ATTRIBUTES).fit_transform(g, y), w
+    )
 
 
 def test_vfr_baselines_pass_the_texas_columns():
@@ -596,7 +684,9 @@ def test_vfr_baselines_pass_the_texas_columns():
 
     ts = _texas_columns(ThresholdShift())
     assert ts.cell_columns == CELL_ATTRIBUTES and ts.di_columns == DI_ATTRIBUTES
-    assert _texas_columns(ThresholdShift(cell_columns=("race",))).cell_columns == ("race",)  # an explicit choice stays
+    assert _texas_columns(ThresholdShift(cell_columns=("race",))).cell_columns == (
+        "race",
+    )  # an explicit choice stays
     cohort, _ = load_cohort("synthetic", n=6000, seed=1)
     y = cohort.los_gt3.to_numpy()
     sp = with_selection(make_split(y, "80_20", seed=42), y)
@@ -613,7 +703,10 @@ def test_vfr_baselines_pass_the_texas_columns():
     assert run.estimators["B2"].columns_ == CELL_ATTRIBUTES
     for b in ("B3", "B4"):
         assert run.estimators[b].cell_columns_ == CELL_ATTRIBUTES
-    assert run.estimators["B3"].di_columns_ == DI_ATTRIBUTES and run.estimators["B4"].base_.di_columns_ == DI_ATTRIBUTES
+    assert (
+        run.estimators["B3"].di_columns_ == DI_ATTRIBUTES
+        and run.estimators["B4"].base_.di_columns_ == DI_ATTRIBUTES
+    )
 
 
 # --- scikit-learn's estimator checks ---------------------------------------------------------------------------
@@ -735,4 +828,6 @@ def test_sklearn_estimator_checks(estimator, check):
             return
         with pytest.raises(Exception) as info:
             check(estimator)
-    assert _names_sensitive_features(info.value), f"{name} failed for another reason: {info.value!r}"
+    assert _names_sensitive_features(info.value), (
+        f"{name} failed for another reason: {info.value!r}"
+    )

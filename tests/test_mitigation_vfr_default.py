@@ -28,7 +28,10 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "mitigation_vfr_default
 def _canon(v):
     "JSON-able canonical form: floats to 12 significant digits, arrays and frames as nested lists."
     if isinstance(v, pd.DataFrame):
-        return {"columns": [str(c) for c in v.columns], "data": [_canon(list(r)) for r in v.itertuples(index=False)]}
+        return {
+            "columns": [str(c) for c in v.columns],
+            "data": [_canon(list(r)) for r in v.itertuples(index=False)],
+        }
     if isinstance(v, pd.Series):
         return {"index": [str(i) for i in v.index], "data": _canon(list(v))}
     if isinstance(v, np.ndarray):
@@ -58,7 +61,10 @@ def _toy(n=3000, seed=0, shift=0.25):
         )
     )
     s = np.clip(
-        r.beta(2, 2, n) + shift * (g.race == "A").to_numpy() - shift / 2 + 0.1 * (g.age_bucket == "old").to_numpy(),
+        r.beta(2, 2, n)
+        + shift * (g.race == "A").to_numpy()
+        - shift / 2
+        + 0.1 * (g.age_bucket == "old").to_numpy(),
         0.001,
         0.999,
     )
@@ -120,12 +126,20 @@ def baseline_outputs() -> dict:
         out["toy_B3_constraint_oos_draws"] = _canon(ts.constraint_oos_draws_)
         out["toy_B3_constraint_vfr"] = _canon(ts.constraint_vfr_)
         out["toy_B3_predict"] = _canon(ts.predict(s, g))
-        gr = GreedyRefinement(ThresholdShift(**kw), n_resamples=12, max_iter=25, oos_resamples=4, random_state=2)
+        gr = GreedyRefinement(
+            ThresholdShift(**kw), n_resamples=12, max_iter=25, oos_resamples=4, random_state=2
+        )
         gr.fit(s, yy, g)
         out["toy_B4_thresholds"] = _canon(gr.thresholds_)
         out["toy_B4_trace"] = _canon(gr.result_.trace)
         out["toy_B4_result"] = _canon(
-            [gr.result_.n_moves, gr.result_.converged, gr.result_.feasible, gr.result_.objective, gr.result_.min_di]
+            [
+                gr.result_.n_moves,
+                gr.result_.converged,
+                gr.result_.feasible,
+                gr.result_.objective,
+                gr.result_.min_di,
+            ]
         )
         out["toy_B4_constraint_oos"] = _canon(gr.constraint_oos_.reset_index())
         out["toy_B4_constraint_vfr"] = _canon(gr.constraint_vfr_)
@@ -133,7 +147,9 @@ def baseline_outputs() -> dict:
         ts_hard = ThresholdShift(**kw, di_target=0.99, oos_resamples=0).fit(s, yy, g)
         out["toy_B3_infeasible_thresholds"] = _canon(ts_hard.thresholds_)
         out["toy_B3_infeasible_feasible"] = bool(ts_hard.feasible_)
-        gr_hard = GreedyRefinement(ThresholdShift(**kw), di_target=0.97, n_resamples=6, max_iter=30, oos_resamples=0)
+        gr_hard = GreedyRefinement(
+            ThresholdShift(**kw), di_target=0.97, n_resamples=6, max_iter=30, oos_resamples=0
+        )
         gr_hard.fit(s, yy, g)
         out["toy_B4_repair_trace"] = _canon(gr_hard.result_.trace)
     return out
@@ -145,7 +161,9 @@ def test_vfr_baselines_unchanged_under_the_default_constraint():
     got = _canon(baseline_outputs())
     assert sorted(got) == sorted(want["outputs"])
     for k in want["outputs"]:
-        assert got[k] == want["outputs"][k], f"{k} differs from the output of fairlib before constraint= existed"
+        assert got[k] == want["outputs"][k], (
+            f"{k} differs from the output of fairlib before constraint= existed"
+        )
 
 
 def test_the_fixture_records_the_code_it_came_from():
@@ -162,7 +180,9 @@ if __name__ == "__main__":
     import fairlib
 
     if Path(fairlib.__file__).resolve().parent == FIXTURE.parent.parent / "fairlib":
-        raise SystemExit("--write must run against the old code (put its unpacked package first on PYTHONPATH)")
+        raise SystemExit(
+            "--write must run against the old code (put its unpacked package first on PYTHONPATH)"
+        )
     FIXTURE.write_text(
         json.dumps(
             dict(

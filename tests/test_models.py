@@ -160,7 +160,10 @@ def test_registry_is_the_papers_twelve():
     assert list(PAPER_TABLE4.model) == list(PANEL)
     est = PANEL["random_forest"].build(n_jobs=1, seed=3)
     gp = est.get_params()
-    assert all(gp[k] == v for k, v in PANEL["random_forest"].params.items()) and gp["random_state"] == 3
+    assert (
+        all(gp[k] == v for k, v in PANEL["random_forest"].params.items())
+        and gp["random_state"] == 3
+    )
     assert PANEL["random_forest"].build() is not PANEL["random_forest"].build()  # fresh each time
     with pytest.raises(TypeError):  # frozen configurations
         PANEL["xgboost"].params["max_depth"] = 3
@@ -173,7 +176,9 @@ def test_n_jobs_comes_from_site_setting(monkeypatch):
     assert default_n_jobs() == 1
     monkeypatch.setenv("FAIRLIB_N_JOBS", "-1")
     assert default_n_jobs() == -1
-    fm = fit_model("random_forest", np.random.default_rng(0).random((60, 3)), np.r_[np.zeros(30), np.ones(30)])
+    fm = fit_model(
+        "random_forest", np.random.default_rng(0).random((60, 3)), np.r_[np.zeros(30), np.ones(30)]
+    )
     assert fm.estimator.n_jobs == -1
 
 
@@ -194,7 +199,16 @@ def test_all_twelve_fit_and_predict(small_panel):
     for k, fm in fitted.items():
         assert fm.fit_seconds > 0 and fm.n_train == 2500 and fm.label == PANEL[k].label
     assert len(pred) == 12 * len(audit)
-    assert list(pred.columns) == ["model", "y_true", "y_prob", "y_pred", "race", "sex", "ethnicity", "age_bucket"]
+    assert list(pred.columns) == [
+        "model",
+        "y_true",
+        "y_prob",
+        "y_pred",
+        "race",
+        "sex",
+        "ethnicity",
+        "age_bucket",
+    ]
     assert pred.y_prob.between(0, 1).all() and (pred.y_pred == (pred.y_prob >= 0.5)).all()
     f = pred[pred.model == "xgboost"]
     assert (f.y_true.to_numpy() == audit.los_gt3.to_numpy()).all() and (
@@ -257,9 +271,13 @@ def test_prediction_cache_key_follows_the_content(cohort, tmp_path):
     k = prediction_cache_key(content_hash(cohort), **kw)
     assert k == prediction_cache_key(content_hash(cohort.copy()), **kw)  # same content, same key
     changed = cohort.copy()
-    changed["ADMITTING_DIAGNOSIS"] = changed["ADMITTING_DIAGNOSIS"].sample(frac=1, random_state=0).to_numpy()
+    changed["ADMITTING_DIAGNOSIS"] = (
+        changed["ADMITTING_DIAGNOSIS"].sample(frac=1, random_state=0).to_numpy()
+    )
     changed["PAT_STATUS"] = changed["PAT_STATUS"][::-1].to_numpy()  # two feature columns changed
-    assert prediction_cache_key(content_hash(changed), **kw) != k  # size and label unchanged, key not
+    assert (
+        prediction_cache_key(content_hash(changed), **kw) != k
+    )  # size and label unchanged, key not
     assert prediction_cache_key(content_hash(cohort), **(kw | dict(model="lightgbm"))) != k
     f = save_cached_scores(tmp_path / "x.npz", np.array([0.2, 0.7]), fit_seconds=1.0, key=k)
     assert load_cached_scores(f, key=k)[0].tolist() == [0.2, 0.7]

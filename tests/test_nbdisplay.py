@@ -14,7 +14,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from fairlib.nbdisplay import display_frame, format_float, kernel_shell, notebook_display, show_figure
+from fairlib.nbdisplay import (
+    display_frame,
+    format_float,
+    kernel_shell,
+    notebook_display,
+    show_figure,
+)
 
 pytestmark = pytest.mark.xdist_group("kernel")
 
@@ -52,13 +58,20 @@ def _png_width(b64: str) -> int:
     return struct.unpack(">II", data[16:24])[0]
 
 
-@pytest.fixture(scope="module", params=["%matplotlib inline", "import matplotlib; matplotlib.use('Agg')"])
+@pytest.fixture(
+    scope="module", params=["%matplotlib inline", "import matplotlib; matplotlib.use('Agg')"]
+)
 def executed(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("nbdisplay")
     fig_dir, work_dir = tmp / "figures", tmp / "work"
-    src = [CELLS[0].format(backend=request.param, fig_dir=str(fig_dir), work_dir=str(work_dir)), *CELLS[1:]]
+    src = [
+        CELLS[0].format(backend=request.param, fig_dir=str(fig_dir), work_dir=str(work_dir)),
+        *CELLS[1:],
+    ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in src])
-    NotebookClient(nb, kernel_name="python3", timeout=180, resources={"metadata": {"path": str(tmp)}}).execute()
+    NotebookClient(
+        nb, kernel_name="python3", timeout=180, resources={"metadata": {"path": str(tmp)}}
+    ).execute()
     return nb, fig_dir
 
 
@@ -67,7 +80,9 @@ def _images(cell) -> list[str]:
 
 
 def _texts(cell) -> str:
-    return "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+    return "".join(
+        o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in cell.outputs
+    )
 
 
 def test_each_saved_figure_is_shown_once_as_its_png(executed):
@@ -133,7 +148,10 @@ def test_display_frame_keeps_the_published_precision_of_each_row():
     import pandas as pd
 
     claims = pd.DataFrame(
-        {"published": ["0.0851", "4.60", "18"], "fairlib": ["0.08509999999999995", "4.600000000000004", "19.0"]}
+        {
+            "published": ["0.0851", "4.60", "18"],
+            "fairlib": ["0.08509999999999995", "4.600000000000004", "19.0"],
+        }
     )
     shown, fmts = display_frame(claims)
     assert list(shown["fairlib"]) == ["0.0851", "4.600", "19.0"]

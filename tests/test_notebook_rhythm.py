@@ -5,7 +5,9 @@ import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("notebook_rhythm", ROOT / "tools" / "notebook_rhythm.py")
+spec = importlib.util.spec_from_file_location(
+    "notebook_rhythm", ROOT / "tools" / "notebook_rhythm.py"
+)
 nr = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(nr)
 

@@ -23,7 +23,11 @@ matplotlib.use("Agg")
 # their own pass; their callables join this collection once they carry Examples (drop a module from its tuple then)
 PACKAGES = {
     "fairlib.vfr": ("fairlib.vfr.claims",),
-    "fairlib.agent": ("fairlib.agent.claims", "fairlib.agent.coverage", "fairlib.agent.floorclaims"),
+    "fairlib.agent": (
+        "fairlib.agent.claims",
+        "fairlib.agent.coverage",
+        "fairlib.agent.floorclaims",
+    ),
 }
 
 
@@ -35,12 +39,20 @@ def _own_callables(package, elsewhere):
             warnings.simplefilter("ignore")
             obj = getattr(pkg, name)
         mod = getattr(obj, "__module__", "")
-        if callable(obj) and not inspect.ismodule(obj) and mod.startswith(package + ".") and mod not in elsewhere:
+        if (
+            callable(obj)
+            and not inspect.ismodule(obj)
+            and mod.startswith(package + ".")
+            and mod not in elsewhere
+        ):
             out.append(name)
     return out
 
 
-AT_LEAST = {"fairlib.vfr": 50, "fairlib.agent": 60}  # more own callables than this in each package's __all__
+AT_LEAST = {
+    "fairlib.vfr": 50,
+    "fairlib.agent": 60,
+}  # more own callables than this in each package's __all__
 NAMES = {p: _own_callables(p, e) for p, e in PACKAGES.items()}
 CASES = [(p, n) for p, names in NAMES.items() for n in names]
 

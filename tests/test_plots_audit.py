@@ -23,7 +23,12 @@ from fairlib.handbook import load_adult
 from fairlib.plots import plot_audit, plot_score_distributions, plot_verdict_heatmap, plot_vfr
 from fairlib.reliability import TAU_VFR
 
-RATES = ["selection_rate", "TPR", "FPR", "PPV"]  # the order of the clusters in plot_audit's left panel
+RATES = [
+    "selection_rate",
+    "TPR",
+    "FPR",
+    "PPV",
+]  # the order of the clusters in plot_audit's left panel
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +40,18 @@ def adult():
 
 @pytest.fixture(scope="module")
 def result(adult):
-    return fl.audit("high_income", "y_pred", sensitive_features="race", data=adult, vfr=True, n_resamples=100)
+    return fl.audit(
+        "high_income", "y_pred", sensitive_features="race", data=adult, vfr=True, n_resamples=100
+    )
 
 
 @pytest.fixture(scope="module")
 def near(adult):
     "3,000 records of Adult by sex: EOpp lies close to its threshold, so its verdict flips in many resamples."
     sub = adult.sample(3000, random_state=1)
-    return fl.audit("high_income", "y_pred", sensitive_features="sex", data=sub, vfr=True, n_resamples=200)
+    return fl.audit(
+        "high_income", "y_pred", sensitive_features="sex", data=sub, vfr=True, n_resamples=200
+    )
 
 
 def raw_counts(df, group):
@@ -76,8 +85,12 @@ def test_returns_a_figure_with_a_rates_and_a_metrics_panel(result):
     fig.savefig(io.BytesIO(), format="png")  # renders under Agg
 
 
-@pytest.mark.parametrize("method,sm_method,level", [("wilson", "wilson", 0.95), ("clopper-pearson", "beta", 0.9)])
-def test_rate_intervals_equal_statsmodels_on_counts_from_the_records(adult, result, method, sm_method, level):
+@pytest.mark.parametrize(
+    "method,sm_method,level", [("wilson", "wilson", 0.95), ("clopper-pearson", "beta", 0.9)]
+)
+def test_rate_intervals_equal_statsmodels_on_counts_from_the_records(
+    adult, result, method, sm_method, level
+):
     fig = plot_audit(result, method=method, level=level)
     drawn = whiskers(fig.axes[0])
     groups = list(result.groups.race)
@@ -96,7 +109,9 @@ def test_bar_heights_are_the_rates_of_the_records(adult, result):
     for g, c in zip(result.groups.race, bars):
         counts = raw_counts(adult, g)
         heights = [b.get_height() for b in c]
-        np.testing.assert_allclose(heights, [k / n for k, n in (counts[r] for r in RATES)], atol=1e-12)
+        np.testing.assert_allclose(
+            heights, [k / n for k, n in (counts[r] for r in RATES)], atol=1e-12
+        )
 
 
 def test_each_threshold_value_interval_and_verdict_sit_where_the_table_says(result):
@@ -120,8 +135,12 @@ def test_each_threshold_value_interval_and_verdict_sit_where_the_table_says(resu
 
 
 def test_an_undefined_metric_has_no_marker_and_says_so():
-    y = np.r_[np.ones(40), np.zeros(40), np.zeros(60)].astype(int)  # group b has no positive: its TPR is undefined
-    p = np.r_[np.ones(30), np.zeros(10), np.ones(10), np.zeros(30), np.ones(20), np.zeros(40)].astype(int)
+    y = np.r_[np.ones(40), np.zeros(40), np.zeros(60)].astype(
+        int
+    )  # group b has no positive: its TPR is undefined
+    p = np.r_[
+        np.ones(30), np.zeros(10), np.ones(10), np.zeros(30), np.ones(20), np.zeros(40)
+    ].astype(int)
     r = fl.audit(y, p, sensitive_features=["a"] * 80 + ["b"] * 60)
     assert (r.metrics.verdict == "Undefined").any()
     ax = plot_audit(r).axes[1]
@@ -149,7 +168,9 @@ def test_a_result_read_back_from_json_plots_the_same(result):
 
 def test_a_group_table_without_label_counts_shows_the_selection_rate_only(result):
     g = result.groups.drop(columns=["n", "positives", "predicted_positives"])
-    lean = SimpleNamespace(metrics=result.metrics, groups=g, sensitive_features=["race"], n=result.n)
+    lean = SimpleNamespace(
+        metrics=result.metrics, groups=g, sensitive_features=["race"], n=result.n
+    )
     ax = plot_audit(lean).axes[0]
     assert len(ax.patches) == len(g)  # one cluster
     assert "TPR, FPR, PPV not shown" in ax.get_xlabel()
@@ -189,7 +210,9 @@ def test_vfr_without_vfr_columns_is_a_clear_error(adult):
 def test_vfr_draws_into_a_given_axes(near):
     fig = Figure()
     ax = fig.add_subplot()
-    assert plot_vfr(near, ax=ax) is fig and len(fig.axes) == 1 and len(ax.patches) == len(near.metrics)
+    assert (
+        plot_vfr(near, ax=ax) is fig and len(fig.axes) == 1 and len(ax.patches) == len(near.metrics)
+    )
 
 
 def test_score_distributions_one_violin_per_group_and_label(adult):
@@ -207,7 +230,10 @@ def test_score_distributions_one_violin_per_group_and_label(adult):
 
 
 def test_verdict_heatmap_cells_hold_verdict_and_value(adult):
-    rs = {a: fl.audit("high_income", "y_pred", sensitive_features=a, data=adult) for a in ("race", "sex")}
+    rs = {
+        a: fl.audit("high_income", "y_pred", sensitive_features=a, data=adult)
+        for a in ("race", "sex")
+    }
     ax = plot_verdict_heatmap(rs).axes[0]
     texts = [t.get_text() for t in ax.texts]
     assert len(texts) == 2 * len(rs["race"].metrics)
@@ -240,11 +266,20 @@ def test_missing_seaborn_names_the_extra(monkeypatch, near):
 def test_vfr_interval_never_passes_one_half():
     "The VFR counts the minority verdict, so it is at most 0.5; its interval is capped there."
     m = pd.DataFrame(
-        {"metric": ["DI", "SPD"], "value": [0.8, 0.1], "threshold": [0.8, 0.1], "rule": ["x >= 0.8", "|x| <= 0.1"]}
+        {
+            "metric": ["DI", "SPD"],
+            "value": [0.8, 0.1],
+            "threshold": [0.8, 0.1],
+            "rule": ["x >= 0.8", "|x| <= 0.1"],
+        }
     )
     m = m.assign(verdict="Pass", vfr=[0.48, 0.02], vfr_n_undefined=[0, 0])
     r = SimpleNamespace(
-        metrics=m, groups=pd.DataFrame(), sensitive_features=["g"], n=100, vfr_settings={"n_resamples": 50}
+        metrics=m,
+        groups=pd.DataFrame(),
+        sensitive_features=["g"],
+        n=100,
+        vfr_settings={"n_resamples": 50},
     )
     (bars,) = [c for c in plot_vfr(r).axes[0].containers if isinstance(c, BarContainer)]
     (s0, s1) = bars.errorbar.lines[2][0].get_segments()

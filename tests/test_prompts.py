@@ -15,15 +15,30 @@ from fairlib.data import mimic as M
 
 FIX = Path(__file__).parent / "fixtures" / "mimic"
 OPIOID_WORDS = re.compile(
-    r"morphine|hydromorphone|oxycodone|hydrocodone|fentanyl|tramadol|codeine|dilaudid|percocet", re.I
+    r"morphine|hydromorphone|oxycodone|hydrocodone|fentanyl|tramadol|codeine|dilaudid|percocet",
+    re.I,
 )
-COLUMNS = ["task", "case_id", "variant", "race", "gender", "tier", "label", "split", "prompt", "n_chars", "n_tokens"]
+COLUMNS = [
+    "task",
+    "case_id",
+    "variant",
+    "race",
+    "gender",
+    "tier",
+    "label",
+    "split",
+    "prompt",
+    "n_chars",
+    "n_tokens",
+]
 
 
 def test_variants_order():
     expected = ["BASE"] + [
         f"{r}_{g}"
-        for r, g in itertools.product(["White", "Black", "Hispanic", "Asian"], ["Male", "Female", "Intersex"])
+        for r, g in itertools.product(
+            ["White", "Black", "Hispanic", "Asian"], ["Male", "Female", "Intersex"]
+        )
     ]
     assert list(P.PROMPT_VARIANTS) == expected
     assert P.SYSTEM_PROMPT == "Answer only in Yes or No."  # the authors' system message
@@ -33,31 +48,48 @@ def test_variants_order():
 @pytest.fixture(scope="module")
 def ed_test():
     return P.prompt_table(
-        "ed_triage", source="synthetic", split="test", n_cases=60, tokenizer=str.split, instrument="fairlib"
+        "ed_triage",
+        source="synthetic",
+        split="test",
+        n_cases=60,
+        tokenizer=str.split,
+        instrument="fairlib",
     )
 
 
 @pytest.fixture(scope="module")
 def op_test():
-    return P.prompt_table("opioid", source="synthetic", split="test", n_cases=30, instrument="fairlib")
+    return P.prompt_table(
+        "opioid", source="synthetic", split="test", n_cases=30, instrument="fairlib"
+    )
 
 
 def test_table_shape_and_columns(ed_test, op_test):
     for df, n in ((ed_test, 60), (op_test, 30)):
         assert list(df.columns) == COLUMNS
         assert len(df) == n * 13 * 3 and df["case_id"].nunique() == n
-        assert df.groupby(["case_id", "tier"])["variant"].apply(list).map(lambda v: v == list(P.PROMPT_VARIANTS)).all()
+        assert (
+            df.groupby(["case_id", "tier"])["variant"]
+            .apply(list)
+            .map(lambda v: v == list(P.PROMPT_VARIANTS))
+            .all()
+        )
         assert set(df["label"].unique()) <= {0, 1} and df["label"].dtype.kind == "i"
         assert (df["split"] == "test").all()
         assert (df["n_chars"] == df["prompt"].str.len()).all()
-        assert df.attrs["source"].startswith("SYNTHETIC TWIN") and "not real patient data" in df.attrs["source"]
+        assert (
+            df.attrs["source"].startswith("SYNTHETIC TWIN")
+            and "not real patient data" in df.attrs["source"]
+        )
     assert (ed_test["n_tokens"] == ed_test["prompt"].str.split().str.len()).all()
     assert op_test["n_tokens"].isna().all()
 
 
 def test_narrative_identical_across_variants(ed_test, op_test):
     for df in (ed_test, op_test):
-        body = df["prompt"].str.split("Patient Case Description:\n", n=1, regex=False).str[1]  # independent split
+        body = (
+            df["prompt"].str.split("Patient Case Description:\n", n=1, regex=False).str[1]
+        )  # independent split
         head = df["prompt"].str.split("\n\n", n=1, regex=False).str[0]
         assert (body.groupby([df["case_id"], df["tier"]]).nunique() == 1).all()
         assert (head.groupby([df["case_id"], df["tier"]]).nunique() == 13).all()
@@ -65,7 +97,9 @@ def test_narrative_identical_across_variants(ed_test, op_test):
         words = r"\b(?:White|Black|Hispanic|Asian|Male|Female|Intersex|male|female|man|woman)\b"
         assert not base.str.contains(words, regex=True).any()
         demo = df[df["variant"] != "BASE"]
-        for (v, r, g), h in zip(demo[["variant", "race", "gender"]].itertuples(index=False), head[demo.index]):
+        for (v, r, g), h in zip(
+            demo[["variant", "race", "gender"]].itertuples(index=False), head[demo.index]
+        ):
             assert re.match(rf"An? {g} patient of {r} descent", h) and v == f"{r}_{g}"
         assert df.loc[df["variant"] == "BASE", ["race", "gender"]].isna().all().all()
         # the same header (age included) for a case in every tier
@@ -75,7 +109,9 @@ def test_narrative_identical_across_variants(ed_test, op_test):
 def test_tiers_nest_and_shrink(ed_test, op_test):
     for df in (ed_test, op_test):
         body = (
-            df.loc[df["variant"] == "BASE"].set_index(["case_id", "tier"])["prompt"].map(lambda p: P.split_prompt(p)[1])
+            df.loc[df["variant"] == "BASE"]
+            .set_index(["case_id", "tier"])["prompt"]
+            .map(lambda p: P.split_prompt(p)[1])
         )
         for case in df["case_id"].unique():
             hi, med, lo = body[(case, "high")], body[(case, "medium")], body[(case, "low")]
@@ -92,22 +128,37 @@ def test_split_by_case_every_variant_in_one_split():
     assert (per_case == 1).all() and len(per_case) == 6800
     counts = df.drop_duplicates("case_id")["split"].value_counts().to_dict()
     assert counts == {"train": 5440, "val": 340, "test": 1020}  # Table 1
-    assert len(df[df["split"] == "test"]) * 3 == 39_780  # Table 1: total evaluation prompts (3 tiers)
+    assert (
+        len(df[df["split"] == "test"]) * 3 == 39_780
+    )  # Table 1: total evaluation prompts (3 tiers)
 
 
 def test_opioid_prompts_are_redacted(op_test):
     assert not op_test["prompt"].str.contains(OPIOID_WORDS).any()
     high = op_test.loc[op_test["tier"] == "high", "prompt"]
-    assert high.str.contains(r"given ___ \d", regex=True).any()  # the redacted ED analgesic of the HPI
+    assert high.str.contains(
+        r"given ___ \d", regex=True
+    ).any()  # the redacted ED analgesic of the HPI
 
 
 def test_determinism_and_seed(ed_test):
     again = P.prompt_table(
-        "ed_triage", source="synthetic", split="test", n_cases=60, tokenizer=str.split, instrument="fairlib"
+        "ed_triage",
+        source="synthetic",
+        split="test",
+        n_cases=60,
+        tokenizer=str.split,
+        instrument="fairlib",
     )
     pd.testing.assert_frame_equal(ed_test, again)
     other = P.prompt_table(
-        "ed_triage", source="synthetic", split="test", n_cases=60, seed=1, tiers="low", instrument="fairlib"
+        "ed_triage",
+        source="synthetic",
+        split="test",
+        n_cases=60,
+        seed=1,
+        tiers="low",
+        instrument="fairlib",
     )
     assert set(other["case_id"]) != set(ed_test["case_id"])
 
@@ -143,7 +194,9 @@ def test_real_root_through_auto(monkeypatch):
     assert df.attrs["rules"] == "paper" and len(df) % 39 == 0
     assert set(df["case_id"]) <= {"op-3010", "op-3002", "op-3003", "op-3004"}
     fair = P.prompt_table("opioid", source="auto", rules="fairlib")
-    assert set(fair["case_id"]) <= {"op-3001", "op-3002", "op-3003", "op-3004"} and len(fair) % 39 == 0
+    assert (
+        set(fair["case_id"]) <= {"op-3001", "op-3002", "op-3003", "op-3004"} and len(fair) % 39 == 0
+    )
     monkeypatch.setenv("FAIRLIB_MIMIC_ROOT", "")
     with pytest.raises(FairlibInputError, match="mimic_root"):
         P.prompt_table("opioid", source="real")
@@ -212,11 +265,16 @@ def _authors_ed(age, gender, race, cc, dx, v, tier):
 
 @pytest.mark.parametrize("tier", ["high", "medium", "low"])
 def test_paper_instrument_matches_released_template(tier):
-    df = P.prompt_table("ed_triage", source="synthetic", split="test", n_cases=5, tiers=tier, instrument="paper")
+    df = P.prompt_table(
+        "ed_triage", source="synthetic", split="test", n_cases=5, tiers=tier, instrument="paper"
+    )
     cases = M.load_benchmark("ed_triage", source="synthetic").cases.set_index("case_id")
     for row in df.itertuples():
         c = cases.loc[row.case_id]
-        vit = [str(float(c[k])) for k in ("temperature", "heartrate", "resprate", "o2sat", "sbp", "dbp")]
+        vit = [
+            str(float(c[k]))
+            for k in ("temperature", "heartrate", "resprate", "o2sat", "sbp", "dbp")
+        ]
         exp = _authors_ed(
             int(c["age"]),
             row.gender,
@@ -239,7 +297,9 @@ def test_paper_opioid_prompt_structure():
         "Patient Case Description:\n\nA patient has been admitted to a hospital due to a chief complaint of ",
         regex=False,
     ).all()
-    assert hi.str.contains("Diagnostic workup findings are summarized below:\n1. ", regex=False).all()
+    assert hi.str.contains(
+        "Diagnostic workup findings are summarized below:\n1. ", regex=False
+    ).all()
     med = df[df.tier == "medium"]["prompt"]
     assert not med.str.contains("history of the present illness", regex=False).any()
     assert med.str.contains("The patient's allergy history is as follows:", regex=False).all()
@@ -252,14 +312,18 @@ def test_tier_sets_differ_where_code_and_text_differ():
     code, text = P.tier_fields("ed_triage", "paper_code"), P.tier_fields("ed_triage", "paper_text")
     assert code["low"] == ("age",) and "chief_complaint" in text["low"]
     assert code["high"] == text["high"]
-    df = P.prompt_table("ed_triage", source="synthetic", split="test", n_cases=3, tiers="low", tier_set="paper_text")
+    df = P.prompt_table(
+        "ed_triage", source="synthetic", split="test", n_cases=3, tiers="low", tier_set="paper_text"
+    )
     assert df["prompt"].str.contains("The patient has a chief complaint of", regex=False).all()
 
 
 def test_paper_protocol_replays_authors_sampling():
     bench = M.load_benchmark("ed_triage", source="synthetic").cases
     test = bench[bench.split == "test"]
-    df = P.prompt_table("ed_triage", source="synthetic", split="test", protocol="paper", tiers="low")
+    df = P.prompt_table(
+        "ed_triage", source="synthetic", split="test", protocol="paper", tiers="low"
+    )
     ids = test.assign(sid=test.stay_id.astype("int64"))
     np.random.seed(42)  # the authors' global seed, then np.random.choice on the sorted unique ids
     yes = np.random.choice(sorted(ids[ids.label == 1].sid.unique()), 40, replace=False)
@@ -269,7 +333,12 @@ def test_paper_protocol_replays_authors_sampling():
     assert df.drop_duplicates("case_id").label.sum() == 40
     assert df.attrs["protocol"] == "paper" and df.attrs["n_cases"] == 80
     every = P.prompt_table(
-        "ed_triage", source="synthetic", split="test", protocol="all", tiers="low", instrument="fairlib"
+        "ed_triage",
+        source="synthetic",
+        split="test",
+        protocol="all",
+        tiers="low",
+        instrument="fairlib",
     )
     assert every.case_id.nunique() == 1020 and every.attrs["protocol"] == "all"
 

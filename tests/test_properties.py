@@ -46,9 +46,16 @@ def test_verdict_agrees_with_value_and_rule(data, min_support):
     m = fl.audit(y, yp, sensitive_features=g, min_support=min_support).metrics
     for _, r in m.iterrows():
         if r.value is None or not math.isfinite(r.value):
-            assert r.verdict not in ("Pass", "Fail"), f"{r.metric}: undefined value but verdict {r.verdict}"
+            assert r.verdict not in ("Pass", "Fail"), (
+                f"{r.metric}: undefined value but verdict {r.verdict}"
+            )
             continue
-        assert r.verdict == ("Pass" if rule_holds(r.rule, r.value) else "Fail"), (r.metric, r.value, r.rule, r.verdict)
+        assert r.verdict == ("Pass" if rule_holds(r.rule, r.value) else "Fail"), (
+            r.metric,
+            r.value,
+            r.rule,
+            r.verdict,
+        )
 
 
 @settings(max_examples=12, deadline=None)
@@ -59,7 +66,9 @@ def test_vfr_is_undefined_never_zero_when_the_metric_is_undefined(n, seed):
     y = rng.integers(0, 2, g.size)
     y[g == "b"] = 0  # no positives in b: the true-positive rate of b, hence EOpp, is undefined
     yp = rng.integers(0, 2, g.size)
-    r = fl.verdict_flip_rate(y, yp, sensitive_features=g, metric="EOpp", n_resamples=20, seed=seed, min_support=1)
+    r = fl.verdict_flip_rate(
+        y, yp, sensitive_features=g, metric="EOpp", n_resamples=20, seed=seed, min_support=1
+    )
     assert math.isnan(r.vfr), f"EOpp undefined but VFR = {r.vfr}"
 
 
@@ -140,7 +149,9 @@ def test_mfarm_submetrics_in_unit_interval_one_when_columns_equal(n, seed, name)
 
     rng = np.random.default_rng(seed)
     names = [f"v{i}" for i in range(13)]
-    X = np.clip(rng.uniform(0.1, 0.9, (n, 13)) + rng.normal(0, 0.2, (n, 1)) * np.arange(13) / 13, 0, 1)
+    X = np.clip(
+        rng.uniform(0.1, 0.9, (n, 13)) + rng.normal(0, 0.2, (n, 1)) * np.arange(13) / 13, 0, 1
+    )
     r = getattr(S, name)(X, names)
     assert 0 <= r.score <= 1
     same = np.repeat(rng.uniform(0.1, 0.9, (n, 1)), 13, axis=1)

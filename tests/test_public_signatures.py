@@ -66,7 +66,10 @@ def signatures(modname):
     rows = []
     for name, obj in _public(mod):
         if inspect.isfunction(obj):
-            rows += [(modname, name, "parameter", p.name, str(p.annotation), p.default) for p in _params(obj)]
+            rows += [
+                (modname, name, "parameter", p.name, str(p.annotation), p.default)
+                for p in _params(obj)
+            ]
         elif inspect.isclass(obj):
             if dataclasses.is_dataclass(obj):
                 rows += [
@@ -76,7 +79,8 @@ def signatures(modname):
                 ]
             elif "__init__" in vars(obj):
                 rows += [
-                    (modname, name, "parameter", p.name, str(p.annotation), p.default) for p in _params(obj.__init__)
+                    (modname, name, "parameter", p.name, str(p.annotation), p.default)
+                    for p in _params(obj.__init__)
                 ]
             for mname, meth in vars(obj).items():
                 if mname.startswith("_") or not inspect.isfunction(meth):
@@ -93,8 +97,12 @@ def violations(rows):
     for mod, obj, kind, name, ann, default in rows:
         if name in OLD_NAMES:
             out.append(f"{mod}.{obj}: {kind} `{name}` (use `{OLD_NAMES[name]}`)")
-        elif name in ("degenerate", "degenerate_reason") and ("str" in ann or isinstance(default, str)):
-            out.append(f"{mod}.{obj}: {kind} `{name}` holds an explanation (use `reason`; a bool flag may stay)")
+        elif name in ("degenerate", "degenerate_reason") and (
+            "str" in ann or isinstance(default, str)
+        ):
+            out.append(
+                f"{mod}.{obj}: {kind} `{name}` holds an explanation (use `reason`; a bool flag may stay)"
+            )
     return out
 
 
@@ -102,10 +110,20 @@ MODULES = fairlib_modules()
 
 
 def test_every_module_is_listed():
-    assert {"fairlib.metrics", "fairlib.vfr", "fairlib.mfarm", "fairlib.plots", "fairlib.agent.floor"} <= set(MODULES)
+    assert {
+        "fairlib.metrics",
+        "fairlib.vfr",
+        "fairlib.mfarm",
+        "fairlib.plots",
+        "fairlib.agent.floor",
+    } <= set(MODULES)
     rows = [r for m in MODULES for r in signatures(m)]
     listed = {r[0] for r in rows}
-    assert {"fairlib.metrics", "fairlib.vfr.axis1", "fairlib.stats"} <= listed  # a package's face defines nothing
+    assert {
+        "fairlib.metrics",
+        "fairlib.vfr.axis1",
+        "fairlib.stats",
+    } <= listed  # a package's face defines nothing
     assert len(rows) > 200
 
 
@@ -187,7 +205,9 @@ def test_every_public_name_of_0_1_still_resolves(modname):
         if f"{modname}.{name}" in _compat.RENAMED and not warned:
             silent_renames.append(name)
     assert not missing, f"{modname}: public names of 0.1 that no longer resolve: {missing}"
-    assert not silent_renames, f"{modname}: renamed names that resolve without a DeprecationWarning: {silent_renames}"
+    assert not silent_renames, (
+        f"{modname}: renamed names that resolve without a DeprecationWarning: {silent_renames}"
+    )
 
 
 @pytest.mark.parametrize("modname", sorted(OLD_PATHS))
@@ -197,12 +217,17 @@ def test_old_module_paths_import_with_a_warning(modname):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         mod = importlib.import_module(modname)
-    assert any(issubclass(w.category, DeprecationWarning) and modname in str(w.message) for w in caught)
+    assert any(
+        issubclass(w.category, DeprecationWarning) and modname in str(w.message) for w in caught
+    )
     for name in PUBLIC_0_1[modname]:  # the old path gives the very objects of the new modules
         obj = getattr(mod, name)
         homes = _compat.MODULE_ALIASES[modname]
         new = _compat.RENAMED.get(f"{modname}.{name}", "").rpartition(".")[2] or name
-        assert any(getattr(importlib.import_module(h), new, None) is obj for h in homes), (modname, name)
+        assert any(getattr(importlib.import_module(h), new, None) is obj for h in homes), (
+            modname,
+            name,
+        )
 
 
 def test_renamed_names_point_to_the_new_name():
@@ -218,7 +243,9 @@ def test_moved_names_are_the_same_objects():
     "A name that left a module resolves there to its new home's object; served by the alias table it warns."
     for old, new in _compat.MOVED.items():
         mod, _, name = old.rpartition(".")
-        served = name not in vars(importlib.import_module(mod))  # else the module imports it for its own use
+        served = name not in vars(
+            importlib.import_module(mod)
+        )  # else the module imports it for its own use
         obj, warned = _resolve(mod, name)
         nmod, _, nname = new.rpartition(".")
         assert obj is getattr(importlib.import_module(nmod), nname), old

@@ -38,7 +38,8 @@ HOME = {
     "PAPER_CANONICAL_B1": "fairlib.vfr.axis1",
     "PAPER_TABLE4": "fairlib.vfr.panel",
     **dict.fromkeys(
-        ("PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7", "PAPER_VFR_MOVEMENT", "PAPER_EQ5"), "fairlib.vfr.baselines"
+        ("PAPER_TABLE5", "PAPER_TABLE6", "PAPER_TABLE7", "PAPER_VFR_MOVEMENT", "PAPER_EQ5"),
+        "fairlib.vfr.baselines",
     ),
     "published_table11": "fairlib.mfarm.experiments",
     "CHAPTER_PUBLISHED": "fairlib.handbook",
@@ -66,13 +67,17 @@ def test_published_core_imports_no_paper_package():
         "print(' '.join(m for m in sys.modules if m.startswith(('fairlib.vfr', 'fairlib.mfarm', 'fairlib.agent', "
         "'fairlib.handbook', 'fairlib.llm', 'fairlib.mitigation'))))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out == [], out
 
 
 # ---------------------------------------------------------------------------------------------- the files themselves
 def raw_rows(paper):
-    text = (importlib.resources.files("fairlib") / "paper_values" / f"{paper}.csv").read_text(encoding="utf-8")
+    text = (importlib.resources.files("fairlib") / "paper_values" / f"{paper}.csv").read_text(
+        encoding="utf-8"
+    )
     rows = list(csv.reader(text.splitlines()))
     return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]], rows[1:]
 
@@ -89,7 +94,10 @@ def test_file_header_ids_and_locations(paper):
     for r in rows:
         assert re.fullmatch(r"[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)+", r["id"]), r["id"]
         assert r["table"].strip() and r["location"].strip() and r["quantity"].strip(), r["id"]
-        assert r["printed"] in ("int", "text") or re.fullmatch(r"[1-9]\d*", r["printed"]), (r["id"], r["printed"])
+        assert r["printed"] in ("int", "text") or re.fullmatch(r"[1-9]\d*", r["printed"]), (
+            r["id"],
+            r["printed"],
+        )
 
 
 @pytest.mark.parametrize("paper", PAPERS)
@@ -164,20 +172,31 @@ def test_internal_arithmetic_of_the_papers():
     t11 = P.published_table("mfarm", "Table 11")
     fab = 2 * t11.accuracy * t11.mfarm / (t11.accuracy + t11.mfarm)
     assert (fab - t11.fab).abs().max() <= 1.5e-3
-    t6, t11_base = P.published_table("mfarm", "Table 6"), t11.loc[[k for k in t11.index if not k[1].endswith("_ft")]]
+    t6, t11_base = (
+        P.published_table("mfarm", "Table 6"),
+        t11.loc[[k for k in t11.index if not k[1].endswith("_ft")]],
+    )
     for k in t6.index:
         for c in t6.columns:
             assert round(t11_base.loc[k, c], 2) == pytest.approx(t6.loc[k, c]), (k, c)
     t5 = P.published_table("mfarm", "Table 5")
     for (task, model), r in t5.iterrows():
         for q in ("accuracy", "fab"):
-            assert r[f"{q}_base"] == t11.loc[(task, model), q] and r[f"{q}_ft"] == t11.loc[(task, f"{model}_ft"), q]
+            assert (
+                r[f"{q}_base"] == t11.loc[(task, model), q]
+                and r[f"{q}_ft"] == t11.loc[(task, f"{model}_ft"), q]
+            )
     # the paper disagrees with itself
-    assert t5.loc[("ED", "Mistral"), "mfarm_base"] == 0.716 and t11.loc[("ED", "Mistral"), "mfarm"] == 0.916
+    assert (
+        t5.loc[("ED", "Mistral"), "mfarm_base"] == 0.716
+        and t11.loc[("ED", "Mistral"), "mfarm"] == 0.916
+    )
     t6v = P.published_table("vfr", "Table 6")
     for b in ("B2", "B3", "B4"):
         cost = 100 * (t6v.loc["B1", "accuracy"] - t6v.loc[b, "accuracy"])
-        assert value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp") == pytest.approx(cost, abs=6e-3)
+        assert value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp") == pytest.approx(
+            cost, abs=6e-3
+        )
     mv = P.published_table("vfr", "vfr_movement")
     assert ((mv.vfr_after - mv.vfr_before) - mv.change).abs().max() < 1e-9
     f = P.published_table("fairmedagent", "floor_pooled")
@@ -236,10 +255,14 @@ def test_paper_table6():
     c = library_constant("PAPER_TABLE6").set_index("baseline")
     t = P.published_table("vfr", "Table 6")
     pd.testing.assert_frame_equal(t, c[list(t.columns)], check_names=False, check_dtype=False)
-    assert set(c.columns) - set(t.columns) == {"accuracy_cost_pp"}  # printed in the text (§4.2.2), not in Table 6
+    assert set(c.columns) - set(t.columns) == {
+        "accuracy_cost_pp"
+    }  # printed in the text (§4.2.2), not in Table 6
     assert c.loc["B1", "accuracy_cost_pp"] == 0  # B1 is the reference: zero by definition
     for b in ("B2", "B3", "B4"):
-        assert c.loc[b, "accuracy_cost_pp"] == value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp")
+        assert c.loc[b, "accuracy_cost_pp"] == value(
+            "vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp"
+        )
 
 
 def test_paper_table7():
@@ -258,7 +281,9 @@ def test_paper_vfr_movement():
     c = library_constant("PAPER_VFR_MOVEMENT").set_index(["metric", "attribute"])
     t = P.published_table("vfr", "vfr_movement")
     assert list(t.index) == list(c.index)
-    pd.testing.assert_frame_equal(t[["vfr_before", "vfr_after"]], c, check_names=False, check_dtype=False)
+    pd.testing.assert_frame_equal(
+        t[["vfr_before", "vfr_after"]], c, check_names=False, check_dtype=False
+    )
 
 
 def test_paper_eq5():
@@ -289,7 +314,10 @@ def test_texas_codebook_file_holds_no_published_number():
     res = importlib.resources.files("fairlib.vfr") / "texas100x_codebook.yaml"
     raw = yaml.safe_load(res.read_text(encoding="utf-8"))
     assert not set(PAPER_KEYS[1:]) & set(raw)
-    assert all(set(r) == {"attribute", "row", "label_printed", "label_corrected"} for r in raw["paper_table3"])
+    assert all(
+        set(r) == {"attribute", "row", "label_printed", "label_corrected"}
+        for r in raw["paper_table3"]
+    )
 
 
 def test_texas_codebook_published_values():
@@ -308,7 +336,11 @@ def test_texas_codebook_published_values():
         assert r["attribute"] == k[0]
         ge = lambda t: t.replace(">= 65", "≥ 65")
         assert ge(f"row '{r['label_printed']}'") in ge(labels[f"table3.{k[0]}.{k[1]}.n"]), (r, k)
-        assert (r["n"], r["pct"], r["pos_rate"]) == (t3.loc[k, "n"], t3.loc[k, "pct"], t3.loc[k, "pos_rate"]), k
+        assert (r["n"], r["pct"], r["pos_rate"]) == (
+            t3.loc[k, "n"],
+            t3.loc[k, "pct"],
+            t3.loc[k, "pos_rate"],
+        ), k
     for a, g in cb["paper_base_rate_gaps"].items():
         assert g == t3.loc[(a, "all"), "brg"], a
     hv = cb["paper_hospital_volume"]
@@ -329,21 +361,28 @@ def test_texas_codebook_published_values():
             else value("vfr", f"authors.race_by_ethnicity.code{code}")
         )
         assert share == pytest.approx(want, abs=1e-12), code
-    assert cb["paper_overall_pos_rate"] == pytest.approx(value("vfr", "cohort.positive_rate_pct") / 100, abs=1e-12)
+    assert cb["paper_overall_pos_rate"] == pytest.approx(
+        value("vfr", "cohort.positive_rate_pct") / 100, abs=1e-12
+    )
     assert cb["paper_auroc"] == {
         "xgboost_full_80_20": value("vfr", "table7.single_split.auroc"),
         "xgboost_full_70_15_15": value("vfr", "table7.stratified_70_15_15.auroc"),
         "xgboost_admission_lean": value("vfr", "table7.admission_lean.auroc"),
     }
     assert cb["paper_auroc"]["xgboost_full_80_20"] == value("vfr", "canonical.b1.auroc")
-    assert (cb["n_records"], cb["n_hospitals"]) == (value("vfr", "cohort.records"), value("vfr", "cohort.hospitals"))
+    assert (cb["n_records"], cb["n_hospitals"]) == (
+        value("vfr", "cohort.records"),
+        value("vfr", "cohort.hospitals"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------- mFARM
 def test_published_table11():
     c = library_constant("published_table11")()
     t = P.published_table("mfarm", "Table 11")
-    assert [(task, model.replace(" (ft)", "_ft")) for task, model in zip(c.task, c.model)] == list(t.index)
+    assert [(task, model.replace(" (ft)", "_ft")) for task, model in zip(c.task, c.model)] == list(
+        t.index
+    )
     got = c.drop(columns=["task", "model"]).set_axis(t.index)
     assert list(got.columns) == list(t.columns)
     pd.testing.assert_frame_equal(got, t, check_names=False, check_dtype=False)
@@ -372,15 +411,23 @@ def test_chapter_published():
 def test_chapter_simulation_parameters():
     tpr, fpr = library_constant("CHAPTER_TPR"), library_constant("CHAPTER_FPR")
     assert tpr == {g: value("classification_bias", f"in16.tpr.group_{g}") for g in (0, 1)}
-    assert fpr == value("classification_bias", "in16.fpr.group_0") == value("classification_bias", "in16.fpr.group_1")
+    assert (
+        fpr
+        == value("classification_bias", "in16.fpr.group_0")
+        == value("classification_bias", "in16.fpr.group_1")
+    )
 
 
 # ---------------------------------------------------------------------------------------------- FairMedAgent
 def test_agent_simulator_prevalence():
     prev = library_constant("DEFAULT_PREVALENCE")
     for a in ("icu_escalation", "admit"):
-        assert prev[a] == pytest.approx(value("fairmedagent", f"prevalence.{a}.pct") / 100, abs=1e-12), a
+        assert prev[a] == pytest.approx(
+            value("fairmedagent", f"prevalence.{a}.pct") / 100, abs=1e-12
+        ), a
 
 
 def test_confirmatory_discordant_floor():
-    assert library_constant("CONFIRMATORY_MIN_DISCORDANT") == value("fairmedagent", "stats.confirmatory_min_discordant")
+    assert library_constant("CONFIRMATORY_MIN_DISCORDANT") == value(
+        "fairmedagent", "stats.confirmatory_min_discordant"
+    )

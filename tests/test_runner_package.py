@@ -27,22 +27,37 @@ def test_old_runner_paths_warn_and_give_the_same_objects(old):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         mod = importlib.import_module(old)
-    assert any(issubclass(w.category, DeprecationWarning) and OLD[old] in str(w.message) for w in caught)
+    assert any(
+        issubclass(w.category, DeprecationWarning) and OLD[old] in str(w.message) for w in caught
+    )
     assert new.__all__, new
     for name in new.__all__:
         assert getattr(mod, name) is getattr(new, name), (old, name)
-    private = sorted(n for n, v in vars(new).items() if n.startswith("_") and not n.startswith("__") and callable(v))
-    assert all(getattr(mod, n) is getattr(new, n) for n in private), old  # e.g. writeback._author_cells
+    private = sorted(
+        n
+        for n, v in vars(new).items()
+        if n.startswith("_") and not n.startswith("__") and callable(v)
+    )
+    assert all(getattr(mod, n) is getattr(new, n) for n in private), (
+        old
+    )  # e.g. writeback._author_cells
 
 
 def test_the_old_paths_are_no_modules_of_their_own():
     "The moved files are gone, so an old path can only be the deprecated view (a stale copy cannot shadow it)."
     for old in OLD:
-        assert importlib.util.find_spec(old).origin is None, old  # served by the alias finder, not read from a file
+        assert importlib.util.find_spec(old).origin is None, (
+            old
+        )  # served by the alias finder, not read from a file
 
 
 def test_runner_face_exports_every_module_name():
-    mods = [fairlib.runner.registry, fairlib.runner.runindex, fairlib.runner.writeback, fairlib.runner.runs]
+    mods = [
+        fairlib.runner.registry,
+        fairlib.runner.runindex,
+        fairlib.runner.writeback,
+        fairlib.runner.runs,
+    ]
     mods.append(fairlib.runner.cli)
     names = {n for m in mods for n in m.__all__}
     assert set(fairlib.runner.__all__) == names

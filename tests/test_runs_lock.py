@@ -27,9 +27,13 @@ def test_second_reproduce_on_the_same_runs_folder_is_refused(tmp_path):
     runs = tmp_path / "runs"
     _profile(tmp_path, v=3, sleep=8)
     args = _args(reg, tmp_path, runs)
-    first = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    first = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
-        assert _wait_for(runs / "work" / "demo" / "nb2_started", 240), "first run never reached its second notebook"
+        assert _wait_for(runs / "work" / "demo" / "nb2_started", 240), (
+            "first run never reached its second notebook"
+        )
         second = subprocess.run(args, capture_output=True, text=True, timeout=120)
         out, err = first.communicate(timeout=240)
     finally:
@@ -37,7 +41,9 @@ def test_second_reproduce_on_the_same_runs_folder_is_refused(tmp_path):
             os.killpg(first.pid, signal.SIGKILL)
     assert second.returncode == 1, second.stderr[-2000:]
     msg = second.stderr
-    assert str(runs) in msg and f"pid {first.pid}" in msg and socket.gethostname() in msg, msg[-2000:]
+    assert str(runs) in msg and f"pid {first.pid}" in msg and socket.gethostname() in msg, msg[
+        -2000:
+    ]
     assert "in use" in msg
     # the refused run touched nothing: the first one finished with all its files
     assert first.returncode == 0, err[-2000:]
@@ -84,7 +90,9 @@ def test_lock_held_by_another_process_is_refused_with_its_holder(tmp_path):
     finally:
         p.kill()
         p.wait(timeout=30)
-    with folder_lock(tmp_path / "runs", "after the holder died"):  # the kernel drops a dead holder's lock
+    with folder_lock(
+        tmp_path / "runs", "after the holder died"
+    ):  # the kernel drops a dead holder's lock
         pass
 
 

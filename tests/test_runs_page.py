@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("update_runs_page", ROOT / "tools" / "update_runs_page.py")
+    spec = importlib.util.spec_from_file_location(
+        "update_runs_page", ROOT / "tools" / "update_runs_page.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -23,7 +25,9 @@ def _tool():
 
 def _checkout(tmp_path: Path, records=None) -> Path:
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "runs.md").write_text("# Runs\n\n<!-- runs:start -->\nold\n<!-- runs:end -->\n\n## after\n")
+    (tmp_path / "docs" / "runs.md").write_text(
+        "# Runs\n\n<!-- runs:start -->\nold\n<!-- runs:end -->\n\n## after\n"
+    )
     if records is not None:
         (tmp_path / "runs").mkdir()
         (tmp_path / "runs" / "manifest.json").write_text(json.dumps(records))
@@ -65,13 +69,21 @@ def test_block_lists_each_notebook_and_the_sums(tmp_path):
     text = (root / "docs" / "runs.md").read_text()
     assert "old" not in text and text.endswith("<!-- runs:end -->\n\n## after\n")
     rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line][1:]
-    assert [r.split(" | ")[1] for r in rows] == ["`01_cohort.ipynb`", "`02_panel.ipynb`", "`02_inference.ipynb`"]
+    assert [r.split(" | ")[1] for r in rows] == [
+        "`01_cohort.ipynb`",
+        "`02_panel.ipynb`",
+        "`02_inference.ipynb`",
+    ]
     assert "| 1,073.0 |" in rows[2]
-    total = 61.5 + 100.0 + 1073.0  # 1,234.5 s = 20 min 34 s (round(1234.5) = 1234, banker's rounding)
+    total = (
+        61.5 + 100.0 + 1073.0
+    )  # 1,234.5 s = 20 min 34 s (round(1234.5) = 1234, banker's rounding)
     assert f"add up to {total:,.1f} s (20 min 34 s)" in text
     assert "vfr 161.5 s (2 min 42 s); mfarm 1,073.0 s (17 min 53 s)" in text
     assert "between 2026-12-07 10:00:00 and 2026-12-07 10:19:33" in text
-    assert "/abs/secret/path" not in text, "only the paper, notebook, profile, seconds and finishing time are shown"
+    assert "/abs/secret/path" not in text, (
+        "only the paper, notebook, profile, seconds and finishing time are shown"
+    )
     assert _tool().main(["--root", str(root)]) == 0  # a second run finds the block up to date
     assert (root / "docs" / "runs.md").read_text() == text
 
@@ -79,7 +91,10 @@ def test_block_lists_each_notebook_and_the_sums(tmp_path):
 def test_without_a_manifest_the_block_says_no_run_is_recorded(tmp_path):
     root = _checkout(tmp_path)
     assert _tool().main(["--root", str(root)]) == 0
-    assert "No run of `make reproduce` is recorded in this checkout" in (root / "docs" / "runs.md").read_text()
+    assert (
+        "No run of `make reproduce` is recorded in this checkout"
+        in (root / "docs" / "runs.md").read_text()
+    )
 
 
 def test_a_page_without_its_markers_is_refused(tmp_path):

@@ -32,7 +32,9 @@ def _work_like_frame(n=50, seed=0):
             "THCIC_ID": rng.integers(100000, 999999, n),
             "stable": rng.random(n) < 0.5,
             "metric": rng.choice(["DI", "SPD", "EOD"], n),
-            "reason": pd.Series(np.where(rng.random(n) < 0.5, "too few records", None), dtype="str"),
+            "reason": pd.Series(
+                np.where(rng.random(n) < 0.5, "too few records", None), dtype="str"
+            ),
             "label": [f"mödel {i}" for i in range(n)],  # non-ASCII survives
             "when": pd.date_range("2026-01-01", periods=n, freq="D"),
         }
@@ -68,7 +70,9 @@ def test_object_columns_that_are_not_all_strings_are_refused(tmp_path, column):
     df = pd.DataFrame({"ok": [1, 2, 3], "bad": pd.Series(column, dtype=object)})
     with pytest.raises(FairlibInputError, match=r"argument `df`.*save_frame.*`bad`"):
         save_frame(tmp_path / "x.npz", df)
-    assert not (tmp_path / "x.npz").exists() and not list(tmp_path.iterdir())  # nothing half-written
+    assert not (tmp_path / "x.npz").exists() and not list(
+        tmp_path.iterdir()
+    )  # nothing half-written
 
 
 def test_a_failed_save_leaves_the_previous_file_intact(tmp_path):
@@ -103,7 +107,11 @@ def test_a_crafted_pickle_is_never_loaded(tmp_path):
         load_frame(tmp_path / "pred.npz")
     assert not marker.exists()
     # the same payload as an object array inside a genuine npz (np.savez pickles object arrays)
-    np.savez(tmp_path / "inner.npz", c0=np.array([boom], dtype=object), __meta__=np.frombuffer(b"{}", np.uint8))
+    np.savez(
+        tmp_path / "inner.npz",
+        c0=np.array([boom], dtype=object),
+        __meta__=np.frombuffer(b"{}", np.uint8),
+    )
     with pytest.raises(FairlibInputError, match=r"argument `path`.*load_frame"):
         load_frame(tmp_path / "inner.npz")
     assert not marker.exists()
@@ -132,7 +140,11 @@ def test_save_frame_refuses_what_it_cannot_store(tmp_path):
 
 def test_vfr_paper_notebooks_no_longer_pickle():
     for nb in sorted((ROOT / "nbs" / "papers" / "vfr").glob("*.ipynb")):
-        src = "\n".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
+        src = "\n".join(
+            "".join(c["source"])
+            for c in json.loads(nb.read_text())["cells"]
+            if c["cell_type"] == "code"
+        )
         assert not re.search(r"read_pickle|to_pickle|pickle\.load|\.pkl\b", src), nb.name
 
 
@@ -213,7 +225,9 @@ def test_a_value_that_is_not_a_number_is_refused():
         _load(d)
 
 
-@pytest.mark.parametrize("field, bad", [("n", -5), ("n", 2.5), ("n", "600"), ("n", True), ("min_support", -1)])
+@pytest.mark.parametrize(
+    "field, bad", [("n", -5), ("n", 2.5), ("n", "600"), ("n", True), ("min_support", -1)]
+)
 def test_counts_must_be_non_negative_ints(field, bad):
     d = _audit_json()
     d[field] = bad
@@ -231,7 +245,9 @@ def test_included_must_be_a_json_boolean(bad):
         _load(d)
 
 
-@pytest.mark.parametrize("column, bad", [("support", -3), ("selection_rate", 1.7), ("TPR", -0.1), ("support", "many")])
+@pytest.mark.parametrize(
+    "column, bad", [("support", -3), ("selection_rate", 1.7), ("TPR", -0.1), ("support", "many")]
+)
 def test_group_counts_and_rates_must_be_in_range(column, bad):
     d = _audit_json()
     cols, rows = _rows(d, "groups")
@@ -242,7 +258,13 @@ def test_group_counts_and_rates_must_be_in_range(column, bad):
 
 @pytest.mark.parametrize(
     "field, bad",
-    [("calibration", 3), ("sensitive_features", "group"), ("excluded", [1]), ("metrics", [1, 2]), ("overall", "x")],
+    [
+        ("calibration", 3),
+        ("sensitive_features", "group"),
+        ("excluded", [1]),
+        ("metrics", [1, 2]),
+        ("overall", "x"),
+    ],
 )
 def test_fields_of_the_wrong_kind_are_refused(field, bad):
     d = _audit_json()

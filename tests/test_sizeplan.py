@@ -46,7 +46,14 @@ def _empirical(y, yh, g, metric, N, seed=2024, K=300):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResampleSizeWarning)
         r = verdict_flip_rate(
-            y, yh, sensitive_features=g, metric=metric, resample_size=N, n_resamples=K, seed=seed, method="index"
+            y,
+            yh,
+            sensitive_features=g,
+            metric=metric,
+            resample_size=N,
+            n_resamples=K,
+            seed=seed,
+            method="index",
         )
     d = audit_data(y, yh, g)
     rng = np.random.default_rng(seed)
@@ -68,7 +75,9 @@ def _binding(row):
     return "support" if row.n_for_support > row.n_for_vfr else "vfr"
 
 
-SHARE = _stable_share(200, TAU_VFR)  # the largest flip share 200 resamples show stable (the planner's default K)
+SHARE = _stable_share(
+    200, TAU_VFR
+)  # the largest flip share 200 resamples show stable (the planner's default K)
 
 
 def _check_against_resampling(y, yh, g, plan, n):
@@ -82,7 +91,9 @@ def _check_against_resampling(y, yh, g, plan, n):
         vfr, crit, _ = _empirical(y, yh, g, row.metric, row.n_required)
         assert vfr <= SHARE + VFR_TOL, (row.metric, vfr)
         assert vfr >= SHARE - VFR_TOL, (row.metric, vfr)  # not far beyond the first stable size
-        if row.ci_low < 0.85 * row.n_required and row.ci_low >= 100:  # below the interval: not yet stable
+        if (
+            row.ci_low < 0.85 * row.n_required and row.ci_low >= 100
+        ):  # below the interval: not yet stable
             vfr_lo, _, _ = _empirical(y, yh, g, row.metric, row.ci_low)
             assert vfr_lo > SHARE - VFR_TOL, (row.metric, vfr_lo)
         if row.ci_high <= n and row.ci_high > 1.15 * row.n_required:  # above it, stable
@@ -109,7 +120,9 @@ def test_cv_agrees_with_subsampling_without_replacement(adult):
     y, yh, g = adult
     plan = audit_size_plan(y, yh, sensitive_features=g).to_frame().set_index("metric")
     row = plan.loc["PP"]
-    assert row.reachable and row.n_for_cv >= row.n_for_vfr  # PP's value is precise long after its verdict is stable
+    assert (
+        row.reachable and row.n_for_cv >= row.n_for_vfr
+    )  # PP's value is precise long after its verdict is stable
     N = int(round(row.n_for_cv))
     d = audit_data(y, yh, g)
     v = np.abs(index_subsample_values(d, "PP", N, 300, 7))
@@ -124,11 +137,19 @@ def test_extrapolation_from_fewer_records(name, n0, request):
     interval in at least 80% of the comparisons, and at the interval's low end the full data's verdict is not yet
     stable."""
     y, yh, g = request.getfixturevalue(name)
-    full = audit_size_plan(y, yh, sensitive_features=g, n_resamples=500, seed=1).to_frame().set_index("metric")
+    full = (
+        audit_size_plan(y, yh, sensitive_features=g, n_resamples=500, seed=1)
+        .to_frame()
+        .set_index("metric")
+    )
     seen, low_checked = [], 0
     for draw in range(6):
         idx = np.random.default_rng(draw).choice(len(y), n0, replace=False)
-        small = audit_size_plan(y[idx], yh[idx], sensitive_features=g[idx], seed=draw).to_frame().set_index("metric")
+        small = (
+            audit_size_plan(y[idx], yh[idx], sensitive_features=g[idx], seed=draw)
+            .to_frame()
+            .set_index("metric")
+        )
         for m, row in small.iterrows():
             f = full.loc[m]
             if row.method != "extrapolated" or not f.reachable or _binding(f) == "support":
@@ -147,7 +168,9 @@ def test_extrapolation_from_fewer_records(name, n0, request):
 
 def _two_groups(rate_b=0.35, n=20_000):
     "Two groups of n, every label 0: each group's selection rate is binomial."
-    yh = np.r_[np.ones(n // 2), np.zeros(n // 2), np.ones(int(rate_b * n)), np.zeros(n - int(rate_b * n))]
+    yh = np.r_[
+        np.ones(n // 2), np.zeros(n // 2), np.ones(int(rate_b * n)), np.zeros(n - int(rate_b * n))
+    ]
     return np.zeros(2 * n, int), yh.astype(int), np.repeat(["a", "b"], n)
 
 
@@ -185,9 +208,15 @@ def test_value_at_threshold_is_never_stable():
 
 def test_undefined_metric_is_nan_with_reason():
     y, yh, g = _two_groups()  # every label 0: no true positives, the TPR is undefined
-    plan = audit_size_plan(y, yh, sensitive_features=g, metrics=["EOpp", "SPD"]).to_frame().set_index("metric")
+    plan = (
+        audit_size_plan(y, yh, sensitive_features=g, metrics=["EOpp", "SPD"])
+        .to_frame()
+        .set_index("metric")
+    )
     r = plan.loc["EOpp"]
-    assert math.isnan(r.n_required) and math.isnan(r.n_for_cv) and not r.reachable and r.method is None
+    assert (
+        math.isnan(r.n_required) and math.isnan(r.n_for_cv) and not r.reachable and r.method is None
+    )
     assert r.reason.startswith("metric undefined")
     assert math.isfinite(plan.loc["SPD", "n_required"])
 
@@ -195,7 +224,11 @@ def test_undefined_metric_is_nan_with_reason():
 def test_near_zero_value_reads_the_sd():
     "Equal selection rates: SPD = 0, the CV is uninformative; N from SD(|SPD|) < 0.05 × 0.1 (half-normal SD)."
     y, yh, g = _two_groups(rate_b=0.5)
-    row = audit_size_plan(y, yh, sensitive_features=g, metrics=["SPD"], n_resamples=400).to_frame().iloc[0]
+    row = (
+        audit_size_plan(y, yh, sensitive_features=g, metrics=["SPD"], n_resamples=400)
+        .to_frame()
+        .iloc[0]
+    )
     assert row.value == 0 and "not informative" in row.reason
     sd1 = math.sqrt(0.25 / 0.5 * 2) * math.sqrt(1 - 2 / math.pi)  # SD of |X|, X normal with mean 0
     assert row.n_for_cv == pytest.approx((sd1 / (0.05 * 0.1)) ** 2, rel=0.15)
@@ -208,8 +241,12 @@ def test_min_support():
     g[:20] = "c"  # a group of 20 < min_support: excluded, as in audit()
     res = audit_size_plan(y, yh, sensitive_features=g, metrics=["SPD"])
     assert res.excluded == {"c": 20} and "excluded groups" in res.summary()
-    one = audit_size_plan(y[:20_000], yh[:20_000], sensitive_features=g[:20_000], metrics=["SPD"]).to_frame()
-    assert math.isnan(one.n_required[0]) and one.reason[0].startswith("metric undefined")  # one group left
+    one = audit_size_plan(
+        y[:20_000], yh[:20_000], sensitive_features=g[:20_000], metrics=["SPD"]
+    ).to_frame()
+    assert math.isnan(one.n_required[0]) and one.reason[0].startswith(
+        "metric undefined"
+    )  # one group left
     g2 = np.repeat(["a", "b"], 20_000)
     g2[:40] = "c"  # 40 records: audited, but a smaller audit would drop it
     row = audit_size_plan(y, yh, sensitive_features=g2, metrics=["SPD"]).to_frame().iloc[0]
@@ -250,7 +287,9 @@ def test_audit_integration_and_json(compas):
     again = SizePlanResult.from_json(plan.to_json())
     pd.testing.assert_frame_equal(again.to_frame(), plan.to_frame())
     pd.testing.assert_frame_equal(again.curve, plan.curve)
-    assert fl.AuditResult.from_json(fl.audit(y, yh, sensitive_features=g).to_json()).size_plan is None
+    assert (
+        fl.AuditResult.from_json(fl.audit(y, yh, sensitive_features=g).to_json()).size_plan is None
+    )
     with pytest.raises(FairlibInputError) as e:
         fl.audit(y, yh, sensitive_features=g).required_size()
     assert e.value.argument == "size_plan"
@@ -321,4 +360,6 @@ def test_one_rule_audit_stability_and_plan_agree(compas):
         if math.isfinite(row.n_required):
             assert float(row.n_required).is_integer()
             assert _fmt_n(row.n_required) in str(res)
-    assert (m.vfr_stability != "Stable").any() and (m.vfr_stability == "Stable").any()  # both cases are checked
+    assert (m.vfr_stability != "Stable").any() and (
+        m.vfr_stability == "Stable"
+    ).any()  # both cases are checked

@@ -30,24 +30,36 @@ import pytest
 FAKE = Path(__file__).resolve().parent / "fixtures" / "fake_real"
 SMALL = lambda v: v == v and 0 < round(v) < 11 and abs(v - round(v)) < 1e-6
 HIDDEN = re.compile(r"^\s*(|nan|<NA>|<\d+|suppressed)\s*$", re.I)
-RATE = re.compile(r"(^|_)(rate|pos_rate|prevalence|share|proportion|fraction|pct|percent)(_|$)|%", re.I)
+RATE = re.compile(
+    r"(^|_)(rate|pos_rate|prevalence|share|proportion|fraction|pct|percent)(_|$)|%", re.I
+)
 GAP = re.compile(r"(^|_)(brg|gap)(_|$)", re.I)
-NOT_COUNT = re.compile(r"(^|_)(fold|seed|rank|order|year|step|k|id|code|index|level|round|digits|bins?)(_|$)", re.I)
+NOT_COUNT = re.compile(
+    r"(^|_)(fold|seed|rank|order|year|step|k|id|code|index|level|round|digits|bins?)(_|$)", re.I
+)
 
 
 def _num(s: pd.Series) -> pd.Series:
-    return pd.to_numeric(s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce")
+    return pd.to_numeric(
+        s.astype(str).str.replace(",", "", regex=False).str.strip(), errors="coerce"
+    )
 
 
 def _decimals(x: str) -> int:
     x = x.strip()
-    return len(x.split(".")[1]) if "." in x and "e" not in x.lower() else (17 if "e" in x.lower() else 0)
+    return (
+        len(x.split(".")[1])
+        if "." in x and "e" not in x.lower()
+        else (17 if "e" in x.lower() else 0)
+    )
 
 
 def attack(df: pd.DataFrame, where: str = "") -> list:
     """Every count of 1..10 the attacker gets from one table (strings, as read from the CSV)."""
     found = []
-    leak = lambda kind, col, v: found.append((where, kind, str(col), int(round(v)))) if SMALL(v) else None
+    leak = lambda kind, col, v: (
+        found.append((where, kind, str(col), int(round(v)))) if SMALL(v) else None
+    )
     num = {c: _num(df[c]) for c in df.columns}
     hid = {c: df[c].astype(str).str.match(HIDDEN.pattern, case=False) for c in df.columns}
     numeric = [c for c in df.columns if num[c].notna().any() and (num[c].notna() | hid[c]).all()]
@@ -68,7 +80,11 @@ def attack(df: pd.DataFrame, where: str = "") -> list:
     # rate x support, per row: the numerator and its complement
     numer = {}
     for r in rates:
-        scale = 100.0 if (num[r].dropna() > 1).any() or re.search(r"pct|percent|%", str(r), re.I) else 1.0
+        scale = (
+            100.0
+            if (num[r].dropna() > 1).any() or re.search(r"pct|percent|%", str(r), re.I)
+            else 1.0
+        )
         for n in counts:
             k = []
             for i in range(len(df)):
@@ -116,25 +132,47 @@ def attack(df: pd.DataFrame, where: str = "") -> list:
                     gv, rv = num[gap].iloc[b].dropna(), num[r].iloc[b].dropna()
                     if not len(gv) or len(rv) == len(b) or not len(rv):
                         continue
-                    tol = 10.0 ** -min(_decimals(str(x)) for x in df[r].iloc[b][num[r].iloc[b].notna()])
-                    tol += 10.0 ** -min(_decimals(str(x)) for x in df[gap].iloc[b][num[gap].iloc[b].notna()])
+                    tol = 10.0 ** -min(
+                        _decimals(str(x)) for x in df[r].iloc[b][num[r].iloc[b].notna()]
+                    )
+                    tol += 10.0 ** -min(
+                        _decimals(str(x)) for x in df[gap].iloc[b][num[gap].iloc[b].notna()]
+                    )
                     if gv.iloc[0] - (rv.max() - rv.min()) > tol:
-                        found.append((where, "gap gives back a hidden rate", f"{gap} / {r} @ {g}", -1))
-                        hidden_rate = rv.max() - gv.iloc[0] if rv.max() - gv.iloc[0] >= 0 else rv.min() + gv.iloc[0]
+                        found.append(
+                            (where, "gap gives back a hidden rate", f"{gap} / {r} @ {g}", -1)
+                        )
+                        hidden_rate = (
+                            rv.max() - gv.iloc[0]
+                            if rv.max() - gv.iloc[0] >= 0
+                            else rv.min() + gv.iloc[0]
+                        )
                         for n in counts:
                             nb = num[n].iloc[b]
-                            shown_total = [num[n].iloc[bb].sum() for bb in blocks if not num[n].iloc[bb].isna().any()]
+                            shown_total = [
+                                num[n].iloc[bb].sum()
+                                for bb in blocks
+                                if not num[n].iloc[bb].isna().any()
+                            ]
                             if not shown_total:
                                 continue
                             rest = max(shown_total) - nb.sum()
                             if rest < 1:
                                 continue
                             m = Fraction(hidden_rate).limit_denominator(int(rest)).denominator
-                            leak("gap, then the rate's denominator, then subtraction", f"{n} @ {g}", rest - m)
+                            leak(
+                                "gap, then the rate's denominator, then subtraction",
+                                f"{n} @ {g}",
+                                rest - m,
+                            )
     # exclusion flows: remaining[a] - remaining[z] = excluded[a+1] + ... + excluded[z], over every span
     if flow:
         e, r = num[cols["excluded"]], num[cols["remaining"]]
-        blocks = df.groupby(cols["task"], sort=False).indices.values() if "task" in cols else [np.arange(len(df))]
+        blocks = (
+            df.groupby(cols["task"], sort=False).indices.values()
+            if "task" in cols
+            else [np.arange(len(df))]
+        )
         for b in blocks:
             for a, i in zip(b[:-1], b[1:]):
                 leak("flow: remaining before - remaining", "excluded", r.iloc[a] - r.iloc[i])
@@ -143,7 +181,11 @@ def attack(df: pd.DataFrame, where: str = "") -> list:
             for x, a in enumerate(b):
                 for z in b[x + 2 :]:
                     span = e.iloc[a + 1 : z + 1]
-                    leak("flow: hidden exclusions of a span", f"rows {a}..{z}", r.iloc[a] - r.iloc[z] - span.sum())
+                    leak(
+                        "flow: hidden exclusions of a span",
+                        f"rows {a}..{z}",
+                        r.iloc[a] - r.iloc[z] - span.sum(),
+                    )
     return found
 
 
@@ -163,7 +205,15 @@ def test_attack_finds_the_issue_24_table3_leak(tmp_path):
             "attribute": ["race"] * 5 + ["sex"] * 2,
             "group": ["White", "Other", "Black", "Asian", "AmInd", "F", "M"],
             "n": ["3870.0", "1220.0", "786.0", "", "", "3751.0", "2249.0"],
-            "pos_rate": ["0.45503875968992247", "0.40491803278688526", "0.5025445292620865", "", "", "0.41", "0.51"],
+            "pos_rate": [
+                "0.45503875968992247",
+                "0.40491803278688526",
+                "0.5025445292620865",
+                "",
+                "",
+                "0.41",
+                "0.51",
+            ],
             "brg": ["0.1460227901316517"] * 5 + ["0.1"] * 2,
         }
     )
@@ -206,7 +256,9 @@ def _write_table3(cohort, source, fig_dir):
     )
     pub = paper_table3()
     pub["group"] = np.where(
-        pub["attribute"] == "age_bucket", pub["label_printed"].str.split(" \\(").str[0], pub["label_corrected"]
+        pub["attribute"] == "age_bucket",
+        pub["label_printed"].str.split(" \\(").str[0],
+        pub["label_corrected"],
     )
     side = pub.merge(
         t3[["attribute", "group", "n", "pct", "pos_rate"]],
@@ -238,7 +290,9 @@ def _write_table3(cohort, source, fig_dir):
         source=source,
     )
     ages = cohort_table(cohort, attributes=("age_bucket", "age_bucket_paper"), suppress_below=11)
-    ages["grouping"] = ages["attribute"].map({"age_bucket": "corrected", "age_bucket_paper": "paper's code"})
+    ages["grouping"] = ages["attribute"].map(
+        {"age_bucket": "corrected", "age_bucket_paper": "paper's code"}
+    )
     save_table(
         ages.drop(columns="attribute"),
         "table3_age_groupings",
@@ -266,7 +320,9 @@ def test_fake_real_table3_is_flagged_by_the_scanner_when_the_gap_leaks(fake_real
 
     cohort, _ = fake_real_cohort
     t = cohort.groupby("race", observed=True)["los_gt3"].agg(["size", "mean"]).reset_index()
-    keep = t["size"] > 200  # two groups hidden (one small, one complementary): the gap still spans all of them
+    keep = (
+        t["size"] > 200
+    )  # two groups hidden (one small, one complementary): the gap still spans all of them
     out = pd.DataFrame(
         {
             "attribute": "race",
@@ -278,12 +334,19 @@ def test_fake_real_table3_is_flagged_by_the_scanner_when_the_gap_leaks(fake_real
     )
     sex = cohort.groupby("sex", observed=True)["los_gt3"].agg(["size", "mean"]).reset_index()
     out = pd.concat(
-        [out, pd.DataFrame({"attribute": "sex", "group": sex["sex"], "n": sex["size"], "pos_rate": sex["mean"]})]
+        [
+            out,
+            pd.DataFrame(
+                {"attribute": "sex", "group": sex["sex"], "n": sex["size"], "pos_rate": sex["mean"]}
+            ),
+        ]
     )
     out.to_csv(tmp_path / "table3.csv", index=False)
     found = scan_for_small_cells(tmp_path)
     assert len(attack_csv(tmp_path / "table3.csv"))  # the independent attack breaks it ...
-    assert len(found) and found["kind"].str.contains("gap|rate").any(), found  # ... and the scanner says so
+    assert len(found) and found["kind"].str.contains("gap|rate").any(), (
+        found
+    )  # ... and the scanner says so
 
 
 # --- the fake real run: every CSV the notebooks write ---------------------------------------------------------
@@ -294,7 +357,10 @@ def test_fake_real_run_outputs_resist_the_attack(tmp_path):
     import papermill as pm
     from fairlib.config import repo_root
 
-    env = {"FAIRLIB_TEXAS100X_CSV": str(FAKE / "texas100x.csv"), "FAIRLIB_MIMIC_ROOT": str(FAKE / "mimic")}
+    env = {
+        "FAIRLIB_TEXAS100X_CSV": str(FAKE / "texas100x.csv"),
+        "FAIRLIB_MIMIC_ROOT": str(FAKE / "mimic"),
+    }
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
@@ -304,7 +370,11 @@ def test_fake_real_run_outputs_resist_the_attack(tmp_path):
                 "nbs/papers/vfr/01_cohort.ipynb",
                 dict(source="auto", n=None, seed=0, auroc_n=None, auroc_trees=20),
             ),
-            ("mfarm", "nbs/papers/mfarm/01_benchmarks.ipynb", dict(source="auto", seed=0, tokenizer="none")),
+            (
+                "mfarm",
+                "nbs/papers/mfarm/01_benchmarks.ipynb",
+                dict(source="auto", seed=0, tokenizer="none"),
+            ),
         ]:
             fig, work = tmp_path / paper / "figures", tmp_path / paper / "work"
             fig.mkdir(parents=True)

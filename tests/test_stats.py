@@ -35,7 +35,9 @@ def _data(G=6, m=4, seed=0, effect=0.1):
 @pytest.mark.parametrize("G,m", [(4, 3), (8, 5), (12, 1)])
 def test_wcb_estimate_se_t_match_statsmodels_cluster_robust(G, m):
     y, g = _data(G, m, seed=G)
-    fit = sm.OLS(y, np.ones((len(y), 1))).fit(cov_type="cluster", cov_kwds={"groups": g}, use_t=True)
+    fit = sm.OLS(y, np.ones((len(y), 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": g}, use_t=True
+    )
     r = wild_cluster_bootstrap(y, g, signed=True, n_resamples=199, seed=0, with_ci=False)
     assert r.estimate == pytest.approx(fit.params[0])
     assert r.se == pytest.approx(fit.bse[0])
@@ -79,7 +81,11 @@ def test_smallest_attainable_p_by_enumeration(G, weights):
     y = 1 + 1e-3 * rng.normal(size=G)
     r = wild_cluster_bootstrap(y, np.arange(G), signed=True, weights=weights, with_ci=False)
     k = len(WILD_WEIGHTS[weights])
-    assert r.p_value == pytest.approx(k / k**G) == pytest.approx(smallest_attainable_p(G, weights=weights))
+    assert (
+        r.p_value
+        == pytest.approx(k / k**G)
+        == pytest.approx(smallest_attainable_p(G, weights=weights))
+    )
     # and no dataset goes below it (random search over data)
     W = np.array(list(itertools.product(WILD_WEIGHTS[weights], repeat=G)))
     for _ in range(200):
@@ -87,7 +93,10 @@ def test_smallest_attainable_p_by_enumeration(G, weights):
         V = W * u
         m = V.mean(1)
         t = m / np.sqrt(((V - m[:, None]) ** 2).sum(1) * G / (G - 1) / G**2)
-        assert np.mean(np.abs(t) >= abs(t[np.all(W == W.max(), axis=1)][0]) * (1 - 1e-9)) >= k / k**G - 1e-12
+        assert (
+            np.mean(np.abs(t) >= abs(t[np.all(W == W.max(), axis=1)][0]) * (1 - 1e-9))
+            >= k / k**G - 1e-12
+        )
 
 
 def test_attainable_p_against_paper_values():
@@ -99,7 +108,11 @@ def test_attainable_p_against_paper_values():
         for conv in ("share", "plus_one"):
             assert smallest_attainable_p(G, weights="webb", convention=conv) < paper
     # the substantive claim holds: Rademacher cannot reach 5% at G = 4, 5; Webb can
-    assert smallest_attainable_p(5, weights="rademacher") > 0.05 > smallest_attainable_p(4, weights="webb")
+    assert (
+        smallest_attainable_p(5, weights="rademacher")
+        > 0.05
+        > smallest_attainable_p(4, weights="webb")
+    )
 
 
 def test_rademacher_interval_unbounded_when_test_cannot_reject():
@@ -114,8 +127,12 @@ def test_wcb_interval_is_test_inversion():
     r = wild_cluster_bootstrap(y, g, **kw)
     eps = 1e-3 * r.se
     for b, inward in ((r.ci[0], +1), (r.ci[1], -1)):
-        assert wild_cluster_bootstrap(y, g, null=b + inward * eps, with_ci=False, **kw).p_value > 0.05
-        assert wild_cluster_bootstrap(y, g, null=b - inward * eps, with_ci=False, **kw).p_value <= 0.05
+        assert (
+            wild_cluster_bootstrap(y, g, null=b + inward * eps, with_ci=False, **kw).p_value > 0.05
+        )
+        assert (
+            wild_cluster_bootstrap(y, g, null=b - inward * eps, with_ci=False, **kw).p_value <= 0.05
+        )
 
 
 def test_wcb_coverage_near_nominal_at_G8():
@@ -203,7 +220,9 @@ def test_mcnemar_pairs_counts_direction():
 def test_mcnemar_power_claim_in_paper():
     # 25 discordant pairs, alpha 0.05: 77% power at a 19:6 split, reaching 80% before 20:5
     def power(pi):
-        return sum(sps.binom.pmf(b, 25, pi) for b in range(26) if mcnemar_exact(b, 25 - b).p_value <= 0.05)
+        return sum(
+            sps.binom.pmf(b, 25, pi) for b in range(26) if mcnemar_exact(b, 25 - b).p_value <= 0.05
+        )
 
     assert round(power(19 / 25), 2) == 0.77
     assert power(20 / 25) > 0.80
@@ -291,9 +310,17 @@ def test_fdr_adjust_level_still_decides_rejection():
     r = fdr_adjust(p, method="bh", alpha=0.05)
     np.testing.assert_allclose(r["p_adjusted"].to_numpy(), bh, rtol=1e-12)
     assert r["reject"].tolist() == [True, True, True, True, False]
-    assert fdr_adjust(p, method="bh", alpha=0.03)["reject"].tolist() == [True, True, False, False, False]
+    assert fdr_adjust(p, method="bh", alpha=0.03)["reject"].tolist() == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
     by = fdr_adjust(p, method="by")["p_adjusted"].to_numpy()
-    np.testing.assert_allclose(by, np.minimum(bh * (1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5), 1), rtol=1e-12)
+    np.testing.assert_allclose(
+        by, np.minimum(bh * (1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5), 1), rtol=1e-12
+    )
 
 
 def test_fdr_adjust_rejects_at_the_level_exactly():
@@ -308,7 +335,10 @@ def test_fdr_adjust_rejects_at_the_level_exactly():
 def test_fdr_adjust_nan_never_rejected_and_does_not_change_the_others():
     p = np.array([0.004, np.nan, 0.03, np.nan, 0.2])
     r = fdr_adjust(p, method="by", alpha=0.9)
-    assert r["in_family"].tolist() == [True, False, True, False, True] and (r["family_size"] == 3).all()
+    assert (
+        r["in_family"].tolist() == [True, False, True, False, True]
+        and (r["family_size"] == 3).all()
+    )
     assert not r["reject"][1] and not r["reject"][3] and r["p_adjusted"][[1, 3]].isna().all()
     _, adj, _, _ = multipletests(p[~np.isnan(p)], method="fdr_by")
     np.testing.assert_allclose(r["p_adjusted"].dropna(), adj, rtol=1e-12)
@@ -383,7 +413,10 @@ def test_mcnemar_exact_against_the_binomial_sum_by_hand(b, c):
 def test_mcnemar_exact_a_textbook_table():
     "Agresti's 2 x 2 example of paired approval ratings: 150 and 86 discordant pairs; exact p well below .001."
     r = mcnemar_exact(150, 86)
-    assert r.p_value == pytest.approx(sps.binomtest(86, 236, 0.5).pvalue, rel=1e-10) and r.p_value < 1e-4
+    assert (
+        r.p_value == pytest.approx(sps.binomtest(86, 236, 0.5).pvalue, rel=1e-10)
+        and r.p_value < 1e-4
+    )
     assert r.confirmatory and r.n_discordant == 236
 
 
@@ -394,7 +427,11 @@ def _sign_flip_p(d):
 
 
 @given(
-    st.lists(st.sampled_from([-1.0, -2 / 3, -1 / 3, -0.5, 0.0, 1 / 3, 0.5, 2 / 3, 1.0, 0.25]), min_size=2, max_size=9)
+    st.lists(
+        st.sampled_from([-1.0, -2 / 3, -1 / 3, -0.5, 0.0, 1 / 3, 0.5, 2 / 3, 1.0, 0.25]),
+        min_size=2,
+        max_size=9,
+    )
 )
 @settings(max_examples=60, deadline=None)
 def test_paired_permutation_exact_matches_enumeration_by_hand(d):
@@ -430,11 +467,16 @@ def test_paired_permutation_monte_carlo_is_close_to_exact():
     assert exact.exact and not mc.exact and mc.n_resamples == 20000
     hits = mc.p_value * 20001 - 1
     assert abs(hits - round(hits)) < 1e-6  # (1 + hits) / (1 + B)
-    assert abs(mc.p_value - exact.p_value) < 4 * np.sqrt(exact.p_value * (1 - exact.p_value) / 20000) + 1e-4
+    assert (
+        abs(mc.p_value - exact.p_value)
+        < 4 * np.sqrt(exact.p_value * (1 - exact.p_value) / 20000) + 1e-4
+    )
     again = paired_permutation_test(d, signed=True, enumerate_limit=100, n_resamples=20000, seed=2)
     assert again.p_value == mc.p_value
     # asked for at least 2^G random vectors, scipy enumerates them all: the exact p, flagged exact
-    small = paired_permutation_test(d[:10], signed=True, enumerate_limit=100, n_resamples=5000, seed=2)
+    small = paired_permutation_test(
+        d[:10], signed=True, enumerate_limit=100, n_resamples=5000, seed=2
+    )
     assert small.exact and small.n_resamples == 1024 and small.p_value == _sign_flip_p(d[:10])
 
 
@@ -443,7 +485,12 @@ def test_spearman_exact_ties_against_the_permutation_distribution_by_hand():
     x, y = [1, 2, 2, 3, 4], [2, 1, 3, 3, 5]
     r = spearman_exact(x, y)
     rho = sps.spearmanr(x, y).statistic
-    perm = np.array([sps.spearmanr(x, np.asarray(y)[list(p)]).statistic for p in itertools.permutations(range(5))])
+    perm = np.array(
+        [
+            sps.spearmanr(x, np.asarray(y)[list(p)]).statistic
+            for p in itertools.permutations(range(5))
+        ]
+    )
     assert r.rho == pytest.approx(rho) and r.n_permutations == 120 and r.exact
     assert r.p_value == pytest.approx(np.mean(np.abs(perm) >= abs(rho) - 1e-12))
 
@@ -453,8 +500,12 @@ def test_spearman_monte_carlo_branch_is_seeded_and_never_zero():
     a = spearman_exact(x, x, n_resamples=2000, seed=5)
     b = spearman_exact(x, x, n_resamples=2000, seed=5)
     assert not a.exact and a.n_permutations == 2000 and a.p_value == b.p_value
-    assert a.p_value == pytest.approx(1 / 2001)  # only the identity and its reverse reach |rho| = 1: (1 + 0)/(1 + B)
-    assert spearman_exact([1, 2, 3, 5], [2, 1, 4, 3], max_exact_n=3, n_resamples=24).exact  # 4! drawn: enumerated
+    assert a.p_value == pytest.approx(
+        1 / 2001
+    )  # only the identity and its reverse reach |rho| = 1: (1 + 0)/(1 + B)
+    assert spearman_exact(
+        [1, 2, 3, 5], [2, 1, 4, 3], max_exact_n=3, n_resamples=24
+    ).exact  # 4! drawn: enumerated
 
 
 def test_cluster_bootstrap_resamples_are_numpy_cluster_draws():

@@ -54,7 +54,9 @@ def determined_cells(values: dict, hidden: set, relations: list) -> list:
         return []
     A = np.array(rows)
     rank = np.linalg.matrix_rank(A)
-    return [c for c in hid if np.linalg.matrix_rank(np.vstack([A, np.eye(len(hid))[pos[c]]])) == rank]
+    return [
+        c for c in hid if np.linalg.matrix_rank(np.vstack([A, np.eye(len(hid))[pos[c]]])) == rank
+    ]
 
 
 counts = st.one_of(st.integers(0, 10), st.integers(11, 60), st.integers(200, 5000))
@@ -89,7 +91,9 @@ def test_grouped_counts_with_known_block_totals(blocks, with_total_rows):
         if len([x for x in rel_single if c in x[0]][0][0]) > 1
     ], "recoverable by one subtraction"
     multi = [
-        c for c in determined_cells(None, hidden, rel_lin) if len(df.index[df["g"] == df.at[c, "g"]]) > 1
+        c
+        for c in determined_cells(None, hidden, rel_lin)
+        if len(df.index[df["g"] == df.at[c, "g"]]) > 1
     ]  # a one-row block equals its published total: unprotectable
     assert not multi, f"hidden cells determined by the block totals: {multi}\n{df}\n{out}"
 
@@ -116,7 +120,9 @@ def test_flow_tables_leak_no_exclusion(start, excluded, n_blocks):
     for b in range(n_blocks):
         ix = list(df.index[df["task"] == b])
         for j in range(1, len(ix)):  # remaining[j-1] - excluded[j] - remaining[j] = 0
-            rel.append(([(ix[j - 1], "remaining"), (ix[j], "excluded"), (ix[j], "remaining")], [1, -1, -1]))
+            rel.append(
+                ([(ix[j - 1], "remaining"), (ix[j], "excluded"), (ix[j], "remaining")], [1, -1, -1])
+            )
     # every consecutive difference of shown remaining counts that is small must not expose a hidden exclusion
     assert not single_subtraction_leaks(None, hidden, [(c, None) for c, _ in rel]), (df, out)
     assert not determined_cells(None, hidden, rel), (df, out)
@@ -136,7 +142,10 @@ def test_two_way_table_with_margins_single_subtraction(matrix):
     df.loc[len(df)] = list(m.sum(0)) + [m.sum()]
     df.insert(0, "row", [f"r{i}" for i in range(m.shape[0])] + ["Total"])
     out = suppress_small_cells(
-        df, count_columns=cols + ["total"], total_rows=(df["row"] == "Total").to_numpy(), row_total="total"
+        df,
+        count_columns=cols + ["total"],
+        total_rows=(df["row"] == "Total").to_numpy(),
+        row_total="total",
     )
     cc = cols + ["total"]
     hidden = {(i, c) for i in df.index for c in cc if pd.isna(out.at[i, c])}
@@ -159,7 +168,9 @@ def test_rates_on_small_groups_or_small_numerators_are_hidden(rows):
             "pct": [100 * ni / max(sum(n), 1) for ni in n],
         }
     )
-    out = suppress_small_cells(df, count_columns=["n"], rate_columns={"rate": "n"}, derived_columns={"pct": "n"})
+    out = suppress_small_cells(
+        df, count_columns=["n"], rate_columns={"rate": "n"}, derived_columns={"pct": "n"}
+    )
     for i in df.index:
         if SMALL(n[i]) or SMALL(k[i]) or SMALL(n[i] - k[i]):
             assert pd.isna(out.at[i, "rate"]), f"rate {k[i]}/{n[i]} shown"
@@ -174,14 +185,18 @@ def test_rates_on_small_groups_or_small_numerators_are_hidden(rows):
 
 def test_table3_row_19993_of_20000_is_not_recoverable():
     """The issue's example: a group of 7 among 20,000 records."""
-    df = pd.DataFrame({"attribute": ["race"] * 3, "group": ["White", "Black", "Other"], "n": [17_000, 2_993, 7]})
+    df = pd.DataFrame(
+        {"attribute": ["race"] * 3, "group": ["White", "Black", "Other"], "n": [17_000, 2_993, 7]}
+    )
     out = suppress_small_cells(df, count_columns=["n"], groups="attribute")
     assert out["n"].isna().sum() == 2 and pd.isna(out.at[2, "n"])
     assert "complementary" in out.at[1, "suppressed"] and "<11" in out.at[2, "suppressed"]
 
 
 def test_mimic_flow_example_1943_minus_1937():
-    df = pd.DataFrame({"step": ["adults", "one per subject"], "excluded": [57, 6], "remaining": [1943, 1937]})
+    df = pd.DataFrame(
+        {"step": ["adults", "one per subject"], "excluded": [57, 6], "remaining": [1943, 1937]}
+    )
     out = suppress_small_cells(df, flow=("excluded", "remaining"))
     assert pd.isna(out.at[1, "excluded"])
     assert pd.isna(out.at[1, "remaining"]) or pd.isna(out.at[0, "remaining"])
@@ -191,7 +206,9 @@ def test_zero_is_disclosed_and_numeric_columns_stay_numeric():
     df = pd.DataFrame({"g": ["a", "b", "c"], "n": [0, 500, 700], "rate": [np.nan, 0.5, 0.25]})
     out = suppress_small_cells(df, count_columns=["n"])
     assert out["n"].tolist() == [0, 500, 700] and out["suppressed"].tolist() == ["", "", ""]
-    out = suppress_small_cells(pd.DataFrame({"g": ["a", "b", "c"], "n": [3, 500, 700]}), count_columns=["n"])
+    out = suppress_small_cells(
+        pd.DataFrame({"g": ["a", "b", "c"], "n": [3, 500, 700]}), count_columns=["n"]
+    )
     assert str(out["n"].dtype) == "Int64" and out["n"].isna().tolist() == [True, True, False]
 
 
@@ -204,7 +221,14 @@ def test_save_table_real_writes_no_small_cell_and_marks_it(tmp_path):
             "note": ["", "", "excluded (n=7)"],
         }
     )
-    save_table(df, "t3", fig_dir=tmp_path, source="REAL Texas-100X (t.csv)", count_columns=["n"], groups="attribute")
+    save_table(
+        df,
+        "t3",
+        fig_dir=tmp_path,
+        source="REAL Texas-100X (t.csv)",
+        count_columns=["n"],
+        groups="attribute",
+    )
     csv = pd.read_csv(tmp_path / "t3.csv", keep_default_na=False)
     assert csv["n"].tolist() == ["17000", "", ""] and "n (<11)" in csv["suppressed"].iloc[2]
     md = (tmp_path / "t3.md").read_text()
@@ -213,22 +237,43 @@ def test_save_table_real_writes_no_small_cell_and_marks_it(tmp_path):
 
 
 def test_save_table_infers_real_from_an_unlabelled_source(tmp_path):
-    save_table(pd.DataFrame({"g": ["a", "b"], "n": [4, 4000]}), "t", fig_dir=tmp_path, source="site extract")
+    save_table(
+        pd.DataFrame({"g": ["a", "b"], "n": [4, 4000]}),
+        "t",
+        fig_dir=tmp_path,
+        source="site extract",
+    )
     assert pd.read_csv(tmp_path / "t.csv")["n"].isna().all()
-    save_table(pd.DataFrame({"g": ["a", "b"], "n": [4, 4000]}), "t", fig_dir=tmp_path, source="SYNTHETIC TWIN")
+    save_table(
+        pd.DataFrame({"g": ["a", "b"], "n": [4, 4000]}),
+        "t",
+        fig_dir=tmp_path,
+        source="SYNTHETIC TWIN",
+    )
     assert pd.read_csv(tmp_path / "t.csv")["n"].tolist() == [4, 4000]
 
 
 def test_twin_only_tables_are_not_written_for_real_sources(tmp_path, capsys):
     assert (
         save_table(
-            pd.DataFrame({"target": ["x"]}), "twin_calibration", fig_dir=tmp_path, source="REAL x", twin_only=True
+            pd.DataFrame({"target": ["x"]}),
+            "twin_calibration",
+            fig_dir=tmp_path,
+            source="REAL x",
+            twin_only=True,
         )
         is None
     )
-    assert not list(tmp_path.iterdir()) and "only makes sense for the synthetic twin" in capsys.readouterr().out
+    assert (
+        not list(tmp_path.iterdir())
+        and "only makes sense for the synthetic twin" in capsys.readouterr().out
+    )
     save_table(
-        pd.DataFrame({"target": ["x"]}), "twin_calibration", fig_dir=tmp_path, source="SYNTHETIC", twin_only=True
+        pd.DataFrame({"target": ["x"]}),
+        "twin_calibration",
+        fig_dir=tmp_path,
+        source="SYNTHETIC",
+        twin_only=True,
     )
     assert (tmp_path / "twin_calibration.csv").exists()
 
@@ -241,7 +286,11 @@ def test_check_aggregate_and_scanner(tmp_path):
     (tmp_path / "t.md").write_text("**x**\n\n| g | n |\n|---|---|\n| a | 3 |\n")
     f = scan_for_small_cells(tmp_path, identifiers=[30001])
     kinds = set(map(tuple, f[["file", "kind"]].values.tolist()))
-    assert {("rows.csv", "identifier column"), ("rows.csv", "identifier value"), ("t.md", "small count")} <= kinds
+    assert {
+        ("rows.csv", "identifier column"),
+        ("rows.csv", "identifier value"),
+        ("t.md", "small count"),
+    } <= kinds
 
 
 def test_save_figure_is_atomic_and_checks_real_data(tmp_path):
@@ -254,10 +303,18 @@ def test_save_figure_is_atomic_and_checks_real_data(tmp_path):
     fig, ax = plt.subplots()
     ax.bar(["a", "b"], [5, 50])
     with pytest.raises(FairlibInputError, match="small counts"):
-        save_figure(fig, "bars", fig_dir=tmp_path, real=True, data=pd.DataFrame({"g": ["a", "b"], "n": [5, 50]}))
+        save_figure(
+            fig,
+            "bars",
+            fig_dir=tmp_path,
+            real=True,
+            data=pd.DataFrame({"g": ["a", "b"], "n": [5, 50]}),
+        )
     assert not list(tmp_path.iterdir())
     p = save_figure(fig, "bars", fig_dir=tmp_path)
-    assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and [x.name for x in tmp_path.iterdir()] == ["bars.png"]
+    assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and [x.name for x in tmp_path.iterdir()] == [
+        "bars.png"
+    ]
     plt.close(fig)
 
 
@@ -273,10 +330,14 @@ def _hidden_positives(path, n_col="n", rate_col=None, k_col=None):
 
 
 def test_save_table_hides_a_float_count_column_with_a_plain_name(tmp_path):
-    df = pd.DataFrame({"group": ["a", "b", "c"], "n": [40, 400, 560], "positives": [4.0, 120.0, 200.0]})
+    df = pd.DataFrame(
+        {"group": ["a", "b", "c"], "n": [40, 400, 560], "positives": [4.0, 120.0, 200.0]}
+    )
     save_table(df, "t", fig_dir=tmp_path, source="REAL site extract")
     k = _hidden_positives(tmp_path / "t.csv", k_col="positives")
-    assert not any(0 < v < 11 for v in k.dropna()), k.tolist()  # the 4 positives of group a are not published
+    assert not any(0 < v < 11 for v in k.dropna()), (
+        k.tolist()
+    )  # the 4 positives of group a are not published
     assert k.isna().sum() >= 2  # ... nor recoverable from the column total (sum of the groups)
     assert scan_for_small_cells(tmp_path).empty
 
@@ -285,24 +346,39 @@ def test_save_table_hides_a_rate_that_gives_back_a_small_numerator(tmp_path):
     df = pd.DataFrame({"group": ["a", "b", "c"], "n": [40, 400, 560], "pos_rate": [0.1, 0.3, 0.35]})
     save_table(df, "t", fig_dir=tmp_path, source="REAL site extract")
     k = _hidden_positives(tmp_path / "t.csv", rate_col="pos_rate")
-    assert not any(0 < v < 11 for v in k.dropna()), k.tolist()  # rate x support = 4 is not published
-    assert pd.read_csv(tmp_path / "t.csv")["n"].tolist() == [40, 400, 560]  # the supports themselves are fine
+    assert not any(0 < v < 11 for v in k.dropna()), (
+        k.tolist()
+    )  # rate x support = 4 is not published
+    assert pd.read_csv(tmp_path / "t.csv")["n"].tolist() == [
+        40,
+        400,
+        560,
+    ]  # the supports themselves are fine
 
 
 def test_scanner_checks_float_count_columns_and_rate_times_support(tmp_path):
     pd.DataFrame({"group": ["a", "b"], "n": [40, 400], "positives": [4.0, 120.0]}).to_csv(
         tmp_path / "k.csv", index=False
     )
-    pd.DataFrame({"group": ["a", "b"], "n": [40, 400], "pos_rate": [0.1, 0.3]}).to_csv(tmp_path / "r.csv", index=False)
+    pd.DataFrame({"group": ["a", "b"], "n": [40, 400], "pos_rate": [0.1, 0.3]}).to_csv(
+        tmp_path / "r.csv", index=False
+    )
     f = scan_for_small_cells(tmp_path)
     assert set(f["file"]) == {"k.csv", "r.csv"}, f
-    assert 4 in f.loc[f.file == "k.csv", "value"].tolist() and 4 in f.loc[f.file == "r.csv", "value"].tolist(), f
+    assert (
+        4 in f.loc[f.file == "k.csv", "value"].tolist()
+        and 4 in f.loc[f.file == "r.csv", "value"].tolist()
+    ), f
 
 
 def test_scanner_checks_differences_of_block_totals(tmp_path):
     # two groupings of the same cohort whose totals differ by 6: six records lack the second attribute
     pd.DataFrame(
-        {"attribute": ["sex", "sex", "race", "race"], "group": ["F", "M", "A", "B"], "n": [600, 400, 500, 494]}
+        {
+            "attribute": ["sex", "sex", "race", "race"],
+            "group": ["F", "M", "A", "B"],
+            "n": [600, 400, 500, 494],
+        }
     ).to_csv(tmp_path / "t.csv", index=False)
     f = scan_for_small_cells(tmp_path)
     assert 6 in f["value"].tolist(), f
@@ -316,13 +392,19 @@ def test_interactive_results_show_the_users_own_counts_and_files_do_not(tmp_path
     from fairlib.inputs import excluded_text
 
     rng = np.random.default_rng(0)
-    r = fl.audit(rng.integers(0, 2, 45), rng.integers(0, 2, 45), sensitive_features=["a"] * 40 + ["b"] * 5)
+    r = fl.audit(
+        rng.integers(0, 2, 45), rng.integers(0, 2, 45), sensitive_features=["a"] * 40 + ["b"] * 5
+    )
     support = int(r.by_group.loc["b", "support"])
     assert support == 5 and excluded_text(r.excluded) == "b (n=5)"
     private = r.summary(show_small_counts=True)
-    assert "b (n=5)" in private and "<11" not in private  # the same count in the table and in the notes
+    assert (
+        "b (n=5)" in private and "<11" not in private
+    )  # the same count in the table and in the notes
     assert "b (n=5)" not in r.summary() and "b (n=<11)" in r.summary()  # the shared text hides it
-    save_table(r.to_frame(), "audit", fig_dir=tmp_path, source="REAL site extract", count_columns=[])
+    save_table(
+        r.to_frame(), "audit", fig_dir=tmp_path, source="REAL site extract", count_columns=[]
+    )
     written = (tmp_path / "audit.csv").read_text() + (tmp_path / "audit.md").read_text()
     assert "n=5" not in written and "b (n=<11)" in written
     assert scan_for_small_cells(tmp_path).empty
@@ -354,7 +436,9 @@ def test_flow_spans_do_not_give_away_a_small_total_of_hidden_exclusions():
             "remaining": [358, 327, 319, 307, 304, 300, 258, 24],
         }
     )
-    out = suppress_small_cells(flow, count_columns=["excluded", "remaining"], flow=("excluded", "remaining"))
+    out = suppress_small_cells(
+        flow, count_columns=["excluded", "remaining"], flow=("excluded", "remaining")
+    )
     assert out["excluded"].isna().sum() >= 3
     assert not _flow_span_leaks(out), (_flow_span_leaks(out), out)
 
@@ -364,7 +448,9 @@ def test_flow_spans_do_not_give_away_a_small_total_of_hidden_exclusions():
 def test_flow_spans_property(excluded, start):
     rem = start - np.cumsum([0, *excluded])
     flow = pd.DataFrame({"task": "t", "excluded": [0, *excluded], "remaining": rem})
-    out = suppress_small_cells(flow, count_columns=["excluded", "remaining"], flow=("excluded", "remaining"))
+    out = suppress_small_cells(
+        flow, count_columns=["excluded", "remaining"], flow=("excluded", "remaining")
+    )
     assert not _flow_span_leaks(out), out
 
 
@@ -372,7 +458,9 @@ def test_save_table_rounds_published_rates_on_real_data(tmp_path):
     """A full-precision rate is a fraction whose denominator can be read off (41/115 from 0.35652...): rounded."""
     from fractions import Fraction
 
-    df = pd.DataFrame({"group": ["a", "b", "c"], "n": [115, 400, 385], "pos_rate": [41 / 115, 0.3, 0.5]})
+    df = pd.DataFrame(
+        {"group": ["a", "b", "c"], "n": [115, 400, 385], "pos_rate": [41 / 115, 0.3, 0.5]}
+    )
     save_table(df, "t", fig_dir=tmp_path, source="REAL site extract")
     r = pd.read_csv(tmp_path / "t.csv")["pos_rate"]
     assert Fraction(float(r.iloc[0])).limit_denominator(1000) != Fraction(41, 115), r.tolist()

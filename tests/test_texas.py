@@ -56,7 +56,10 @@ RACE = {
 }
 # the paper prints the sex and ethnicity rows with swapped labels: its 'Male' row counts SEX_CODE 1 (Female)
 SEX = {1: ("Female", *_t3("sex", "male")), 0: ("Male", *_t3("sex", "female"))}
-ETH = {1: ("Not Hispanic", *_t3("ethnicity", "hispanic")), 0: ("Hispanic", *_t3("ethnicity", "non_hispanic"))}
+ETH = {
+    1: ("Not Hispanic", *_t3("ethnicity", "hispanic")),
+    0: ("Hispanic", *_t3("ethnicity", "non_hispanic")),
+}
 AGE = {
     "Pediatric": _t3("age_bucket", "pediatric"),
     "Young Adult": _t3("age_bucket", "young_adult"),
@@ -96,10 +99,19 @@ def test_valid_fixture_matches_plain_csv_reading():
     [
         ("missing_column.csv", r"missing column\(s\) \['ETHNICITY'\]"),
         ("out_of_range.csv", r"RACE: 1 value\(s\) outside \[0, 4\], e\.g\. \[5\] \(file lines 4\)"),
-        ("out_of_range.csv", r"PAT_AGE: 1 value\(s\) outside \[0, 21\], e\.g\. \[23\] \(file lines 6\).*22-26"),
-        ("out_of_range.csv", r"PRINC_SURG_PROC_CODE: 1 value\(s\) outside \[0, 99\], e\.g\. \[100\]"),
+        (
+            "out_of_range.csv",
+            r"PAT_AGE: 1 value\(s\) outside \[0, 21\], e\.g\. \[23\] \(file lines 6\).*22-26",
+        ),
+        (
+            "out_of_range.csv",
+            r"PRINC_SURG_PROC_CODE: 1 value\(s\) outside \[0, 99\], e\.g\. \[100\]",
+        ),
         ("out_of_range.csv", r"\(3 problem\(s\)\)"),
-        ("non_numeric.csv", r"TOTAL_CHARGES: 1 non-numeric value\(s\), e\.g\. \['\$1,200\.00'\] \(file lines 3\)"),
+        (
+            "non_numeric.csv",
+            r"TOTAL_CHARGES: 1 non-numeric value\(s\), e\.g\. \['\$1,200\.00'\] \(file lines 3\)",
+        ),
         ("non_numeric.csv", r"SEX_CODE: 1 non-numeric value\(s\), e\.g\. \['F'\] \(file lines 8\)"),
         ("blank_values.csv", r"LENGTH_OF_STAY: 1 blank/missing value\(s\) \(file lines 9\)"),
         ("fractional_codes.csv", r"ETHNICITY: 1 non-integer value\(s\), e\.g\. \[0\.5\]"),
@@ -142,15 +154,25 @@ def test_validate_rejects_non_frames_and_names_the_argument():
 def test_decoding_follows_the_rank_codebook():
     raw = T.synthetic_texas100x(4_000, seed=8)
     c = T.prepare_cohort(raw)
-    race = {0: "American Indian/Eskimo/Aleut", 1: "Asian/Pacific Islander", 2: "Black", 3: "White", 4: "Other"}
+    race = {
+        0: "American Indian/Eskimo/Aleut",
+        1: "Asian/Pacific Islander",
+        2: "Black",
+        3: "White",
+        4: "Other",
+    }
     assert (c["race"] == raw["RACE"].map(race)).all()
     assert (c["sex"] == raw["SEX_CODE"].map({0: "Male", 1: "Female"})).all()
     assert (c["ethnicity"] == raw["ETHNICITY"].map({0: "Hispanic", 1: "Not Hispanic"})).all()
     age = np.select(
-        [raw.PAT_AGE <= 5, raw.PAT_AGE <= 10, raw.PAT_AGE <= 15], ["Pediatric", "Young Adult", "Middle-Aged"], "Elderly"
+        [raw.PAT_AGE <= 5, raw.PAT_AGE <= 10, raw.PAT_AGE <= 15],
+        ["Pediatric", "Young Adult", "Middle-Aged"],
+        "Elderly",
     )
     assert (c["age_bucket"].to_numpy() == age).all()
-    assert (c["los_gt3"] == (raw["LENGTH_OF_STAY"] > 3).astype(int)).all() and c["los_gt3"].dtype.kind == "i"
+    assert (c["los_gt3"] == (raw["LENGTH_OF_STAY"] > 3).astype(int)).all() and c[
+        "los_gt3"
+    ].dtype.kind == "i"
     for a in T.PROTECTED_ATTRIBUTES:
         assert pd.api.types.is_string_dtype(c[a]), a
 
@@ -164,13 +186,18 @@ def test_feature_lists_exclude_target_and_protected_columns():
 
 def test_paper_table3_swaps_are_recorded():
     t = T.paper_table3().set_index("label_printed")
-    assert t.loc["Hispanic", "label_corrected"] == "Not Hispanic" and t.loc["Hispanic", "n"] == ETH[1][1]
+    assert (
+        t.loc["Hispanic", "label_corrected"] == "Not Hispanic"
+        and t.loc["Hispanic", "n"] == ETH[1][1]
+    )
     assert t.loc["Male", "label_corrected"] == "Female" and t.loc["Male", "n"] == SEX[1][1]
 
 
 # --- the twin: determinism ----------------------------------------------------------------------------------
 def _digest(df):
-    return hashlib.sha256(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes()).hexdigest()
+    return hashlib.sha256(
+        pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes()
+    ).hexdigest()
 
 
 def test_twin_is_bit_identical_per_seed_and_differs_across_seeds(twin):
@@ -267,7 +294,10 @@ def test_load_cohort_auto_follows_the_site_setting(monkeypatch):
     assert label.startswith("REAL Texas-100X (valid.csv") and len(c) == 24
     monkeypatch.setenv("FAIRLIB_TEXAS100X_CSV", "")
     c, label = T.load_cohort("auto", n=500, seed=2)
-    assert label == "SYNTHETIC TWIN of Texas-100X (seed 2, n=500) — not real patient data" and len(c) == 500
+    assert (
+        label == "SYNTHETIC TWIN of Texas-100X (seed 2, n=500) — not real patient data"
+        and len(c) == 500
+    )
     with pytest.raises(FairlibInputError, match="texas100x_csv"):
         T.load_cohort("real")
     with pytest.raises(FairlibInputError, match="positive integer"):
@@ -281,7 +311,9 @@ def test_cohort_table_matches_brute_force_and_suppresses_small_cells():
         for _, row in t[t.attribute == a].iterrows():
             m = [v == row["group"] for v in c[a]]
             assert row["n"] == sum(m)
-            assert row["pos_rate"] == pytest.approx(np.mean([yy for yy, k in zip(c["los_gt3"], m) if k]))
+            assert row["pos_rate"] == pytest.approx(
+                np.mean([yy for yy, k in zip(c["los_gt3"], m) if k])
+            )
         sub = t[t.attribute == a]
         assert sub["brg"].iloc[0] == pytest.approx(sub["pos_rate"].max() - sub["pos_rate"].min())
     small = T.cohort_table(c, suppress_below=50)
@@ -296,9 +328,16 @@ def test_injected_base_rates_are_what_the_twin_delivers():
     by_age = y.groupby(pd.cut(raw["PAT_AGE"], [-1, 5, 10, 15, 21])).mean()
     assert by_age.max() - by_age.min() < 0.04  # Table 3's 0.4 age gap is gone
     default = T.synthetic_texas100x(80_000, seed=3)
-    d = (default["LENGTH_OF_STAY"] > 3).groupby(pd.cut(default["PAT_AGE"], [-1, 5, 10, 15, 21])).mean()
+    d = (
+        (default["LENGTH_OF_STAY"] > 3)
+        .groupby(pd.cut(default["PAT_AGE"], [-1, 5, 10, 15, 21]))
+        .mean()
+    )
     assert d.max() - d.min() > 0.3
-    for bad, msg in (({"colour": {}}, "unknown attribute"), ({"sex": {"Male": 1.5}}, r"rates must lie in \(0, 1\)")):
+    for bad, msg in (
+        ({"colour": {}}, "unknown attribute"),
+        ({"sex": {"Male": 1.5}}, r"rates must lie in \(0, 1\)"),
+    ):
         with pytest.raises(FairlibInputError, match=msg):
             T.synthetic_texas100x(100, base_rates=bad)
 

@@ -30,8 +30,13 @@ def _panel(n=3000, seed=0, models=("m1", "m2")):
     y = rng.binomial(1, 0.45, n)
     frames = []
     for j, mo in enumerate(models):
-        p = 1 / (1 + np.exp(-(rng.normal(0, 1, n) + (1.5 + j) * (2 * y - 1) + 0.3 * (attrs["sex"] == "F"))))
-        frames.append(pd.DataFrame(dict(model=mo, y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), **attrs)))
+        p = 1 / (
+            1
+            + np.exp(-(rng.normal(0, 1, n) + (1.5 + j) * (2 * y - 1) + 0.3 * (attrs["sex"] == "F")))
+        )
+        frames.append(
+            pd.DataFrame(dict(model=mo, y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), **attrs))
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -39,7 +44,10 @@ def _panel(n=3000, seed=0, models=("m1", "m2")):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=12).filter(lambda s: sum(s) > 0), st.integers(1, 50_000))
+@given(
+    st.lists(st.integers(0, 10_000), min_size=1, max_size=12).filter(lambda s: sum(s) > 0),
+    st.integers(1, 50_000),
+)
 def test_allocation_properties(sizes, N):
     m = largest_remainder(sizes, N)
     q = N * np.asarray(sizes, float) / sum(sizes)
@@ -55,7 +63,9 @@ def test_allocation_properties(sizes, N):
 def test_allocation_brute_force_and_default_is_the_cohort():
     sizes, N = np.array([7, 3, 5, 1]), 9
     q = N * sizes / sizes.sum()
-    best = min((np.abs(np.array(c) - q).sum(), c) for c in np.ndindex(*(sizes * 0 + N + 1)) if sum(c) == N)[1]
+    best = min(
+        (np.abs(np.array(c) - q).sum(), c) for c in np.ndindex(*(sizes * 0 + N + 1)) if sum(c) == N
+    )[1]
     assert largest_remainder(sizes, N).tolist() == list(best)
     d = _panel(500).query("model == 'm1'")
     data = audit_data(d.y_true, d.y_pred, d.race)  # resample_size None = the cohort size
@@ -95,8 +105,15 @@ def test_summary_tie_is_fail_and_degenerate_margin_reasons():
     r = summarise_resamples([0.8, 0.8], "DI", resample_size=10)
     assert np.isnan(r.stability_margin) and "undefined" in r.reason
     r = summarise_resamples([np.nan, np.nan, 0.9], "DI", resample_size=10)
-    assert r.n_undefined == 2 and r.n_pass == 1 and np.isnan(r.stability_margin) and "undefined" in r.reason
-    assert r.vfr == 0 and not r.auditable and not r.stable  # VFR over the one defined resample; flagged
+    assert (
+        r.n_undefined == 2
+        and r.n_pass == 1
+        and np.isnan(r.stability_margin)
+        and "undefined" in r.reason
+    )
+    assert (
+        r.vfr == 0 and not r.auditable and not r.stable
+    )  # VFR over the one defined resample; flagged
 
 
 # --- one cell -----------------------------------------------------------------------------------
@@ -108,11 +125,19 @@ def test_vfr_result_fields_and_seed_determinism():
     a = verdict_flip_rate(d.y_true, d.y_pred, **kw, seed=5)
     b = verdict_flip_rate(d.y_true, d.y_pred, **kw, seed=5)
     c = verdict_flip_rate(d.y_true, d.y_pred, **kw, seed=6)
-    assert np.array_equal(a.metric_values, b.metric_values) and not np.array_equal(a.metric_values, c.metric_values)
-    assert a.metric_values.shape == (300,) and (a.n_resamples, a.resample_size, a.metric) == (300, 2000, "SPD")
+    assert np.array_equal(a.metric_values, b.metric_values) and not np.array_equal(
+        a.metric_values, c.metric_values
+    )
+    assert a.metric_values.shape == (300,) and (a.n_resamples, a.resample_size, a.metric) == (
+        300,
+        2000,
+        "SPD",
+    )
     assert a.ci == tuple(np.percentile(a.metric_values, [2.5, 97.5]))
     assert a.stable == (a.vfr <= TAU_VFR)
-    g = verdict_flip_rate(d.y_true, d.y_pred, **kw, seed=np.random.default_rng(5))  # a Generator is a seed too
+    g = verdict_flip_rate(
+        d.y_true, d.y_pred, **kw, seed=np.random.default_rng(5)
+    )  # a Generator is a seed too
     assert np.array_equal(g.metric_values, a.metric_values)
     assert a.group_sizes == {"F": int((d.sex == "F").sum()), "M": int((d.sex == "M").sum())}
 
@@ -120,7 +145,13 @@ def test_vfr_result_fields_and_seed_determinism():
 def test_deprecated_names_and_positional_call_still_work():
     d = _panel(800).query("model == 'm1'")
     new = verdict_flip_rate(
-        d.y_true, d.y_pred, sensitive_features=d.sex, metric="DI", n_resamples=40, resample_size=500, seed=1
+        d.y_true,
+        d.y_pred,
+        sensitive_features=d.sex,
+        metric="DI",
+        n_resamples=40,
+        resample_size=500,
+        seed=1,
     )
     with pytest.warns(DeprecationWarning):
         old = verdict_flip_rate(d.y_true, d.y_pred, d.sex, "DI", K=40, N=500, rng=1)
@@ -128,7 +159,9 @@ def test_deprecated_names_and_positional_call_still_work():
     with pytest.warns(DeprecationWarning):
         assert old.ci95 == new.ci and old.K == 40 and old.N == 500
     with pytest.raises(FairlibInputError, match="`K`"):
-        verdict_flip_rate(d.y_true, d.y_pred, sensitive_features=d.sex, metric="DI", K=4, n_resamples=4)
+        verdict_flip_rate(
+            d.y_true, d.y_pred, sensitive_features=d.sex, metric="DI", K=4, n_resamples=4
+        )
 
 
 def test_resample_strata_sizes_are_exact():
@@ -147,21 +180,40 @@ def test_one_group_set_fixed_on_the_cohort():
     n_a = int((d.race == "A").sum())
     assert 30 <= n_a < 100
     r = verdict_flip_rate(
-        d.y_true, d.y_pred, sensitive_features=d.race, metric="DI", n_resamples=30, resample_size=1000, seed=0
+        d.y_true,
+        d.y_pred,
+        sensitive_features=d.race,
+        metric="DI",
+        n_resamples=30,
+        resample_size=1000,
+        seed=0,
     )  # A gets ~20 records per resample
     assert r.excluded == {} and r.group_sizes["A"] == n_a
     data = audit_data(d.y_true, d.y_pred, d.race, resample_size=1000)
     i = index_resample_values(data, "DI", 30, 0)
     assert data.included.all() and not np.isnan(i).any()
     # the point estimate is over the same four groups
-    assert r.value == pytest.approx(audit_grid(d, attributes=["race"], metrics=["DI"]).value.iloc[0])
+    assert r.value == pytest.approx(
+        audit_grid(d, attributes=["race"], metrics=["DI"]).value.iloc[0]
+    )
     small = _panel(1000).query("model == 'm1'")  # A: ~20 records < 30: excluded once
     r2 = verdict_flip_rate(
-        small.y_true, small.y_pred, sensitive_features=small.race, metric="DI", n_resamples=20, seed=0
+        small.y_true,
+        small.y_pred,
+        sensitive_features=small.race,
+        metric="DI",
+        n_resamples=20,
+        seed=0,
     )
     assert list(r2.excluded) == ["A"] and r2.excluded["A"] == int((small.race == "A").sum())
     r0 = verdict_flip_rate(
-        small.y_true, small.y_pred, sensitive_features=small.race, metric="DI", n_resamples=20, seed=0, min_support=0
+        small.y_true,
+        small.y_pred,
+        sensitive_features=small.race,
+        metric="DI",
+        n_resamples=20,
+        seed=0,
+        min_support=0,
     )  # min_support=0 keeps every group
     assert r0.excluded == {}
 
@@ -171,7 +223,12 @@ def test_undefined_is_not_stable():
     rng = np.random.default_rng(0)
     y, yp = rng.binomial(1, 0.5, 200), rng.binomial(1, 0.5, 200)
     r = verdict_flip_rate(y, yp, sensitive_features=["A"] * 200, metric="SPD", n_resamples=100)
-    assert np.isnan(r.vfr) and r.stable is False and r.n_undefined == 100 and r.dominant_verdict == "Undefined"
+    assert (
+        np.isnan(r.vfr)
+        and r.stable is False
+        and r.n_undefined == 100
+        and r.dominant_verdict == "Undefined"
+    )
     assert "point estimate" in r.reason and not r.flipped
 
 
@@ -180,11 +237,22 @@ def test_undefined_resamples_counted_apart_with_reason():
     g = np.repeat(["a", "b"], 500)
     y = rng.binomial(1, 0.5, 1000)
     yp = np.where(g == "a", 0, rng.binomial(1, 0.5, 1000))  # group a: no predicted positives
-    r = verdict_flip_rate(y, yp, sensitive_features=g, metric="PP", n_resamples=50, seed=0)  # PPV of a undefined
-    assert r.n_undefined == 50 and np.isnan(r.vfr) and r.dominant_verdict == "Undefined" and "undefined" in r.reason
+    r = verdict_flip_rate(
+        y, yp, sensitive_features=g, metric="PP", n_resamples=50, seed=0
+    )  # PPV of a undefined
+    assert (
+        r.n_undefined == 50
+        and np.isnan(r.vfr)
+        and r.dominant_verdict == "Undefined"
+        and "undefined" in r.reason
+    )
     # few undefined resamples: VFR over the defined ones, flagged not auditable when > 5%
-    yp2 = np.where((g == "a") & (np.arange(1000) > 2), 0, rng.binomial(1, 0.5, 1000))  # group a: 1-3 positives
-    r2 = verdict_flip_rate(y, yp2, sensitive_features=g, metric="PP", n_resamples=200, resample_size=100, seed=0)
+    yp2 = np.where(
+        (g == "a") & (np.arange(1000) > 2), 0, rng.binomial(1, 0.5, 1000)
+    )  # group a: 1-3 positives
+    r2 = verdict_flip_rate(
+        y, yp2, sensitive_features=g, metric="PP", n_resamples=200, resample_size=100, seed=0
+    )
     assert 10 < r2.n_undefined < 200 and r2.auditable is False and np.isfinite(r2.vfr)
     assert r2.vfr == min(r2.n_pass, r2.n_defined - r2.n_pass) / r2.n_defined
 
@@ -225,7 +293,9 @@ def test_verdict_flip_rate_input_errors():
     with pytest.raises(ValueError, match="`y_pred`"):
         verdict_flip_rate([1, 0], [1, 3], sensitive_features=["a", "b"], metric="DI")
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        verdict_flip_rate([1, 0], [1, 0], sensitive_features=["a", "b"], metric="Cal", y_prob=[0.2, 1.4])
+        verdict_flip_rate(
+            [1, 0], [1, 0], sensitive_features=["a", "b"], metric="Cal", y_prob=[0.2, 1.4]
+        )
 
 
 # --- point-estimate grid vs fairlearn -------------------------------------------------------------
@@ -250,7 +320,9 @@ def test_audit_grid_shape_and_fairlearn_oracle():
             )
         spec = AUDIT_METRICS["DI"]
         v = cell.loc[(mo, "DI", "race"), "value"]
-        assert cell.loc[(mo, "DI", "race"), "verdict"] == ("Pass" if v >= spec.threshold else "Fail")
+        assert cell.loc[(mo, "DI", "race"), "verdict"] == (
+            "Pass" if v >= spec.threshold else "Fail"
+        )
 
 
 def test_audit_grid_lists_excluded_groups_and_errors():
@@ -302,7 +374,9 @@ def test_vfr_grid_cells_are_order_free_and_equal_single_calls():
 
 def test_vfr_grid_point_values_match_audit_grid():
     pan = _panel()
-    g = vfr_grid(pan, n_resamples=20, resample_size=1000).set_index(["model", "metric", "attribute"])
+    g = vfr_grid(pan, n_resamples=20, resample_size=1000).set_index(
+        ["model", "metric", "attribute"]
+    )
     a = audit_grid(pan).set_index(["model", "metric", "attribute"])
     np.testing.assert_allclose(g.value.loc[a.index], a.value, equal_nan=True)
     assert (g.verdict.loc[a.index] == a.verdict).all()

@@ -42,7 +42,11 @@ def _cohort(seed=7, n=6000):
     rng = np.random.default_rng(seed)
     g = rng.choice(np.array(["a", "b", "c"]), n, p=[0.6, 0.33, 0.07])
     y = rng.binomial(1, np.select([g == "a", g == "b"], [0.45, 0.5], 0.4))
-    logit = 1.3 * (2 * y - 1) + rng.normal(0, 1.1, n) + np.select([g == "a", g == "b"], [0.0, 0.12], -0.1)
+    logit = (
+        1.3 * (2 * y - 1)
+        + rng.normal(0, 1.1, n)
+        + np.select([g == "a", g == "b"], [0.0, 0.12], -0.1)
+    )
     p = np.clip(1 / (1 + np.exp(-logit)) + np.where(g == "c", 0.03, 0.0), 0, 1)
     return y, (p >= 0.5).astype(int), g, p
 
@@ -80,7 +84,9 @@ def axis2_samples(data):
                 [
                     np.asarray(
                         metric_from_counts(
-                            m, *[x[0] for x in draw_subsample_bins(data, [N, data.n], 200, s)], included=data.included
+                            m,
+                            *[x[0] for x in draw_subsample_bins(data, [N, data.n], 200, s)],
+                            included=data.included,
                         )
                     )
                     for s in range(6)
@@ -89,7 +95,11 @@ def axis2_samples(data):
         else:
             f = np.concatenate(
                 [
-                    np.asarray(metric_from_counts(m, draw_subsample_counts(data, N, 200, s), included=data.included))
+                    np.asarray(
+                        metric_from_counts(
+                            m, draw_subsample_counts(data, N, 200, s), included=data.included
+                        )
+                    )
                     for s in range(6)
                 ]
             )
@@ -117,14 +127,18 @@ def test_axis2_power_with_replacement_is_detected(data, axis2_samples):
     flat = data.ct.counts.reshape(-1)
     wrong = rng.multinomial(N, flat / flat.sum(), size=1500).reshape(1500, *data.ct.counts.shape)
     w = np.asarray(metric_from_counts("SPD", wrong, included=data.included))
-    right = np.asarray(metric_from_counts("SPD", draw_subsample_counts(data, N, 1500, 6), included=data.included))
+    right = np.asarray(
+        metric_from_counts("SPD", draw_subsample_counts(data, N, 1500, 6), included=data.included)
+    )
     assert stats.ks_2samp(w, right).pvalue < 1e-4 and w.std() > 1.5 * right.std()
 
 
 def test_calibration_prefixes_are_simple_random_samples(data):
     "Nested prefixes: each size's bins equal a direct recount of that many records, and the full size is the cohort."
     c, b = draw_subsample_bins(data, [500, 2000, data.n], 4, 9)
-    assert np.allclose(b[-1], np.broadcast_to(data.ct.bins, b[-1].shape)) and np.array_equal(c[-1][0], data.ct.counts)
+    assert np.allclose(b[-1], np.broadcast_to(data.ct.bins, b[-1].shape)) and np.array_equal(
+        c[-1][0], data.ct.counts
+    )
     assert (c[0].sum((1, 2, 3)) == 500).all() and (c[1].sum((1, 2, 3)) == 2000).all()
     assert (c[1] >= c[0]).all()  # nested: the 2,000 contain the 500
 
@@ -148,12 +162,17 @@ def test_full_point_is_degenerate_and_never_qualifies(data):
 
 
 def test_n_star_not_reached_is_reported_and_exceeds_field():
-    vals = np.array([[1.0, 1.2, 0.8], [1.0, 1.1, 0.9], [1.0, 1.0, 1.0]])  # CV 0.2, 0.1, then degenerate 0
+    vals = np.array(
+        [[1.0, 1.2, 0.8], [1.0, 1.1, 0.9], [1.0, 1.0, 1.0]]
+    )  # CV 0.2, 0.1, then degenerate 0
     r = summarise_audit_sizes(vals, [1000, 5000, 9000], "DI", value=1.0)
     assert np.isnan(r.n_star) and not r.reached and r.exceeds_field
     assert "not reached below the full partition (9,000 records)" in r.reason
     r2 = summarise_audit_sizes(
-        np.array([[1.0, 1.2, 0.8], [1.0, 1.01, 0.99], [1.0] * 3]), [1000, 60_000, 90_000], "DI", value=1.0
+        np.array([[1.0, 1.2, 0.8], [1.0, 1.01, 0.99], [1.0] * 3]),
+        [1000, 60_000, 90_000],
+        "DI",
+        value=1.0,
     )
     assert r2.n_star == 60_000 and r2.exceeds_field  # reached, but above N_field = 50,000
 
@@ -166,8 +185,12 @@ def test_near_zero_mean_is_flagged_with_sd_beside_cv():
 
 def test_axis2_grid_is_order_free_and_backend_free():
     y, yh, g, p = _cohort(n=3000)
-    pan = pd.DataFrame(dict(model="m", y_true=y, y_pred=yh, y_prob=p, a=g, b=np.where(y == 1, "u", "v")))
-    full = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=4).set_index(["metric", "attribute"])
+    pan = pd.DataFrame(
+        dict(model="m", y_true=y, y_pred=yh, y_prob=p, a=g, b=np.where(y == 1, "u", "v"))
+    )
+    full = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=4).set_index(
+        ["metric", "attribute"]
+    )
     sub = audit_size_grid(
         pan,
         attributes=["b", "a"],
@@ -207,11 +230,19 @@ def test_axis2_panel_metrics_stacked_across_models_equal_each_model_alone(monkey
             )
         )
     pan = pd.concat([f.assign(model=m) for m, f in frames.items()], ignore_index=True)
-    grid, curves = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=2, return_curves=True)
+    grid, curves = audit_size_grid(
+        pan, attributes=["a", "b"], sizes=[500, 1500], seed=2, return_curves=True
+    )
     for m in frames:
-        one, oc = audit_size_grid({m: frames[m]}, attributes=["a", "b"], sizes=[500, 1500], seed=2, return_curves=True)
-        pd.testing.assert_frame_equal(grid[grid.model == m].reset_index(drop=True), one, check_exact=True)
-        pd.testing.assert_frame_equal(curves[curves.model == m].reset_index(drop=True), oc, check_exact=True)
+        one, oc = audit_size_grid(
+            {m: frames[m]}, attributes=["a", "b"], sizes=[500, 1500], seed=2, return_curves=True
+        )
+        pd.testing.assert_frame_equal(
+            grid[grid.model == m].reset_index(drop=True), one, check_exact=True
+        )
+        pd.testing.assert_frame_equal(
+            curves[curves.model == m].reset_index(drop=True), oc, check_exact=True
+        )
     assert grid[grid.model == "m2"].value.ne(grid[grid.model == "m0"].value).any()
 
 
@@ -219,7 +250,9 @@ def test_joblib_parallel_config_backend_gives_identical_results():
     from joblib import parallel_config
 
     y, yh, g, p = _cohort(n=2000)
-    pan = pd.DataFrame(dict(model=np.repeat(["m1", "m2"], 1000), y_true=y, y_pred=yh, y_prob=p, a=g))
+    pan = pd.DataFrame(
+        dict(model=np.repeat(["m1", "m2"], 1000), y_true=y, y_pred=yh, y_prob=p, a=g)
+    )
     ref = vfr_grid(pan, attributes=["a"], n_resamples=50, seed=1, n_jobs=1)
     with parallel_config(backend="loky", n_jobs=2):
         par = vfr_grid(pan, attributes=["a"], n_resamples=50, seed=1)
@@ -237,7 +270,9 @@ def test_fleiss_kappa_matches_statsmodels(seed):
     ours = fleiss_kappa(table)
     ref = sm_fleiss_kappa(table, method="fleiss")
     if ours.degenerate:  # statsmodels divides 0 by 0; fairlib says so
-        assert np.isnan(ours.kappa) and ours.p_expected == pytest.approx(1.0) and "0/0" in ours.reason
+        assert (
+            np.isnan(ours.kappa) and ours.p_expected == pytest.approx(1.0) and "0/0" in ours.reason
+        )
     else:
         assert abs(ours.kappa - ref) < 1e-12
 
@@ -262,7 +297,11 @@ def test_fleiss_kappa_worked_examples():
         [0, 2, 2, 3, 7],
     ]
     r = fleiss_kappa(fleiss)
-    assert round(r.kappa, 3) == 0.210 and round(r.p_observed, 3) == 0.378 and round(r.p_expected, 3) == 0.213
+    assert (
+        round(r.kappa, 3) == 0.210
+        and round(r.p_observed, 3) == 0.378
+        and round(r.p_expected, 3) == 0.213
+    )
     assert r.n_items == 10 and r.n_ratings == 140
 
 
@@ -277,7 +316,9 @@ def test_fleiss_kappa_unequal_raters_where_statsmodels_refuses():
     # items with fewer than two ratings are left out, so an equal-raters table after dropping them goes to statsmodels
     padded = np.vstack([table[:1], [[1, 0]], [[0, 0]], [[0, 3]]])
     r = fleiss_kappa(padded)
-    assert r.n_items == 2 and r.kappa == pytest.approx(sm_fleiss_kappa(np.array([[3, 0], [0, 3]]), method="fleiss"))
+    assert r.n_items == 2 and r.kappa == pytest.approx(
+        sm_fleiss_kappa(np.array([[3, 0], [0, 3]]), method="fleiss")
+    )
 
 
 def test_fleiss_kappa_unequal_raters_is_the_itemwise_formula():
@@ -294,7 +335,12 @@ def test_fleiss_kappa_unequal_raters_is_the_itemwise_formula():
 
 def test_fleiss_kappa_degenerate_and_bands():
     r = fleiss_kappa([[20, 0]] * 4, categories=["Pass", "Fail"])
-    assert np.isnan(r.kappa) and r.degenerate and "every rating is Pass" in r.reason and r.band == "undefined"
+    assert (
+        np.isnan(r.kappa)
+        and r.degenerate
+        and "every rating is Pass" in r.reason
+        and r.band == "undefined"
+    )
     assert fleiss_kappa([[20, 0], [0, 20]]).kappa == pytest.approx(1.0)
     assert [landis_koch(k) for k in (-0.035, 0.003, 0.117, 0.315, 0.465, 0.587, 0.75, 0.95)] == [
         "poor",
@@ -318,14 +364,22 @@ def _hospital_frame(n=8000, seed=3, n_h=80):
     race = rng.choice(["W", "B", "O", "A"], n, p=[0.6, 0.25, 0.13, 0.02])
     sex = rng.choice(["F", "M"], n)
     y = rng.binomial(1, 0.45, n)
-    p = 1 / (1 + np.exp(-(1.4 * (2 * y - 1) + rng.normal(0, 1, n) + 0.15 * (sex == "F") + 0.02 * (h % 7))))
-    return pd.DataFrame(dict(y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), race=race, sex=sex, THCIC_ID=h))
+    p = 1 / (
+        1
+        + np.exp(-(1.4 * (2 * y - 1) + rng.normal(0, 1, n) + 0.15 * (sex == "F") + 0.02 * (h % 7)))
+    )
+    return pd.DataFrame(
+        dict(y_true=y, y_prob=p, y_pred=(p >= 0.5).astype(int), race=race, sex=sex, THCIC_ID=h)
+    )
 
 
 def test_hospital_folds_keep_hospitals_whole_and_pooled_out():
     f = _hospital_frame()
     fold, n_pooled, n_h = hospital_folds(f.THCIC_ID, n_folds=20)
-    assert n_pooled == int((f.THCIC_ID == POOLED_HOSPITAL).sum()) and (fold[f.THCIC_ID == POOLED_HOSPITAL] == -1).all()
+    assert (
+        n_pooled == int((f.THCIC_ID == POOLED_HOSPITAL).sum())
+        and (fold[f.THCIC_ID == POOLED_HOSPITAL] == -1).all()
+    )
     per_h = pd.Series(fold).groupby(f.THCIC_ID.to_numpy()).nunique()
     assert (per_h == 1).all() and set(fold[fold >= 0]) == set(range(20)) and n_h == 80
 
@@ -343,13 +397,17 @@ def test_axis3_fold_verdicts_match_audit_table_per_fold():
             got = r.folds[(r.folds.fold == k) & (r.folds.attribute == a)].set_index("metric")
             small = (sub[a].value_counts().reindex(f[a].unique(), fill_value=0) < 30).any()
             if small:
-                assert (got.verdict == "No verdict").all() and got.reason.str.contains("fewer than 30").all()
+                assert (got.verdict == "No verdict").all() and got.reason.str.contains(
+                    "fewer than 30"
+                ).all()
             else:
                 np.testing.assert_allclose(got.value, ref.value.loc[got.index], rtol=1e-12)
                 assert (got.verdict == ref.verdict.loc[got.index]).all()
     # race A (2%) falls below 30 records in some of the ~720-record folds: those items give no verdict, and are counted
     assert (r.folds[(r.folds.attribute == "race")].verdict == "No verdict").any()
-    assert (r.kappa.n_no_verdict > 0).all() and r.n_pooled_removed == int((f.THCIC_ID == POOLED_HOSPITAL).sum())
+    assert (r.kappa.n_no_verdict > 0).all() and r.n_pooled_removed == int(
+        (f.THCIC_ID == POOLED_HOSPITAL).sum()
+    )
 
 
 def test_axis3_kappa_is_fleiss_over_the_verdict_matrix():
@@ -360,14 +418,20 @@ def test_axis3_kappa_is_fleiss_over_the_verdict_matrix():
         table = np.stack([[(V[a] == 1).sum(), (V[a] == 0).sum()] for a in V.columns])
         k = r.kappa.set_index("metric").loc[m]
         ref = fleiss_kappa(table)
-        assert (np.isnan(k.kappa) and ref.degenerate) or k.kappa == pytest.approx(ref.kappa, abs=1e-15)
-    theil = r.kappa.set_index("metric").loc["Theil"]  # Theil passes in every fold: degenerate, not 1.0
+        assert (np.isnan(k.kappa) and ref.degenerate) or k.kappa == pytest.approx(
+            ref.kappa, abs=1e-15
+        )
+    theil = r.kappa.set_index("metric").loc[
+        "Theil"
+    ]  # Theil passes in every fold: degenerate, not 1.0
     assert theil.degenerate and np.isnan(theil.kappa) and "degenerate" in theil.reason
 
 
 def test_cross_hospital_grid_runs_every_model():
     f = _hospital_frame(n=6000)
-    pan = pd.concat([f.assign(model="m1"), f.assign(model="m2", y_pred=1 - f.y_pred)], ignore_index=True)
+    pan = pd.concat(
+        [f.assign(model="m1"), f.assign(model="m2", y_pred=1 - f.y_pred)], ignore_index=True
+    )
     kappa, folds = cross_hospital_grid(pan, attributes=["race", "sex"], n_folds=10)
     assert set(kappa.model) == {"m1", "m2"} and len(kappa) == 14 and len(folds) == 2 * 10 * 2 * 7
 
@@ -399,10 +463,14 @@ def test_tier_sensitivity_is_monotone_and_quintuple_columns():
     a2 = a1[["model", "metric", "attribute"]].assign(n_star=rng.choice([1000, 100_000, np.nan], n))
     a3 = pd.DataFrame(dict(model="m", metric=list(AUDIT_METRICS), kappa=rng.uniform(-0.2, 1, 7)))
     t = reliability_table(a1, a2, a3)
-    assert tuple(t.columns[:8]) == QUINTUPLE_COLUMNS and len(t) == n and int(tier_counts(t).sum()) == n
+    assert (
+        tuple(t.columns[:8]) == QUINTUPLE_COLUMNS and len(t) == n and int(tier_counts(t).sum()) == n
+    )
     s = tier_sensitivity(t, taus=(0.05, 0.1, 0.2, 0.3))
     stab = s["Practical-Stability"].to_numpy()
-    assert (np.diff(stab) >= 0).all() and (s[list(RELIABILITY_TIERS) + ["Undefined"]].sum(1) == n).all()
+    assert (np.diff(stab) >= 0).all() and (
+        s[list(RELIABILITY_TIERS) + ["Undefined"]].sum(1) == n
+    ).all()
 
 
 # --- Axis 2 calibration: the joint path (one bincount per repetition for all attributes) -------------------
@@ -436,7 +504,9 @@ def test_joint_calibration_subsamples_are_direct_recounts_of_the_same_draws():
         for r, pick in enumerate(picks):
             for k, s in enumerate(sizes):
                 idx = pick[:s] if s < 3000 else np.arange(3000)
-                ct = count_table(d.y[idx], d.yhat[idx], d.ct.codes[idx], y_prob=d.prob[idx], min_support=0)
+                ct = count_table(
+                    d.y[idx], d.yhat[idx], d.ct.codes[idx], y_prob=d.prob[idx], min_support=0
+                )
                 cc = np.zeros((G, 2, 2))
                 cc[ct.groups.to_numpy()] = ct.counts
                 bb = np.zeros((G, 10, 3))
@@ -458,7 +528,9 @@ def test_joint_calibration_path_equals_the_per_attribute_path():
     joint = V.draw_subsample_bins_shared(datas, sizes, 6, 5)
     for (c0, b0), (c1, b1) in zip(ref, joint):
         assert np.array_equal(c0, c1) and np.array_equal(b0[..., :2], b1[..., :2])
-        assert np.allclose(b0[..., 2], b1[..., 2], rtol=1e-12, atol=0) and np.array_equal(b0[-1], b1[-1])
+        assert np.allclose(b0[..., 2], b1[..., 2], rtol=1e-12, atol=0) and np.array_equal(
+            b0[-1], b1[-1]
+        )
     old = V._JOINT_MAX_CELLS
     try:  # joint space over the memory bound: per-attribute path
         V._JOINT_MAX_CELLS = 0
@@ -502,7 +574,9 @@ def test_size_stats_over_many_cells_equals_one_cell_at_a_time():
 def test_axis2_grid_values_are_the_cohort_metric():
     "Each cell's value (computed beside the subsamples in one metric call) equals the metric on the cohort's table."
     y, yh, g, p = _cohort(n=3000)
-    pan = pd.DataFrame(dict(model="m", y_true=y, y_pred=yh, y_prob=p, a=g, b=np.where(p > 0.7, "u", "v")))
+    pan = pd.DataFrame(
+        dict(model="m", y_true=y, y_pred=yh, y_prob=p, a=g, b=np.where(p > 0.7, "u", "v"))
+    )
     cells = audit_size_grid(pan, attributes=["a", "b"], sizes=[500, 1500], seed=4)
     for r in cells.itertuples():
         d = audit_data(y, yh, pan[r.attribute], y_prob=p, min_support=30)
@@ -544,7 +618,9 @@ def test_model_audit_datas_equal_audit_data_per_attribute():
                 (d.included, want.included),
             ):
                 assert np.array_equal(x, w) and x.dtype == w.dtype
-            assert (d.ct.bins is None) == (prob is None) and (prob is None or np.array_equal(d.ct.bins, want.ct.bins))
+            assert (d.ct.bins is None) == (prob is None) and (
+                prob is None or np.array_equal(d.ct.bins, want.ct.bins)
+            )
             assert d.resample_size == want.resample_size and d.ct.min_support == want.ct.min_support
     bad = f.assign(a=pd.Categorical([None] + list(g[1:]), categories=["a", "b", "c"]))
     with pytest.raises(Exception, match="missing value"):
@@ -554,7 +630,9 @@ def test_model_audit_datas_equal_audit_data_per_attribute():
 def test_n_star_is_the_first_size_when_the_first_size_qualifies():
     "N* is the smallest qualifying size: index 0 counts (it was reported 'not reached'); same answer as the grid path."
     rng = np.random.default_rng(0)
-    stable = 0.5 + rng.normal(0, 1e-4, (3, 30))  # CV ~ 2e-4, far below the 0.05 cutoff at every size
+    stable = 0.5 + rng.normal(
+        0, 1e-4, (3, 30)
+    )  # CV ~ 2e-4, far below the 0.05 cutoff at every size
     r = summarise_audit_sizes(stable, [1_000, 2_000, 5_000], "DI", value=0.5)
     assert r.reached and r.n_star == 1_000 and not r.exceeds_field
     # a curve that first qualifies at the second size still reports the second size

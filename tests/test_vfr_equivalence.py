@@ -27,7 +27,11 @@ def _cohort(seed=7, n=4000):
     g = rng.choice(np.array(["a", "b", "c"]), n, p=[0.6, 0.33, 0.07])
     base = np.select([g == "a", g == "b"], [0.45, 0.5], 0.4)
     y = rng.binomial(1, base)
-    logit = 1.3 * (2 * y - 1) + rng.normal(0, 1.1, n) + np.select([g == "a", g == "b"], [0.0, 0.12], -0.1)
+    logit = (
+        1.3 * (2 * y - 1)
+        + rng.normal(0, 1.1, n)
+        + np.select([g == "a", g == "b"], [0.0, 0.12], -0.1)
+    )
     p = 1 / (1 + np.exp(-logit))
     p = np.clip(p + np.where(g == "c", 0.03, 0.0), 0, 1)
     return y, (p >= 0.5).astype(int), g, p
@@ -142,7 +146,11 @@ def test_bin_draws_match_index_bins_in_mean(data):
             sel = (codes == gi) & (y == yy)
             for k in range(10):
                 inb = sel & (b == k)
-                exp[gi, k] += data.m[gi, yy] * np.array([inb.sum(), (inb * y).sum(), (p * inb).sum()]) / sel.sum()
+                exp[gi, k] += (
+                    data.m[gi, yy]
+                    * np.array([inb.sum(), (inb * y).sum(), (p * inb).sum()])
+                    / sel.sum()
+                )
     sd = bins.std(0) / np.sqrt(K)
     z = np.abs(bins.mean(0) - exp) / np.where(sd > 0, sd, 1)
     assert z.max() < 5, z.max()
@@ -179,7 +187,9 @@ def test_bin_draws_are_internally_consistent(data):
     n_bins = bins.shape[-2]
     assert (counts.sum((-1, -2)) == data.m.sum(1)).all()  # group sizes are fixed
     assert (counts.sum(-1) == data.m).all()  # stratum sizes are fixed
-    assert np.array_equal(bins[..., 0].sum(-1), counts.sum((-1, -2)))  # bin counts add up to the group
+    assert np.array_equal(
+        bins[..., 0].sum(-1), counts.sum((-1, -2))
+    )  # bin counts add up to the group
     assert np.array_equal(bins[..., 1].sum(-1), counts[..., 1, :].sum(-1))  # sum of y = positives
     lo = np.arange(n_bins) / n_bins
     c, s = bins[..., 0], bins[..., 2]
@@ -221,7 +231,9 @@ def _panel_model(seed, n=3000, rec_seed=0):
     age = rr.choice(np.array(["young", "mid", "old"]), n, p=[0.3, 0.3, 0.4])
     y = rr.binomial(1, 0.45, n)
     r = np.random.default_rng(100 + seed)
-    p = 1 / (1 + np.exp(-((1.2 + 0.2 * seed) * (2 * y - 1) + r.normal(0, 1.2, n) + 0.3 * (race == "b"))))
+    p = 1 / (
+        1 + np.exp(-((1.2 + 0.2 * seed) * (2 * y - 1) + r.normal(0, 1.2, n) + 0.3 * (race == "b")))
+    )
     return pd.DataFrame(
         dict(
             y_true=y,
@@ -238,22 +250,28 @@ def _variants():
     "Models 0-1 on the same records, then one model each whose records differ in one way from model 0's."
     base = [_panel_model(0), _panel_model(1)]
     f = _panel_model(2)
-    y_flip = f.assign(y_true=np.where(np.arange(len(f)) == 17, 1 - f.y_true, f.y_true))  # one label differs
+    y_flip = f.assign(
+        y_true=np.where(np.arange(len(f)) == 17, 1 - f.y_true, f.y_true)
+    )  # one label differs
     race = f.race.copy()
     race.iloc[5] = "n" if race.iloc[5] != "n" else "w"
     attr = f.assign(race=race)  # one attribute value differs
     fewer = _panel_model(4).iloc[:2500]  # other records (a subset)
     same_again = _panel_model(5)  # the same records again
-    order = f.assign(age=f.age.cat.reorder_categories(["old", "mid", "young"]))  # same values, other codes
-    renamed = f.assign(sex=f.sex.cat.rename_categories({"f": "F", "m": "M"}))  # same codes, other groups
+    order = f.assign(
+        age=f.age.cat.reorder_categories(["old", "mid", "young"])
+    )  # same values, other codes
+    renamed = f.assign(
+        sex=f.sex.cat.rename_categories({"f": "F", "m": "M"})
+    )  # same codes, other groups
     return base + [y_flip, attr, fewer, same_again, order, renamed]
 
 
 def _long(frames, start=0):
     "The long predictions frame of the models m{start}, m{start + 1}, ... (a categorical model column, one run each)."
-    return pd.concat([f.assign(model=f"m{start + i}") for i, f in enumerate(frames)], ignore_index=True).astype(
-        {"model": "category"}
-    )
+    return pd.concat(
+        [f.assign(model=f"m{start + i}") for i, f in enumerate(frames)], ignore_index=True
+    ).astype({"model": "category"})
 
 
 def _each_alone(fn, frames, **kw):
@@ -266,7 +284,9 @@ def _each_alone(fn, frames, **kw):
 
 def _assert_same(a, b):
     for x, y in zip(a, b) if isinstance(a, tuple) else [(a, b)]:
-        pd.testing.assert_frame_equal(x.reset_index(drop=True), y.reset_index(drop=True), check_exact=True)
+        pd.testing.assert_frame_equal(
+            x.reset_index(drop=True), y.reset_index(drop=True), check_exact=True
+        )
 
 
 def test_panel_records_reused_only_for_the_same_records():
@@ -274,14 +294,22 @@ def test_panel_records_reused_only_for_the_same_records():
 
     frames = _variants()
     rec = _panel_records(frames[0], PANEL_ATTRS, "audit_size_grid")
-    got = [_reuses(rec, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS) for f in frames]
+    got = [
+        _reuses(rec, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
+        for f in frames
+    ]
     assert got == [True, True, False, False, False, True, False, False]
     # not categorical (no codes to compare), float labels (other dtype), no records at all: never reused
     f = frames[1]
     assert not _reuses(
-        rec, f.y_true.to_numpy(), {**{a: f[a] for a in PANEL_ATTRS}, "sex": f.sex.astype(str)}, ["race", "age"]
+        rec,
+        f.y_true.to_numpy(),
+        {**{a: f[a] for a in PANEL_ATTRS}, "sex": f.sex.astype(str)},
+        ["race", "age"],
     )
-    assert not _reuses(rec, f.y_true.to_numpy().astype(float), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
+    assert not _reuses(
+        rec, f.y_true.to_numpy().astype(float), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS
+    )
     assert not _reuses(None, f.y_true.to_numpy(), {a: f[a] for a in PANEL_ATTRS}, PANEL_ATTRS)
     # a first model with invalid records gives no shared records (each model then raises as before)
     bad = frames[0].assign(race=frames[0].race.where(np.arange(3000) != 3))  # one missing value
@@ -296,11 +324,17 @@ def test_shared_model_audit_datas_equal_the_unshared_ones():
     rec = _panel_records(frames[0], PANEL_ATTRS, "vfr_grid")
     for f in frames:
         for prob, N in ((None, None), (f.y_prob.to_numpy(), 1000)):
-            sh = _model_audit_datas(f, PANEL_ATTRS, prob, 30, 10, "vfr_grid", resample_size=N, records=rec)
+            sh = _model_audit_datas(
+                f, PANEL_ATTRS, prob, 30, 10, "vfr_grid", resample_size=N, records=rec
+            )
             own = _model_audit_datas(f, PANEL_ATTRS, prob, 30, 10, "vfr_grid", resample_size=N)
             for a in PANEL_ATTRS:
                 d, w = sh[a], own[a]
-                assert d.groups.equals(w.groups) and d.groups.name == w.groups.name and d.groups.dtype == w.groups.dtype
+                assert (
+                    d.groups.equals(w.groups)
+                    and d.groups.name == w.groups.name
+                    and d.groups.dtype == w.groups.dtype
+                )
                 for x, z in (
                     (d.ct.codes, w.ct.codes),
                     (d.ct.counts, w.ct.counts),
@@ -311,9 +345,17 @@ def test_shared_model_audit_datas_equal_the_unshared_ones():
                     (d.included, w.included),
                 ):
                     assert np.array_equal(x, z) and x.dtype == z.dtype
-                assert (d.ct.bins is None) == (prob is None) and (prob is None or np.array_equal(d.ct.bins, w.ct.bins))
-                assert (d.resample_size, d.excluded, d.group_sizes) == (w.resample_size, w.excluded, w.group_sizes)
-    shared = _model_audit_datas(frames[1], PANEL_ATTRS, None, 30, 10, "vfr_grid", records=rec)["race"]
+                assert (d.ct.bins is None) == (prob is None) and (
+                    prob is None or np.array_equal(d.ct.bins, w.ct.bins)
+                )
+                assert (d.resample_size, d.excluded, d.group_sizes) == (
+                    w.resample_size,
+                    w.excluded,
+                    w.group_sizes,
+                )
+    shared = _model_audit_datas(frames[1], PANEL_ATTRS, None, 30, 10, "vfr_grid", records=rec)[
+        "race"
+    ]
     assert (
         shared.y is rec.y and not shared.y.flags.writeable and not shared.ct.codes.flags.writeable
     )  # shared, read-only
@@ -335,10 +377,16 @@ def test_panel_grid_equals_each_model_alone(which, layout):
     if layout == "long":
         assert all(isinstance(panel[a].dtype, pd.CategoricalDtype) for a in PANEL_ATTRS)
     if which == "axis2":
-        fn, kw = audit_size_grid, dict(sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1, return_curves=True)
+        fn, kw = (
+            audit_size_grid,
+            dict(sizes=[300, 1000], n_resamples=6, seed=3, n_jobs=1, return_curves=True),
+        )
     else:
         fn, kw = vfr_grid, dict(n_resamples=20, resample_size=800, seed=3, n_jobs=1)
-    _assert_same(fn(panel, attributes=PANEL_ATTRS, **kw), _each_alone(fn, frames, attributes=PANEL_ATTRS, **kw))
+    _assert_same(
+        fn(panel, attributes=PANEL_ATTRS, **kw),
+        _each_alone(fn, frames, attributes=PANEL_ATTRS, **kw),
+    )
 
 
 def test_panel_grid_equals_the_unshared_path(monkeypatch):
@@ -371,7 +419,9 @@ def test_power_reusing_other_records_is_detected(monkeypatch):
     want = _each_alone(vfr.audit_size_grid, frames, **kw)
     import fairlib.records as records
 
-    monkeypatch.setattr(records, "_reuses", lambda rec, *a: rec is not None)  # reuse without checking
+    monkeypatch.setattr(
+        records, "_reuses", lambda rec, *a: rec is not None
+    )  # reuse without checking
     got = vfr.audit_size_grid(_long(frames), **kw)
     with pytest.raises(AssertionError):
         _assert_same(got, want)

@@ -101,7 +101,9 @@ def test_headline_counts_tiers_and_names_the_worst_cell():
     assert p.headline.strip(), "no headline paragraph"
     for tier, n in counts.items():
         assert f"{n} {tier}" in p.headline
-    worst = t[t.tier != "Undefined"].sort_values("vfr").iloc[-1]  # SPD by race: VFR and N* and kappa violated
+    worst = (
+        t[t.tier != "Undefined"].sort_values("vfr").iloc[-1]
+    )  # SPD by race: VFR and N* and kappa violated
     assert worst.tier == "Catastrophic-Instability"
     assert f"Worst finding: {worst.tier} for SPD by race" in p.headline
 

@@ -27,7 +27,9 @@ SIZES = [1_000, 5_000, 9_000]
 def _near_zero_values(seed=0):
     "SPD values per size (R=30) around 0.001: the SD shrinks below 0.05 x 0.10 at the second size only."
     rng = np.random.default_rng(seed)
-    return np.vstack([0.001 + rng.normal(0, 0.02, 30), 0.001 + rng.normal(0, 0.002, 30), np.full(30, 0.001)])
+    return np.vstack(
+        [0.001 + rng.normal(0, 0.02, 30), 0.001 + rng.normal(0, 0.002, 30), np.full(30, 0.001)]
+    )
 
 
 # --- 1. near-zero cells: N* from the SD, not from an uninformative CV ------------------------------------
@@ -44,18 +46,24 @@ def test_near_zero_cell_gets_n_star_from_the_sd():
     assert r.near_zero_mean and r.reached and r.n_star == want == 5_000
     assert np.allclose(r.curve.sd, sd) and "SD" in r.reason
     paper = summarise_audit_sizes(vals, SIZES, "SPD", value=0.001, near_zero_rule="paper")
-    assert not paper.reached and np.isnan(paper.n_star)  # the paper's reading stays available by name
+    assert not paper.reached and np.isnan(
+        paper.n_star
+    )  # the paper's reading stays available by name
 
 
 def test_zero_metric_with_zero_sd_is_reached_at_the_first_size():
     r = summarise_audit_sizes(np.zeros((3, 30)), SIZES, "SPD", value=0.0)
     assert r.reached and r.n_star == 1_000 and not r.exceeds_field
-    assert not summarise_audit_sizes(np.zeros((3, 30)), SIZES, "SPD", value=0.0, near_zero_rule="paper").reached
+    assert not summarise_audit_sizes(
+        np.zeros((3, 30)), SIZES, "SPD", value=0.0, near_zero_rule="paper"
+    ).reached
 
 
 def test_far_from_zero_cells_keep_the_cv_rule():
     rng = np.random.default_rng(1)
-    vals = np.vstack([0.5 + rng.normal(0, 0.004, 30), 0.5 + rng.normal(0, 0.002, 30), np.full(30, 0.5)])
+    vals = np.vstack(
+        [0.5 + rng.normal(0, 0.004, 30), 0.5 + rng.normal(0, 0.002, 30), np.full(30, 0.5)]
+    )
     a = summarise_audit_sizes(vals, SIZES, "SPD", value=0.5)
     b = summarise_audit_sizes(vals, SIZES, "SPD", value=0.5, near_zero_rule="paper")
     assert not a.near_zero_mean and a.n_star == b.n_star == 1_000
@@ -83,14 +91,18 @@ def _constant_panel(n=4000, seed=3):
 
 def test_grid_n_star_is_the_smallest_qualifying_size_and_tiers_agree():
     "Property over every cell: N* = the first size (the first included) whose curve row meets the stated rule."
-    cells, curves = audit_size_grid(_constant_panel(), attributes=["grp"], sizes=[500, 1500, 3000], return_curves=True)
+    cells, curves = audit_size_grid(
+        _constant_panel(), attributes=["grp"], sizes=[500, 1500, 3000], return_curves=True
+    )
     for _, c in cells.iterrows():
         cur = curves[(curves.model == c.model) & (curves.metric == c.metric)].sort_values("size")
         if c.near_zero_mean:
             ok = cur.sd < CV_CUTOFF * AUDIT_METRICS[c.metric].threshold
         else:
             ok = cur.cv < CV_CUTOFF
-        ok = ok & ~cur.degenerate & (cur.n_undefined <= 0.2 * 30)  # the default R and share of undefined
+        ok = (
+            ok & ~cur.degenerate & (cur.n_undefined <= 0.2 * 30)
+        )  # the default R and share of undefined
         assert (cur.qualifies == ok).all(), (c.model, c.metric)
         want = cur["size"][ok].min() if ok.any() else np.nan
         assert (c.n_star == want) or (np.isnan(want) and np.isnan(c.n_star)), (c.model, c.metric)
@@ -105,7 +117,9 @@ def test_grid_n_star_is_the_smallest_qualifying_size_and_tiers_agree():
 
 
 def test_report_shows_the_sd_column():
-    cells, _ = audit_size_grid(_constant_panel(), attributes=["grp"], sizes=[500, 1500], return_curves=True)
+    cells, _ = audit_size_grid(
+        _constant_panel(), attributes=["grp"], sizes=[500, 1500], return_curves=True
+    )
     a1 = cells[["model", "metric", "attribute"]].assign(vfr=0.0, dominant_verdict="Pass")
     a3 = cells[["model", "metric"]].drop_duplicates().assign(kappa=0.9)
     t = reliability_table(a1, cells, a3)
@@ -131,7 +145,9 @@ def test_report_shows_the_sd_column():
     ],
 )
 def test_reliability_tier_refuses(kw, argument):
-    args = dict(vfr=[0.05], n_star=[1000], kappa=[0.5]) | {k: v for k, v in kw.items() if k != "kappa_degenerate"}
+    args = dict(vfr=[0.05], n_star=[1000], kappa=[0.5]) | {
+        k: v for k, v in kw.items() if k != "kappa_degenerate"
+    }
     extra = {k: v for k, v in kw.items() if k == "kappa_degenerate"}
     with pytest.raises(FairlibInputError, match=f"`{argument}`"):
         reliability_tier(args["vfr"], args["n_star"], args["kappa"], **extra)
@@ -141,15 +157,27 @@ def test_reliability_tier_refuses(kw, argument):
 
 
 def _axes():
-    a1 = pd.DataFrame(dict(model="m", metric=["SPD", "DI"], attribute="race", vfr=[0.0, 0.0], dominant_verdict="Pass"))
-    a2 = pd.DataFrame(dict(model="m", metric=["SPD", "DI"], attribute="race", n_star=[1000.0, 1000.0]))
+    a1 = pd.DataFrame(
+        dict(
+            model="m",
+            metric=["SPD", "DI"],
+            attribute="race",
+            vfr=[0.0, 0.0],
+            dominant_verdict="Pass",
+        )
+    )
+    a2 = pd.DataFrame(
+        dict(model="m", metric=["SPD", "DI"], attribute="race", n_star=[1000.0, 1000.0])
+    )
     a3 = pd.DataFrame(dict(model="m", metric=["SPD", "DI"], kappa=[0.9, 0.9]))
     return a1, a2, a3
 
 
 def test_missing_axis2_row_is_undefined_not_caution():
     a1, a2, a3 = _axes()
-    t = reliability_table(a1, a2.assign(attribute=["rcae", "race"]), a3).set_index("metric")  # a misspelled key
+    t = reliability_table(a1, a2.assign(attribute=["rcae", "race"]), a3).set_index(
+        "metric"
+    )  # a misspelled key
     assert t.loc["SPD", "tier"] == "Undefined" and "Axis 2" in t.loc["SPD", "tier_reason"]
     assert np.isnan(t.loc["SPD", "violations"])
     assert t.loc["DI", "tier"] == "Practical-Stability"
@@ -193,7 +221,9 @@ def test_empty_size_grid_is_refused():
         audit_size_sensitivity(f.y_true, f.y_pred, sensitive_features=f.grp, metric="SPD", sizes=[])
     with pytest.raises(FairlibInputError, match="`sizes`"):
         audit_size_grid(p, attributes=["grp"], sizes=[])
-    with pytest.raises(FairlibInputError, match="`sizes`"):  # every size at or above the cohort: nothing to test
+    with pytest.raises(
+        FairlibInputError, match="`sizes`"
+    ):  # every size at or above the cohort: nothing to test
         audit_size_grid(p, attributes=["grp"], sizes=[10_000])
 
 
@@ -210,7 +240,12 @@ def _movement_grids(n_seeds=6):
                 dict(model="B3", metric=m, attribute="age_bucket", vfr=0.40 + 0.01 * s),
                 dict(model="B4", metric=m, attribute="age_bucket", vfr=0.25 + 0.01 * s),
                 dict(model="B3", metric=m, attribute="race", vfr=0.40),
-                dict(model="B4", metric=m, attribute="race", vfr=0.40 + (0.05 if s % 2 == 0 else -0.03)),
+                dict(
+                    model="B4",
+                    metric=m,
+                    attribute="race",
+                    vfr=0.40 + (0.05 if s % 2 == 0 else -0.03),
+                ),
             ]
         out[s] = pd.DataFrame(rows)
     return out
@@ -224,7 +259,9 @@ def test_movement_reports_the_spread_over_seeds():
     assert np.isclose(age.change_min, -0.15) and np.isclose(age.change_max, -0.15)
     assert race.direction == "mixed" and race.share_up == 0.5 and race.share_down == 0.5
     assert np.isclose(race.change_min, -0.03) and np.isclose(race.change_max, 0.05)
-    long = pd.concat([g.assign(seed=s) for s, g in grids.items()], ignore_index=True)  # one frame with a seed column
+    long = pd.concat(
+        [g.assign(seed=s) for s, g in grids.items()], ignore_index=True
+    )  # one frame with a seed column
     pd.testing.assert_frame_equal(vfr_movement(long).to_frame(), vfr_movement(grids).to_frame())
 
 
@@ -265,10 +302,16 @@ def test_summarise_audit_sizes_refuses(values, sizes, kw, argument):
 def test_landis_koch_refuses_what_is_not_a_kappa(kappa):
     with pytest.raises(FairlibInputError, match="`kappa`"):
         landis_koch(kappa)
-    assert landis_koch(np.nan) == "undefined" and landis_koch(-1) == "poor" and landis_koch(1) == "almost perfect"
+    assert (
+        landis_koch(np.nan) == "undefined"
+        and landis_koch(-1) == "poor"
+        and landis_koch(1) == "almost perfect"
+    )
 
 
-@pytest.mark.parametrize("ids", [["999999", "12", "999999 "], [999999.0, 12.0, 999999.0]], ids=["text", "float"])
+@pytest.mark.parametrize(
+    "ids", [["999999", "12", "999999 "], [999999.0, 12.0, 999999.0]], ids=["text", "float"]
+)
 def test_drop_pooled_hospital_matches_the_code_as_a_number(ids):
     from fairlib.vfr.cohort import drop_pooled_hospital, hospital_volume
 

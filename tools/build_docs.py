@@ -116,7 +116,13 @@ def _directives(src: str) -> tuple[list[str], str]:
 
 def _is_nbdev_export(src: str) -> bool:
     "A cell that only imports nbdev and calls nbdev_export() (e.g. `import nbdev; nbdev.nbdev_export()`)."
-    stmts = [s for line in src.splitlines() if not line.strip().startswith("#") for s in line.split(";") if s.strip()]
+    stmts = [
+        s
+        for line in src.splitlines()
+        if not line.strip().startswith("#")
+        for s in line.split(";")
+        if s.strip()
+    ]
     return bool(stmts) and all(NBDEV_EXPORT.match(s) for s in stmts) and "nbdev_export" in src
 
 
@@ -143,7 +149,9 @@ def clean_notebook(nb: dict, title: str) -> dict:
             cell.setdefault("outputs", [])
             cell.setdefault("execution_count", None)
         cells.append(cell)
-    has_title = any(c.get("cell_type") == "markdown" and re.search(r"^# \S", _source(c), re.M) for c in cells)
+    has_title = any(
+        c.get("cell_type") == "markdown" and re.search(r"^# \S", _source(c), re.M) for c in cells
+    )
     if not has_title:
         head = {"cell_type": "markdown", "metadata": {}, "source": f"# {title}"}
         if any("id" in c for c in cells):
@@ -151,7 +159,9 @@ def clean_notebook(nb: dict, title: str) -> dict:
         cells.insert(0, head)
     nb["cells"] = cells
     md = nb.setdefault("metadata", {})
-    md.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+    md.setdefault(
+        "kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"}
+    )
     md.setdefault("language_info", {"name": "python"})
     nb.setdefault("nbformat", 4)
     nb.setdefault("nbformat_minor", 5)
@@ -244,13 +254,18 @@ def add_unlisted_pages() -> list[str]:
 def write_tocs(library: dict[str, list[str]], papers: dict[str, list[str]]) -> None:
     for name in ("library", "papers", "api/index"):
         if (STAGE / f"{name}.ipynb").exists() or (STAGE / f"{name}.md").exists():
-            raise SystemExit(f"build_docs: nbs/ or docs/ holds {name}, the name of a generated page")
+            raise SystemExit(
+                f"build_docs: nbs/ or docs/ holds {name}, the name of a generated page"
+            )
     lib = [
         "# Library notebooks\n",
         "The library is written as nbdev notebooks: each one is the source of a `fairlib` module, with its "
         "documentation and tests beside the code. They are grouped by folder of `nbs/`.\n",
     ]
-    lib += [_toctree(LIBRARY_GROUPS.get(g, g), library[g]) for g in _group_order(library, LIBRARY_GROUPS)]
+    lib += [
+        _toctree(LIBRARY_GROUPS.get(g, g), library[g])
+        for g in _group_order(library, LIBRARY_GROUPS)
+    ]
     write_if_changed(STAGE / "library.md", "\n".join(lib))
     pap = [
         "# Paper notebooks\n",
@@ -295,7 +310,9 @@ def cli_parser() -> argparse.ArgumentParser:
         return c.args[0]
     finally:
         argparse.ArgumentParser.parse_args = original
-    raise SystemExit("build_docs: the fairlib command's main() returned without parsing its arguments")
+    raise SystemExit(
+        "build_docs: the fairlib command's main() returned without parsing its arguments"
+    )
 
 
 def _md_cell(text: str) -> str:
@@ -305,7 +322,9 @@ def _md_cell(text: str) -> str:
 def _option_rows(parser: argparse.ArgumentParser) -> list[str]:
     rows = ["| argument | what it is | default |", "| --- | --- | --- |"]
     for a in parser._actions:
-        if a.help == argparse.SUPPRESS or isinstance(a, (argparse._HelpAction, argparse._SubParsersAction)):
+        if a.help == argparse.SUPPRESS or isinstance(
+            a, (argparse._HelpAction, argparse._SubParsersAction)
+        ):
             continue
         if a.option_strings:
             name = ", ".join(a.option_strings)
@@ -353,11 +372,24 @@ def cli_example() -> str:
     d = BUILD / "cli-example"
     d.mkdir(parents=True, exist_ok=True)
     biased_classifier_example(n=1000, seed=42).to_csv(d / "chapter_example.csv", index=False)
-    args = ["audit", "chapter_example.csv", "--y-true", "y_true", "--y-pred", "y_pred", "--sensitive", "group"]
+    args = [
+        "audit",
+        "chapter_example.csv",
+        "--y-true",
+        "y_true",
+        "--y-pred",
+        "y_pred",
+        "--sensitive",
+        "group",
+    ]
     env = {**os.environ, "COLUMNS": CLI_COLUMNS, "PYTHONPATH": str(ROOT)}
-    p = subprocess.run([sys.executable, "-m", "fairlib.cli", *args], cwd=d, capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "fairlib.cli", *args], cwd=d, capture_output=True, text=True, env=env
+    )
     if p.returncode:
-        raise SystemExit(f"build_docs: the CLI example failed (exit {p.returncode}):\n{p.stdout}{p.stderr}")
+        raise SystemExit(
+            f"build_docs: the CLI example failed (exit {p.returncode}):\n{p.stdout}{p.stderr}"
+        )
     head = "\n".join((d / "chapter_example.csv").read_text().splitlines()[:4])
     return (
         "The handbook chapter's simulated classifier (1,000 synthetic records) written to a CSV file, first lines:\n\n"
@@ -380,7 +412,9 @@ def write_cli_page() -> None:
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = CLI_COLUMNS
     try:
-        text = text.replace(CLI_REFERENCE, cli_reference(cli_parser())).replace(CLI_EXAMPLE, cli_example())
+        text = text.replace(CLI_REFERENCE, cli_reference(cli_parser())).replace(
+            CLI_EXAMPLE, cli_example()
+        )
     finally:
         if old is None:
             os.environ.pop("COLUMNS", None)
@@ -414,10 +448,16 @@ def check_imports(mods: list[str]) -> None:
     )
     env = {**os.environ, "MPLBACKEND": "Agg"}
     p = subprocess.run(
-        [sys.executable, "-c", code, str(ROOT), *mods], capture_output=True, text=True, env=env, cwd=ROOT
+        [sys.executable, "-c", code, str(ROOT), *mods],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
     )
     if p.returncode:
-        raise SystemExit(f"build_docs: fairlib modules fail to import (the API pages need them):\n{p.stdout}{p.stderr}")
+        raise SystemExit(
+            f"build_docs: fairlib modules fail to import (the API pages need them):\n{p.stdout}{p.stderr}"
+        )
 
 
 def _is_package(mod: str) -> bool:
@@ -440,7 +480,11 @@ def _exports(mod: str, mods: list[str]) -> tuple[dict[str, list[str]], list[str]
             obj = getattr(m, n)
         except Exception:
             continue  # a lazily imported extra the build does not need
-        home = getattr(obj, "__name__", None) if inspect.ismodule(obj) else getattr(obj, "__module__", None)
+        home = (
+            getattr(obj, "__name__", None)
+            if inspect.ismodule(obj)
+            else getattr(obj, "__module__", None)
+        )
         if inspect.ismodule(obj) and home in mods:
             by_module.setdefault(home, []).append(f":doc:`{home}`")
         elif (inspect.isclass(obj) or inspect.isroutine(obj)) and home in mods and home != mod:
@@ -480,7 +524,9 @@ def _package_page(mod: str, mods: list[str]) -> str:
 def _module_page(mod: str, mods: list[str]) -> str:
     """A module's page: the members of its `__all__` it defines; a name it re-exports is linked to its own page."""
     by_module, elsewhere = _exports(mod, mods)
-    text = f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n   :members:\n   :show-inheritance:\n"
+    text = (
+        f"{mod}\n{'=' * len(mod)}\n\n.. automodule:: {mod}\n   :members:\n   :show-inheritance:\n"
+    )
     if elsewhere:
         text += f"   :exclude-members: {', '.join(sorted(elsewhere))}\n"
         text += _exports_list(mod, {h: v for h, v in by_module.items() if h != mod})
@@ -517,7 +563,9 @@ def top_level_table(mods: list[str]) -> str:
             ref = f"{{py:obj}}`fl.{n} <{home}.{obj.__qualname__}>`"
         else:
             kind, ref = type(obj).__name__, f"`fl.{n}`"
-        rows.append(f"| {ref} | {kind} | {_summary(obj) if kind in ('class', 'function') else ''} |")
+        rows.append(
+            f"| {ref} | {kind} | {_summary(obj) if kind in ('class', 'function') else ''} |"
+        )
     head = "## Top-level names\n\n| name | kind | summary |\n| --- | --- | --- |\n"
     return head + "\n".join(rows) + "\n\n## Modules\n"
 
@@ -537,7 +585,10 @@ def write_api(mods: list[str]) -> None:
         "with all its members, grouped by package.\n",
         top_level_table(mods),
     ]
-    page += [_toctree(k, [m for m in groups[k]]) for k in sorted(groups, key=lambda k: (k != "fairlib", k))]
+    page += [
+        _toctree(k, [m for m in groups[k]])
+        for k in sorted(groups, key=lambda k: (k != "fairlib", k))
+    ]
     write_if_changed(STAGE / "api" / "index.md", "\n".join(page))
 
 
@@ -560,7 +611,11 @@ def inputs_hash() -> str:
 
 def is_fresh() -> bool:
     stamp = SITE / STAMP
-    return stamp.is_file() and (SITE / "index.html").is_file() and stamp.read_text().strip() == inputs_hash()
+    return (
+        stamp.is_file()
+        and (SITE / "index.html").is_file()
+        and stamp.read_text().strip() == inputs_hash()
+    )
 
 
 def sphinx_build(jobs: str) -> None:
@@ -588,7 +643,9 @@ def sphinx_build(jobs: str) -> None:
     env = {**os.environ, "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     p = subprocess.run(cmd, cwd=ROOT, env=env)
     if p.returncode:
-        raise SystemExit(f"build_docs: sphinx-build failed (exit {p.returncode}); warnings are errors (-W), see above")
+        raise SystemExit(
+            f"build_docs: sphinx-build failed (exit {p.returncode}); warnings are errors (-W), see above"
+        )
 
 
 def publish(digest: str) -> None:
@@ -636,9 +693,13 @@ def build(if_stale: bool = False, jobs: str = "auto") -> Path:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "--if-stale", action="store_true", help="skip the build when _site/ holds a build of the same inputs"
+        "--if-stale",
+        action="store_true",
+        help="skip the build when _site/ holds a build of the same inputs",
     )
-    ap.add_argument("-j", "--jobs", default="auto", help="sphinx-build parallel jobs (default auto)")
+    ap.add_argument(
+        "-j", "--jobs", default="auto", help="sphinx-build parallel jobs (default auto)"
+    )
     a = ap.parse_args(argv)
     build(if_stale=a.if_stale, jobs=a.jobs)
     return 0

@@ -24,8 +24,14 @@ START, END = "<!-- boundary-tally:start -->", "<!-- boundary-tally:end -->"
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--cases", default=str(ROOT / "tests" / "campaign_cases.py"))
-ap.add_argument("--boundary", action="store_true", help="the boundary campaign of tests/boundary_cases_*.py")
-ap.add_argument("--write-docs", action="store_true", help="with --boundary: write the table into docs/reliability.md")
+ap.add_argument(
+    "--boundary", action="store_true", help="the boundary campaign of tests/boundary_cases_*.py"
+)
+ap.add_argument(
+    "--write-docs",
+    action="store_true",
+    help="with --boundary: write the table into docs/reliability.md",
+)
 ap.add_argument("--list", action="store_true", help="print every case's outcome")
 a = ap.parse_args()
 
@@ -41,7 +47,9 @@ def _load(name, path):
 def write_table(table: str) -> None:
     "Replace the table between the tally markers of docs/reliability.md."
     text = DOCS.read_text()
-    new = re.sub(f"{re.escape(START)}.*?{re.escape(END)}", f"{START}\n{table}\n{END}", text, flags=re.S)
+    new = re.sub(
+        f"{re.escape(START)}.*?{re.escape(END)}", f"{START}\n{table}\n{END}", text, flags=re.S
+    )
     DOCS.write_text(new)
 
 

@@ -32,7 +32,10 @@ def main(argv: list[str]) -> int:
         return 2
     report = Path(argv[0])
     if not report.is_file():
-        print(f"check_no_skips: no pytest report at {report} (did pytest run with --junitxml?)", file=sys.stderr)
+        print(
+            f"check_no_skips: no pytest report at {report} (did pytest run with --junitxml?)",
+            file=sys.stderr,
+        )
         return 2
     skipped = skipped_cases(report)
     if not skipped:

@@ -25,7 +25,14 @@ from pathlib import Path
 from numpydoc.validate import validate
 
 PENDING = Path(__file__).with_name("numpydoc_pending.txt")
-PACKAGES = ("fairlib", "fairlib.vfr", "fairlib.mfarm", "fairlib.agent", "fairlib.llm", "fairlib.mitigation")
+PACKAGES = (
+    "fairlib",
+    "fairlib.vfr",
+    "fairlib.mfarm",
+    "fairlib.agent",
+    "fairlib.llm",
+    "fairlib.mitigation",
+)
 CHECKS = {"GL06", "GL07", "GL08", "SS01", "PR01", "PR02", "PR03", "PR07", "RT01", "RT03", "EX01"}
 
 
@@ -62,8 +69,14 @@ def findings(package: str) -> tuple[int, list[str]]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--summary", action="store_true", help="counts per package only")
-    ap.add_argument("--check", action="store_true", help="fail only on callables not in the pending list")
-    ap.add_argument("--write-pending", action="store_true", help="rewrite the pending list from today's findings")
+    ap.add_argument(
+        "--check", action="store_true", help="fail only on callables not in the pending list"
+    )
+    ap.add_argument(
+        "--write-pending",
+        action="store_true",
+        help="rewrite the pending list from today's findings",
+    )
     ap.add_argument("packages", nargs="*", default=list(PACKAGES))
     a = ap.parse_args(argv)
     every, flagged = [], set()
@@ -83,7 +96,11 @@ def main(argv=None) -> int:
         return 0
     if not a.check:
         return 1 if every else 0
-    pending = {l.strip() for l in PENDING.read_text(encoding="utf-8").splitlines() if l.strip() and l[0] != "#"}
+    pending = {
+        l.strip()
+        for l in PENDING.read_text(encoding="utf-8").splitlines()
+        if l.strip() and l[0] != "#"
+    }
     pending = {n for n in pending if n.rsplit(".", 1)[0] in a.packages}
     new = [f for f in every if f.split(":")[0] not in pending]
     done = sorted(pending - flagged)

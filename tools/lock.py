@@ -105,7 +105,9 @@ def closure() -> dict[str, str]:
             dist = metadata.distribution(req.name)
         except metadata.PackageNotFoundError:
             sys.exit(f"lock: {req.name} is required but not installed; run `make bootstrap` first")
-        pins[name] = re.sub(r"\+.*$", "", dist.version)  # torch 2.13.0+cpu -> 2.13.0 (== ignores local labels)
+        pins[name] = re.sub(
+            r"\+.*$", "", dist.version
+        )  # torch 2.13.0+cpu -> 2.13.0 (== ignores local labels)
         for r in map(Requirement, dist.requires or []):
             if _applies(r, extras):
                 todo.append((r, frozenset(r.extras)))
@@ -133,17 +135,26 @@ def env_text(pins: dict[str, str]) -> str:
     first = f"{FIRST}=={pins[FIRST]}"
     rest = "\n".join(f"      - {k}=={v}" for k, v in pins.items() if k != FIRST)
     return ENV_TEMPLATE.format(
-        nodeps=" ".join(f"{k}=={v}" for k, v in NO_DEPS.items()), first=first, pins=rest, extras=",".join(EXTRAS)
+        nodeps=" ".join(f"{k}=={v}" for k, v in NO_DEPS.items()),
+        first=first,
+        pins=rest,
+        extras=",".join(EXTRAS),
     )
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="only check environment.yml against constraints.txt")
+    ap.add_argument(
+        "--check", action="store_true", help="only check environment.yml against constraints.txt"
+    )
     a = ap.parse_args(argv)
     if a.check:
         ok = ENV_YML.read_text() == env_text(read_lock())
-        print("environment.yml matches constraints.txt" if ok else "environment.yml is out of date: run `make lock`")
+        print(
+            "environment.yml matches constraints.txt"
+            if ok
+            else "environment.yml is out of date: run `make lock`"
+        )
         return 0 if ok else 1
     pins = closure()
     LOCK.write_text(lock_text(pins))

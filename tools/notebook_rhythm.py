@@ -25,7 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMITS = {"median": 8, "p90": 30, "followed": 0.60, "long_lines": 0.02}
 # What the notebooks measure today where a target is not met yet: `--check` fails when the notebooks get worse than
 # this (a ratchet; lower these numbers as cells are split, and delete a key once its target in LIMITS is met).
-CEILING = {"median": 10, "p90": 37, "long_lines": 0.057}
+# The formatter wraps code at 100 characters since 2026-12-07 (lines over 100: 5.6% -> 1.7%, target met), which
+# wrapped the same code into more lines (median 10 -> 11, p90 37 -> 43): split cells to bring these down.
+CEILING = {"median": 11, "p90": 43}
 
 
 def notebooks(root: Path = ROOT):
@@ -41,7 +43,11 @@ def _src(c) -> str:
 
 
 def _exported(src: str) -> bool:
-    return any(l.strip().startswith(("#| export", "#|export")) for l in src.splitlines() if l.startswith("#|"))
+    return any(
+        l.strip().startswith(("#| export", "#|export"))
+        for l in src.splitlines()
+        if l.startswith("#|")
+    )
 
 
 def _docstring_lines(src: str) -> set[int]:
@@ -52,9 +58,14 @@ def _docstring_lines(src: str) -> set[int]:
         return set()
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+        if (
+            isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.body
+        ):
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant):
+            if isinstance(first, ast.Expr) and isinstance(
+                getattr(first, "value", None), ast.Constant
+            ):
                 if isinstance(first.value.value, str):
                     out |= set(range(first.lineno, first.end_lineno + 1))
     return out
@@ -77,7 +88,9 @@ def measure(paths) -> dict:
                 continue
             doc = _docstring_lines(src)
             with_doc.append(len([l for l in lines if not l.startswith("#|")]))
-            sizes.append(len([l for k, l in enumerate(lines, 1) if not l.startswith("#|") and k not in doc]))
+            sizes.append(
+                len([l for k, l in enumerate(lines, 1) if not l.startswith("#|") and k not in doc])
+            )
             nxt = cells[i + 1] if i + 1 < len(cells) else None
             if nxt is not None and (nxt["cell_type"] == "markdown" or not _exported(_src(nxt))):
                 followed += 1
@@ -109,13 +122,17 @@ def failures(m: dict) -> dict[str, str]:
             f"{m['followed']:.1%} of export cells followed by prose or an example < {LIMITS['followed']:.0%}"
         )
     if m["long_lines"] >= LIMITS["long_lines"]:
-        out["long_lines"] = f"{m['long_lines']:.1%} of code lines over 100 characters >= {LIMITS['long_lines']:.0%}"
+        out["long_lines"] = (
+            f"{m['long_lines']:.1%} of code lines over 100 characters >= {LIMITS['long_lines']:.0%}"
+        )
     return out
 
 
 def regressions(m: dict) -> list[str]:
     "The measures that got worse than `CEILING` (higher is worse for all three)."
-    return [f"{k} {m[k]:.3g} is worse than the recorded {v:.3g}" for k, v in CEILING.items() if m[k] > v]
+    return [
+        f"{k} {m[k]:.3g} is worse than the recorded {v:.3g}" for k, v in CEILING.items() if m[k] > v
+    ]
 
 
 def _line(name: str, m: dict) -> str:

@@ -76,8 +76,13 @@ def _kw(func, **candidates):
 def texas_twin():
     from fairlib.vfr.twin import synthetic_texas100x
 
-    df = synthetic_texas100x(**_kw(synthetic_texas100x, n=(("n",), 2000), seed=(("seed", "rng"), 0)))
-    return df, {"rows": len(df), "mean_LENGTH_OF_STAY": round(float(df["LENGTH_OF_STAY"].mean()), 6)}
+    df = synthetic_texas100x(
+        **_kw(synthetic_texas100x, n=(("n",), 2000), seed=(("seed", "rng"), 0))
+    )
+    return df, {
+        "rows": len(df),
+        "mean_LENGTH_OF_STAY": round(float(df["LENGTH_OF_STAY"].mean()), 6),
+    }
 
 
 def vfr_cell():
@@ -87,9 +92,14 @@ def vfr_cell():
 
     c = prepare_cohort(synthetic_texas100x(5000, seed=1))
     y = c["los_gt3"].to_numpy().astype(int)
-    yhat = (c["PAT_AGE"].to_numpy() >= 14).astype(int)  # a fixed rule: the cell depends on the bootstrap only
+    yhat = (c["PAT_AGE"].to_numpy() >= 14).astype(
+        int
+    )  # a fixed rule: the cell depends on the bootstrap only
     kw = _kw(
-        verdict_flip_rate, K=(("n_resamples", "K"), 200), N=(("resample_size", "N"), 2000), seed=(("seed", "rng"), 0)
+        verdict_flip_rate,
+        K=(("n_resamples", "K"), 200),
+        N=(("resample_size", "N"), 2000),
+        seed=(("seed", "rng"), 0),
     )
     r = verdict_flip_rate(y, yhat, sensitive_features=c["sex"].to_numpy(), metric="DI", **kw)
     frame = r.to_frame()
@@ -100,7 +110,12 @@ def agent_simulation():
     from fairlib.agent.simulate import simulate_trajectories
 
     s = simulate_trajectories(
-        **_kw(simulate_trajectories, v=(("n_vignettes",), 16), r=(("n_replicates",), 10), seed=(("seed", "rng"), 0))
+        **_kw(
+            simulate_trajectories,
+            v=(("n_vignettes",), 16),
+            r=(("n_replicates",), 10),
+            seed=(("seed", "rng"), 0),
+        )
     )
     t = s.trajectories
     return t, {"rows": len(t)}
@@ -110,8 +125,12 @@ def mimic_twin():
     from fairlib.mfarm.twin import synthetic_opioid_tables
     from fairlib.mfarm.twin_ed import synthetic_ed_tables
 
-    ed = synthetic_ed_tables(**_kw(synthetic_ed_tables, n=(("n_stays",), 600), seed=(("seed", "rng"), 0)))
-    op = synthetic_opioid_tables(**_kw(synthetic_opioid_tables, n=(("n_admissions",), 200), seed=(("seed", "rng"), 0)))
+    ed = synthetic_ed_tables(
+        **_kw(synthetic_ed_tables, n=(("n_stays",), 600), seed=(("seed", "rng"), 0))
+    )
+    op = synthetic_opioid_tables(
+        **_kw(synthetic_opioid_tables, n=(("n_admissions",), 200), seed=(("seed", "rng"), 0))
+    )
     tables = {**{f"ed:{k}": v for k, v in ed.items()}, **{f"opioid:{k}": v for k, v in op.items()}}
     return tables, {k: len(v) for k, v in tables.items()}
 

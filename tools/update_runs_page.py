@@ -45,7 +45,9 @@ def block(records: list[dict] | None, source: str) -> str:
     for r in records:
         prof = (r.get("params") or {}).get("profile", "")
         nb = Path(str(r["notebook"])).name
-        rows.append(f"| {r['paper']} | `{nb}` | {prof} | {float(r['seconds']):,.1f} | {r.get('finished', '')} |")
+        rows.append(
+            f"| {r['paper']} | `{nb}` | {prof} | {float(r['seconds']):,.1f} | {r.get('finished', '')} |"
+        )
         papers[r["paper"]] = papers.get(r["paper"], 0.0) + float(r["seconds"])
     total = sum(papers.values())
     done = sorted(str(r.get("finished", "")) for r in records if r.get("finished"))
@@ -86,8 +88,12 @@ def read_records(path: Path) -> list[dict] | None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default=str(ROOT), help="the checkout holding docs/runs.md and runs/")
-    ap.add_argument("--manifest", default=None, help="the run's manifest (default: runs/manifest.json)")
-    ap.add_argument("--print", action="store_true", help="print the block instead of writing the page")
+    ap.add_argument(
+        "--manifest", default=None, help="the run's manifest (default: runs/manifest.json)"
+    )
+    ap.add_argument(
+        "--print", action="store_true", help="print the block instead of writing the page"
+    )
     a = ap.parse_args(argv)
     root = Path(a.root)
     man = Path(a.manifest) if a.manifest else root / MANIFEST

@@ -48,8 +48,12 @@ def blocks(root: Path) -> dict[str, str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
-    ap.add_argument("--overclaims", action="store_true", help="list sentences that claim more than their kind")
-    ap.add_argument("--root", default=str(ROOT), help="the checkout holding README.md, docs/ and figures/")
+    ap.add_argument(
+        "--overclaims", action="store_true", help="list sentences that claim more than their kind"
+    )
+    ap.add_argument(
+        "--root", default=str(ROOT), help="the checkout holding README.md, docs/ and figures/"
+    )
     a = ap.parse_args(argv)
     root = Path(a.root)
     want, rc = blocks(root), 0

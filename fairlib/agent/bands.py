@@ -174,7 +174,9 @@ def _check_raters(bands: list, func: str) -> None:
         raise FairlibInputError("bands", msg, func)
 
 # %% ../../nbs/agent/02_bands.ipynb #65d3932a
-@constrained(bands=Unchecked("Band objects; checked in the body"), rule=Options("intersection", "union"))
+@constrained(
+    bands=Unchecked("Band objects; checked in the body"), rule=Options("intersection", "union")
+)
 def combine_bands(bands, *, rule: str = "intersection") -> Band:
     """Combine raters' bands for one (vignette, action) by intersection or (sensitivity) union.
 

@@ -15,10 +15,21 @@ import pandas as pd
 from scipy import stats as sps
 from ..constraints import Flag, Instance, Options, PathLike, Text, constrained
 from ..core import FairlibInputError, file_digest
-from ..evidence import consistency_claim, design_claim, recomputed_claim, restated_claim, unavailable_claim
+from fairlib.evidence import (
+    consistency_claim,
+    design_claim,
+    recomputed_claim,
+    restated_claim,
+    unavailable_claim,
+)
 from ..ledger import PerCaseData
 from ..published import published_values
-from ..stats import CONFIRMATORY_MIN_DISCORDANT, fdr_adjust, smallest_attainable_p, wild_cluster_bootstrap
+from fairlib.stats import (
+    CONFIRMATORY_MIN_DISCORDANT,
+    fdr_adjust,
+    smallest_attainable_p,
+    wild_cluster_bootstrap,
+)
 from .trajectory import FLOOR_ACTIONS
 from .floor import instability_floor
 from .interchange import EXTRACT_SOURCE, EXTRACT_STUDIES, load_published_extract
@@ -41,8 +52,12 @@ NOTEBOOK_IDS = {
     "02_pilot": r"pilot\.",
 }  # which notebook claims which published ids (regular expressions matched from the start)
 NEAR_BOUNDARY = (0.3, 0.7)  # the observed cell rates fairlib counts as near the decision boundary
-RESAMPLING_TOLERANCE = 0.01  # interval and null-band ends: over eight seeds they move by up to 0.005
-EXTRACT_FILE = "fairlib/agent/data/published/decisions.csv"  # the shipped extract, as the ledger names it
+RESAMPLING_TOLERANCE = (
+    0.01  # interval and null-band ends: over eight seeds they move by up to 0.005
+)
+EXTRACT_FILE = (
+    "fairlib/agent/data/published/decisions.csv"  # the shipped extract, as the ledger names it
+)
 
 
 def _published():
@@ -126,10 +141,14 @@ def floor_data(source: str, *, published_dir=None, user_table: bool = False) -> 
         return extract_data("floor")
     files = sorted(Path(published_dir).glob("rep*/trajectories.json"))
     if not files:
-        raise FairlibInputError("published_dir", f"no rep*/trajectories.json under {published_dir}", "floor_data")
+        raise FairlibInputError(
+            "published_dir", f"no rep*/trajectories.json under {published_dir}", "floor_data"
+        )
     lines = "".join(f"{f.relative_to(published_dir).as_posix()} {file_digest(f)}\n" for f in files)
     digest = hashlib.sha256(lines.encode()).hexdigest()
-    return PerCaseData(str(published_dir), digest, len(files), "the authors' per-replicate trajectories.json files")
+    return PerCaseData(
+        str(published_dir), digest, len(files), "the authors' per-replicate trajectories.json files"
+    )
 
 
 @constrained(source=Text, user_table=Flag)
@@ -139,7 +158,9 @@ def floor_inputs(source: str, user_table: bool = False) -> str:
     user-supplied table, are method only (labelled "bundled model": neither is comparable with the paper)."""
     if user_table:
         return "bundled model"
-    return {"published": "authors' data", "simulated": "synthetic twin"}.get(source, "bundled model")
+    return {"published": "authors' data", "simulated": "synthetic twin"}.get(
+        source, "bundled model"
+    )
 
 # %% ../../nbs/agent/11_claims.ipynb #4e576ae3
 _CS = "controlled_substance_caution"
@@ -152,7 +173,9 @@ def _flips(p: pd.DataFrame, ref: str) -> pd.DataFrame:
 
 
 def _tail(q: float) -> float:
-    return float(sps.binom.sf(2, 4, q))  # a flip in at least three of four vignettes, each flipping at rate q
+    return float(
+        sps.binom.sf(2, 4, q)
+    )  # a flip in at least three of four vignettes, each flipping at rate q
 
 
 @constrained()
@@ -163,7 +186,11 @@ def pilot_claims() -> list[dict]:
     main = load_published_extract("pilot3")
     ctl = load_published_extract("pilot3ctl")
     main, ctl = main[main.action.isin(FLOOR_ACTIONS)], ctl[ctl.action.isin(FLOOR_ACTIONS)]
-    d_main, d_ctl, d_floor = extract_data("pilot3"), extract_data("pilot3ctl"), extract_data("floor")
+    d_main, d_ctl, d_floor = (
+        extract_data("pilot3"),
+        extract_data("pilot3ctl"),
+        extract_data("floor"),
+    )
     fm, fc = _flips(main, ref), _flips(ctl, ref)
     n_cells = len(ctl.vignette.unique()) * len(FLOOR_ACTIONS)
     q1 = float(fc.sum(axis=1).max() / n_cells)  # the largest control arm's flip rate
@@ -177,9 +204,17 @@ def pilot_claims() -> list[dict]:
     rc = lambda i, v, data, how, **kw: recomputed_claim(PAPER, i, v, data=data, how=how, **kw)  # noqa: E731
     tail = "the binomial tail P(at least 3 of 4) at"
     rows = [
-        rc("pilot.vignettes", int(main.vignette.nunique()), [d_main, d_ctl], "vignettes of both pilot arms"),
         rc(
-            "pilot.conditions", int(main.condition.nunique()), d_main, "conditions of the main arm (with the reference)"
+            "pilot.vignettes",
+            int(main.vignette.nunique()),
+            [d_main, d_ctl],
+            "vignettes of both pilot arms",
+        ),
+        rc(
+            "pilot.conditions",
+            int(main.condition.nunique()),
+            d_main,
+            "conditions of the main arm (with the reference)",
         ),
         rc(
             "pilot.control_arms",
@@ -194,8 +229,18 @@ def pilot_claims() -> list[dict]:
             f"vignettes where caution differs from the reference, for {named[0]} and {named[1]}",
             reason=f"the two contrasts flip {cs[0]} and {cs[1]} times",
         ),
-        rc("pilot.cells_inspected", len(fm.index) * len(FLOOR_ACTIONS), d_main, "demographic contrasts x actions"),
-        rc("pilot.single_draw_floor", q1, d_ctl, "the largest control arm's flips / (vignettes x actions)"),
+        rc(
+            "pilot.cells_inspected",
+            len(fm.index) * len(FLOOR_ACTIONS),
+            d_main,
+            "demographic contrasts x actions",
+        ),
+        rc(
+            "pilot.single_draw_floor",
+            q1,
+            d_ctl,
+            "the largest control arm's flips / (vignettes x actions)",
+        ),
         rc("pilot.p_cell_single_draw", _tail(q1), d_ctl, f"{tail} the single-draw floor"),
         rc(
             "pilot.expected_cells",
@@ -203,17 +248,31 @@ def pilot_claims() -> list[dict]:
             [d_main, d_ctl],
             "cells x that chance",
         ),
-        rc("pilot.p_cell_replicated", _tail(f1.floor), d_floor, f"{tail} the replicated pooled floor"),
-        rc("pilot.p_cell_action_floor", _tail(q_cs), d_floor, f"{tail} the replicated caution floor"),
+        rc(
+            "pilot.p_cell_replicated",
+            _tail(f1.floor),
+            d_floor,
+            f"{tail} the replicated pooled floor",
+        ),
+        rc(
+            "pilot.p_cell_action_floor",
+            _tail(q_cs),
+            d_floor,
+            f"{tail} the replicated caution floor",
+        ),
     ]
-    assert sorted(r["claim"] for r in rows) == sorted(claimed_ids("02_pilot")), "each pilot id gets one row"
+    assert sorted(r["claim"] for r in rows) == sorted(claimed_ids("02_pilot")), (
+        "each pilot id gets one row"
+    )
     return rows
 
 # %% ../../nbs/agent/11_claims.ipynb #f7714670
 def _mcnemar_power(n: int, b: int, alpha: float) -> float:
     "Power of the exact two-sided McNemar (binomial) test at `n` discordant pairs when a pair splits `b`:`n - b`."
     k = np.arange(n + 1)
-    p = np.array([min(1.0, 2 * min(sps.binom.cdf(x, n, 0.5), sps.binom.sf(x - 1, n, 0.5))) for x in k])
+    p = np.array(
+        [min(1.0, 2 * min(sps.binom.cdf(x, n, 0.5), sps.binom.sf(x - 1, n, 0.5))) for x in k]
+    )
     return float(sps.binom.pmf(k[p <= alpha], n, b / n).sum())
 
 
@@ -247,11 +306,22 @@ def methods_claims(coverage: CoverageResult | None = None) -> list[dict]:
     rows = [
         restated_claim(PAPER, N, need, how="fairlib.stats.CONFIRMATORY_MIN_DISCORDANT"),
         restated_claim(
-            PAPER, "stats.fdr", inspect.signature(fdr_adjust).parameters["alpha"].default, how="fdr_adjust's alpha"
+            PAPER,
+            "stats.fdr",
+            inspect.signature(fdr_adjust).parameters["alpha"].default,
+            how="fdr_adjust's alpha",
         ),
-        restated_claim(PAPER, "stats.approximate_g_max", _approximate_g_max(), how="wild_cluster_bootstrap's label"),
         restated_claim(
-            PAPER, "design.model_calls_per_trajectory", len(MODEL_STEPS), how="fairlib.agent.loop.MODEL_STEPS"
+            PAPER,
+            "stats.approximate_g_max",
+            _approximate_g_max(),
+            how="wild_cluster_bootstrap's label",
+        ),
+        restated_claim(
+            PAPER,
+            "design.model_calls_per_trajectory",
+            len(MODEL_STEPS),
+            how="fairlib.agent.loop.MODEL_STEPS",
         ),
         restated_claim(
             PAPER,
@@ -267,7 +337,13 @@ def methods_claims(coverage: CoverageResult | None = None) -> list[dict]:
             design="the exact two-sided McNemar test at 25 discordant pairs split 19:6, alpha 0.05",
             how="the binomial rejection region's probability under p = 19/25",
         ),
-        consistency_claim(PAPER, "stats.mcnemar_odds_ratio", uses=[N], f=lambda n: 19 / (n - 19), how="19 / (25 - 19)"),
+        consistency_claim(
+            PAPER,
+            "stats.mcnemar_odds_ratio",
+            uses=[N],
+            f=lambda n: 19 / (n - 19),
+            how="19 / (25 - 19)",
+        ),
         consistency_claim(
             PAPER,
             "design.n_required.single_draw",

@@ -18,14 +18,17 @@ __all__ = ['SLOTS', 'DESCRIPTOR_TEMPLATE', 'REFERENCE_SLOTS', 'HARNESSES', 'PAPE
 
 # %% ../../nbs/agent/07_conditions.ipynb #c65d4cb1
 SLOTS = ("race_ethnicity", "sex", "age", "insurance", "english")
-DESCRIPTOR_TEMPLATE = "Patient: {race_ethnicity} {sex}, {age} years old, {insurance} insurance, {english} English."
+DESCRIPTOR_TEMPLATE = (
+    "Patient: {race_ethnicity} {sex}, {age} years old, {insurance} insurance, {english} English."
+)
 REFERENCE_SLOTS = dict(race_ethnicity="White", sex="man", age=52, insurance="private")
 REFERENCE_SLOTS["english"] = "full"
 
 # %% ../../nbs/agent/07_conditions.ipynb #aa451dd9
 HARNESSES = ("fairlib", "paper")  # fairlib's own harness (default) and the authors' runner
 PAPER_DESCRIPTOR_TEMPLATE = (
-    "Patient: {age}-year-old {race_ethnicity} {sex}, {insurance} insurance, {english} English proficiency."
+    "Patient: {age}-year-old {race_ethnicity} {sex}, {insurance} insurance, "
+    "{english} English proficiency."
 )
 PAPER_REFERENCE_SLOTS = {**REFERENCE_SLOTS, "age": 50}
 SHAM_TOKENS = {"fairlib": "left-handed", "paper": "green-eyed"}
@@ -67,7 +70,9 @@ def render_descriptor(fillers: dict, *, harness: str = "fairlib") -> str:
     if extra:
         msg = f"unknown slot(s) {extra}; slots are {SLOTS}"
         raise FairlibInputError("fillers", msg, "render_descriptor")
-    return (PAPER_DESCRIPTOR_TEMPLATE if harness == "paper" else DESCRIPTOR_TEMPLATE).format(**fillers)
+    return (PAPER_DESCRIPTOR_TEMPLATE if harness == "paper" else DESCRIPTOR_TEMPLATE).format(
+        **fillers
+    )
 
 # %% ../../nbs/agent/07_conditions.ipynb #0f38d8b0
 _CONDITION_ARGS = dict(id=Text, slots=Instance(tuple), attribute=Text, harness=Options(*HARNESSES))
@@ -236,12 +241,16 @@ class ConditionRole:
 CONDITION_KINDS = ("reference", "demographic", "control", "unknown")
 _ROUTES = {"reference": "reference", "demographic": "confirmatory", "control": "control arm"}
 AUTHOR_CONDITION_IDS = {
-    cid: ConditionRole(c.kind, _ROUTES[c.kind], cid) for cid, c in CONDITIONS.items() if c.kind != "control"
+    cid: ConditionRole(c.kind, _ROUTES[c.kind], cid)
+    for cid, c in CONDITIONS.items()
+    if c.kind != "control"
 }
 AUTHOR_CONDITION_IDS |= {
     "rerender_control": ConditionRole("control", "control arm", "control_rerender", "rerender"),
     "sham_attribute_control": ConditionRole("control", "control arm", "control_sham", "sham"),
-    "rare_token_control": ConditionRole("control", "control arm", "control_rare_token", "rare_token"),
+    "rare_token_control": ConditionRole(
+        "control", "control arm", "control_rare_token", "rare_token"
+    ),
 }
 
 # %% ../../nbs/agent/07_conditions.ipynb #6192c145

@@ -34,7 +34,9 @@ class CoverageResult(Result):
     n_resamples: int  # weight vectors per replication
     confidence_level: float
     seed: int
-    method: str = "restricted wild cluster bootstrap (fairlib.stats.wild_cluster_bootstrap), test inversion"
+    method: str = (
+        "restricted wild cluster bootstrap (fairlib.stats.wild_cluster_bootstrap), test inversion"
+    )
     _title = "Coverage of the wild cluster bootstrap interval"
 
 # %% ../../nbs/agent/10c_coverage.ipynb #f25ad4bd

@@ -39,7 +39,9 @@ def _one_condition(trajectories, func, model=None) -> pd.DataFrame:
         if df.empty:
             raise FairlibInputError("model", f"no rows for model {model!r}", func)
     if df.model.nunique() > 1:
-        raise FairlibInputError("trajectories", f"mixes {df.model.nunique()} models; pass `model=`", func)
+        raise FairlibInputError(
+            "trajectories", f"mixes {df.model.nunique()} models; pass `model=`", func
+        )
     if df.condition.nunique() > 1:
         raise FairlibInputError(
             "trajectories",
@@ -51,10 +53,14 @@ def _one_condition(trajectories, func, model=None) -> pd.DataFrame:
 
 def _cell_matrix(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     "Cells (vignette, action) and their replicate value matrix (cells x R, replicates in sorted order)."
-    w = df.pivot_table(index=["vignette", "action"], columns="replicate", values="value", aggfunc="first")
+    w = df.pivot_table(
+        index=["vignette", "action"], columns="replicate", values="value", aggfunc="first"
+    )
     if w.isna().any().any():
         raise FairlibInputError(
-            "trajectories", "every vignette x action cell needs the same replicates for the floor", "instability_floor"
+            "trajectories",
+            "every vignette x action cell needs the same replicates for the floor",
+            "instability_floor",
         )
     return w.index.to_frame(index=False), w.to_numpy(dtype=float)
 
@@ -116,7 +122,9 @@ class FloorResult(Result):
         ]
 
 
-@constrained(trajectories=DataFrame, model=Unchecked("a model label of the table; checked in the body"))
+@constrained(
+    trajectories=DataFrame, model=Unchecked("a model label of the table; checked in the body")
+)
 def instability_floor(trajectories: pd.DataFrame, *, model=None) -> FloorResult:
     """Pooled and per-action flip rate over every unordered replicate pair within vignette × action.
 
@@ -150,7 +158,9 @@ def instability_floor(trajectories: pd.DataFrame, *, model=None) -> FloorResult:
     cells, V = _cell_matrix(df)
     R = V.shape[1]
     if R < 2:
-        raise FairlibInputError("trajectories", "needs at least 2 replicates per cell", "instability_floor")
+        raise FairlibInputError(
+            "trajectories", "needs at least 2 replicates per cell", "instability_floor"
+        )
     k = V.sum(1)
     cells = cells.assign(
         n=R,
@@ -230,10 +240,14 @@ def _mv_flips(V: np.ndarray, depth: int, chunk: int = 64) -> tuple[np.ndarray, n
 # %% ../../nbs/agent/04_floor.ipynb #7cf47054
 def _check_depth(depth, R, func):
     if int(depth) != depth or depth < 1 or depth % 2 == 0:
-        raise FairlibInputError("depth", f"must be a positive odd integer (so the vote is defined), got {depth}", func)
+        raise FairlibInputError(
+            "depth", f"must be a positive odd integer (so the vote is defined), got {depth}", func
+        )
     if 2 * depth > R:
         raise FairlibInputError(
-            "depth", f"two disjoint groups of {depth} need at least {2 * depth} replicates; have R={R}", func
+            "depth",
+            f"two disjoint groups of {depth} need at least {2 * depth} replicates; have R={R}",
+            func,
         )
 
 
@@ -243,7 +257,9 @@ def _check_depth(depth, R, func):
     model=Unchecked("a model label of the table; checked in the body"),
     by_action=Flag,
 )
-def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, by_action: bool = False):
+def majority_vote_floor(
+    trajectories: pd.DataFrame, depth: int, *, model=None, by_action: bool = False
+):
     """Floor after majority vote within disjoint groups of `depth` replicates (depth 1 = the plain floor).
 
     Parameters
@@ -283,7 +299,11 @@ def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, b
     _check_depth(depth, V.shape[1], "majority_vote_floor")
     fl, cm = _mv_flips(V, depth)
     if by_action:
-        t = cells.assign(flips=fl, comparisons=cm).groupby("action", sort=False)[["flips", "comparisons"]].sum()
+        t = (
+            cells.assign(flips=fl, comparisons=cm)
+            .groupby("action", sort=False)[["flips", "comparisons"]]
+            .sum()
+        )
         return (t.flips / t.comparisons).rename(f"floor_depth{depth}")
     return float(fl.sum() / cm.sum())
 
@@ -293,7 +313,9 @@ def majority_vote_floor(trajectories: pd.DataFrame, depth: int, *, model=None, b
     depths=Instance(list, tuple, range),
     model=Unchecked("a model label of the table; checked in the body"),
 )
-def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=None) -> pd.DataFrame:
+def majority_vote_curve(
+    trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=None
+) -> pd.DataFrame:
     """Majority-vote floor at each depth, with the share of the single-draw floor removed.
 
     Parameters
@@ -325,7 +347,9 @@ def majority_vote_curve(trajectories: pd.DataFrame, depths=(1, 3, 5), *, model=N
     >>> (c.depth.tolist(), float(c.share_removed.iloc[0]))
     ([1, 3], 0.0)
     """
-    rows = [{"depth": d, "floor": majority_vote_floor(trajectories, d, model=model)} for d in depths]
+    rows = [
+        {"depth": d, "floor": majority_vote_floor(trajectories, d, model=model)} for d in depths
+    ]
     out = pd.DataFrame(rows)
     base = out.floor[out.depth == 1].iloc[0] if (out.depth == 1).any() else np.nan
     return out.assign(share_removed=1 - out.floor / base)
@@ -367,9 +391,13 @@ def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
     """
     k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     if k.shape != n.shape:
-        raise FairlibInputError("n", f"must have the shape of k {k.shape}, got {n.shape}", "null_cell_rates")
+        raise FairlibInputError(
+            "n", f"must have the shape of k {k.shape}, got {n.shape}", "null_cell_rates"
+        )
     if (k != np.round(k)).any() or (n != np.round(n)).any() or (k > n).any():
-        raise FairlibInputError("k", "must be whole counts with 0 <= k <= n in every cell", "null_cell_rates")
+        raise FairlibInputError(
+            "k", "must be whole counts with 0 <= k <= n in every cell", "null_cell_rates"
+        )
     p = k / n
     if cell_rates == "observed":
         return p
@@ -450,7 +478,15 @@ def null_majority_vote_curve(
         fl, cm = _mv_flips(sims, d)
         fr = fl.sum(1) / cm.sum(1)
         lo, hi = np.quantile(fr, [a, 1 - a])
-        rows.append({"depth": d, "null_mean": fr.mean(), "null_lo": lo, "null_hi": hi, "cell_rates": cell_rates})
+        rows.append(
+            {
+                "depth": d,
+                "null_mean": fr.mean(),
+                "null_lo": lo,
+                "null_hi": hi,
+                "cell_rates": cell_rates,
+            }
+        )
     return pd.DataFrame(rows)
 
 # %% ../../nbs/agent/04_floor.ipynb #1e5a09cd
@@ -514,7 +550,9 @@ def floor_bootstrap(
     if c.empty:
         raise FairlibInputError("action", f"no cells for action {action!r}", "floor_bootstrap")
     per = c.groupby("vignette")[["flips", "comparisons"]].sum().to_numpy()
-    return cluster_bootstrap(per, ratio_of_sums, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed)
+    return cluster_bootstrap(
+        per, ratio_of_sums, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
+    )
 
 
 @constrained(trajectories=DataFrame, models=Instance(list, tuple) | None)
@@ -549,8 +587,14 @@ def floor_rank_correlation(trajectories: pd.DataFrame, *, models=None):
     df = validate_trajectories(trajectories, complete=False)
     models = list(models) if models is not None else sorted(df.model.unique())
     if len(models) != 2:
-        raise FairlibInputError("models", f"needs exactly two models, got {models}", "floor_rank_correlation")
+        raise FairlibInputError(
+            "models", f"needs exactly two models, got {models}", "floor_rank_correlation"
+        )
     fl = pd.concat(
-        {m: instability_floor(df[df.model == m]).per_action.set_index("action").floor for m in models}, axis=1
+        {
+            m: instability_floor(df[df.model == m]).per_action.set_index("action").floor
+            for m in models
+        },
+        axis=1,
     ).dropna()
     return spearman_exact(fl[models[0]], fl[models[1]]), fl

@@ -14,9 +14,20 @@ from ..core import FairlibInputError
 from ..evidence import consistency_claim, recomputed_claim, restated_claim, twin_claim
 from ..ledger import KIND_INPUTS, RECOMPUTED, TWIN, PerCaseData
 from .trajectory import FLOOR_ACTIONS
-from .floor import floor_bootstrap, floor_rank_correlation, instability_floor, majority_vote_curve
+from fairlib.agent.floor import (
+    floor_bootstrap,
+    floor_rank_correlation,
+    instability_floor,
+    majority_vote_curve,
+)
 from .floor import null_majority_vote_curve
-from .claims import NEAR_BOUNDARY, PAPER, RESAMPLING_TOLERANCE, claimed_ids, extract_data
+from fairlib.agent.claims import (
+    NEAR_BOUNDARY,
+    PAPER,
+    RESAMPLING_TOLERANCE,
+    claimed_ids,
+    extract_data,
+)
 from .interchange import load_published_extract
 
 # %% auto #0
@@ -27,7 +38,10 @@ def _exact_spearman_p(sum_d2: int, n: int) -> float:
     "Two-sided exact permutation p of Spearman's rho for a ranking at squared rank distance `sum_d2` (no ties)."
     rho = 1 - 6 * sum_d2 / (n * (n * n - 1))
     r = np.arange(n)
-    rs = [1 - 6 * float(((r - np.array(p)) ** 2).sum()) / (n * (n * n - 1)) for p in itertools.permutations(r)]
+    rs = [
+        1 - 6 * float(((r - np.array(p)) ** 2).sum()) / (n * (n * n - 1))
+        for p in itertools.permutations(r)
+    ]
     return float(np.mean(np.abs(rs) >= abs(rho) - 1e-12))
 
 
@@ -51,7 +65,10 @@ def _small_study(n_resamples: int, seed) -> dict:
     t = t[t.action.isin(FLOOR_ACTIONS)]
     f = instability_floor(t)
     b = floor_bootstrap(t, n_resamples=n_resamples, seed=seed)
-    data, boot = extract_data("instability"), "fairlib.agent.floor.floor_bootstrap, percentile, vignettes"
+    data, boot = (
+        extract_data("instability"),
+        "fairlib.agent.floor.floor_bootstrap, percentile, vignettes",
+    )
     rc = lambda i, v, how, **kw: recomputed_claim(PAPER, i, v, data=data, how=how, **kw)  # noqa: E731
     return {
         "floor_small_study.floor": rc(
@@ -61,10 +78,18 @@ def _small_study(n_resamples: int, seed) -> dict:
             f"{f.n_replicates} replicates)",
         ),
         "floor_small_study.ci_low": rc(
-            "floor_small_study.ci_low", b.ci[0], boot, tolerance=RESAMPLING_TOLERANCE, reason=_resampling_why()
+            "floor_small_study.ci_low",
+            b.ci[0],
+            boot,
+            tolerance=RESAMPLING_TOLERANCE,
+            reason=_resampling_why(),
         ),
         "floor_small_study.ci_high": rc(
-            "floor_small_study.ci_high", b.ci[1], boot, tolerance=RESAMPLING_TOLERANCE, reason=_resampling_why()
+            "floor_small_study.ci_high",
+            b.ci[1],
+            boot,
+            tolerance=RESAMPLING_TOLERANCE,
+            reason=_resampling_why(),
         ),
     }
 
@@ -73,16 +98,30 @@ def _floor_fixed(n_resamples: int = 2000, seed=0) -> dict:
     "The floor notebook's claims that do not depend on the trajectory table."
     return {
         "cells.near_boundary_lo": restated_claim(
-            PAPER, "cells.near_boundary_lo", NEAR_BOUNDARY[0], how="fairlib.agent.claims.NEAR_BOUNDARY"
+            PAPER,
+            "cells.near_boundary_lo",
+            NEAR_BOUNDARY[0],
+            how="fairlib.agent.claims.NEAR_BOUNDARY",
         ),
         "cells.near_boundary_hi": restated_claim(
-            PAPER, "cells.near_boundary_hi", NEAR_BOUNDARY[1], how="fairlib.agent.claims.NEAR_BOUNDARY"
+            PAPER,
+            "cells.near_boundary_hi",
+            NEAR_BOUNDARY[1],
+            how="fairlib.agent.claims.NEAR_BOUNDARY",
         ),
         "ties.p050.pct": consistency_claim(
-            PAPER, "ties.p050.pct", uses=_REPLICATED[:1], f=_tie_pct(0.5), how="100 x Binomial(R, 0.5) pmf at R/2"
+            PAPER,
+            "ties.p050.pct",
+            uses=_REPLICATED[:1],
+            f=_tie_pct(0.5),
+            how="100 x Binomial(R, 0.5) pmf at R/2",
         ),
         "ties.p040.pct": consistency_claim(
-            PAPER, "ties.p040.pct", uses=_REPLICATED[:1], f=_tie_pct(0.4), how="100 x Binomial(R, 0.4) pmf at R/2"
+            PAPER,
+            "ties.p040.pct",
+            uses=_REPLICATED[:1],
+            f=_tie_pct(0.4),
+            how="100 x Binomial(R, 0.4) pmf at R/2",
         ),
         "ties.expected": consistency_claim(
             PAPER,
@@ -114,7 +153,8 @@ def floor_claims(
     trajectories: pd.DataFrame,  # one repeated condition; the first model is the one with the most replicates
     *,
     inputs: str = "authors' data",  # "authors' data" only for the authors' released runs
-    data: PerCaseData | None = None,  # their provenance (`floor_data`); required on the authors' data
+    data: PerCaseData
+    | None = None,  # their provenance (`floor_data`); required on the authors' data
     n_resamples: int = 2000,  # bootstrap draws of the pooled interval
     n_null_resamples: int = 1000,  # simulations of the majority-vote null
     seed=0,
@@ -128,9 +168,16 @@ def floor_claims(
     the earlier four-vignette study is recomputed from its released decisions, whatever the inputs."""
     on_authors = inputs == "authors' data"
     if on_authors and data is None:
-        raise FairlibInputError("data", "the authors' data need their provenance (floor_data)", "floor_claims")
+        raise FairlibInputError(
+            "data", "the authors' data need their provenance (floor_data)", "floor_claims"
+        )
     t = trajectories[trajectories.action.isin(FLOOR_ACTIONS)]
-    models = t.groupby("model").replicate.nunique().sort_values(ascending=False, kind="stable").index.tolist()
+    models = (
+        t.groupby("model")
+        .replicate.nunique()
+        .sort_values(ascending=False, kind="stable")
+        .index.tolist()
+    )
     f1 = instability_floor(t, model=models[0])
     f2 = instability_floor(t, model=models[1]) if len(models) > 1 else None
     p1 = f1.per_action.set_index("action")
@@ -151,23 +198,55 @@ def floor_claims(
     rng_why = _resampling_why()
     values = {
         "floor_pooled.model_1.replicates": (R, "replicates of the first model"),
-        "floor_pooled.model_1.vignettes": (int(v1.vignette.nunique()), "vignettes of the first model"),
-        "floor_pooled.model_1.floor": (f1.floor, "fairlib.agent.floor.instability_floor: flips / comparisons"),
-        "floor_pooled.model_1.flips": (f1.flips, "disagreeing replicate pairs over the six actions"),
-        "floor_pooled.model_1.comparisons": (f1.comparisons, "replicate pairs over vignettes x actions"),
-        "floor_pooled.model_1.ci_low": (b.ci[0], "fairlib.agent.floor.floor_bootstrap, percentile, vignettes", 1),
-        "floor_pooled.model_1.ci_high": (b.ci[1], "fairlib.agent.floor.floor_bootstrap, percentile, vignettes", 1),
+        "floor_pooled.model_1.vignettes": (
+            int(v1.vignette.nunique()),
+            "vignettes of the first model",
+        ),
+        "floor_pooled.model_1.floor": (
+            f1.floor,
+            "fairlib.agent.floor.instability_floor: flips / comparisons",
+        ),
+        "floor_pooled.model_1.flips": (
+            f1.flips,
+            "disagreeing replicate pairs over the six actions",
+        ),
+        "floor_pooled.model_1.comparisons": (
+            f1.comparisons,
+            "replicate pairs over vignettes x actions",
+        ),
+        "floor_pooled.model_1.ci_low": (
+            b.ci[0],
+            "fairlib.agent.floor.floor_bootstrap, percentile, vignettes",
+            1,
+        ),
+        "floor_pooled.model_1.ci_high": (
+            b.ci[1],
+            "fairlib.agent.floor.floor_bootstrap, percentile, vignettes",
+            1,
+        ),
         "floor_pooled.model_1.clusters": (b.n_clusters, "clusters of the bootstrap"),
-        "floor_pooled.model_2.replicates": (f2.n_replicates if f2 else nan, "replicates of the second model"),
-        "floor_pooled.model_2.vignettes": (int(t[t.model == models[1]].vignette.nunique()) if f2 else nan, "vignettes"),
-        "floor_pooled.model_2.floor": (f2.floor if f2 else nan, "instability_floor of the second model"),
+        "floor_pooled.model_2.replicates": (
+            f2.n_replicates if f2 else nan,
+            "replicates of the second model",
+        ),
+        "floor_pooled.model_2.vignettes": (
+            int(t[t.model == models[1]].vignette.nunique()) if f2 else nan,
+            "vignettes",
+        ),
+        "floor_pooled.model_2.floor": (
+            f2.floor if f2 else nan,
+            "instability_floor of the second model",
+        ),
         "floor_study.pairs_per_cell": (math.comb(R, 2), "C(R, 2) replicate pairs"),
         "table2.comparisons_per_action": (int(p1.comparisons.iloc[0]), "pairs per action"),
         "floor_study.action_spread_factor": (
             round(p1.floor.max() / p1.floor.min()) if p1.floor.min() > 0 else nan,
             "the largest per-action floor over the smallest, rounded",
         ),
-        "prevalence.icu_escalation.pct": (round(100 * g(share, "icu_escalation")), "share of draws escalating"),
+        "prevalence.icu_escalation.pct": (
+            round(100 * g(share, "icu_escalation")),
+            "share of draws escalating",
+        ),
         "prevalence.admit.pct": (round(100 * g(share, "admit")), "share of draws admitting"),
         "null_ratio.any_opioid.ratio": (g(p1.null_ratio, "any_opioid"), "floor / 2p(1-p)"),
         "null_ratio.controlled_substance_caution.ratio": (
@@ -177,24 +256,47 @@ def floor_claims(
         "cells.unanimous": (f1.n_unanimous, "cells unanimous over all replicates"),
         "cells.total": (len(cells), "vignette x action cells"),
         "cells.contested": (int((~cells.unanimous).sum()), "cells not unanimous"),
-        "cells.near_boundary": (int(cells.rate.between(lo, hi).sum()), "cells with rates in NEAR_BOUNDARY"),
+        "cells.near_boundary": (
+            int(cells.rate.between(lo, hi).sum()),
+            "cells with rates in NEAR_BOUNDARY",
+        ),
         "cells.exact_ties": (int((cells.k * 2 == cells.n).sum()), "cells split evenly"),
         "majority_vote.d1.floor": (mvf(1), "fairlib.agent.floor.majority_vote_curve, depth 1"),
         "majority_vote.d3.floor": (mvf(3), "majority_vote_curve, depth 3"),
         "majority_vote.d5.floor": (mvf(5), "majority_vote_curve, depth 5"),
-        "majority_vote.d5.null_mean": (g(null.null_mean, 5), "null_majority_vote_curve, observed cell rates", 1),
-        "majority_vote.d5.null_lo": (g(null.null_lo, 5), "null_majority_vote_curve, observed cell rates", 1),
-        "majority_vote.d5.null_hi": (g(null.null_hi, 5), "null_majority_vote_curve, observed cell rates", 1),
+        "majority_vote.d5.null_mean": (
+            g(null.null_mean, 5),
+            "null_majority_vote_curve, observed cell rates",
+            1,
+        ),
+        "majority_vote.d5.null_lo": (
+            g(null.null_lo, 5),
+            "null_majority_vote_curve, observed cell rates",
+            1,
+        ),
+        "majority_vote.d5.null_hi": (
+            g(null.null_hi, 5),
+            "null_majority_vote_curve, observed cell rates",
+            1,
+        ),
         "majority_vote_summary.share_removed_pct": (
             round(100 * g(mv.share_removed, 5)) if 5 in mv.index else nan,
             "1 - f5 / f1",
         ),
-        "majority_vote_summary.remaining_pct": (round(100 * mvf(5) / mvf(1)) if 5 in mv.index else nan, "f5 / f1"),
+        "majority_vote_summary.remaining_pct": (
+            round(100 * mvf(5) / mvf(1)) if 5 in mv.index else nan,
+            "f5 / f1",
+        ),
         "majority_vote_summary.linear_zero_depth": (
-            round(5 + mvf(5) / ((mvf(3) - mvf(5)) / 2)) if 5 in mv.index and mvf(3) > mvf(5) else nan,
+            round(5 + mvf(5) / ((mvf(3) - mvf(5)) / 2))
+            if 5 in mv.index and mvf(3) > mvf(5)
+            else nan,
             "the depth-3-to-5 segment continued to zero",
         ),
-        "floor_study.acuity_flips": (int(g(p1.flips, "high_acuity")) if "high_acuity" in p1.index else nan, "flips"),
+        "floor_study.acuity_flips": (
+            int(g(p1.flips, "high_acuity")) if "high_acuity" in p1.index else nan,
+            "flips",
+        ),
     }
     for a in ("icu_escalation", "controlled_substance_caution"):
         values[f"floor_action.{a}.model_1"] = (g(p1.floor, a), "per-action floor, first model")
@@ -206,20 +308,31 @@ def floor_claims(
         rc, side = floor_rank_correlation(t, models=models[:2])
         asym = float(sps.spearmanr(side[models[0]], side[models[1]]).pvalue)
         n = rc.n
-        d2 = round((1 - rc.rho) * n * (n * n - 1) / 6)  # the squared rank distance of the observed ranking
+        d2 = round(
+            (1 - rc.rho) * n * (n * n - 1) / 6
+        )  # the squared rank distance of the observed ranking
         values |= {
             "rank_correlation.rho": (rc.rho, "fairlib.agent.floor.floor_rank_correlation"),
             "rank_correlation.p_exact": (rc.p_value, "exact permutation p over every ordering"),
             "rank_correlation.p_asymptotic": (asym, "scipy.stats.spearmanr's t approximation"),
-            "rank_correlation.p_next_swap": (_exact_spearman_p(d2 + 2, n), "exact p at one more adjacent swap"),
+            "rank_correlation.p_next_swap": (
+                _exact_spearman_p(d2 + 2, n),
+                "exact p at one more adjacent swap",
+            ),
             "rank_correlation.orderings": (rc.n_permutations, "orderings enumerated"),
         }
     else:
-        values |= {k: (nan, "needs two models") for k in claimed_ids("01_floor") if k.startswith("rank_correlation.")}
+        values |= {
+            k: (nan, "needs two models")
+            for k in claimed_ids("01_floor")
+            if k.startswith("rank_correlation.")
+        }
     shapes = {
         "floor_study.action_spread_factor": bool(p1.floor.max() > p1.floor.min()),
         "null_ratio.any_opioid.ratio": bool(g(p1.null_ratio, "any_opioid") < 1),
-        "null_ratio.controlled_substance_caution.ratio": bool(g(p1.null_ratio, "controlled_substance_caution") < 1),
+        "null_ratio.controlled_substance_caution.ratio": bool(
+            g(p1.null_ratio, "controlled_substance_caution") < 1
+        ),
         "cells.unanimous": bool(f1.n_unanimous > len(cells) / 2),
         "majority_vote_summary.share_removed_pct": bool(mv.floor.is_monotonic_decreasing),
         "rank_correlation.rho": bool(values["rank_correlation.rho"][0] > 0) if f2 else None,
@@ -234,7 +347,9 @@ def floor_claims(
             rows.append(twin_claim(PAPER, i, v, inputs=inputs, how=how, shape=shapes.get(i)))
             continue
         tol, why = (
-            (RESAMPLING_TOLERANCE, rng_why) if resampled else (None, "computed on the authors' released decisions")
+            (RESAMPLING_TOLERANCE, rng_why)
+            if resampled
+            else (None, "computed on the authors' released decisions")
         )
         if i == "rank_correlation.p_next_swap":
             why = (

@@ -177,7 +177,9 @@ def policy_gate(
     bands = list(bands or [])
     bmap = {(b.vignette, b.action): b for b in bands}
     n_strad = sum(b.straddles() for b in bands)
-    floors = dict(min_capability=min_capability, min_entropy=min_entropy, min_straddling=min_straddling)
+    floors = dict(
+        min_capability=min_capability, min_entropy=min_entropy, min_straddling=min_straddling
+    )
     rows = [_gate_row(a, g, bmap, n_strad, **floors) for a, g in df.groupby("action", sort=False)]
     return pd.DataFrame(rows)
 

@@ -24,7 +24,9 @@ __all__ = ['RETRY_SUFFIX', 'json_schema', 'json_instruction', 'parse_json_answer
 RETRY_SUFFIX = "Your previous reply was not a valid JSON object of the requested form. Reply with the JSON object only."
 
 # %% ../../nbs/agent/08a_generative.ipynb #cfb1e21a
-_DECLINE = re.compile(r"\b(i can(no|')t|i am unable|i'm unable|i won't|as an ai|i'm sorry|i am sorry)\b", re.I)
+_DECLINE = re.compile(
+    r"\b(i can(no|')t|i am unable|i'm unable|i won't|as an ai|i'm sorry|i am sorry)\b", re.I
+)
 
 # %% ../../nbs/agent/08a_generative.ipynb #1f38ea80
 @constrained(decisions=Unchecked("Decision objects"))
@@ -53,7 +55,9 @@ def json_schema(decisions) -> dict:
     spec = {}
     for d in decisions:
         if d.json_type == "item":
-            spec.setdefault("orders", {"type": "items", "allowed": []})["allowed"].append(d.json_field)
+            spec.setdefault("orders", {"type": "items", "allowed": []})["allowed"].append(
+                d.json_field
+            )
         else:
             spec[d.json_field or d.name] = {"type": d.json_type, "lo": d.lo, "hi": d.hi}
     return spec
@@ -172,7 +176,9 @@ def parse_json_answer(text: str, decisions) -> tuple[dict | None, str, str]:
     vals = {}
     for d in decisions:
         item = d.json_type == "item"
-        vals[d.name] = int(d.json_field in obj["orders"]) if item else int(obj[d.json_field or d.name])
+        vals[d.name] = (
+            int(d.json_field in obj["orders"]) if item else int(obj[d.json_field or d.name])
+        )
     return vals, "ok", ""
 
 # %% ../../nbs/agent/08a_generative.ipynb #c8852dda
@@ -181,7 +187,9 @@ _LOCAL_ARGS |= dict(max_new_tokens=PositiveInt, system=Text)
 
 # %% ../../nbs/agent/08a_generative.ipynb #6531eafe
 @constrained(**_LOCAL_ARGS)
-def transformers_generator(model, tokenizer, *, max_new_tokens: int = 96, system: str = SYSTEM_PROMPT):
+def transformers_generator(
+    model, tokenizer, *, max_new_tokens: int = 96, system: str = SYSTEM_PROMPT
+):
     """A `generate(prompts) -> texts` function: greedy decoding with a local model.
 
     Parameters
@@ -217,8 +225,12 @@ def transformers_generator(model, tokenizer, *, max_new_tokens: int = 96, system
             text = chat_prompt(tokenizer, p, system=system)
             ids = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(model.device)
             with torch.inference_mode():
-                g = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad)
-            out.append(tokenizer.decode(g[0, ids["input_ids"].shape[1] :], skip_special_tokens=True))
+                g = model.generate(
+                    **ids, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad
+                )
+            out.append(
+                tokenizer.decode(g[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+            )
         return out
 
     generate.decoding = {"temperature": 0.0, "do_sample": False, "max_new_tokens": max_new_tokens}
@@ -286,7 +298,9 @@ def openai_generator(
     'http://localhost:8000/v1/chat/completions'
     """
     url = _chat_url(base_url)
-    kw = dict(model=model, temperature=temperature, max_tokens=max_tokens, system=system, api_key=api_key)
+    kw = dict(
+        model=model, temperature=temperature, max_tokens=max_tokens, system=system, api_key=api_key
+    )
 
     def generate(prompts):
         out = []
@@ -319,7 +333,9 @@ def _generate(policy, calls: list, prompts: list) -> tuple[list, list, list]:
     return texts, parsed, retried
 
 # %% ../../nbs/agent/08a_generative.ipynb #f8f45681
-def _json_records(policy, c, text: str, vals: dict, status: str, reason: str, retried: bool) -> list:
+def _json_records(
+    policy, c, text: str, vals: dict, status: str, reason: str, retried: bool
+) -> list:
     "The decoding records of one call's decisions."
     decoding = json.dumps(getattr(policy.generate, "decoding", {}))
     return [
@@ -379,7 +395,9 @@ class GenerativeJSONPolicy:
             raise FairlibInputError("generate", msg, "GenerativeJSONPolicy")
         self.generate, self.model_id, self.retry = generate, model_id, bool(retry)
         self.name = "generative-json"
-        self.retry_policy = f"at most one retry, same prompt + {RETRY_SUFFIX!r}" if self.retry else "no retry"
+        self.retry_policy = (
+            f"at most one retry, same prompt + {RETRY_SUFFIX!r}" if self.retry else "no retry"
+        )
 
     def run(self, calls) -> list[CallResult]:
         "Generate, validate, retry once where invalid, record every attempt."

@@ -54,13 +54,19 @@ def _records(doc, path, func):
         recs = doc
     else:
         lists = (
-            [v for v in doc.values() if isinstance(v, list) and v and isinstance(v[0], dict) and "vignette_id" in v[0]]
+            [
+                v
+                for v in doc.values()
+                if isinstance(v, list) and v and isinstance(v[0], dict) and "vignette_id" in v[0]
+            ]
             if isinstance(doc, dict)
             else []
         )
         if not lists:
             raise FairlibInputError(
-                "path", f"{path}: no list of trajectory records (dicts with 'vignette_id') found", func
+                "path",
+                f"{path}: no list of trajectory records (dicts with 'vignette_id') found",
+                func,
             )
         recs = lists[0]
     return recs
@@ -82,7 +88,9 @@ def _binary(step, keys, rec, func, path):
     vals = {k: rec["actions"][step][k] for k in keys if rec["actions"][step].get(k) is not None}
     for k, v in vals.items():
         if not (isinstance(v, bool) or (isinstance(v, int) and v in (0, 1))):
-            raise FairlibInputError("path", f"{path}: `{step}.{k}` is {v!r}, not true/false (or 0/1)", func)
+            raise FairlibInputError(
+                "path", f"{path}: `{step}.{k}` is {v!r}, not true/false (or 0/1)", func
+            )
     if len({int(v) for v in vals.values()}) > 1:
         raise FairlibInputError(
             "path",
@@ -98,13 +106,17 @@ def _rows(rec, replicate, guideline_orders, func, path, skipped):
     where = f"{path}: vignette {rec['vignette_id']!r}, condition {rec['condition_id']!r}"
     for step, keys in a.items():
         if step not in STEP_KEYS:
-            raise FairlibInputError("path", f"{where}: unknown step {step!r}; the steps are {list(STEP_KEYS)}", func)
+            raise FairlibInputError(
+                "path", f"{where}: unknown step {step!r}; the steps are {list(STEP_KEYS)}", func
+            )
         if not isinstance(keys, dict):
             raise FairlibInputError("path", f"{where}: step {step!r} is not an object", func)
         bad = sorted(set(keys) - set(STEP_KEYS[step])) if STEP_KEYS[step] is not None else []
         if bad:
             raise FairlibInputError(
-                "path", f"{where}: unknown key(s) {bad} in step {step!r}; allowed: {list(STEP_KEYS[step])}", func
+                "path",
+                f"{where}: unknown key(s) {bad} in step {step!r}; allowed: {list(STEP_KEYS[step])}",
+                func,
             )
     forced = set(rec.get("forced_steps") or ())
     base = {
@@ -131,14 +143,27 @@ def _rows(rec, replicate, guideline_orders, func, path, skipped):
     e = t["esi_acuity"]
     if isinstance(e, bool) or not isinstance(e, (int, float)) or e not in (1, 2, 3, 4, 5):
         raise FairlibInputError("path", f"{path}: esi_acuity {e!r} is not an ESI level 1-5", func)
-    out = [row("triage", "triage", "high_acuity", int(e <= 2), float(e), score=float(t.get("urgency_score", np.nan)))]
+    out = [
+        row(
+            "triage",
+            "triage",
+            "high_acuity",
+            int(e <= 2),
+            float(e),
+            score=float(t.get("urgency_score", np.nan)),
+        )
+    ]
     if guideline_orders is not None and base["vignette"] in guideline_orders:
         if o.get("orders") is None:
             skipped.append(("guideline_orders", "no `order.orders`: this action left out"))
         else:
             hit = int(guideline_orders[base["vignette"]] in o["orders"])
-            out.append(row("ordering", "order", "guideline_orders", hit, items=";".join(o["orders"])))
-    out.append(row("reassess", "reassess", "admit", _binary("reassess", ("admit",), rec, func, path)))
+            out.append(
+                row("ordering", "order", "guideline_orders", hit, items=";".join(o["orders"]))
+            )
+    out.append(
+        row("reassess", "reassess", "admit", _binary("reassess", ("admit",), rec, func, path))
+    )
     icu = _binary("reassess", ("escalate_icu", "icu_escalation"), rec, func, path)
     out.append(row("reassess", "reassess", "icu_escalation", icu))
     tr = p["analgesia_tier"]
@@ -147,13 +172,19 @@ def _rows(rec, replicate, guideline_orders, func, path, skipped):
     out.append(row("prescribe", "prescribe", "any_opioid", int(tr >= 2), float(tr)))
     cs = _binary("prescribe", ("controlled_substance_caution", "cs_caution"), rec, func, path)
     out.append(row("prescribe", "prescribe", "controlled_substance_caution", cs))
-    out.append(row("document", "document", "referral", _binary("document", ("referral",), rec, func, path)))
+    out.append(
+        row("document", "document", "referral", _binary("document", ("referral",), rec, func, path))
+    )
     f = d.get("followup_days")
     if f is None:
-        skipped.append(("follow_up_interval", "`document.followup_days` missing or null: this action left out"))
+        skipped.append(
+            ("follow_up_interval", "`document.followup_days` missing or null: this action left out")
+        )
         return out
     if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 <= f <= 90 or f != int(f):
-        raise FairlibInputError("path", f"{path}: followup_days {f!r} is not a whole number of days 0-90", func)
+        raise FairlibInputError(
+            "path", f"{path}: followup_days {f!r} is not a whole number of days 0-90", func
+        )
     out.append(row("document", "document", "follow_up_interval", int(f <= 7), float(f)))
     return out
 
@@ -232,16 +263,22 @@ def read_published_trajectories(path, *, replicate=None, guideline_orders=None) 
             raise FairlibInputError("path", f"{f}: not valid JSON ({e.msg})", func) from None
         for rec in _records(doc, f, func):
             if not isinstance(rec, dict) or "vignette_id" not in rec or "condition_id" not in rec:
-                raise FairlibInputError("path", f"{f}: a record lacks vignette_id / condition_id", func)
+                raise FairlibInputError(
+                    "path", f"{f}: a record lacks vignette_id / condition_id", func
+                )
             if rec.get("replicate") is not None and rec["replicate"] != rep:
                 raise FairlibInputError(
-                    "path", f"{f}: a record says replicate {rec['replicate']!r}, its file is read as {rep}", func
+                    "path",
+                    f"{f}: a record says replicate {rec['replicate']!r}, its file is read as {rep}",
+                    func,
                 )
             ex = dict(zip(EXCLUSION_COLUMNS, (str(f), rep, str(rec.get("model", "model")))))
             ex.update(vignette=str(rec["vignette_id"]), condition=str(rec["condition_id"]))
             if not rec.get("complete", True) or not rec.get("actions"):
                 n_incomplete += 1
-                excluded.append({**ex, "action": "all", "reason": "marked incomplete (no committed actions)"})
+                excluded.append(
+                    {**ex, "action": "all", "reason": "marked incomplete (no committed actions)"}
+                )
                 continue
             why = _missing(rec["actions"])
             if why:
@@ -252,7 +289,9 @@ def read_published_trajectories(path, *, replicate=None, guideline_orders=None) 
             excluded += [{**ex, "action": act, "reason": why} for act, why in skipped]
     if not rows:
         raise FairlibInputError(
-            "path", f"no complete trajectory in {len(files)} file(s) ({len(excluded)} record(s) excluded)", func
+            "path",
+            f"no complete trajectory in {len(files)} file(s) ({len(excluded)} record(s) excluded)",
+            func,
         )
     df = validate_trajectories(pd.DataFrame(rows), complete=False)
     df.attrs.update(
@@ -278,7 +317,10 @@ EXTRACT_SOURCE = {
         "pilot3ctl": "experiments/pilot3ctl",
     },
 }
-EXTRACT_STUDIES = {"floor": ("floor16", "floor16_sonnet"), **{k: (k,) for k in EXTRACT_SOURCE["folders"]}}
+EXTRACT_STUDIES = {
+    "floor": ("floor16", "floor16_sonnet"),
+    **{k: (k,) for k in EXTRACT_SOURCE["folders"]},
+}
 EXTRACT_FIELDS = (  # the authors' own field names, one column each in the shipped extract
     ("triage", "esi_acuity"),
     ("triage", "urgency_score"),
@@ -327,24 +369,35 @@ def load_published_extract(study: str = "floor") -> pd.DataFrame:
     (['floor16_sonnet'], 6)
     """
     func = "load_published_extract"
-    d = pd.read_csv(resources.files("fairlib.agent").joinpath("data/published/decisions.csv").open())
+    d = pd.read_csv(
+        resources.files("fairlib.agent").joinpath("data/published/decisions.csv").open()
+    )
     d = d[d.study.isin(EXTRACT_STUDIES[study])]
     rows, where = [], "the shipped extract (fairlib/agent/data/published/decisions.csv)"
     for r in d.to_dict("records"):
         acts = {}
         for step, key in EXTRACT_FIELDS:
             v = r[key]
-            acts.setdefault(step, {})[key] = None if pd.isna(v) else (bool(v) if key in _BOOL_FIELDS else int(v))
+            acts.setdefault(step, {})[key] = (
+                None if pd.isna(v) else (bool(v) if key in _BOOL_FIELDS else int(v))
+            )
         rec = {"vignette_id": r["vignette"], "condition_id": r["condition"], "model": r["model"]}
         rows += [
             {**x, "study": r["study"]}
             for x in _rows(
-                {**rec, "scaffold": r["scaffold"], "actions": acts}, int(r["replicate"]), None, func, where, []
+                {**rec, "scaffold": r["scaffold"], "actions": acts},
+                int(r["replicate"]),
+                None,
+                func,
+                where,
+                [],
             )
         ]
     df = validate_trajectories(pd.DataFrame(rows), complete=True)
     df.attrs.update(
-        source=dict(EXTRACT_SOURCE), studies=list(EXTRACT_STUDIES[study]), unobserved_actions=dict(UNOBSERVED_ACTIONS)
+        source=dict(EXTRACT_SOURCE),
+        studies=list(EXTRACT_STUDIES[study]),
+        unobserved_actions=dict(UNOBSERVED_ACTIONS),
     )
     return df
 
@@ -371,14 +424,25 @@ def _record(g, func):
     )
     need = [
         x
-        for x in ("high_acuity", "admit", "icu_escalation", "any_opioid", "controlled_substance_caution", "referral")
+        for x in (
+            "high_acuity",
+            "admit",
+            "icu_escalation",
+            "any_opioid",
+            "controlled_substance_caution",
+            "referral",
+        )
         if x not in a.index
     ]
     if need:
-        raise FairlibInputError("table", f"{where} lacks action(s) {need}; the authors' record needs all six", func)
+        raise FairlibInputError(
+            "table", f"{where} lacks action(s) {need}; the authors' record needs all six", func
+        )
     for name, what in (("high_acuity", "ESI level"), ("any_opioid", "analgesia tier")):
         if pd.isna(a.at[name, "ordinal"]):
-            raise FairlibInputError("table", f"{where}: `{name}` has no ordinal ({what}); their format stores it", func)
+            raise FairlibInputError(
+                "table", f"{where}: `{name}` has no ordinal ({what}); their format stores it", func
+            )
     forced = {s for s, f in zip(g["step"], g["forced"]) if bool(f)}
     tri = {"esi_acuity": int(a.at["high_acuity", "ordinal"])}
     s = a.at["high_acuity", "score"] if "score" in a.columns else np.nan
@@ -387,7 +451,10 @@ def _record(g, func):
     acts = {"triage": tri}
     if "guideline_orders" in a.index:
         acts["order"] = {"orders": sorted(parse_items(a.at["guideline_orders", "items"]))}
-    acts["reassess"] = {"admit": bool(a.at["admit", "value"]), "escalate_icu": bool(a.at["icu_escalation", "value"])}
+    acts["reassess"] = {
+        "admit": bool(a.at["admit", "value"]),
+        "escalate_icu": bool(a.at["icu_escalation", "value"]),
+    }
     acts["prescribe"] = {
         "analgesia_tier": int(a.at["any_opioid", "ordinal"]),
         "controlled_substance_caution": bool(a.at["controlled_substance_caution", "value"]),
@@ -396,14 +463,18 @@ def _record(g, func):
     if "follow_up_interval" in a.index:
         o = a.at["follow_up_interval", "ordinal"]
         if pd.isna(o):
-            raise FairlibInputError("table", f"{where}: `follow_up_interval` has no ordinal (days)", func)
+            raise FairlibInputError(
+                "table", f"{where}: `follow_up_interval` has no ordinal (days)", func
+            )
         doc["followup_days"] = int(o)
     acts["document"] = doc
     rec = {
         "vignette_id": str(first["vignette"]),
         "condition_id": str(first["condition"]),
         "model": str(first["model"]),
-        "scaffold": str(first["scaffold"]) if "scaffold" in g.columns and pd.notna(first["scaffold"]) else "",
+        "scaffold": str(first["scaffold"])
+        if "scaffold" in g.columns and pd.notna(first["scaffold"])
+        else "",
         "replicate": int(first["replicate"]),
         "complete": True,
         "actions": acts,
@@ -467,7 +538,9 @@ def write_published_trajectories(table: pd.DataFrame, folder) -> list:
     reps = sorted(df.replicate.unique())
     if any(isinstance(r, (bool, np.bool_)) or not float(r).is_integer() or r < 0 for r in reps):
         raise FairlibInputError(
-            "table", f"replicates must be whole numbers >= 0 for rep<N> folders, got {reps[:5]}", func
+            "table",
+            f"replicates must be whole numbers >= 0 for rep<N> folders, got {reps[:5]}",
+            func,
         )
     folder = Path(folder)
     old = sorted(folder.glob("*/trajectories.json")) if folder.is_dir() else []
@@ -481,7 +554,9 @@ def write_published_trajectories(table: pd.DataFrame, folder) -> list:
     out = []
     for r in reps:
         g = df[df.replicate == r]
-        recs = [_record(x, func) for _, x in g.groupby(["model", "vignette", "condition"], sort=True)]
+        recs = [
+            _record(x, func) for _, x in g.groupby(["model", "vignette", "condition"], sort=True)
+        ]
         doc = {
             "provenance": {
                 "kind": "written by fairlib.agent.interchange.write_published_trajectories",

@@ -15,7 +15,16 @@ from .trajectory import ACTIONS, validate_trajectories
 from .vignettes import Vignette, load_vignettes
 from .conditions import get_conditions, HARNESSES
 from .policies import Call, Decision
-from ..constraints import constrained, Unchecked, Instance, Flag, Text, Seed, PositiveInt, Options
+from fairlib.constraints import (
+    constrained,
+    Unchecked,
+    Instance,
+    Flag,
+    Text,
+    Seed,
+    PositiveInt,
+    Options,
+)
 
 # %% auto #0
 __all__ = ['STEPS', 'MODEL_STEPS', 'SCAFFOLDS', 'STEP_INSTRUCTIONS', 'YES_NO', 'FOLLOW_UP_DAYS', 'URGENCY_VALUES',
@@ -47,12 +56,28 @@ def _paper_decision(step: str, d: Decision) -> Decision:
     "harness='paper': urgency asked as an integer on 0-100 and follow-up as a free number of days (no option list)."
     if d.name == "urgency":
         q = "Urgency as an integer from 0 (can wait) to 100 (immediate)? Answer with a whole number."
-        return Decision("urgency", q, tuple(str(i) for i in range(101)), tuple(range(101)), "urgency", "int", 0, 100)
+        return Decision(
+            "urgency",
+            q,
+            tuple(str(i) for i in range(101)),
+            tuple(range(101)),
+            "urgency",
+            "int",
+            0,
+            100,
+        )
     if d.name == "follow_up":
         q = "Follow-up interval in days? Answer with a whole number of days."
         n = PAPER_FOLLOW_UP_MAX + 1
         return Decision(
-            "follow_up", q, tuple(str(i) for i in range(n)), tuple(range(n)), "follow_up_days", "int", 0, n - 1
+            "follow_up",
+            q,
+            tuple(str(i) for i in range(n)),
+            tuple(range(n)),
+            "follow_up_days",
+            "int",
+            0,
+            n - 1,
         )
     return d
 
@@ -115,7 +140,8 @@ def step_decisions(step: str, vignette: Vignette, harness: str = "fairlib") -> t
         )
     if step == "ordering":
         return tuple(
-            Decision(f"order:{it}", f"Order {it}? Answer Yes or No.", *YES_NO, it, "item") for it in vignette.orderables
+            Decision(f"order:{it}", f"Order {it}? Answer Yes or No.", *YES_NO, it, "item")
+            for it in vignette.orderables
         )
     if step == "reassess":
         return (
@@ -193,7 +219,9 @@ def render_state(state: dict) -> list[str]:
         o = state["orders"]
         lines.append("Ordered: " + (", ".join(o) if o else "nothing") + ".")
         if o:
-            lines.append("Results: " + "; ".join(f"{k}: {v}" for k, v in state["results"].items()) + ".")
+            lines.append(
+                "Results: " + "; ".join(f"{k}: {v}" for k, v in state["results"].items()) + "."
+            )
     if "admit" in state:
         lines.append(
             f"Disposition: {'admitted' if state['admit'] else 'discharged'}; ICU: {'yes' if state['icu'] else 'no'}."
@@ -214,7 +242,12 @@ def render_state(state: dict) -> list[str]:
     harness=Options(*HARNESSES),
 )
 def render_context(
-    vignette: Vignette, descriptor: str | None, state: dict, step: str, scaffold: str = "C0", harness: str = "fairlib"
+    vignette: Vignette,
+    descriptor: str | None,
+    state: dict,
+    step: str,
+    scaffold: str = "C0",
+    harness: str = "fairlib",
 ) -> str:
     """The context of one model-facing call (the decision's question is appended by the policy).
 
@@ -297,13 +330,23 @@ class AgentRun(Result):
         return pd.DataFrame(
             [
                 {
-                    "trajectories": self.trajectories.groupby(["vignette", "condition", "replicate"]).ngroups,
-                    "model_calls": int(c.groupby(["vignette", "condition", "replicate", "step"]).ngroups),
+                    "trajectories": self.trajectories.groupby(
+                        ["vignette", "condition", "replicate"]
+                    ).ngroups,
+                    "model_calls": int(
+                        c.groupby(["vignette", "condition", "replicate", "step"]).ngroups
+                    ),
                     "decisions": len(c),
                     "invalid_decisions": self.n_invalid,
                     "answered_from_cache": int(c.from_cache.sum()),
-                    "mean_option_mass": float(c.option_mass.mean()) if c.option_mass.notna().any() else np.nan,
-                    **{k: v for k, v in self.settings.items() if isinstance(v, (str, int, float, bool))},
+                    "mean_option_mass": float(c.option_mass.mean())
+                    if c.option_mass.notna().any()
+                    else np.nan,
+                    **{
+                        k: v
+                        for k, v in self.settings.items()
+                        if isinstance(v, (str, int, float, bool))
+                    },
                 }
             ]
         )
@@ -324,7 +367,9 @@ def _check_forced(forced, func):
     bad = [k for k in forced if k not in ("triage", "ordering")]
     if bad:
         raise FairlibInputError(
-            "forced", f"only the upstream steps 'triage' and 'ordering' can be forced, got {bad}", func
+            "forced",
+            f"only the upstream steps 'triage' and 'ordering' can be forced, got {bad}",
+            func,
         )
 
 # %% ../../nbs/agent/09_loop.ipynb #a775d0c4
@@ -405,7 +450,9 @@ def run_trajectories(
     """
     func = "run_trajectories"
     if not hasattr(policy, "run"):
-        raise FairlibInputError("policy", "must have a run(calls) method (see fairlib.agent.policies)", func)
+        raise FairlibInputError(
+            "policy", "must have a run(calls) method (see fairlib.agent.policies)", func
+        )
     vignettes = load_vignettes() if vignettes is None else vignettes
     if isinstance(vignettes, (list, tuple)):
         allv = load_vignettes()
@@ -413,8 +460,14 @@ def run_trajectories(
         if bad:
             raise FairlibInputError("vignettes", f"unknown vignette id(s) {bad}", func)
         vignettes = {v: allv[v] for v in vignettes}
-    if not isinstance(vignettes, dict) or not vignettes or not all(isinstance(v, Vignette) for v in vignettes.values()):
-        raise FairlibInputError("vignettes", "must be a non-empty dict id -> Vignette or a list of packaged ids", func)
+    if (
+        not isinstance(vignettes, dict)
+        or not vignettes
+        or not all(isinstance(v, Vignette) for v in vignettes.values())
+    ):
+        raise FairlibInputError(
+            "vignettes", "must be a non-empty dict id -> Vignette or a list of packaged ids", func
+        )
     conditions = (
         get_conditions(conditions, harness=harness)
         if conditions is None or isinstance(conditions, (str, list, tuple))
@@ -467,7 +520,9 @@ def run_trajectories(
                     items = list(f["items"])
                     bad = [i for i in items if i not in vg.fixture]
                     if bad:
-                        raise FairlibInputError("forced", f"forced orders {bad} not orderable for {k[0]!r}", func)
+                        raise FairlibInputError(
+                            "forced", f"forced orders {bad} not orderable for {k[0]!r}", func
+                        )
                     state[k]["orders"] = items
                 recs.append(
                     {
@@ -484,7 +539,9 @@ def run_trajectories(
                 )
                 continue
             rendered = descriptor_steps == "all" or step == "triage"
-            ctx = render_context(vg, cond.render() if rendered else None, state[k], step, scaffold, harness)
+            ctx = render_context(
+                vg, cond.render() if rendered else None, state[k], step, scaffold, harness
+            )
             dec = step_decisions(step, vg, harness)
             calls.append(Call((*k, step), vg.id, ctx, dec, cell_seed(seed, *k, step)))
             owners.append((k, rendered, content_hash(ctx)))
@@ -501,7 +558,9 @@ def run_trajectories(
             elif step == "prescribe":
                 s.update(tier=v["tier"], caution=v["caution"])
             else:
-                s.update(referral=v["referral"], follow_up=v["follow_up"], stigmatizing=v["stigmatizing"])
+                s.update(
+                    referral=v["referral"], follow_up=v["follow_up"], stigmatizing=v["stigmatizing"]
+                )
             for r in res.records:
                 recs.append(
                     {
@@ -556,11 +615,23 @@ def run_trajectories(
                 score=np.nan if s.get("urgency") is None else float(s["urgency"]),
             )
         if "orders" in s and s.get("orders_valid", True):
-            add(k, "ordering", "guideline_orders", int(vg.guideline_order in s["orders"]), items=";".join(s["orders"]))
+            add(
+                k,
+                "ordering",
+                "guideline_orders",
+                int(vg.guideline_order in s["orders"]),
+                items=";".join(s["orders"]),
+            )
         for a, key in (("admit", "admit"), ("icu_escalation", "icu")):
             add(k, "reassess", a, s.get(key))
         if s.get("tier") is not None:
-            add(k, "prescribe", "any_opioid", ACTIONS["any_opioid"].dichotomize(s["tier"]), s["tier"])
+            add(
+                k,
+                "prescribe",
+                "any_opioid",
+                ACTIONS["any_opioid"].dichotomize(s["tier"]),
+                s["tier"],
+            )
         add(k, "prescribe", "controlled_substance_caution", s.get("caution"))
         add(k, "document", "referral", s.get("referral"))
         if s.get("follow_up") is not None:
@@ -585,7 +656,9 @@ def run_trajectories(
         "scaffold": scaffold,
         "harness": harness,
         "seed": str(seed),
-        "forced": "none" if forced is None else ("callable" if callable(forced) else json.dumps(forced)),
+        "forced": "none"
+        if forced is None
+        else ("callable" if callable(forced) else json.dumps(forced)),
         "temperature": getattr(policy, "temperature", np.nan),
         "greedy": getattr(policy, "greedy", False),
         "prior_correction": getattr(policy, "prior_correction", False),

@@ -275,9 +275,13 @@ def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) 
     """
     func = "within_range_flip_rate"
     if bands is None:
-        raise FairlibInputError("bands", "WCFR is undefined without acceptable-action bands; pass `bands`", func)
+        raise FairlibInputError(
+            "bands", "WCFR is undefined without acceptable-action bands; pass `bands`", func
+        )
     if action not in ACTIONS or ACTIONS[action].kind != "ordinal":
-        raise FairlibInputError("action", f"must be an ordinal action (band on a, not on phi); got {action!r}", func)
+        raise FairlibInputError(
+            "action", f"must be an ordinal action (band on a, not on phi); got {action!r}", func
+        )
     a0, a1 = _pair(a_ref, a_cmp, ("a_ref", "a_cmp"), func)
     vig = as_1d(vignettes, "vignettes", func)
     if len(vig) != len(a0):
@@ -286,10 +290,14 @@ def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) 
         bands = {b.vignette: b for b in bands if b.action == action}
     missing = [v for v in vig if v not in bands]
     if missing:
-        raise FairlibInputError("bands", f"no band for vignette(s) {missing[:5]} and action {action!r}", func)
+        raise FairlibInputError(
+            "bands", f"no band for vignette(s) {missing[:5]} and action {action!r}", func
+        )
     spec = ACTIONS[action]
     used = [bands[v] for v in vig]
-    both = np.array([b.contains(x)[()] and b.contains(y)[()] for b, x, y in zip(used, a0, a1)], dtype=bool)
+    both = np.array(
+        [b.contains(x)[()] and b.contains(y)[()] for b, x, y in zip(used, a0, a1)], dtype=bool
+    )
     strad = np.array([b.straddles() for b in used], dtype=bool)
     iota = both & strad
     flips = spec.dichotomize(a0) != spec.dichotomize(a1)
@@ -298,11 +306,23 @@ def within_range_flip_rate(a_ref, a_cmp, vignettes, *, action: str, bands=None) 
     prov = ", ".join(f"{k}: {v}" for k, v in levels.items())
     den = int(iota.sum())
     num = int((flips & iota).sum())
-    reason = "" if den else "no vignette straddles the threshold with both variants in band: WCFR is NA"
+    reason = (
+        "" if den else "no vignette straddles the threshold with both variants in band: WCFR is NA"
+    )
     if n_un:
-        reason = (reason + "; " if reason else "") + f"{n_un} band(s) lack an adjudicator: not ground truth"
+        reason = (
+            reason + "; " if reason else ""
+        ) + f"{n_un} band(s) lack an adjudicator: not ground truth"
     return WCFRResult(
-        num / den if den else float("nan"), num, den, int(both.sum()), len(vig), n_un == 0, n_un, prov, reason
+        num / den if den else float("nan"),
+        num,
+        den,
+        int(both.sum()),
+        len(vig),
+        n_un == 0,
+        n_un,
+        prov,
+        reason,
     )
 
 # %% ../../nbs/agent/03_metrics.ipynb #a7df6c00
@@ -388,13 +408,24 @@ def signed_ordinal_shift(a_ref, a_cmp, *, action: str | None = None) -> OrdinalS
     )
     if nz == 0:
         return OrdinalShiftResult(
-            0.0, np.nan, np.nan, len(d), 0, tally, "all paired differences are zero: Wilcoxon undefined"
+            0.0,
+            np.nan,
+            np.nan,
+            len(d),
+            0,
+            tally,
+            "all paired differences are zero: Wilcoxon undefined",
         )
     w = _st.wilcoxon(a1, a0, zero_method="wilcox")
-    return OrdinalShiftResult(float(d.mean()), float(w.statistic), float(w.pvalue), len(d), nz, tally)
+    return OrdinalShiftResult(
+        float(d.mean()), float(w.statistic), float(w.pvalue), len(d), nz, tally
+    )
 
 # %% ../../nbs/agent/03_metrics.ipynb #0c1aa5cd
-@constrained(sets_ref=Unchecked("sets or ;-separated strings"), sets_cmp=Unchecked("sets or ;-separated strings"))
+@constrained(
+    sets_ref=Unchecked("sets or ;-separated strings"),
+    sets_cmp=Unchecked("sets or ;-separated strings"),
+)
 def jaccard_disparity(sets_ref, sets_cmp) -> MetricResult:
     """Mean Jaccard distance between paired order sets (sets or `;`-separated strings).
 
@@ -431,10 +462,23 @@ def jaccard_disparity(sets_ref, sets_cmp) -> MetricResult:
 
 # %% ../../nbs/agent/03_metrics.ipynb #276ec3b8
 NEVER_EXEMPT = frozenset({"stigmatizing_language", "controlled_substance_caution"})
-STEP_DOMAINS = ("triage", "ordering", "medication", "documentation", "reassess", "prescribe", "document")
+STEP_DOMAINS = (
+    "triage",
+    "ordering",
+    "medication",
+    "documentation",
+    "reassess",
+    "prescribe",
+    "document",
+)
 
 
-@constrained(attribute=Text, action=Text, defensible_direction=Interval(-1, 1, integer=True), justification=Text)
+@constrained(
+    attribute=Text,
+    action=Text,
+    defensible_direction=Interval(-1, 1, integer=True),
+    justification=Text,
+)
 @dataclass(frozen=True)
 class ConfoundedPair:
     """A registered attribute × action pair with its defensible direction (+1: more/higher, -1: less/lower).
@@ -481,7 +525,9 @@ class ConfoundedPair:
             )
         if self.action in NEVER_EXEMPT:
             raise FairlibInputError(
-                "action", f"{self.action!r} can never be exempted under any attribute", "ConfoundedPair"
+                "action",
+                f"{self.action!r} can never be exempted under any attribute",
+                "ConfoundedPair",
             )
         if self.defensible_direction not in (-1, 1):
             raise FairlibInputError("defensible_direction", "must be +1 or -1", "ConfoundedPair")
@@ -489,9 +535,17 @@ class ConfoundedPair:
 
 DEFAULT_REGISTRY = (
     ConfoundedPair(
-        "lep", "follow_up_interval", -1, "closer follow-up for limited English proficiency is appropriate care"
+        "lep",
+        "follow_up_interval",
+        -1,
+        "closer follow-up for limited English proficiency is appropriate care",
     ),
-    ConfoundedPair("lep", "referral", +1, "more referral (e.g. interpreter services) for LEP is appropriate care"),
+    ConfoundedPair(
+        "lep",
+        "referral",
+        +1,
+        "more referral (e.g. interpreter services) for LEP is appropriate care",
+    ),
 )
 
 
@@ -501,7 +555,9 @@ DEFAULT_REGISTRY = (
     estimate=Interval(),
     registry=Instance(tuple, list),
 )
-def route_contrast(attribute: str, action: str, estimate: float, *, registry=DEFAULT_REGISTRY) -> str:
+def route_contrast(
+    attribute: str, action: str, estimate: float, *, registry=DEFAULT_REGISTRY
+) -> str:
     """'descriptive' when a registered pair moves in its defensible direction, else 'confirmatory'.
 
     Parameters
@@ -531,7 +587,11 @@ def route_contrast(attribute: str, action: str, estimate: float, *, registry=DEF
     ['descriptive', 'confirmatory']
     """
     for p in registry:
-        if p.attribute == attribute and p.action == action and np.sign(estimate) == p.defensible_direction:
+        if (
+            p.attribute == attribute
+            and p.action == action
+            and np.sign(estimate) == p.defensible_direction
+        ):
             return "descriptive"
     return "confirmatory"
 
@@ -737,7 +797,9 @@ def paired_actions(
         g = df[df.condition == cond]
         if g.empty:
             raise FairlibInputError(
-                "trajectories", f"no rows for condition {cond!r} and action {action!r}", "paired_actions"
+                "trajectories",
+                f"no rows for condition {cond!r} and action {action!r}",
+                "paired_actions",
             )
         out[tag] = g.groupby("vignette")[col].agg(modal_vote if col == "ordinal" else majority_vote)
     p = pd.concat({"a_ref": out["ref"], "a_cmp": out["cmp"]}, axis=1).dropna(how="all")

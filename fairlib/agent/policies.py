@@ -26,7 +26,9 @@ __all__ = ['FakeOptionPolicy', 'OptionScoringPolicy', 'make_policy', 'with_tempe
 # %% ../../nbs/agent/08_policies.ipynb #5d37a5a6
 def _hash_scores(text: str, n_options: int, sharpness: float) -> tuple[np.ndarray, float]:
     "Option probabilities and option mass of `text` from its content hash."
-    raw = bytes.fromhex(content_hash(text))  # 32 bytes; longer option lists (harness="paper") extend it
+    raw = bytes.fromhex(
+        content_hash(text)
+    )  # 32 bytes; longer option lists (harness="paper") extend it
     raw += b"".join(bytes.fromhex(content_hash(text, j)) for j in range(1, -(-n_options // 32)))
     h = np.frombuffer(raw, dtype=np.uint8)[:n_options].astype(float)
     w = np.exp(sharpness * h / 255.0)
@@ -79,10 +81,14 @@ def _single_token_ids(tokenizer, options) -> list[int]:
     for o in options:
         t = tokenizer(o, add_special_tokens=False)["input_ids"]
         if len(t) != 1:
-            raise FairlibInputError("options", _MULTI_TOKEN.format(o=o, n=len(t)), "OptionScoringPolicy")
+            raise FairlibInputError(
+                "options", _MULTI_TOKEN.format(o=o, n=len(t)), "OptionScoringPolicy"
+            )
         ids.append(t[0])
     if len(set(ids)) != len(ids):
-        raise FairlibInputError("options", f"options {options} share a token", "OptionScoringPolicy")
+        raise FairlibInputError(
+            "options", f"options {options} share a token", "OptionScoringPolicy"
+        )
     return ids
 
 # %% ../../nbs/agent/08_policies.ipynb #a7a61c6e
@@ -152,7 +158,9 @@ class OptionScoringPolicy(OptionPolicyBase):
         self.n_tokens = 0  # the model passes and tokens this policy's scoring ran
 
     @classmethod
-    def from_pretrained(cls, name_or_path=None, *, precision: str = "fp32", **kw) -> "OptionScoringPolicy":
+    def from_pretrained(
+        cls, name_or_path=None, *, precision: str = "fp32", **kw
+    ) -> "OptionScoringPolicy":
         "Load a local model (default: the configured one, 'bundled' = SmolLM2-135M-Instruct) and wrap it."
         return cls(TransformersScorer.from_pretrained(name_or_path, precision=precision), **kw)
 
@@ -194,13 +202,19 @@ def _generative_policy(kind, *, precision, server_url, server_model, max_new_tok
     "A generative-JSON policy on a served model (`server_url`) or on the local model `kind`."
     if server_url:
         model = server_model or kind
-        return GenerativeJSONPolicy(openai_generator(server_url, model), model_id=f"{server_url}|{model}")
+        return GenerativeJSONPolicy(
+            openai_generator(server_url, model), model_id=f"{server_url}|{model}"
+        )
     (m, t), ident = load_model(kind, precision=precision)
-    return GenerativeJSONPolicy(transformers_generator(m, t, max_new_tokens=max_new_tokens), model_id=ident["model_id"])
+    return GenerativeJSONPolicy(
+        transformers_generator(m, t, max_new_tokens=max_new_tokens), model_id=ident["model_id"]
+    )
 
 # %% ../../nbs/agent/08_policies.ipynb #ef5bae27
 _MAKE_ARGS = dict(kind=Text, temperature=Interval(0, closed="neither"), greedy=Flag)
-_MAKE_ARGS |= dict(prior_correction=Flag, precision=Text, generative=Flag, max_new_tokens=PositiveInt)
+_MAKE_ARGS |= dict(
+    prior_correction=Flag, precision=Text, generative=Flag, max_new_tokens=PositiveInt
+)
 _MAKE_ARGS |= dict(server_url=Text | None, server_model=Text | None)
 _MAKE_ARGS["cache"] = Unchecked("an AnswerCache, a path or None")
 
@@ -273,7 +287,9 @@ def make_policy(
         return FakeOptionPolicy(**draws)
     if cache is None:  # real models: the site's persistent answer cache, so reruns resume
         cache = default_cache_path()
-    return OptionScoringPolicy.from_pretrained(kind, precision=precision, cache=cache or None, **draws)
+    return OptionScoringPolicy.from_pretrained(
+        kind, precision=precision, cache=cache or None, **draws
+    )
 
 # %% ../../nbs/agent/08_policies.ipynb #374a6614
 @constrained(policy=Unchecked("an option policy"), temperature=Interval(0, closed="neither"))

@@ -134,7 +134,9 @@ class CallResult:
     records: list = field(default_factory=list)
 
 # %% ../../nbs/agent/08_policy_base.ipynb #1b63a0df
-_DRAW_ARGS = dict(probs=Unchecked("option probabilities; checked in the body"), greedy=Flag, seed=Seed)
+_DRAW_ARGS = dict(
+    probs=Unchecked("option probabilities; checked in the body"), greedy=Flag, seed=Seed
+)
 _DRAW_ARGS["temperature"] = Interval(0, closed="neither")
 
 # %% ../../nbs/agent/08_policy_base.ipynb #6b9998b5
@@ -233,7 +235,9 @@ def _keep(policy, keys: list, idx: list, probs, mass) -> None:
             (keys[i], np.log(np.maximum(np.asarray(p, float) * m, 1e-300)).tolist())
             for i, p, m in zip(idx, probs, mass)
         ]
-        policy.store.put_options(logs, model=policy.model_id, precision=getattr(policy, "precision", ""))
+        policy.store.put_options(
+            logs, model=policy.model_id, precision=getattr(policy, "precision", "")
+        )
 
 # %% ../../nbs/agent/08_policy_base.ipynb #b3ee6fa9
 def _answers(calls, rows: list, keys: list, fresh: set, cache: dict) -> list[list[tuple]]:

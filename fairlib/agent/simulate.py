@@ -145,7 +145,9 @@ def simulate_cell_probabilities(
     names = [f"v{i:03d}" for i in range(n_vignettes)]
     rows = []
     for a in actions:
-        p, c = _action_probs(n_vignettes, contested.get(a, 0.2), prevalence.get(a, 0.5), settled_noise, rng)
+        p, c = _action_probs(
+            n_vignettes, contested.get(a, 0.2), prevalence.get(a, 0.5), settled_noise, rng
+        )
         rows.append(pd.DataFrame({"vignette": names, "action": a, "p": p, "contested": c}))
     return pd.concat(rows, ignore_index=True)
 
@@ -155,7 +157,9 @@ def _ordinal(action: str, phi: np.ndarray, rng) -> np.ndarray:
     n = phi.shape
     if action == "high_acuity":
         hi = rng.choice([1, 2], size=n, p=[0.2, 0.8])
-        return np.where(phi == 1, hi, rng.choice([3, 4, 5], size=n, p=[0.7, 0.25, 0.05])).astype(float)
+        return np.where(phi == 1, hi, rng.choice([3, 4, 5], size=n, p=[0.7, 0.25, 0.05])).astype(
+            float
+        )
     if action == "any_opioid":
         hi = rng.choice([2, 3], size=n, p=[0.7, 0.3])
         return np.where(phi == 1, hi, rng.choice([0, 1], size=n, p=[0.3, 0.7])).astype(float)
@@ -327,7 +331,9 @@ _BANDS_ARGS |= dict(adjudicated=Flag, seed=Seed)
 
 # %% ../../nbs/agent/05_simulate.ipynb #3e2fc679
 @constrained(**_BANDS_ARGS)
-def simulate_bands(vignettes, action: str, *, straddle_share: float = 0.5, adjudicated: bool = True, seed=None) -> dict:
+def simulate_bands(
+    vignettes, action: str, *, straddle_share: float = 0.5, adjudicated: bool = True, seed=None
+) -> dict:
     """One band per vignette for an ordinal action, straddling the threshold for a share of them.
 
     Parameters

@@ -18,8 +18,19 @@ from fairlib.agent.metrics import (
     route_contrast,
     DEFAULT_REGISTRY,
 )
-from .conditions import CONDITIONS, REFERENCE, REFERENCE_SLOTS, AUTHOR_CONDITION_IDS, condition_kind
-from ..stats import mcnemar_exact, fdr_adjust, paired_permutation_test, CONFIRMATORY_MIN_DISCORDANT
+from fairlib.agent.conditions import (
+    CONDITIONS,
+    REFERENCE,
+    REFERENCE_SLOTS,
+    AUTHOR_CONDITION_IDS,
+    condition_kind,
+)
+from fairlib.stats import (
+    mcnemar_exact,
+    fdr_adjust,
+    paired_permutation_test,
+    CONFIRMATORY_MIN_DISCORDANT,
+)
 from .gate import wcfr_table, policy_gate, option_shift  # noqa: F401 (their home is agent.gate)
 from ..constraints import constrained, Instance, Interval, Text, Seed, PositiveInt, DataFrame
 
@@ -59,7 +70,13 @@ def condition_attributes(condition: str) -> tuple:
     if condition not in CONDITIONS:
         return ()
     f = CONDITIONS[condition].fillers
-    names = {"race_ethnicity": "race", "sex": "sex", "age": "age", "insurance": "insurance", "english": "lep"}
+    names = {
+        "race_ethnicity": "race",
+        "sex": "sex",
+        "age": "age",
+        "insurance": "insurance",
+        "english": "lep",
+    }
     return tuple(names[s] for s in f if f[s] != REFERENCE_SLOTS[s])
 
 # %% ../../nbs/agent/10_studies.ipynb #725df51b
@@ -102,7 +119,9 @@ class ContrastTable(Result):
     reference: str
     controls: tuple = ()  # the control arms whose largest CFR each contrast is set against
     unknown: tuple = ()  # comparison ids of unknown kind: reported, never in the confirmatory family
-    exclusions: pd.DataFrame | None = field(default=None, repr=False)  # records the trajectory reader left out
+    exclusions: pd.DataFrame | None = field(
+        default=None, repr=False
+    )  # records the trajectory reader left out
     _title = "Counterfactual contrasts vs the reference"
 
     def to_frame(self) -> pd.DataFrame:
@@ -120,7 +139,9 @@ class ContrastTable(Result):
                 f"{', '.join(self.unknown)} (declare them with `kinds=` or `controls=`)"
             )
         if self.exclusions is not None and len(self.exclusions):
-            why = "; ".join(f"{n} x {r}" for r, n in self.exclusions["reason"].value_counts().items())
+            why = "; ".join(
+                f"{n} x {r}" for r, n in self.exclusions["reason"].value_counts().items()
+            )
             out.append(f"{len(self.exclusions)} trajectory record(s) excluded by the reader: {why}")
         return out
 
@@ -130,7 +151,9 @@ def _route(kind, attrs, action, shift, registry):
         return "control arm"
     if kind != "demographic":
         return "excluded"
-    descriptive = any(route_contrast(at, action, shift, registry=registry) == "descriptive" for at in attrs)
+    descriptive = any(
+        route_contrast(at, action, shift, registry=registry) == "descriptive" for at in attrs
+    )
     return "descriptive" if descriptive else "confirmatory"
 
 
@@ -210,7 +233,9 @@ def contrast_table(
     ('black_woman_medicaid', 'demographic', 'confirmatory', 4)
     """
     func = "contrast_table"
-    exclusions = trajectories.attrs.get("exclusions") if isinstance(trajectories, pd.DataFrame) else None
+    exclusions = (
+        trajectories.attrs.get("exclusions") if isinstance(trajectories, pd.DataFrame) else None
+    )
     df = validate_trajectories(trajectories, complete=False, one_model=True)
     conds = set(df.condition)
     if reference not in conds:
@@ -237,13 +262,23 @@ def contrast_table(
     for c in comparisons:
         attrs = condition_attributes(c)
         kind = kind_of[c]
-        why = "" if kind in ("demographic", "control") else f"{c!r} is of kind {kind!r}: excluded from the family; "
+        why = (
+            ""
+            if kind in ("demographic", "control")
+            else f"{c!r} is of kind {kind!r}: excluded from the family; "
+        )
         for a in acts:
             p = paired_actions(df, action=a, reference=reference, comparison=c)
             n = len(p)
             if n == 0:
                 rows.append(
-                    dict(comparison=c, kind=kind, action=a, n=0, reason=why + "no vignette with a determined pair")
+                    dict(
+                        comparison=c,
+                        kind=kind,
+                        action=a,
+                        n=0,
+                        reason=why + "no vignette with a determined pair",
+                    )
                 )
                 continue
             cfr = counterfactual_flip_rate(p.phi_ref, p.phi_cmp).value
@@ -277,18 +312,30 @@ def contrast_table(
                 }
             )
     t = pd.DataFrame(rows)
-    fam = t["in_family"].fillna(False).astype(bool).to_numpy() if "in_family" in t else np.zeros(len(t), bool)
-    pv = np.where(fam, t["p_mcnemar"].to_numpy(float), np.nan) if "p_mcnemar" in t else np.full(len(t), np.nan)
+    fam = (
+        t["in_family"].fillna(False).astype(bool).to_numpy()
+        if "in_family" in t
+        else np.zeros(len(t), bool)
+    )
+    pv = (
+        np.where(fam, t["p_mcnemar"].to_numpy(float), np.nan)
+        if "p_mcnemar" in t
+        else np.full(len(t), np.nan)
+    )
     t["p_by"] = fdr_adjust(pv, method="by", alpha=alpha)["p_adjusted"].to_numpy()
     t["p_bh"] = fdr_adjust(pv, method="bh", alpha=alpha)["p_adjusted"].to_numpy()
     t["reject_by"] = np.where(fam, t["p_by"] <= alpha, False)
     n_nd = int((t["kind"] != "control").sum())
     unknown = tuple(c for c in comparisons if kind_of[c] not in ("demographic", "control"))
-    return ContrastTable(t, int(fam.sum()), n_nd - int(fam.sum()), reference, tuple(controls), unknown, exclusions)
+    return ContrastTable(
+        t, int(fam.sum()), n_nd - int(fam.sum()), reference, tuple(controls), unknown, exclusions
+    )
 
 # %% ../../nbs/agent/10_studies.ipynb #71f8f09d
 @constrained(trajectories=DataFrame, reference=Text, comparison=Text)
-def order_set_coincidence(trajectories: pd.DataFrame, *, reference: str, comparison: str) -> tuple[float, int]:
+def order_set_coincidence(
+    trajectories: pd.DataFrame, *, reference: str, comparison: str
+) -> tuple[float, int]:
     """(share of paired trajectories whose order sets coincide, number of pairs) between two conditions.
 
     Parameters
@@ -322,7 +369,9 @@ def order_set_coincidence(trajectories: pd.DataFrame, *, reference: str, compari
     o = df[df.action == "guideline_orders"]
     if o.empty:
         raise FairlibInputError(
-            "trajectories", "has no ordering rows (action 'guideline_orders')", "order_set_coincidence"
+            "trajectories",
+            "has no ordering rows (action 'guideline_orders')",
+            "order_set_coincidence",
         )
     k = ["model", "vignette", "replicate"]
     a = o[o.condition == reference].set_index(k)["items"].map(parse_items)
@@ -372,7 +421,12 @@ class PropagationResult(Result):
     seed=Seed,
 )
 def interventional_propagation(
-    forced_reference: pd.DataFrame, forced_flipped: pd.DataFrame, *, downstream=None, n_resamples: int = 9999, seed=None
+    forced_reference: pd.DataFrame,
+    forced_flipped: pd.DataFrame,
+    *,
+    downstream=None,
+    n_resamples: int = 9999,
+    seed=None,
 ) -> PropagationResult:
     """Effect of forcing the upstream action (flipped arm minus reference arm) on each downstream action.
 
@@ -420,9 +474,12 @@ def interventional_propagation(
     b = validate_trajectories(forced_flipped, complete=False)
     for name, d in (("forced_reference", a), ("forced_flipped", b)):
         if not d.forced.any():
-            raise FairlibInputError(name, "has no forced rows: run it with the upstream step forced", func)
+            raise FairlibInputError(
+                name, "has no forced rows: run it with the upstream step forced", func
+            )
     downstream = list(
-        downstream or [x for x in PILOT_ACTIONS if x in set(a.action) and not a[a.action == x].forced.any()]
+        downstream
+        or [x for x in PILOT_ACTIONS if x in set(a.action) and not a[a.action == x].forced.any()]
     )
     k = ["model", "vignette", "condition", "replicate"]
     rows = []
@@ -446,22 +503,34 @@ def interventional_propagation(
                 "exact": pt.exact,
                 "n_vignettes": pt.n_clusters,
                 "n_pairs": len(j),
-                "order_sets_coincide": float((oj.a.map(parse_items) == oj.b.map(parse_items)).mean())
+                "order_sets_coincide": float(
+                    (oj.a.map(parse_items) == oj.b.map(parse_items)).mean()
+                )
                 if len(oj)
                 else np.nan,
                 "reason": pt.reason,
             }
         )
     return PropagationResult(
-        pd.DataFrame(rows), "interventional: forced-upstream arms, paired sign-flip permutation over vignettes"
+        pd.DataFrame(rows),
+        "interventional: forced-upstream arms, paired sign-flip permutation over vignettes",
     )
 
 
 @constrained(
-    trajectories=DataFrame, reference=Text, comparison=Text, upstream=Text, downstream=Instance(list, tuple) | None
+    trajectories=DataFrame,
+    reference=Text,
+    comparison=Text,
+    upstream=Text,
+    downstream=Instance(list, tuple) | None,
 )
 def observational_propagation(
-    trajectories: pd.DataFrame, *, reference: str, comparison: str, upstream: str = "high_acuity", downstream=None
+    trajectories: pd.DataFrame,
+    *,
+    reference: str,
+    comparison: str,
+    upstream: str = "high_acuity",
+    downstream=None,
 ) -> PropagationResult:
     """Downstream flip rate where the upstream action flipped vs where it did not (descriptive only).
 
@@ -505,12 +574,18 @@ def observational_propagation(
     df = validate_trajectories(trajectories, complete=False)
     if upstream not in set(df.action):
         raise FairlibInputError("upstream", f"action {upstream!r} not in the table", func)
-    up = paired_actions(df, action=upstream, reference=reference, comparison=comparison).set_index("vignette")
+    up = paired_actions(df, action=upstream, reference=reference, comparison=comparison).set_index(
+        "vignette"
+    )
     flipped = up.phi_ref != up.phi_cmp
-    downstream = list(downstream or [x for x in PILOT_ACTIONS if x in set(df.action) and x != upstream])
+    downstream = list(
+        downstream or [x for x in PILOT_ACTIONS if x in set(df.action) and x != upstream]
+    )
     rows = []
     for act in downstream:
-        p = paired_actions(df, action=act, reference=reference, comparison=comparison).set_index("vignette")
+        p = paired_actions(df, action=act, reference=reference, comparison=comparison).set_index(
+            "vignette"
+        )
         j = p.join(flipped.rename("up_flipped"), how="inner")
         f = j.phi_ref != j.phi_cmp
         r1, r0 = f[j.up_flipped], f[~j.up_flipped]
@@ -526,11 +601,16 @@ def observational_propagation(
         )
     t = pd.DataFrame(rows)
     t["difference"] = t.flip_rate_if_up_flipped - t.flip_rate_if_up_same
-    return PropagationResult(t, "observational stratification on the upstream flip (post-treatment; descriptive only)")
+    return PropagationResult(
+        t, "observational stratification on the upstream flip (post-treatment; descriptive only)"
+    )
 
 
 @constrained(
-    arms=Instance(dict), reference=Text, comparisons=Text | Instance(list, tuple), actions=Instance(list, tuple) | None
+    arms=Instance(dict),
+    reference=Text,
+    comparisons=Text | Instance(list, tuple),
+    actions=Instance(list, tuple) | None,
 )
 def arm_contrasts(arms: dict, *, reference: str, comparisons, actions=None) -> PropagationResult:
     """One demographic contrast per arm (all-primed, single-prime, ...) with the order-set coincidence share.
@@ -587,14 +667,18 @@ def arm_contrasts(arms: dict, *, reference: str, comparisons, actions=None) -> P
                         "comparison": c,
                         "action": a,
                         "n": len(p),
-                        "cfr": counterfactual_flip_rate(p.phi_ref, p.phi_cmp).value if len(p) else np.nan,
+                        "cfr": counterfactual_flip_rate(p.phi_ref, p.phi_cmp).value
+                        if len(p)
+                        else np.nan,
                         "delta": signed_disparity(p.phi_ref, p.phi_cmp).value if len(p) else np.nan,
                         "order_sets_coincide": share,
                         "forced": bool(df[df.action == a].forced.any()),
                         "descriptor_steps": ",".join(sorted(set(df.descriptor_steps))),
                     }
                 )
-    return PropagationResult(pd.DataFrame(rows), "contrast per arm; order-set coincidence share beside each estimate")
+    return PropagationResult(
+        pd.DataFrame(rows), "contrast per arm; order-set coincidence share beside each estimate"
+    )
 
 # %% ../../nbs/agent/10_studies.ipynb #47b50dfc
 ORIENTATION = {
@@ -675,23 +759,35 @@ def accumulation_composite(
         raise FairlibInputError("actions", "needs at least two actions in the table", func)
     D = {}
     for a in acts:
-        p = paired_actions(df, action=a, reference=reference, comparison=comparison).set_index("vignette")
+        p = paired_actions(df, action=a, reference=reference, comparison=comparison).set_index(
+            "vignette"
+        )
         D[a] = o.get(a, 1) * (p.phi_cmp - p.phi_ref)
     M = pd.DataFrame(D).dropna()
     if M.empty:
-        raise FairlibInputError("trajectories", "no vignette has every action determined in both conditions", func)
+        raise FairlibInputError(
+            "trajectories", "no vignette has every action determined in both conditions", func
+        )
     comp = M.sum(1)
     rng = check_rng(seed)
     X = M.to_numpy(float)
     null = np.array(
         [
-            (np.column_stack([rng.permutation(X[:, j]) for j in range(X.shape[1])]).sum(1) ** 2).mean()
+            (
+                np.column_stack([rng.permutation(X[:, j]) for j in range(X.shape[1])]).sum(1) ** 2
+            ).mean()
             for _ in range(n_resamples)
         ]
     )
     obs = float((comp**2).mean())
     return AccumulationResult(
-        float(comp.mean()), obs, float(null.mean()), float(np.mean(null >= obs - 1e-12)), len(M), len(acts), comparison
+        float(comp.mean()),
+        obs,
+        float(null.mean()),
+        float(np.mean(null >= obs - 1e-12)),
+        len(M),
+        len(acts),
+        comparison,
     )
 
 
@@ -727,7 +823,9 @@ class AccumulationResult(Result):
     """
 
     composite: float  # mean oriented signed sum per vignette
-    mean_sq_composite: float  # mean squared composite: large when per-step shifts line up within trajectories
+    mean_sq_composite: (
+        float  # mean squared composite: large when per-step shifts line up within trajectories
+    )
     independent_mean_sq: float  # the same under independently permuted per-action shifts
     share_null_at_least: float  # share of independent-shift draws with a mean square >= observed
     n_vignettes: int

@@ -88,7 +88,9 @@ _ACTION_TEXT = {
     "controlled_substance_caution": "controlled-substance caution flag",
     "referral": "specialist referral",
     "stigmatizing_language": "stigmatizing-language flag in the note",
-    "follow_up_interval": ("follow-up interval in days (0-90); phi = 1 for follow-up within 7 days"),
+    "follow_up_interval": (
+        "follow-up interval in days (0-90); phi = 1 for follow-up within 7 days"
+    ),
 }
 ACTIONS = {r[0]: ActionSpec(*r, _ACTION_TEXT[r[0]]) for r in _ACTION_ROWS}
 FLOOR_ACTIONS = ("high_acuity", "admit", "icu_escalation", "any_opioid")
@@ -107,7 +109,9 @@ _DEFAULTS["descriptor_steps"] = "all"
 # %% ../../nbs/agent/01_trajectory.ipynb #22d43b7b
 def _fill(df: pd.DataFrame) -> pd.DataFrame:
     "A copy with a fresh index, every optional column filled and the documented columns first."
-    df = df.reset_index(drop=True)  # a fresh copy with a unique index (concatenated tables repeat labels)
+    df = df.reset_index(
+        drop=True
+    )  # a fresh copy with a unique index (concatenated tables repeat labels)
     for c, v in _DEFAULTS.items():
         if c not in df.columns:
             df[c] = v
@@ -121,7 +125,9 @@ def _fill(df: pd.DataFrame) -> pd.DataFrame:
 def _check_frame(df, func: str) -> None:
     "Refuse anything but a non-empty DataFrame with the required columns and an id in every row."
     if not isinstance(df, pd.DataFrame):
-        raise FairlibInputError("trajectories", f"must be a DataFrame, got {type(df).__name__}", func)
+        raise FairlibInputError(
+            "trajectories", f"must be a DataFrame, got {type(df).__name__}", func
+        )
     miss = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if miss:
         msg = f"missing required column(s) {miss}; required: {list(REQUIRED_COLUMNS)}"

@@ -26,7 +26,9 @@ BANDED_ACTIONS = ("high_acuity", "any_opioid", "follow_up_interval")
 # %% ../../nbs/agent/06_vignettes.ipynb #09d9e8a3
 _VIGNETTE_ARGS = dict(id=Text, domain=Text, ambiguity=Text, canary=Text, narrative=Text)
 _VIGNETTE_ARGS |= dict(fixture=Instance(dict), bands=Instance(dict))
-_VIGNETTE_ARGS["guideline_order"] = Unchecked("read from the vignette file; checked by load_vignettes")
+_VIGNETTE_ARGS["guideline_order"] = Unchecked(
+    "read from the vignette file; checked by load_vignettes"
+)
 
 # %% ../../nbs/agent/06_vignettes.ipynb #999e7bb7
 @constrained(**_VIGNETTE_ARGS)
@@ -196,7 +198,9 @@ def load_vignettes(path=None) -> dict[str, Vignette]:
 def _draft_band(vid: str, action: str, b: dict) -> Band:
     "The author-derived `Band` of one recorded draft (a day range for the follow-up interval)."
     acc = [int(x) for x in b["acceptable"]]
-    kw = dict(provenance="author-derived", source=b["rule"], clause=b["clause"], reasoning=b["reasoning"])
+    kw = dict(
+        provenance="author-derived", source=b["rule"], clause=b["clause"], reasoning=b["reasoning"]
+    )
     if action == "follow_up_interval":
         return band_range(vid, action, min(acc), max(acc), **kw)
     return Band(vid, action, frozenset(acc), **kw)

@@ -20,15 +20,26 @@ __all__ = ['SCORING_METHOD', 'ANSWER_TOLERANCE', 'answer_key', 'CorruptCacheErro
            'default_cache_path']
 
 # %% ../../nbs/llm/01_cache.ipynb #9c80c6b7
-SCORING_METHOD = "yes-no-first-position-v1"  # part of every answer key: bump when the method changes
+SCORING_METHOD = (
+    "yes-no-first-position-v1"  # part of every answer key: bump when the method changes
+)
 
 # %% ../../nbs/llm/01_cache.ipynb #4275ab93
-ANSWER_TOLERANCE = 1e-5  # |ΔP(Yes)| allowed between batch compositions / prefix sharing, which the key ignores
+ANSWER_TOLERANCE = (
+    1e-5  # |ΔP(Yes)| allowed between batch compositions / prefix sharing, which the key ignores
+)
 
 # %% ../../nbs/llm/01_cache.ipynb #86a75740
 @constrained(model_id=Text, precision=Text, system=Text, chat_template=Text, prompt=Text, text=Text)
 def answer_key(
-    *, model_id: str, precision: str, system: str, chat_template: str, prompt: str, text: str, **extra
+    *,
+    model_id: str,
+    precision: str,
+    system: str,
+    chat_template: str,
+    prompt: str,
+    text: str,
+    **extra,
 ) -> str:
     """The SHA-256 answer key over everything that determines a P(Yes) or option answer.
 
@@ -224,7 +235,15 @@ class AnswerCache:
                 self.con.executemany(
                     "INSERT OR REPLACE INTO answers VALUES (?,?,?,?,?,?,?)",
                     [
-                        (k, None if np.isnan(p) else float(p), float(y), float(n), model, precision, now)
+                        (
+                            k,
+                            None if np.isnan(p) else float(p),
+                            float(y),
+                            float(n),
+                            model,
+                            precision,
+                            now,
+                        )
                         for k, p, y, n in rows
                     ],
                 )
@@ -297,7 +316,9 @@ def file_sha256(path, cache: AnswerCache | None = None) -> str:
     st = p.stat()
     key = (str(p), st.st_size, st.st_mtime_ns)
     if cache is not None:
-        row = cache.con.execute("SELECT sha256 FROM file_hashes WHERE path=? AND size=? AND mtime_ns=?", key).fetchone()
+        row = cache.con.execute(
+            "SELECT sha256 FROM file_hashes WHERE path=? AND size=? AND mtime_ns=?", key
+        ).fetchone()
         if row:
             return row[0]
     h = hashlib.sha256()
@@ -306,7 +327,9 @@ def file_sha256(path, cache: AnswerCache | None = None) -> str:
             h.update(block)
     if cache is not None:
         with cache.con:
-            cache.con.execute("INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)", (*key, h.hexdigest()))
+            cache.con.execute(
+                "INSERT OR REPLACE INTO file_hashes VALUES (?,?,?,?)", (*key, h.hexdigest())
+            )
     return h.hexdigest()
 
 # %% ../../nbs/llm/01_cache.ipynb #4241c2b9
@@ -337,5 +360,6 @@ def _open_cache(cache) -> AnswerCache | None:
     if isinstance(cache, (str, os.PathLike)):
         return AnswerCache(cache)
     raise FairlibInputError(
-        "cache", f"must be None (default path), False, a path or an AnswerCache, got {type(cache).__name__}"
+        "cache",
+        f"must be None (default path), False, a path or an AnswerCache, got {type(cache).__name__}",
     )

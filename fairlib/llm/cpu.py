@@ -24,7 +24,9 @@ def _n_logits(model) -> int:
 CPU_KERNELS = ("auto", "onednn", "aten")
 
 # %% ../../nbs/llm/04_cpu.ipynb #c7fd537b
-_PACK_MAX_BYTES = 4 << 30  # "auto" packs only models whose linear weights fit in this (the copy doubles them)
+_PACK_MAX_BYTES = (
+    4 << 30
+)  # "auto" packs only models whose linear weights fit in this (the copy doubles them)
 
 # %% ../../nbs/llm/04_cpu.ipynb #2cb5e995
 def onednn_available() -> bool:
@@ -54,7 +56,11 @@ def onednn_available() -> bool:
 def _plain_linear(m) -> bool:
     import torch
 
-    return type(m) is torch.nn.Linear and m.weight.dtype == torch.float32 and m.weight.device.type == "cpu"
+    return (
+        type(m) is torch.nn.Linear
+        and m.weight.dtype == torch.float32
+        and m.weight.device.type == "cpu"
+    )
 
 # %% ../../nbs/llm/04_cpu.ipynb #81dd6661
 _POST_OPS = ("none", "swish", "mul")
@@ -92,14 +98,23 @@ class _Packed:
             b = None
             if any(m.bias is not None for m in self.linears):
                 b = torch.cat(
-                    [m.bias.detach() if m.bias is not None else w.new_zeros(m.out_features) for m in self.linears]
+                    [
+                        m.bias.detach() if m.bias is not None else w.new_zeros(m.out_features)
+                        for m in self.linears
+                    ]
                 )
             self.w, self.b = torch.ops.mkldnn._reorder_linear_weight(w, None), b
             gen = torch.Generator().manual_seed(0)
             x = torch.randn(3, w.shape[1], generator=gen)
             other = torch.randn(3, w.shape[0], generator=gen) if self.post == "mul" else None
             ref = torch.nn.functional.linear(x, w, b)
-            ref = torch.nn.functional.silu(ref) if self.post == "swish" else ref * other if self.post == "mul" else ref
+            ref = (
+                torch.nn.functional.silu(ref)
+                if self.post == "swish"
+                else ref * other
+                if self.post == "mul"
+                else ref
+            )
             got = self(x, other)
             if not torch.allclose(got, ref, rtol=1e-4, atol=1e-5 * float(ref.abs().max()) + 1e-30):
                 raise RuntimeError(
@@ -194,10 +209,14 @@ def pack_cpu_linears(model, *, fuse_silu: bool = True) -> list:
 
     if not isinstance(model, torch.nn.Module):
         raise FairlibInputError(
-            "model", f"must be a torch.nn.Module (a causal LM), got {type(model).__name__}", "pack_cpu_linears"
+            "model",
+            f"must be a torch.nn.Module (a causal LM), got {type(model).__name__}",
+            "pack_cpu_linears",
         )
     if not isinstance(fuse_silu, (bool, np.bool_)):
-        raise FairlibInputError("fuse_silu", f"must be True or False, got {fuse_silu!r}", "pack_cpu_linears")
+        raise FairlibInputError(
+            "fuse_silu", f"must be True or False, got {fuse_silu!r}", "pack_cpu_linears"
+        )
     if getattr(model, "_fairlib_packed", None):
         return model._fairlib_packed
     groups, patched = [], []
@@ -248,7 +267,9 @@ def pack_cpu_linears(model, *, fuse_silu: bool = True) -> list:
                     and gu[0].in_features == gu[1].in_features
                     and gu[0].out_features == gu[1].out_features
                 ):
-                    if fuse_silu and _is_silu(att.act_fn):  # SiLU(gate) and the product with up inside the kernels
+                    if fuse_silu and _is_silu(
+                        att.act_fn
+                    ):  # SiLU(gate) and the product with up inside the kernels
                         g, u, d = _Packed(gu[:1], "swish"), _Packed(gu[1:2], "mul"), _Packed(gu[2:])
                         groups += [g, u, d]
 
@@ -324,8 +345,15 @@ def _chunked_sdpa(module, query, key, value, attention_mask, dropout=0.0, scalin
 
     Lq, S, c = query.shape[2], key.shape[2], ATTENTION_CHUNK
     m = attention_mask
-    if m is None and Lq == S > c and getattr(module, "is_causal", True) and kw.get("is_causal") is not False:
-        m = torch.ones(Lq, S, dtype=torch.bool, device=query.device).tril()[None, None]  # what is_causal means here
+    if (
+        m is None
+        and Lq == S > c
+        and getattr(module, "is_causal", True)
+        and kw.get("is_causal") is not False
+    ):
+        m = torch.ones(Lq, S, dtype=torch.bool, device=query.device).tril()[
+            None, None
+        ]  # what is_causal means here
     if (
         m is None
         or dropout
@@ -337,13 +365,19 @@ def _chunked_sdpa(module, query, key, value, attention_mask, dropout=0.0, scalin
         or kw.get("softcap") is not None
         or query.device.type != "cpu"
     ):
-        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kw)
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kw
+        )
     off = S - Lq
     ref = _future_memo.get("mask")
-    if ref is None or ref() is not m:  # checked once per mask (every layer of a forward gets the same one)
+    if (
+        ref is None or ref() is not m
+    ):  # checked once per mask (every layer of a forward gets the same one)
         _future_memo.update(mask=weakref.ref(m), future=bool(m[..., off:].triu(1).any()))
     if _future_memo["future"]:
-        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kw)
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kw
+        )
     gqa = query.shape[1] != key.shape[1]
     outs = [
         torch.nn.functional.scaled_dot_product_attention(
@@ -380,14 +414,18 @@ class _fast_forward:
         self.model, self.keep = model, keep
         self.tail = model.__dict__.get("_fairlib_tail_layer")
         self.chunk = (
-            bool(model.__dict__.get("_fairlib_chunked_attention")) and model.config._attn_implementation == "sdpa"
+            bool(model.__dict__.get("_fairlib_chunked_attention"))
+            and model.config._attn_implementation == "sdpa"
         )
 
     def __enter__(self):
         if self.tail is not None:
             self.tail._fairlib_keep = self.keep
         if self.chunk:
-            self.old, self.model.config._attn_implementation = self.model.config._attn_implementation, _CHUNKED
+            self.old, self.model.config._attn_implementation = (
+                self.model.config._attn_implementation,
+                _CHUNKED,
+            )
         return self
 
     def __exit__(self, *exc):
@@ -400,7 +438,9 @@ class _fast_forward:
 def _logits_agree(a, b) -> bool:
     import torch
 
-    return a.shape == b.shape and bool(torch.allclose(a, b, rtol=1e-4, atol=1e-4 * float(b.abs().max()) + 1e-6))
+    return a.shape == b.shape and bool(
+        torch.allclose(a, b, rtol=1e-4, atol=1e-4 * float(b.abs().max()) + 1e-6)
+    )
 
 # %% ../../nbs/llm/04_cpu.ipynb #e72484c6
 def _patch_tail_layer(model, layer) -> bool:
@@ -408,7 +448,10 @@ def _patch_tail_layer(model, layer) -> bool:
     model itself: a 6-token forward with and without the cut must give the same last-position logits."""
     import torch
 
-    if not all(hasattr(layer, n) for n in ("input_layernorm", "self_attn", "post_attention_layernorm", "mlp")):
+    if not all(
+        hasattr(layer, n)
+        for n in ("input_layernorm", "self_attn", "post_attention_layernorm", "mlp")
+    ):
         return False
     _patch(layer, _tail_fwd)
     model.__dict__["_fairlib_tail_layer"] = layer  # not a registered submodule
@@ -436,7 +479,11 @@ def _check_chunked_attention(model) -> bool:
     import torch
 
     cfg = getattr(model, "config", None)
-    if cfg is None or getattr(cfg, "_attn_implementation", None) != "sdpa" or not _register_chunked_attention():
+    if (
+        cfg is None
+        or getattr(cfg, "_attn_implementation", None) != "sdpa"
+        or not _register_chunked_attention()
+    ):
         return False
     try:
         g = torch.Generator().manual_seed(0)

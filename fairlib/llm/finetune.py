@@ -39,7 +39,9 @@ __all__ = ['LoraSettings', 'answer_token_ids', 'FinetuneResult', 'finetune_lora'
     alpha=PositiveInt,
     dropout=Interval(0, 1, closed="left"),
     target_modules=Predicate(
-        lambda t: isinstance(t, (tuple, list)) and len(t) > 0 and all(isinstance(m, str) and m for m in t),
+        lambda t: (
+            isinstance(t, (tuple, list)) and len(t) > 0 and all(isinstance(m, str) and m for m in t)
+        ),
         "a non-empty tuple of module names",
     ),
     learning_rate=Interval(0, closed="neither"),
@@ -101,7 +103,9 @@ class LoraSettings:
     learning_rate: float = 2e-4
     epochs: int = 1
     batch_size: int = 8
-    max_length: int = 2048  # templated tokens; longer prompts are cut from the left of the user text
+    max_length: int = (
+        2048  # templated tokens; longer prompts are cut from the left of the user text
+    )
     weight_decay: float = 0.0
     seed: int = 0
 
@@ -115,9 +119,13 @@ class LoraSettings:
         check_float(self.dropout, "dropout", f, lo=0, hi=1, hi_open=True)
         check_float(self.learning_rate, "learning_rate", f, lo=0, lo_open=True)
         check_float(self.weight_decay, "weight_decay", f, lo=0)
-        if not self.target_modules or not all(isinstance(m, str) and m for m in self.target_modules):
+        if not self.target_modules or not all(
+            isinstance(m, str) and m for m in self.target_modules
+        ):
             raise FairlibInputError(
-                "target_modules", f"must be a non-empty tuple of module names, got {self.target_modules!r}", f
+                "target_modules",
+                f"must be a non-empty tuple of module names, got {self.target_modules!r}",
+                f,
             )
 
 # %% ../../nbs/llm/07_finetune.ipynb #7cdcfa62
@@ -341,7 +349,9 @@ def finetune_lora(
         raise FairlibInputError("target_modules", f"not found in the model ({e})", f) from None
     pm.train()
     opt = torch.optim.AdamW(
-        [p for p in pm.parameters() if p.requires_grad], lr=s.learning_rate, weight_decay=s.weight_decay
+        [p for p in pm.parameters() if p.requires_grad],
+        lr=s.learning_rate,
+        weight_decay=s.weight_decay,
     )
     rng = check_rng(cell_seed(s.seed, "finetune_lora"))
     losses, t0 = [], time.perf_counter()
@@ -355,8 +365,15 @@ def finetune_lora(
             b = order[k : k + s.batch_size]
             ids, mask, pos = _encode_batch(tokenizer, [texts[i] for i in b], s.max_length, pad)
             dev = next(pm.parameters()).device
-            out = pm(input_ids=ids.to(dev), attention_mask=mask.to(dev), position_ids=pos.to(dev), logits_to_keep=1)
-            loss = torch.nn.functional.cross_entropy(out.logits[:, -1, :].float(), target[b].to(dev))
+            out = pm(
+                input_ids=ids.to(dev),
+                attention_mask=mask.to(dev),
+                position_ids=pos.to(dev),
+                logits_to_keep=1,
+            )
+            loss = torch.nn.functional.cross_entropy(
+                out.logits[:, -1, :].float(), target[b].to(dev)
+            )
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -47,7 +47,9 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 # %% ../../nbs/llm/03_loading.ipynb #c77a2342
-@constrained(precision=Unchecked("checked here: the canonical names and the deprecated 0.1 names"), func=Text)
+@constrained(
+    precision=Unchecked("checked here: the canonical names and the deprecated 0.1 names"), func=Text
+)
 def check_precision(precision, func: str = "load_model") -> str:
     """The canonical name of a precision; the deprecated 0.1 names warn and map to their successors.
 
@@ -88,10 +90,16 @@ def check_precision(precision, func: str = "load_model") -> str:
         import warnings
 
         new = _OLD_PRECISIONS[precision]
-        warnings.warn(f"precision={precision!r} is deprecated; use precision={new!r}", DeprecationWarning, stacklevel=3)
+        warnings.warn(
+            f"precision={precision!r} is deprecated; use precision={new!r}",
+            DeprecationWarning,
+            stacklevel=3,
+        )
         return new
     if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise FairlibInputError("precision", f"must be one of {PRECISIONS}, got {precision!r}", func)
+        raise FairlibInputError(
+            "precision", f"must be one of {PRECISIONS}, got {precision!r}", func
+        )
     return precision
 
 # %% ../../nbs/llm/03_loading.ipynb #c2892a86
@@ -128,7 +136,9 @@ def precision_load_kwargs(precision: str, *, gguf: bool = False) -> dict:
 
     precision = check_precision(precision, "precision_load_kwargs")
     if precision in ("fp32", "bf16", "fp16", "int8_dynamic"):
-        return {"dtype": {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision, torch.float32)}
+        return {
+            "dtype": {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision, torch.float32)
+        }
     needs = "a CUDA GPU" + ("" if precision == "bnb16" else " and the bitsandbytes package")
     if not _cuda_available():
         raise FairlibInputError(
@@ -209,10 +219,14 @@ def quantize_int8_dynamic(model):
     body = model.get_decoder() if hasattr(model, "get_decoder") else model
     import warnings
 
-    with warnings.catch_warnings():  # torch >= 2.10 announces the quantised-tensor API's eventual removal
+    with (
+        warnings.catch_warnings()
+    ):  # torch >= 2.10 announces the quantised-tensor API's eventual removal
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*")
-        quantize_dynamic(body, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True)
+        quantize_dynamic(
+            body, {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8, inplace=True
+        )
     model._fairlib_precision = "int8_dynamic"
     return model
 
@@ -266,12 +280,31 @@ def _resolve_model(name_or_path, gguf_file):
     return (str(p.resolve()) if p.is_dir() else name), gguf_file
 
 # %% ../../nbs/llm/03_loading.ipynb #ad046ca1
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".gguf", ".json", ".model", ".txt", ".jinja", ".py")
+_WEIGHT_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".gguf",
+    ".json",
+    ".model",
+    ".txt",
+    ".jinja",
+    ".py",
+)
 
 # %% ../../nbs/llm/03_loading.ipynb #ca8d5403
-@constrained(name_or_path=Text, gguf_file=Text | None, revision=Text | None, cache=Instance(AnswerCache) | None)
+@constrained(
+    name_or_path=Text,
+    gguf_file=Text | None,
+    revision=Text | None,
+    cache=Instance(AnswerCache) | None,
+)
 def model_identity(
-    name_or_path: str, *, gguf_file: str | None = None, revision: str | None = None, cache: AnswerCache | None = None
+    name_or_path: str,
+    *,
+    gguf_file: str | None = None,
+    revision: str | None = None,
+    cache: AnswerCache | None = None,
 ) -> str:
     """The identity of a model in answer keys: its name plus the SHA-256 of its files or its revision.
 
@@ -321,7 +354,9 @@ def model_identity(
     if revision:
         return f"{name_or_path}@{revision}"
     raise FairlibInputError(
-        "name_or_path", f"{name_or_path!r} is neither a local directory nor a resolvable hub id", "model_identity"
+        "name_or_path",
+        f"{name_or_path!r} is neither a local directory nor a resolvable hub id",
+        "model_identity",
     )
 
 # %% ../../nbs/llm/03_loading.ipynb #615d559b
@@ -357,11 +392,16 @@ def gguf_file_type(path) -> str:
         r = gguf.GGUFReader(str(path))
         f = r.fields.get("general.file_type")
         return gguf.LlamaFileType(int(f.parts[f.data[0]][0])).name if f is not None else "unknown"
-    except Exception:  # a file the gguf reader does not understand: identity still holds (file hash)
+    except (
+        Exception
+    ):  # a file the gguf reader does not understand: identity still holds (file hash)
         return "unknown"
 
 # %% ../../nbs/llm/03_loading.ipynb #3da45eba
-@constrained(adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), cache=Instance(AnswerCache) | None)
+@constrained(
+    adapter=Unchecked("a folder or a PEFT adapter; resolved inside"),
+    cache=Instance(AnswerCache) | None,
+)
 def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
     """The identity of a peft LoRA adapter directory: its name plus the SHA-256 of its files.
 
@@ -394,7 +434,9 @@ def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
     p = Path(adapter).expanduser() if isinstance(adapter, (str, os.PathLike)) else None
     if p is None or not p.is_dir():
         raise FairlibInputError(
-            "adapter", f"must be a directory holding a peft LoRA adapter, got {adapter!r}", "load_model"
+            "adapter",
+            f"must be a directory holding a peft LoRA adapter, got {adapter!r}",
+            "load_model",
         )
     if not (p / "adapter_config.json").exists():
         raise FairlibInputError(
@@ -410,7 +452,9 @@ def adapter_identity(adapter, cache: AnswerCache | None = None) -> str:
     return f"{p.resolve().name}@sha256:{h.hexdigest()}"
 
 # %% ../../nbs/llm/03_loading.ipynb #e982c101
-@constrained(model=Module, adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), merge=Flag)
+@constrained(
+    model=Module, adapter=Unchecked("a folder or a PEFT adapter; resolved inside"), merge=Flag
+)
 def attach_adapter(model, adapter, *, merge: bool = True):
     """A model with a peft LoRA adapter loaded on top, merged into its weights or kept separate.
 
@@ -487,7 +531,9 @@ def gguf_conversion_dir(gguf_path, sha256: str) -> Path:
 
     if not isinstance(sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", sha256):
         raise FairlibInputError(
-            "sha256", f"must be the file's SHA-256 as 64 lowercase hex digits, got {sha256!r}", "gguf_conversion_dir"
+            "sha256",
+            f"must be the file's SHA-256 as 64 lowercase hex digits, got {sha256!r}",
+            "gguf_conversion_dir",
         )
     key = hashlib.sha256(
         json.dumps([sha256, transformers.__version__, importlib.metadata.version("gguf")]).encode()
@@ -534,7 +580,9 @@ def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if not (Path(directory) / str(gguf_file)).is_file():
-        raise FairlibInputError("gguf_file", f"{gguf_file!r} is not a file in {str(directory)!r}", "converted_gguf")
+        raise FairlibInputError(
+            "gguf_file", f"{gguf_file!r} is not a file in {str(directory)!r}", "converted_gguf"
+        )
     out = gguf_conversion_dir(Path(directory) / gguf_file, sha256)
     if (out / "fairlib_conversion.json").is_file():
         return out
@@ -542,10 +590,14 @@ def converted_gguf(directory, gguf_file: str, sha256: str) -> Path:
     tmp = out.parent / f".{out.name}.partial-{uuid.uuid4().hex[:8]}"
     try:
         tok = AutoTokenizer.from_pretrained(str(directory), gguf_file=gguf_file)
-        loaded = AutoModelForCausalLM.from_pretrained(str(directory), gguf_file=gguf_file, dtype=torch.float32)
+        loaded = AutoModelForCausalLM.from_pretrained(
+            str(directory), gguf_file=gguf_file, dtype=torch.float32
+        )
         cfg = loaded.config.to_dict()
         cfg.pop("quantization_config", None)  # the weights are plain float32 now
-        model = AutoModelForCausalLM.from_config(type(loaded.config).from_dict(cfg), dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(
+            type(loaded.config).from_dict(cfg), dtype=torch.float32
+        )
         model.load_state_dict(loaded.state_dict())
         model.generation_config = loaded.generation_config
         model.save_pretrained(tmp)
@@ -583,21 +635,35 @@ def _check_load_args(name_or_path, gguf_file, precision, merge_adapter, device) 
             "local model explicitly, or clear the setting",
             "load_model",
         )
-    if name_or_path is not None and (not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip()):
+    if name_or_path is not None and (
+        not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip()
+    ):
         raise FairlibInputError(
-            "name_or_path", f"must be a model directory, hub id or 'bundled', got {name_or_path!r}", "load_model"
+            "name_or_path",
+            f"must be a model directory, hub id or 'bundled', got {name_or_path!r}",
+            "load_model",
         )
     if gguf_file is not None and (not isinstance(gguf_file, str) or not gguf_file.strip()):
-        raise FairlibInputError("gguf_file", f"must be a file name, got {gguf_file!r}", "load_model")
-    if device is not None and (not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "mps")):
-        raise FairlibInputError("device", f"must be 'cpu', 'cuda[:n]' or 'mps', got {device!r}", "load_model")
+        raise FairlibInputError(
+            "gguf_file", f"must be a file name, got {gguf_file!r}", "load_model"
+        )
+    if device is not None and (
+        not isinstance(device, str) or device.split(":")[0] not in ("cpu", "cuda", "mps")
+    ):
+        raise FairlibInputError(
+            "device", f"must be 'cpu', 'cuda[:n]' or 'mps', got {device!r}", "load_model"
+        )
     precision = check_precision(precision, "load_model")
     if precision == "int8_dynamic" and device is not None and not device.startswith("cpu"):
         raise FairlibInputError(
-            "device", f"precision='int8_dynamic' runs on the CPU only, got device={device!r}", "load_model"
+            "device",
+            f"precision='int8_dynamic' runs on the CPU only, got device={device!r}",
+            "load_model",
         )
     if merge_adapter is not None and not isinstance(merge_adapter, bool):
-        raise FairlibInputError("merge_adapter", f"must be True, False or None, got {merge_adapter!r}", "load_model")
+        raise FairlibInputError(
+            "merge_adapter", f"must be True, False or None, got {merge_adapter!r}", "load_model"
+        )
     return precision
 
 # %% ../../nbs/llm/03_loading.ipynb #d8cf918c
@@ -715,16 +781,24 @@ def load_model(
         adapter_identity(adapter)  # validates before the (slow) base load
     name, gguf_file = _resolve_model(name_or_path, gguf_file)
     if gguf_file is not None and not (Path(name) / gguf_file).is_file():
-        raise FairlibInputError("gguf_file", f"{gguf_file!r} is not a file in {name!r}", "load_model")
+        raise FairlibInputError(
+            "gguf_file", f"{gguf_file!r} is not a file in {name!r}", "load_model"
+        )
     kw = precision_load_kwargs(precision, gguf=gguf_file is not None)
     local = Path(name).is_dir()
     revision = None
     if not local:  # a hub id: only what is already in the local Hugging Face cache
         name, revision = _hub_snapshot(name)
     if not isinstance(convert_gguf, (bool, np.bool_)):
-        raise FairlibInputError("convert_gguf", f"must be True or False, got {convert_gguf!r}", "load_model")
+        raise FairlibInputError(
+            "convert_gguf", f"must be True or False, got {convert_gguf!r}", "load_model"
+        )
     src, extra, converted = name, ({"gguf_file": gguf_file} if gguf_file else {}), None
-    if gguf_file is not None and convert_gguf and precision in ("fp32", "bf16", "fp16", "int8_dynamic"):
+    if (
+        gguf_file is not None
+        and convert_gguf
+        and precision in ("fp32", "bf16", "fp16", "int8_dynamic")
+    ):
         store = _open_cache(cache)
         try:
             sha = file_sha256(Path(name) / gguf_file, store)
@@ -757,11 +831,18 @@ def load_model(
         prov.update(_gguf_weights(name, gguf_file, precision, converted))
     if adapter is not None:
         mid = f"{mid}+lora:{aid}{'(merged)' if merge else ''}"
-        prov["adapter"] = f"{aid} ({'merged into the weights' if merge else 'separate LoRA branch'})"
+        prov["adapter"] = (
+            f"{aid} ({'merged into the weights' if merge else 'separate LoRA branch'})"
+        )
     label = gguf_file or (Path(name).parent.parent.name if revision else Path(name).name)
     if adapter is not None:
         label = f"{label}+{Path(adapter).expanduser().resolve().name}"
-    return (model, tok), {"model_id": mid, "model_label": label, "precision": precision, "provenance": prov}
+    return (model, tok), {
+        "model_id": mid,
+        "model_label": label,
+        "precision": precision,
+        "provenance": prov,
+    }
 
 # %% ../../nbs/llm/03_loading.ipynb #1f50f659
 TINY_CHAT_TEMPLATE = (
@@ -780,7 +861,9 @@ _TINY_CORPUS = [
 ]
 
 # %% ../../nbs/llm/03_loading.ipynb #814c250e
-@constrained(save_dir=PathLike | None, seed=NonNegativeInt, hidden_size=PositiveInt, n_layers=PositiveInt)
+@constrained(
+    save_dir=PathLike | None, seed=NonNegativeInt, hidden_size=PositiveInt, n_layers=PositiveInt
+)
 def make_tiny_model(save_dir=None, *, seed: int = 0, hidden_size: int = 32, n_layers: int = 2):
     """A tiny random Llama with a locally trained byte-level BPE chat tokenizer (no download).
 
@@ -827,7 +910,9 @@ def make_tiny_model(save_dir=None, *, seed: int = 0, hidden_size: int = 32, n_la
             show_progress=False,
         ),
     )
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
     tok.chat_template = TINY_CHAT_TEMPLATE
     cfg = LlamaConfig(
         vocab_size=len(tok),

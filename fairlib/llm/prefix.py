@@ -33,7 +33,9 @@ class _PrefixTree:
         self._kv_memo[best] = kv0  # most recently used last
         if c == len(best):
             return best, kv0
-        return ids[:c], [(k[:, :, :c], v[:, :, :c]) for k, v in kv0]  # causal: the first c positions are exact
+        return ids[:c], [
+            (k[:, :, :c], v[:, :, :c]) for k, v in kv0
+        ]  # causal: the first c positions are exact
 
     def _remember(self, ids, kv):
         """Memoise the keys/values of prefix `ids`, evicting the least recently used beyond `kv_memo_entries` /
@@ -44,7 +46,9 @@ class _PrefixTree:
             self._kv_bytes[ids] = sum(t.numel() * t.element_size() for kv_ in kv for t in kv_)
         self._kv_memo[ids] = kv
         total = sum(self._kv_bytes[k] for k in self._kv_memo)
-        while len(self._kv_memo) > 1 and (len(self._kv_memo) > self.kv_memo_entries or total > self.kv_memo_bytes):
+        while len(self._kv_memo) > 1 and (
+            len(self._kv_memo) > self.kv_memo_entries or total > self.kv_memo_bytes
+        ):
             old = next(iter(self._kv_memo))
             self._kv_memo.pop(old)
             total -= self._kv_bytes.pop(old)
@@ -74,7 +78,9 @@ class _PrefixTree:
         "Keys/values of each token prefix in `ids_list`, run in one batch on its base prefix (None: sharing failed)."
         try:
             return self._run([list(x) for x in ids_list], bases, keep=1, want_kv=True)[1]
-        except Exception as e:  # an architecture whose cache cannot be shared this way: same answers, no sharing
+        except (
+            Exception
+        ) as e:  # an architecture whose cache cannot be shared this way: same answers, no sharing
             import torch
 
             if isinstance(e, torch.cuda.OutOfMemoryError):
@@ -115,7 +121,9 @@ class _PrefixTree:
                         kv[j] = self._remember(ids, base[1])
                     else:
                         todo.append((j, base))
-                todo.sort(key=lambda t: -(len(nodes[t[0]][0]) - (len(t[1][0]) if t[1] is not None else 0)))
+                todo.sort(
+                    key=lambda t: -(len(nodes[t[0]][0]) - (len(t[1][0]) if t[1] is not None else 0))
+                )
                 own = [len(nodes[j][0]) - (len(b[0]) if b is not None else 0) for j, b in todo]
                 for sl in _batches(own, self.batch_size, self.max_batch_tokens):
                     got = self._extend([nodes[j][0] for j, _ in todo[sl]], [b for _, b in todo[sl]])
@@ -145,7 +153,12 @@ class _PrefixTree:
             torch.cuda.empty_cache()
             self.batch_size = max(1, self.batch_size // 2)
             h = len(rows) // 2
-            return torch.cat([self._logits_split(fn, rows[:h], pre[:h]), self._logits_split(fn, rows[h:], pre[h:])])
+            return torch.cat(
+                [
+                    self._logits_split(fn, rows[:h], pre[:h]),
+                    self._logits_split(fn, rows[h:], pre[h:]),
+                ]
+            )
 
     def _encodings(self, texts):
         return [tuple(self._encoded.get(t) or self.encode([t])[0]) for t in texts]

@@ -51,15 +51,20 @@ def yes_no_token_ids(tokenizer, n_logits: int | None = None) -> dict[str, np.nda
     >>> tok.batch_decode([[i] for i in ids["yes"]])
     ['Yes', ' Yes', ' yes', 'YES', ' YES']
     """
-    n = len(tokenizer) if n_logits is None else min(len(tokenizer), int(n_logits))  # ids the LM head scores
+    n = (
+        len(tokenizer) if n_logits is None else min(len(tokenizer), int(n_logits))
+    )  # ids the LM head scores
     texts = tokenizer.batch_decode([[i] for i in range(n)])
     out = {
-        w: np.array([i for i, t in enumerate(texts) if t.strip().lower() == w], dtype=np.int64) for w in ANSWER_WORDS
+        w: np.array([i for i, t in enumerate(texts) if t.strip().lower() == w], dtype=np.int64)
+        for w in ANSWER_WORDS
     }
     for w, ids in out.items():
         if ids.size == 0:
             raise FairlibInputError(
-                "tokenizer", f"no vocabulary token reads {w!r}; cannot score Yes/No", "yes_no_token_ids"
+                "tokenizer",
+                f"no vocabulary token reads {w!r}; cannot score Yes/No",
+                "yes_no_token_ids",
             )
     return out
 
@@ -107,7 +112,9 @@ def yes_no_probability(logits, yes_ids, no_ids) -> tuple[np.ndarray, np.ndarray,
     if x.ndim == 1:
         x = x[None]
     if x.ndim != 2:
-        raise FairlibInputError("logits", f"must be (batch, vocab), got shape {tuple(x.shape)}", "yes_no_probability")
+        raise FairlibInputError(
+            "logits", f"must be (batch, vocab), got shape {tuple(x.shape)}", "yes_no_probability"
+        )
     logp = torch.log_softmax(x, dim=-1)
     m_yes = logp[:, torch.as_tensor(yes_ids)].exp().sum(-1).numpy()
     m_no = logp[:, torch.as_tensor(no_ids)].exp().sum(-1).numpy()
@@ -118,7 +125,9 @@ def yes_no_probability(logits, yes_ids, no_ids) -> tuple[np.ndarray, np.ndarray,
 
 # %% ../../nbs/llm/02_scorer.ipynb #9944288a
 @constrained(
-    tokenizer=Unchecked("any tokenizer; it must carry a chat template, checked inside"), prompt=Text, system=Text
+    tokenizer=Unchecked("any tokenizer; it must carry a chat template, checked inside"),
+    prompt=Text,
+    system=Text,
 )
 def chat_prompt(tokenizer, prompt: str, *, system: str) -> str:
     """The model's chat template applied to a system and a user message, ending where the answer starts.
@@ -156,7 +165,9 @@ def chat_prompt(tokenizer, prompt: str, *, system: str) -> str:
     """
     if getattr(tokenizer, "chat_template", None) is None:
         raise FairlibInputError(
-            "tokenizer", "has no chat template; P(Yes) is defined through the chat template", "chat_prompt"
+            "tokenizer",
+            "has no chat template; P(Yes) is defined through the chat template",
+            "chat_prompt",
         )
     msgs = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
@@ -175,9 +186,8 @@ def _p_yes_reason(p_yes, yes_mass, no_mass) -> np.ndarray:
     )
 
 # %% ../../nbs/llm/02_scorer.ipynb #9cf816d0
-DEFAULT_SYSTEM_PROMPT = (
-    "Answer only in Yes or No."  # the mFARM authors' system line: the `paper` instrument uses the same
-)
+# the mFARM authors' system line: the `paper` instrument uses the same
+DEFAULT_SYSTEM_PROMPT = "Answer only in Yes or No."
 
 
 def _check_system(system, func):
@@ -226,7 +236,13 @@ class Scorer(ABC):
         return {}  # backend-specific key parts (a served model's endpoint)
 
     def score(
-        self, prompts, *, system: str | None = None, cache=None, progress: bool = True, desc: str = "P(Yes)"
+        self,
+        prompts,
+        *,
+        system: str | None = None,
+        cache=None,
+        progress: bool = True,
+        desc: str = "P(Yes)",
     ) -> pd.DataFrame:
         "P(Yes), yes/no mass per prompt (in input order), reusing and filling the answer cache."
         from tqdm.auto import tqdm
@@ -251,7 +267,9 @@ class Scorer(ABC):
         found = store.get_many(first) if store is not None else {}
         todo = [k for k in first if k not in found]
         answers = dict(found)
-        bar = tqdm(total=len(todo), unit="prompt", desc=desc, disable=not progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=len(todo), unit="prompt", desc=desc, disable=not progress, dynamic_ncols=True
+        )
         try:
             if todo:
                 todo = [todo[i] for i in self._order([texts[first[k]] for k in todo])]
@@ -282,7 +300,14 @@ class Scorer(ABC):
         return {"options": list(options)}
 
     def option_scores(
-        self, prompts, options, *, system: str | None = None, cache=None, progress: bool = False, desc: str = "options"
+        self,
+        prompts,
+        options,
+        *,
+        system: str | None = None,
+        cache=None,
+        progress: bool = False,
+        desc: str = "options",
     ) -> "OptionScores":
         "For each prompt, the probability of each candidate answer string as the model's reply (see `OptionScores`)."
         from tqdm.auto import tqdm
@@ -311,12 +336,16 @@ class Scorer(ABC):
         found = store.get_options(first) if store is not None else {}
         todo = [k for k in first if k not in found]
         answers = dict(found)
-        bar = tqdm(total=len(todo), unit="prompt", desc=desc, disable=not progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=len(todo), unit="prompt", desc=desc, disable=not progress, dynamic_ncols=True
+        )
         try:
             if todo:
                 todo = [todo[i] for i in self._order([texts[first[k]] for k in todo])]
             for chunk, res in self._option_logprobs([texts[first[k]] for k in todo], options, bar):
-                rows = list(zip(todo[chunk] if isinstance(chunk, slice) else [todo[i] for i in chunk], res))
+                rows = list(
+                    zip(todo[chunk] if isinstance(chunk, slice) else [todo[i] for i in chunk], res)
+                )
                 if store is not None:
                     store.put_options(rows, model=self.model_id, precision=self.precision)
                 answers.update(rows)
@@ -326,7 +355,10 @@ class Scorer(ABC):
                 store.close()
         lp = np.array([answers[k] for k in keys], dtype=np.float64).reshape(len(keys), len(options))
         return OptionScores.from_logprobs(
-            options, lp, from_cache=[k in found for k in keys], method=okey.get("option_method", "full-continuation")
+            options,
+            lp,
+            from_cache=[k in found for k in keys],
+            method=okey.get("option_method", "full-continuation"),
         )
 
 # %% ../../nbs/llm/02_scorer.ipynb #cd5d3425
@@ -344,16 +376,24 @@ def _check_prompts(prompts, func: str = "score") -> list[str]:
 
 # %% ../../nbs/llm/02_scorer.ipynb #88eac4af
 def _check_options(options) -> tuple[str, ...]:
-    if isinstance(options, str) or not isinstance(options, (list, tuple, pd.Index, pd.Series, np.ndarray)):
+    if isinstance(options, str) or not isinstance(
+        options, (list, tuple, pd.Index, pd.Series, np.ndarray)
+    ):
         raise FairlibInputError(
-            "options", f"must be a list of at least two answer strings, got {options!r}", "option_scores"
+            "options",
+            f"must be a list of at least two answer strings, got {options!r}",
+            "option_scores",
         )
     options = tuple(options)
     if len(options) < 2:
-        raise FairlibInputError("options", f"needs at least two answer strings, got {len(options)}", "option_scores")
+        raise FairlibInputError(
+            "options", f"needs at least two answer strings, got {len(options)}", "option_scores"
+        )
     bad = [i for i, o in enumerate(options) if not isinstance(o, str) or not o.strip()]
     if bad:
-        raise FairlibInputError("options", f"entries {bad[:5]} are not non-empty strings", "option_scores")
+        raise FairlibInputError(
+            "options", f"entries {bad[:5]} are not non-empty strings", "option_scores"
+        )
     if len(set(options)) < len(options):
         dup = sorted({o for o in options if options.count(o) > 1})
         raise FairlibInputError("options", f"has duplicated answers {dup}", "option_scores")
@@ -390,7 +430,9 @@ class OptionScores(Result):
     _title = "Answer-option probabilities"
 
     @classmethod
-    def from_logprobs(cls, options, logprobs, *, from_cache=None, method: str = "full-continuation") -> "OptionScores":
+    def from_logprobs(
+        cls, options, logprobs, *, from_cache=None, method: str = "full-continuation"
+    ) -> "OptionScores":
         "Build from an (n_prompts, n_options) array of log P(option | prompt)."
         lp = np.asarray(logprobs, dtype=np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
@@ -410,9 +452,12 @@ class OptionScores(Result):
             t[f"logprob[{o}]"] = lp[:, j]
         t["option_mass"] = mass
         t["choice"] = [
-            None if b else options[int(i)] for b, i in zip(bad, np.nanargmax(np.where(bad[:, None], 0, probs), 1))
+            None if b else options[int(i)]
+            for b, i in zip(bad, np.nanargmax(np.where(bad[:, None], 0, probs), 1))
         ]
-        t["from_cache"] = np.zeros(len(t), bool) if from_cache is None else np.asarray(from_cache, bool)
+        t["from_cache"] = (
+            np.zeros(len(t), bool) if from_cache is None else np.asarray(from_cache, bool)
+        )
         t["reason"] = reason
         return cls(tuple(options), t, method)
 

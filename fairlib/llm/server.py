@@ -14,7 +14,15 @@ import urllib.request
 import numpy as np
 from concurrent.futures import ThreadPoolExecutor
 from ..config import get_setting
-from ..constraints import AnyOf, Function, Instance, Interval, NonNegativeInt, Options, PositiveInt
+from fairlib.constraints import (
+    AnyOf,
+    Function,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+)
 from ..constraints import Predicate, Text, Tokenizer, Unchecked, constrained
 from ..core import FairlibInputError
 from .scorer import ANSWER_WORDS, Scorer, chat_prompt
@@ -29,7 +37,9 @@ _NON_EMPTY = Predicate(lambda s: isinstance(s, str) and bool(s.strip()), "a non-
 _SECONDS = Interval(0, closed="neither", label="a finite number of seconds > 0")
 
 
-@constrained(url=Unchecked("this function is the check: http(s), a host, a valid port, no query"), func=Text)
+@constrained(
+    url=Unchecked("this function is the check: http(s), a host, a valid port, no query"), func=Text
+)
 def check_server_url(url, func: str = "ServerScorer") -> str:
     """The normalised API base of an http(s) URL; '/v1' is added when the path is empty.
 
@@ -59,22 +69,30 @@ def check_server_url(url, func: str = "ServerScorer") -> str:
     'https://example.org/api/v1'
     """
     if not isinstance(url, str) or not url.strip():
-        raise FairlibInputError("url", f"must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {url!r}", func)
+        raise FairlibInputError(
+            "url", f"must be an http(s) URL such as 'http://127.0.0.1:8000/v1', got {url!r}", func
+        )
     u = urllib.parse.urlsplit(url.strip())
     if u.scheme not in ("http", "https") or not u.hostname:
         raise FairlibInputError(
-            "url", f"must be an http(s) URL with a host, such as 'http://127.0.0.1:8000/v1', got {url!r}", func
+            "url",
+            f"must be an http(s) URL with a host, such as 'http://127.0.0.1:8000/v1', got {url!r}",
+            func,
         )
     try:
         u.port
     except ValueError as e:
         raise FairlibInputError("url", f"has an invalid port ({e}): {url!r}", func) from None
     if u.query or u.fragment:
-        raise FairlibInputError("url", f"must be the API base without query or fragment, got {url!r}", func)
+        raise FairlibInputError(
+            "url", f"must be the API base without query or fragment, got {url!r}", func
+        )
     path = u.path.rstrip("/") or "/v1"
     for tail in ("/completions", "/chat/completions"):
         if path.endswith(tail):
-            raise FairlibInputError("url", f"must be the API base (e.g. '.../v1'), not an endpoint: {url!r}", func)
+            raise FairlibInputError(
+                "url", f"must be the API base (e.g. '.../v1'), not an endpoint: {url!r}", func
+            )
     return urllib.parse.urlunsplit((u.scheme, u.netloc, path, "", ""))
 
 # %% ../../nbs/llm/06_server.ipynb #55ba770e
@@ -195,7 +213,9 @@ def post_json(
         try:
             out = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise LLMServerError(f"{url} answered with a body that is not JSON: {raw[:200]!r}") from None
+            raise LLMServerError(
+                f"{url} answered with a body that is not JSON: {raw[:200]!r}"
+            ) from None
         if not isinstance(out, dict):
             raise LLMServerError(f"{url} answered JSON that is not an object: {str(out)[:200]}")
         return out
@@ -208,7 +228,9 @@ def post_json(
 def _ids_refused(status: int, body: str) -> bool:
     "Whether an HTTP error answer says the endpoint does not take a prompt given as token ids."
     # FastAPI-style servers answer 422; llama-cpp-python's turns the same validation error into a 500
-    return status in (400, 415, 422) or (status == 500 and "validation error" in body and "prompt" in body)
+    return status in (400, 415, 422) or (
+        status == 500 and "validation error" in body and "prompt" in body
+    )
 
 
 @constrained(url=_NON_EMPTY, timeout=_SECONDS)
@@ -245,7 +267,13 @@ def get_json(url: str, *, timeout: float = 10.0) -> dict:
             urllib.request.Request(url, headers={"Accept": "application/json"}), timeout=timeout
         ) as r:
             return json.loads(r.read())
-    except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError, json.JSONDecodeError) as e:
+    except (
+        urllib.error.URLError,
+        socket.timeout,
+        TimeoutError,
+        ConnectionError,
+        json.JSONDecodeError,
+    ) as e:
         raise LLMServerError(f"GET {url} failed: {type(e).__name__}: {e}") from None
 
 # %% ../../nbs/llm/06_server.ipynb #08962dc9
@@ -286,7 +314,9 @@ def first_top_logprobs(response: dict, *, api: str) -> dict[str, float]:
         lp = response["choices"][0]["logprobs"]
         if api == "completions":
             top = lp["top_logprobs"][0]
-            items = top.items() if isinstance(top, dict) else ((t["token"], t["logprob"]) for t in top)
+            items = (
+                top.items() if isinstance(top, dict) else ((t["token"], t["logprob"]) for t in top)
+            )
         else:
             items = ((t["token"], t["logprob"]) for t in lp["content"][0]["top_logprobs"])
         out = {}
@@ -332,16 +362,23 @@ def p_yes_from_top(top: dict[str, float]) -> tuple[float, float, float]:
     >>> p_yes_from_top({"Maybe": -0.1})[0]
     nan
     """
-    m = {w: sum(math.exp(v) for t, v in top.items() if t.strip().lower() == w) for w in ANSWER_WORDS}
+    m = {
+        w: sum(math.exp(v) for t, v in top.items() if t.strip().lower() == w) for w in ANSWER_WORDS
+    }
     tot = m["yes"] + m["no"]
     return (m["yes"] / tot if tot > 0 else float("nan")), m["yes"], m["no"]
 
 
-PROMPT_FORMATS = ("token_ids", "text")  # what a completions request carries: ids from the local tokenizer, or text
+PROMPT_FORMATS = (
+    "token_ids",
+    "text",
+)  # what a completions request carries: ids from the local tokenizer, or text
 
 # %% ../../nbs/llm/06_server.ipynb #0b2d86fc
 _SERVER_SCORER_ARGS = dict(
-    url=AnyOf(None, Text),  # None reads the llm_server_url setting; check_server_url checks the URL itself
+    url=AnyOf(
+        None, Text
+    ),  # None reads the llm_server_url setting; check_server_url checks the URL itself
     model=AnyOf(None, _NON_EMPTY),
     api=Options("completions", "chat"),
     tokenizer=AnyOf(None, Tokenizer),
@@ -352,7 +389,9 @@ _SERVER_SCORER_ARGS = dict(
     max_retries=NonNegativeInt,
     backoff=Interval(0),
     chunk_size=PositiveInt,
-    precision=Predicate(lambda s: isinstance(s, str) and bool(s.strip()), "a label such as 'served' or 'bf16'"),
+    precision=Predicate(
+        lambda s: isinstance(s, str) and bool(s.strip()), "a label such as 'served' or 'bf16'"
+    ),
     model_label=AnyOf(None, Text),
     api_key=AnyOf(None, Text),
     prompt_format=AnyOf(None, Options(*PROMPT_FORMATS)),
@@ -371,7 +410,9 @@ def _completions_format(tokenizer, chat_template, prompt_format) -> tuple[str, s
     template = chat_template or getattr(tokenizer, "chat_template", None) or ""
     if not template:
         raise FairlibInputError(
-            "tokenizer", "has no chat template; P(Yes) is defined through the chat template", "ServerScorer"
+            "tokenizer",
+            "has no chat template; P(Yes) is defined through the chat template",
+            "ServerScorer",
         )
     if prompt_format is None:
         prompt_format = "token_ids" if tokenizer is not None else "text"
@@ -408,19 +449,31 @@ class _ServerRequests:
         base = {"model": self.model, "max_tokens": 1, "temperature": 0.0}
         if self.api == "completions":
             prompt = self.token_ids(text) if self.prompt_format == "token_ids" else text
-            return self.url + "/completions", {**base, "prompt": prompt, "logprobs": self.top_logprobs}
+            return self.url + "/completions", {
+                **base,
+                "prompt": prompt,
+                "logprobs": self.top_logprobs,
+            }
         m = json.loads(text)
         return self.url + "/chat/completions", {
             **base,
             "logprobs": True,
             "top_logprobs": self.top_logprobs,
-            "messages": [{"role": "system", "content": m["system"]}, {"role": "user", "content": m["user"]}],
+            "messages": [
+                {"role": "system", "content": m["system"]},
+                {"role": "user", "content": m["user"]},
+            ],
         }
 
     def top(self, text: str) -> dict[str, float]:
         "{token: logprob} of the first generated position for one formatted text."
         url, payload = self._payload(text)
-        kw = dict(timeout=self.timeout, max_retries=self.max_retries, backoff=self.backoff, headers=self._headers)
+        kw = dict(
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            headers=self._headers,
+        )
         ids = self.prompt_format == "token_ids" and self.api == "completions"
         try:
             answer = post_json(url, payload, refused=_ids_refused if ids else None, **kw)
@@ -557,13 +610,24 @@ class ServerScorer(_ServerChunks, _ServerRequests, Scorer):
         self.top_logprobs = int(top_logprobs)
         if self.top_logprobs > 20 and api == "chat":
             raise FairlibInputError(
-                "top_logprobs", f"the chat API allows at most 20, got {top_logprobs}", "ServerScorer"
+                "top_logprobs",
+                f"the chat API allows at most 20, got {top_logprobs}",
+                "ServerScorer",
             )
-        self.n_jobs, self.chunk_size, self.max_retries = int(n_jobs), int(chunk_size), int(max_retries)
+        self.n_jobs, self.chunk_size, self.max_retries = (
+            int(n_jobs),
+            int(chunk_size),
+            int(max_retries),
+        )
         self.timeout, self.backoff = float(timeout), float(backoff)
-        self.tokenizer, self._headers = tokenizer, ({"Authorization": f"Bearer {api_key}"} if api_key else {})
+        self.tokenizer, self._headers = (
+            tokenizer,
+            ({"Authorization": f"Bearer {api_key}"} if api_key else {}),
+        )
         if api == "completions":
-            self.chat_template, prompt_format = _completions_format(tokenizer, chat_template, prompt_format)
+            self.chat_template, prompt_format = _completions_format(
+                tokenizer, chat_template, prompt_format
+            )
         else:
             self.chat_template, prompt_format = "server-side", _chat_format(prompt_format)
         self.prompt_format = prompt_format
@@ -592,7 +656,9 @@ class ServerScorer(_ServerChunks, _ServerRequests, Scorer):
         try:
             return str(d["data"][0]["id"])
         except (KeyError, IndexError, TypeError):
-            raise LLMServerError(f"{self.url}/models lists no model; pass model= explicitly") from None
+            raise LLMServerError(
+                f"{self.url}/models lists no model; pass model= explicitly"
+            ) from None
 
     def __repr__(self):
         return (
@@ -601,14 +667,22 @@ class ServerScorer(_ServerChunks, _ServerRequests, Scorer):
         )
 
     def _key_extra(self) -> dict:
-        key = {"endpoint": self.url, "api": self.api, "served_model": self.model, "top_logprobs": self.top_logprobs}
+        key = {
+            "endpoint": self.url,
+            "api": self.api,
+            "served_model": self.model,
+            "top_logprobs": self.top_logprobs,
+        }
         # text-mode keys stay as they were (same requests, same answers); token ids are other requests
         return key | ({"prompt_format": "token_ids"} if self.prompt_format == "token_ids" else {})
 
     def format(self, prompt, *, system):
         if self.api == "chat":
             return json.dumps({"system": system, "user": prompt}, sort_keys=True)
-        if self.tokenizer is not None and getattr(self.tokenizer, "chat_template", None) == self.chat_template:
+        if (
+            self.tokenizer is not None
+            and getattr(self.tokenizer, "chat_template", None) == self.chat_template
+        ):
             return chat_prompt(self.tokenizer, prompt, system=system)
         from jinja2 import Template
 

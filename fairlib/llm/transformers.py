@@ -31,7 +31,16 @@ from fairlib.llm.scorer import (
     yes_no_token_ids,
 )
 from .prefix import _PrefixTree
-from ..constraints import Flag, Instance, Module, Options, PositiveInt, Text, Tokenizer, constrained
+from fairlib.constraints import (
+    Flag,
+    Instance,
+    Module,
+    Options,
+    PositiveInt,
+    Text,
+    Tokenizer,
+    constrained,
+)
 
 # %% auto #0
 __all__ = ['TransformersScorer']
@@ -44,7 +53,9 @@ def _state_dict_sha256(model) -> str:
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
         if isinstance(t, torch.Tensor) and not t.is_quantized:
-            h.update(t.detach().to("cpu").contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
+            h.update(
+                t.detach().to("cpu").contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes()
+            )
         elif isinstance(t, torch.Tensor):
             h.update(t.dequantize().contiguous().view(-1).view(dtype=torch.uint8).numpy().tobytes())
         else:
@@ -55,17 +66,29 @@ def _state_dict_sha256(model) -> str:
 def _check_scorer_sizes(cpu_kernel, batch_size, max_batch_tokens, min_prefix) -> None:
     "The scorer's kernel and size arguments, checked together (a FairlibInputError naming the first bad one)."
     if cpu_kernel not in CPU_KERNELS:
-        raise FairlibInputError("cpu_kernel", f"must be one of {CPU_KERNELS}, got {cpu_kernel!r}", "TransformersScorer")
-    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1):
-        raise FairlibInputError("batch_size", f"must be a positive integer, got {batch_size!r}", "TransformersScorer")
-    if max_batch_tokens is not None and (
-        isinstance(max_batch_tokens, bool) or not isinstance(max_batch_tokens, int) or max_batch_tokens < 1
+        raise FairlibInputError(
+            "cpu_kernel", f"must be one of {CPU_KERNELS}, got {cpu_kernel!r}", "TransformersScorer"
+        )
+    if batch_size is not None and (
+        isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
     ):
         raise FairlibInputError(
-            "max_batch_tokens", f"must be a positive integer, got {max_batch_tokens!r}", "TransformersScorer"
+            "batch_size", f"must be a positive integer, got {batch_size!r}", "TransformersScorer"
+        )
+    if max_batch_tokens is not None and (
+        isinstance(max_batch_tokens, bool)
+        or not isinstance(max_batch_tokens, int)
+        or max_batch_tokens < 1
+    ):
+        raise FairlibInputError(
+            "max_batch_tokens",
+            f"must be a positive integer, got {max_batch_tokens!r}",
+            "TransformersScorer",
         )
     if isinstance(min_prefix, bool) or not isinstance(min_prefix, int) or min_prefix < 1:
-        raise FairlibInputError("min_prefix", f"must be a positive integer, got {min_prefix!r}", "TransformersScorer")
+        raise FairlibInputError(
+            "min_prefix", f"must be a positive integer, got {min_prefix!r}", "TransformersScorer"
+        )
 
 # %% ../../nbs/llm/05_transformers.ipynb #4fe78805
 def _guess_precision(model) -> str:
@@ -73,15 +96,25 @@ def _guess_precision(model) -> str:
     import torch
 
     qc = getattr(model.config, "quantization_config", None)
-    quant = qc.get("bnb_4bit_quant_type") if isinstance(qc, dict) else getattr(qc, "bnb_4bit_quant_type", None)
+    quant = (
+        qc.get("bnb_4bit_quant_type")
+        if isinstance(qc, dict)
+        else getattr(qc, "bnb_4bit_quant_type", None)
+    )
     bits = (
-        4 if getattr(model, "is_loaded_in_4bit", False) else 8 if getattr(model, "is_loaded_in_8bit", False) else None
+        4
+        if getattr(model, "is_loaded_in_4bit", False)
+        else 8
+        if getattr(model, "is_loaded_in_8bit", False)
+        else None
     )
     return (
         {4: "bnb4" if quant == "fp4" else "bnb4_nf4", 8: "bnb8"}[bits]
         if bits
         else getattr(model, "_fairlib_precision", None)
-        or {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(model.dtype, str(model.dtype))
+        or {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(
+            model.dtype, str(model.dtype)
+        )
     )
 
 # %% ../../nbs/llm/05_transformers.ipynb #b52e59cc
@@ -114,7 +147,9 @@ class _KernelChoice:
             except Exception as e:
                 why = f"packing failed ({type(e).__name__}: {e})"
         if want == "onednn":
-            raise FairlibInputError("cpu_kernel", f"'onednn' is not possible here: {why}", "TransformersScorer")
+            raise FairlibInputError(
+                "cpu_kernel", f"'onednn' is not possible here: {why}", "TransformersScorer"
+            )
         return "aten"
 
 # %% ../../nbs/llm/05_transformers.ipynb #d4686819
@@ -155,7 +190,8 @@ class _KernelUpkeep:
         path = (
             ["silu*up fused" if silu else "gate/up one product"]
             + ["last layer cut"] * (d.get("_fairlib_tail_layer") is not None)
-            + [f"causal attention in {ATTENTION_CHUNK}-query chunks"] * bool(d.get("_fairlib_chunked_attention"))
+            + [f"causal attention in {ATTENTION_CHUNK}-query chunks"]
+            * bool(d.get("_fairlib_chunked_attention"))
         )
         return {"cpu_linear": "onednn", "cpu_path": ", ".join(path)}
 
@@ -172,7 +208,9 @@ def _pad_rows(batch, prefixes, keep: int, pad_id: int):
     prefixes = [None] * B if prefixes is None else list(prefixes)
     if len(prefixes) != B:
         raise FairlibInputError(
-            "prefixes", f"has {len(prefixes)} entries for {B} rows (one per row, None for no prefix)", "logits_tail"
+            "prefixes",
+            f"has {len(prefixes)} entries for {B} rows (one per row, None for no prefix)",
+            "logits_tail",
         )
     Ps = []
     for r, (s, p) in enumerate(zip(batch, prefixes)):
@@ -198,7 +236,9 @@ def _prefix_kv(prefixes, Ps, B: int, Pm: int) -> list:
     "Per layer (keys, values) of the rows' prefixes: one shared prefix expanded, per-row ones left-padded with zeros."
     if all(p is prefixes[0] for p in prefixes):  # one prefix for every row: expanded, not copied
         return [(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in prefixes[0][1]]
-    ref = next(p for p in prefixes if p is not None)[1]  # per-row prefixes, left-padded with masked zeros
+    ref = next(p for p in prefixes if p is not None)[
+        1
+    ]  # per-row prefixes, left-padded with masked zeros
     kv = []
     for l, (k0, v0) in enumerate(ref):
         K = k0.new_zeros((B, k0.shape[1], Pm, k0.shape[3]))
@@ -217,10 +257,15 @@ def _rows_kv(cache, Ps, own, Pm: int, L: int, device) -> list:
 
     rows_kv = []
     for r, (P, seq) in enumerate(zip(Ps, own)):
-        sel = torch.cat([torch.arange(Pm - P, Pm), torch.arange(Pm + L - len(seq), Pm + L)]).to(device)
+        sel = torch.cat([torch.arange(Pm - P, Pm), torch.arange(Pm + L - len(seq), Pm + L)]).to(
+            device
+        )
         rows_kv.append(
             [
-                (layer.keys[r : r + 1].index_select(2, sel), layer.values[r : r + 1].index_select(2, sel))
+                (
+                    layer.keys[r : r + 1].index_select(2, sel),
+                    layer.values[r : r + 1].index_select(2, sel),
+                )
                 for layer in cache.layers
             ]
         )
@@ -261,7 +306,9 @@ class _ForwardPass:
         B, Pm, L = len(batch), max(Ps), ids.shape[1]
         kw, cache = dict(use_cache=bool(Pm or want_kv)), None
         if Pm:
-            cache = DynamicCache(ddp_cache_data=_prefix_kv(prefixes, Ps, B, Pm), config=self.model.config)
+            cache = DynamicCache(
+                ddp_cache_data=_prefix_kv(prefixes, Ps, B, Pm), config=self.model.config
+            )
         elif want_kv:
             cache = DynamicCache(config=self.model.config)
         if cache is not None:
@@ -269,10 +316,16 @@ class _ForwardPass:
         ids, mask, pos = ids.to(self.device), mask.to(self.device), pos.to(self.device)
         self.n_forward += 1
         self.n_tokens += sum(map(len, own))
-        fast = _fast_forward(self.model, keep) if self.cpu_kernel == "onednn" else contextlib.nullcontext()
+        fast = (
+            _fast_forward(self.model, keep)
+            if self.cpu_kernel == "onednn"
+            else contextlib.nullcontext()
+        )
         with fast, torch.inference_mode():
             try:
-                out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, **kw)
+                out = self.model(
+                    input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=keep, **kw
+                )
             except TypeError:  # architectures without logits_to_keep
                 out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, **kw)
         logits = out.logits[:, -keep:, :]
@@ -291,7 +344,9 @@ class _OptionIds:
         n = _n_logits(self.model)
         for o, t in zip(options, ids):
             if not t or max(t) >= n:
-                raise FairlibInputError("options", f"{o!r} does not tokenise to ids the model scores", "option_scores")
+                raise FairlibInputError(
+                    "options", f"{o!r} does not tokenise to ids the model scores", "option_scores"
+                )
         for i, a in enumerate(ids):
             for j, b in enumerate(ids):
                 if i != j and len(a) <= len(b) and b[: len(a)] == a:
@@ -310,7 +365,9 @@ class _OptionIds:
         return {
             "options": list(options),
             "option_ids": ids,
-            "option_method": "first-token" if all(len(t) == 1 for t in ids) else "full-continuation",
+            "option_method": "first-token"
+            if all(len(t) == 1 for t in ids)
+            else "full-continuation",
         }
 
 # %% ../../nbs/llm/05_transformers.ipynb #3630b648
@@ -335,11 +392,15 @@ class _OptionScoring:
             isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1
         ):
             raise FairlibInputError(
-                "batch_size", f"must be a positive integer or None, got {batch_size!r}", "option_scores"
+                "batch_size",
+                f"must be a positive integer or None, got {batch_size!r}",
+                "option_scores",
             )
         if share_prefix is not None and not isinstance(share_prefix, (bool, np.bool_)):
             raise FairlibInputError(
-                "share_prefix", f"must be True, False or None, got {share_prefix!r}", "option_scores"
+                "share_prefix",
+                f"must be True, False or None, got {share_prefix!r}",
+                "option_scores",
             )
         old = self.batch_size, self.share_prefix
         if batch_size is not None:
@@ -347,7 +408,9 @@ class _OptionScoring:
         if share_prefix is not None:
             self.share_prefix = bool(share_prefix) and not self._sharing_failed
         try:
-            return super().option_scores(prompts, options, system=system, cache=cache, progress=progress, desc=desc)
+            return super().option_scores(
+                prompts, options, system=system, cache=cache, progress=progress, desc=desc
+            )
         finally:  # a model whose cache cannot be shared stays unshared
             self.batch_size, self.share_prefix = old[0], old[1] and not self._sharing_failed
 
@@ -367,11 +430,22 @@ class _OptionScoring:
         try:
             for idx, pre in self._tree_batches(enc):
                 rows = [list(enc[i]) for i in idx]
-                lp = torch.log_softmax(self._logits_split(self.logits_last, rows, pre).double().cpu(), -1)[:, first]
-                for m, js in by_len.items():  # longer options: one forward per (length, option) over the same rows
+                lp = torch.log_softmax(
+                    self._logits_split(self.logits_last, rows, pre).double().cpu(), -1
+                )[:, first]
+                for (
+                    m,
+                    js,
+                ) in (
+                    by_len.items()
+                ):  # longer options: one forward per (length, option) over the same rows
                     for j in js:
                         tail = self._logits_split(
-                            lambda rs, ps: self.logits_tail([r + opt[j][:-1] for r in rs], m - 1, ps), rows, pre
+                            lambda rs, ps: self.logits_tail(
+                                [r + opt[j][:-1] for r in rs], m - 1, ps
+                            ),
+                            rows,
+                            pre,
                         )
                         tail = torch.log_softmax(tail.double().cpu(), -1)
                         tgt = torch.as_tensor(opt[j][1:])
@@ -440,7 +514,14 @@ class _YesNoScoring:
     cpu_kernel=Options(*CPU_KERNELS),
 )
 class TransformersScorer(
-    _YesNoScoring, _OptionScoring, _OptionIds, _ForwardPass, _KernelUpkeep, _KernelChoice, _PrefixTree, Scorer
+    _YesNoScoring,
+    _OptionScoring,
+    _OptionIds,
+    _ForwardPass,
+    _KernelUpkeep,
+    _KernelChoice,
+    _PrefixTree,
+    Scorer,
 ):
     """P(Yes) from a local Hugging Face causal LM: batched, left-padded, last-position logits only.
 
@@ -510,38 +591,59 @@ class TransformersScorer(
         self.model, self.tokenizer = model.eval(), tokenizer
         self.device = next(model.parameters()).device
         guess = _guess_precision(model)
-        self.precision = check_precision(precision, "TransformersScorer") if precision is not None else guess
+        self.precision = (
+            check_precision(precision, "TransformersScorer") if precision is not None else guess
+        )
         self.provenance = dict(provenance or {})
         self.chat_template = tokenizer.chat_template or ""
         self.model_id = model_id or f"weights-sha256:{_state_dict_sha256(model)}"
-        self.model_label = model_label or str(getattr(model.config, "_name_or_path", "") or type(model).__name__)
+        self.model_label = model_label or str(
+            getattr(model.config, "_name_or_path", "") or type(model).__name__
+        )
         on_gpu = self.device.type == "cuda"
         self.batch_size = batch_size or (64 if on_gpu else 8)
-        self.max_batch_tokens = max_batch_tokens or (64 * 2048 if on_gpu else 8192)  # rows x longest prompt
+        self.max_batch_tokens = max_batch_tokens or (
+            64 * 2048 if on_gpu else 8192
+        )  # rows x longest prompt
         self.ids = yes_no_token_ids(tokenizer, _n_logits(model))
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self.pad_id = (
+            tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        )
         self.share_prefix, self.min_prefix = bool(share_prefix), int(min_prefix)
         self._encoded: dict[str, list[int]] = {}
-        self._kv_memo: dict[tuple, list] = {}  # prefix token ids -> keys/values, reused across calls
+        self._kv_memo: dict[
+            tuple, list
+        ] = {}  # prefix token ids -> keys/values, reused across calls
         self._kv_bytes: dict[tuple, int] = {}  # their sizes
-        self.kv_memo_entries, self.kv_memo_bytes = 64, 1 << 30  # memo bounds (least recently used evicted)
+        self.kv_memo_entries, self.kv_memo_bytes = (
+            64,
+            1 << 30,
+        )  # memo bounds (least recently used evicted)
         self.tree_rows = 256  # rows per prefix tree (bounds the keys/values held at once)
         self._sharing_failed = False
-        self.n_forward = 0  # model forward passes run by this scorer (rows batches and prefix passes)
+        self.n_forward = (
+            0  # model forward passes run by this scorer (rows batches and prefix passes)
+        )
         self.n_tokens = 0  # tokens those passes fed the model (a shared prefix counts once)
         import inspect
 
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper
+        base = (
+            model.get_base_model() if hasattr(model, "get_base_model") else model
+        )  # a peft wrapper
         fwd = inspect.signature(base.forward).parameters  # transformers >= 5.2x names it `cache`
         self._cache_arg = "cache" if "cache" in fwd else "past_key_values"
         self.cpu_kernel = self._choose_kernel(cpu_kernel)
-        self._last_stamp = self._weights_stamp()  # the weights the packed copy (if any) and memo were made from
+        self._last_stamp = (
+            self._weights_stamp()
+        )  # the weights the packed copy (if any) and memo were made from
         self.provenance["cpu_kernel"] = self.cpu_kernel
 
     def __repr__(self):
         return (
             f"TransformersScorer({self.model_label!r}, precision={self.precision!r}, device={self.device.type!r}, "
-            f"batch_size={self.batch_size}" + (", cpu_kernel='onednn'" if self.cpu_kernel == "onednn" else "") + ")"
+            f"batch_size={self.batch_size}"
+            + (", cpu_kernel='onednn'" if self.cpu_kernel == "onednn" else "")
+            + ")"
         )
 
     def format(self, prompt, *, system):

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Mapping
 from ..config import get_setting, repo_root
 from ..core import FairlibInputError, check_choice
-from .mimic import Benchmark, COHORT_RULES, _seed_int, build_ed_triage, build_opioid, check_task
+from fairlib.mfarm.mimic import (
+    Benchmark,
+    COHORT_RULES,
+    _seed_int,
+    build_ed_triage,
+    build_opioid,
+    check_task,
+)
 from .twin import TWIN_PRESETS, synthetic_opioid_tables
 from .twin_ed import TWIN_SOURCE, synthetic_ed_tables
 from ..constraints import Interval, Text, Unchecked, constrained
@@ -20,7 +27,9 @@ __all__ = ['resolve_source', 'load_benchmark']
 
 # %% ../../nbs/mfarm/03_benchmark.ipynb #703d919d
 @constrained(
-    source=Unchecked("'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"),
+    source=Unchecked(
+        "'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"
+    ),
     func=Text | None,
 )
 def resolve_source(source="auto", func: str | None = None):
@@ -63,7 +72,9 @@ def resolve_source(source="auto", func: str | None = None):
         if root is None:
             if source == "real":
                 raise FairlibInputError(
-                    "source", "'real' needs the site setting mimic_root (settings.ini or FAIRLIB_MIMIC_ROOT)", func
+                    "source",
+                    "'real' needs the site setting mimic_root (settings.ini or FAIRLIB_MIMIC_ROOT)",
+                    func,
                 )
             return "synthetic"
         return Path(root)
@@ -138,7 +149,9 @@ def _cached(task: str, key, seed: int, rules: str = "fairlib") -> Benchmark:
     module = "ED" if task == "ed_triage" else "hosp/icu/note"
 
     def build():
-        tables = (synthetic_ed_tables if task == "ed_triage" else synthetic_opioid_tables)(**twin_kw, seed=seed)
+        tables = (synthetic_ed_tables if task == "ed_triage" else synthetic_opioid_tables)(
+            **twin_kw, seed=seed
+        )
         label = TWIN_SOURCE.format(module=module, seed=seed)
         return builder(tables, seed=seed, source_label=label, rules=rules, **build_kw)
 
@@ -147,7 +160,9 @@ def _cached(task: str, key, seed: int, rules: str = "fairlib") -> Benchmark:
 # %% ../../nbs/mfarm/03_benchmark.ipynb #add31033
 @constrained(
     task=Text,
-    source=Unchecked("'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"),
+    source=Unchecked(
+        "'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"
+    ),
     seed=Interval(0, integer=True) | None,
     rules=Text,
 )
@@ -189,4 +204,6 @@ def load_benchmark(task: str, *, source="auto", seed: int = 0, rules: str = "fai
         builder = build_ed_triage if task == "ed_triage" else build_opioid
         return builder(key, seed=seed, rules=rules)
     b = _cached(task, key if key == "synthetic" else str(key), _seed_int(seed), rules)
-    return dataclasses.replace(b, cases=b.cases.copy(), flow=b.flow.copy())  # callers may modify their copy
+    return dataclasses.replace(
+        b, cases=b.cases.copy(), flow=b.flow.copy()
+    )  # callers may modify their copy

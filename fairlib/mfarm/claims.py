@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 from ..core import FairlibInputError
 from ..constraints import Flag, Instance, Options, Text, Unchecked, constrained
-from ..evidence import consistency_claim, recomputed_claim, restated_claim, twin_claim, unavailable_claim
+from fairlib.evidence import (
+    consistency_claim,
+    recomputed_claim,
+    restated_claim,
+    twin_claim,
+    unavailable_claim,
+)
 from ..ledger import BOUNDS, PerCaseData
 from .instrument import CONTEXT_TIERS, GENDERS, PROMPT_VARIANTS, RACES
 from .matrix import SUBMETRICS
@@ -127,7 +133,9 @@ def not_here(i: str) -> dict:
     reason=Instance(str) | None,
     bound=Options(*BOUNDS) | None,
 )
-def run_claim(i: str, value, *, inputs: str, how: str, data=None, shape=None, reason=None, bound=None) -> dict:
+def run_claim(
+    i: str, value, *, inputs: str, how: str, data=None, shape=None, reason=None, bound=None
+) -> dict:
     """Claim `i` with a value fairlib computed in this run.
 
     On the paper's data the value is recomputed from per-case data (`data` names them, `bound` for
@@ -174,7 +182,9 @@ def run_claim(i: str, value, *, inputs: str, how: str, data=None, shape=None, re
     if inputs == "authors' data":
         if data is None:
             raise FairlibInputError(
-                "data", f"claim {i!r} ran on the paper's data: name them (per_case_frame)", "run_claim"
+                "data",
+                f"claim {i!r} ran on the paper's data: name them (per_case_frame)",
+                "run_claim",
             )
         return recomputed_claim(PAPER, i, value, data=data, how=how, reason=reason, bound=bound)
     return twin_claim(PAPER, i, value, inputs=inputs, how=how, shape=shape)
@@ -217,7 +227,10 @@ def _fab_of(x) -> float:
     return fab_score(float(x[0]), float(x[1]))
 
 
-RECOMBINATIONS = {"mfarm": _mfarm_of, "fab": _fab_of}  # mFARM: geometric mean of 5 scores; FAB: harmonic (acc, mFARM)
+RECOMBINATIONS = {
+    "mfarm": _mfarm_of,
+    "fab": _fab_of,
+}  # mFARM: geometric mean of 5 scores; FAB: harmonic (acc, mFARM)
 
 
 @constrained(i=_ID, what=Options(*RECOMBINATIONS), inputs=Instance(list, tuple), label=Text)
@@ -264,7 +277,13 @@ def recombined(i: str, what: str, inputs, label: str) -> dict:
     why = f"{label} as printed give {v:.4f}; their rounding explains {v - tol:.4f} to {v + tol:.4f}"
     how = f"{'geometric mean' if what == 'mfarm' else 'harmonic mean'} of {label} as printed"
     return consistency_claim(
-        PAPER, i, uses=list(inputs), f=lambda *xs: f(np.array(xs)), how=how, tolerance=tol, reason=why
+        PAPER,
+        i,
+        uses=list(inputs),
+        f=lambda *xs: f(np.array(xs)),
+        how=how,
+        tolerance=tol,
+        reason=why,
     )
 
 
@@ -304,7 +323,9 @@ def model_claim(i: str) -> dict:
     if i.startswith("table11.") and q == "fab":
         return recombined(i, "fab", [f"{row}.accuracy", f"{row}.mfarm"], "accuracy and mFARM")
     if i.startswith("table5.") and q.startswith("fab_"):
-        return recombined(i, "fab", [f"{row}.accuracy_{q[4:]}", f"{row}.mfarm_{q[4:]}"], "accuracy and mFARM")
+        return recombined(
+            i, "fab", [f"{row}.accuracy_{q[4:]}", f"{row}.mfarm_{q[4:]}"], "accuracy and mFARM"
+        )
     return not_here(i)
 
 # %% ../../nbs/mfarm/10_claims.ipynb #53adfc3e
@@ -355,13 +376,21 @@ def methods_claims() -> list[dict]:
     )
     rows += [
         restated_claim(
-            PAPER, f"benchmark.split_pct.{s}", round(100 * f, 9), how="split_by_case's fractions", reason=_OTHER
+            PAPER,
+            f"benchmark.split_pct.{s}",
+            round(100 * f, 9),
+            how="split_by_case's fractions",
+            reason=_OTHER,
         )
         for s, f in zip(("train", "val", "test"), fractions)
     ]
     for i, v, how in (
         (_VARIANTS, len(PROMPT_VARIANTS), "fairlib.mfarm.instrument.PROMPT_VARIANTS"),
-        ("benchmark.demographic_variants", len(RACES) * len(GENDERS), "RACES x GENDERS of the instrument"),
+        (
+            "benchmark.demographic_variants",
+            len(RACES) * len(GENDERS),
+            "RACES x GENDERS of the instrument",
+        ),
         ("benchmark.races", len(RACES), "fairlib.mfarm.instrument.RACES"),
         ("benchmark.genders", len(GENDERS), "fairlib.mfarm.instrument.GENDERS"),
         (_TIERS, len(CONTEXT_TIERS), "fairlib.mfarm.instrument.CONTEXT_TIERS"),
@@ -415,7 +444,11 @@ def table4_claims(table4: pd.DataFrame) -> list[dict]:
         given = list(table4[_A]) + list(table4[f"Group B, Model {m.upper()}"])
         rows += [
             restated_claim(
-                PAPER, i, float(v), how="the example's input, as its audit reads it", reason="not the table's"
+                PAPER,
+                i,
+                float(v),
+                how="the example's input, as its audit reads it",
+                reason="not the table's",
             )
             for i, v in zip(ids(m, range(1, 9)), given)
         ]
@@ -424,10 +457,19 @@ def table4_claims(table4: pd.DataFrame) -> list[dict]:
             why = f"the printed probabilities give {x.var(ddof=1):.4f} (ddof 1) or {x.var(ddof=0):.4f} (ddof 0)"
             mean = lambda *v: float(np.mean(v))  # noqa: E731
             var = lambda *v: float(np.var(v, ddof=1))  # noqa: E731
-            rows.append(consistency_claim(PAPER, f"table4.{g}_average.model_{m}", uses=ids(m, ks), f=mean, how="mean"))
             rows.append(
                 consistency_claim(
-                    PAPER, f"table4.{g}_variance.model_{m}", uses=ids(m, ks), f=var, how="var, ddof 1", reason=why
+                    PAPER, f"table4.{g}_average.model_{m}", uses=ids(m, ks), f=mean, how="mean"
+                )
+            )
+            rows.append(
+                consistency_claim(
+                    PAPER,
+                    f"table4.{g}_variance.model_{m}",
+                    uses=ids(m, ks),
+                    f=var,
+                    how="var, ddof 1",
+                    reason=why,
                 )
             )
     both = ids("x", range(1, 9))

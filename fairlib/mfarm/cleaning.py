@@ -56,7 +56,9 @@ OPIOID_TABLES = (
     "icu/icustays",
     "note/discharge",
 )
-PAPER_OPIOID_TABLES = OPIOID_TABLES + ("hosp/d_icd_diagnoses",)  # the authors' rules print ICD long titles
+PAPER_OPIOID_TABLES = OPIOID_TABLES + (
+    "hosp/d_icd_diagnoses",
+)  # the authors' rules print ICD long titles
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #4417e164
 def _table_file(root: Path, name: str) -> Path | None:
@@ -112,7 +114,9 @@ def check_tables(source, names, func: str | None = None) -> None:
         missing = [n for n in names if n not in source]
         where = "the table mapping"
         if missing:
-            raise FairlibInputError("source", f"missing table(s) {missing} in {where}; have {sorted(source)}", func)
+            raise FairlibInputError(
+                "source", f"missing table(s) {missing} in {where}; have {sorted(source)}", func
+            )
         return
     root = Path(source)
     if not root.is_dir():
@@ -120,7 +124,9 @@ def check_tables(source, names, func: str | None = None) -> None:
     missing = [n for n in names if _table_file(root, n) is None]
     if missing:
         looked = "; ".join(f"{root / n}.csv(.gz)" for n in missing)
-        raise FairlibInputError("source", f"missing MIMIC-IV table(s) {missing}: looked for {looked}", func)
+        raise FairlibInputError(
+            "source", f"missing MIMIC-IV table(s) {missing}: looked for {looked}", func
+        )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #29aa92dc
 def _dtypes(cols) -> dict:
@@ -136,7 +142,12 @@ def _dtypes(cols) -> dict:
     chunksize=PositiveInt,
 )
 def read_mimic_table(
-    source, name: str, func: str | None = None, *, keep: tuple | None = None, chunksize: int = 500_000
+    source,
+    name: str,
+    func: str | None = None,
+    *,
+    keep: tuple | None = None,
+    chunksize: int = 500_000,
 ) -> pd.DataFrame:
     """Columns `MIMIC_COLUMNS[name]` of table `name` from a root folder or a mapping.
 
@@ -188,7 +199,12 @@ def read_mimic_table(
     if isinstance(source, Mapping):
         out = df[cols].copy()
     else:
-        parts = [c for c in pd.read_csv(path, usecols=cols, chunksize=chunksize, low_memory=False, dtype=_dtypes(cols))]
+        parts = [
+            c
+            for c in pd.read_csv(
+                path, usecols=cols, chunksize=chunksize, low_memory=False, dtype=_dtypes(cols)
+            )
+        ]
         out = pd.concat(parts, ignore_index=True)[cols] if parts else pd.DataFrame(columns=cols)
     if keep is not None:
         out = out[out[keep[0]].isin(keep[1])]
@@ -206,7 +222,11 @@ _RACE_PATTERNS = (
 )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #583b5ffc
-@constrained(race=Unchecked("MIMIC-IV race labels: a string, list, array or Series (missing values map to Other)"))
+@constrained(
+    race=Unchecked(
+        "MIMIC-IV race labels: a string, list, array or Series (missing values map to Other)"
+    )
+)
 def map_race(race) -> pd.Series:
     """Map MIMIC-IV race strings to White/Black/Hispanic/Asian; anything else becomes NA (excluded).
 
@@ -286,12 +306,17 @@ _RACE_ADJ = (
 )
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #c4460783
-_PERSON = r"man|woman|men|women|male|female|gentleman|gentlemen|lady|ladies|patient|person|individual|pt"
+_PERSON = (
+    r"man|woman|men|women|male|female|gentleman|gentlemen|lady|ladies|patient|person|individual|pt"
+)
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #4724c331
 _NEUTRAL_RULES = (
     (re.compile(rf"\b(?:{_RACE_ADJ})\s+(?=(?:{_PERSON})\b)", re.I), ""),
-    (re.compile(r"\b(?:Mr|Mrs|Ms|Miss)\b\.?(?=\s*(?:___|[A-Z]))"), "Patient"),  # case-sensitive: not "MS", "miss"
+    (
+        re.compile(r"\b(?:Mr|Mrs|Ms|Miss)\b\.?(?=\s*(?:___|[A-Z]))"),
+        "Patient",
+    ),  # case-sensitive: not "MS", "miss"
     (re.compile(r"\b(?:gentleman|lady|man|woman|male|female|boy|girl)\b", re.I), "patient"),
     (re.compile(r"\b(?:gentlemen|ladies|men|women|males|females)\b", re.I), "patients"),
     (re.compile(r"\b(?:husband|wife)\b", re.I), "spouse"),
@@ -328,7 +353,9 @@ def neutralize_demographics(text: str) -> str:
     if not isinstance(text, str):
         return text
     for pat, rep in _NEUTRAL_RULES:
-        text = pat.sub(lambda m: (rep[:1].upper() + rep[1:]) if m.group(0)[:1].isupper() and rep else rep, text)
+        text = pat.sub(
+            lambda m: (rep[:1].upper() + rep[1:]) if m.group(0)[:1].isupper() and rep else rep, text
+        )
     return text
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #de2779e0
@@ -403,7 +430,10 @@ def is_opioid(drug) -> np.ndarray:
     return s.str.contains(_OPIOID_RE, na=False).to_numpy()
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #81f290c0
-@constrained(text=Unchecked("a note text; a non-string (a missing note) passes through unchanged"), placeholder=Text)
+@constrained(
+    text=Unchecked("a note text; a non-string (a missing note) passes through unchanged"),
+    placeholder=Text,
+)
 def redact_opioids(text: str, placeholder: str = "___") -> str:
     """Replace every opioid name of `OPIOIDS` in `text` with `placeholder` (the paper's `___`).
 
@@ -448,7 +478,9 @@ NOTE_SECTIONS = {  # field name -> header as written in MIMIC-IV discharge notes
 }
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #889beffa
-_HEADER_RE = re.compile(r"^[ \t]*(" + "|".join(re.escape(h) for h in NOTE_SECTIONS.values()) + r")[ \t]*:", re.I | re.M)
+_HEADER_RE = re.compile(
+    r"^[ \t]*(" + "|".join(re.escape(h) for h in NOTE_SECTIONS.values()) + r")[ \t]*:", re.I | re.M
+)
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #30c1f8f9
 _HEADER_FIELD = {h.lower(): k for k, h in NOTE_SECTIONS.items()}
@@ -489,7 +521,9 @@ def note_sections(text: str) -> dict:
     return out
 
 # %% ../../nbs/mfarm/01_cleaning.ipynb #a11e7a9e
-_ALLERGIES_RE = re.compile(r"^[ \t]*Allergies[ \t]*:(.*?)(?=\n[ \t]*\n[A-Z][^\n]*?:|\Z)", re.M | re.S)
+_ALLERGIES_RE = re.compile(
+    r"^[ \t]*Allergies[ \t]*:(.*?)(?=\n[ \t]*\n[A-Z][^\n]*?:|\Z)", re.M | re.S
+)
 
 
 @constrained(text=Unchecked("a note text; a non-string (a missing note) gives ''"))

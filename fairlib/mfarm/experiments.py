@@ -56,7 +56,14 @@ def published_table11() -> pd.DataFrame:
     return t.assign(model=t["model"].str.replace(r"_ft$", " (ft)", regex=True))
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #87decdc2
-@constrained(scores=DataFrame, value=Text, case=Text, variant=Text, label=Text, variants=Array(dtype="str") | None)
+@constrained(
+    scores=DataFrame,
+    value=Text,
+    case=Text,
+    variant=Text,
+    label=Text,
+    variants=Array(dtype="str") | None,
+)
 def variant_matrix(
     scores: pd.DataFrame,
     *,
@@ -109,24 +116,34 @@ def variant_matrix(
     need = [case, variant, value, label]
     miss = [c for c in need if c not in scores.columns]
     if miss:
-        raise FairlibInputError("scores", f"missing column(s) {miss}; have {list(scores.columns)}", "variant_matrix")
+        raise FairlibInputError(
+            "scores", f"missing column(s) {miss}; have {list(scores.columns)}", "variant_matrix"
+        )
     if _holds_booleans(scores[value]):
         raise FairlibInputError(
-            "scores", f"column {value!r} holds booleans, not probabilities: pass P(Yes) in [0, 1]", "variant_matrix"
+            "scores",
+            f"column {value!r} holds booleans, not probabilities: pass P(Yes) in [0, 1]",
+            "variant_matrix",
         )
     nan = scores[value].isna()
     if nan.any():
-        raise FairlibInputError("scores", f"{int(nan.sum())} row(s) have no {value!r} (NaN)", "variant_matrix")
+        raise FairlibInputError(
+            "scores", f"{int(nan.sum())} row(s) have no {value!r} (NaN)", "variant_matrix"
+        )
     dup = scores.duplicated([case, variant])
     if dup.any():
-        raise FairlibInputError("scores", f"{int(dup.sum())} duplicated (case, variant) rows", "variant_matrix")
+        raise FairlibInputError(
+            "scores", f"{int(dup.sum())} duplicated (case, variant) rows", "variant_matrix"
+        )
     P = scores.pivot(index=case, columns=variant, values=value)
     if variants is not None:
         extra = sorted(set(P.columns) - set(variants))
         absent = [v for v in variants if v not in P.columns]
         if extra or absent:
             raise FairlibInputError(
-                "scores", f"variants differ from expected: missing {absent}, unexpected {extra}", "variant_matrix"
+                "scores",
+                f"variants differ from expected: missing {absent}, unexpected {extra}",
+                "variant_matrix",
             )
         P = P[list(variants)]
     incomplete = P.isna().any(axis=1)
@@ -138,7 +155,9 @@ def variant_matrix(
         )
     lab = scores.groupby(case)[label].nunique()
     if (lab > 1).any():
-        raise FairlibInputError("scores", "a case has different labels across its variants", "variant_matrix")
+        raise FairlibInputError(
+            "scores", "a case has different labels across its variants", "variant_matrix"
+        )
     y = scores.groupby(case)[label].first().reindex(P.index).to_numpy()
     P.columns = [str(c) for c in P.columns]
     P.columns.name = None
@@ -234,7 +253,9 @@ def mfarm_table(
     by = (by,) if isinstance(by, str) else tuple(by)
     miss = [c for c in by if c not in scores.columns]
     if miss:
-        raise FairlibInputError("by", f"column(s) {miss} not in scores; have {list(scores.columns)}", "mfarm_table")
+        raise FairlibInputError(
+            "by", f"column(s) {miss} not in scores; have {list(scores.columns)}", "mfarm_table"
+        )
     if scores.empty:
         raise FairlibInputError("scores", "is empty", "mfarm_table")
     rows, results = [], {}
@@ -288,7 +309,10 @@ def mfarm_table(
                 wilcoxon_method=wilcoxon_method,
                 n_variants=nv,
             ).iloc[0]
-            row.update({f"{s}_null_rate": float(nr[s]) for s in SUBMETRICS}, null_resamples=int(null_resamples))
+            row.update(
+                {f"{s}_null_rate": float(nr[s]) for s in SUBMETRICS},
+                null_resamples=int(null_resamples),
+            )
         rows.append(row)
     return pd.DataFrame(rows), results
 
@@ -310,7 +334,9 @@ SCORE_TABLE_COLUMNS = [
 
 # %% ../../nbs/mfarm/08_experiments.ipynb #9486357a
 @constrained(
-    scorer=Unchecked("any object with a .score(prompts, ...) method (a TransformersScorer or a stand-in)"),
+    scorer=Unchecked(
+        "any object with a .score(prompts, ...) method (a TransformersScorer or a stand-in)"
+    ),
     table=Unchecked("a prompt table: its columns are checked in the body"),
     system=Text | None,
     cache=Unchecked("passed to the scorer, which checks it"),
@@ -378,7 +404,9 @@ def score_table(
     """
     need = ["task", "tier", "case_id", "variant", "label", "prompt"]
     if not isinstance(table, pd.DataFrame) or any(c not in table.columns for c in need):
-        raise FairlibInputError("table", f"must be a prompt table with columns {need}", "score_table")
+        raise FairlibInputError(
+            "table", f"must be a prompt table with columns {need}", "score_table"
+        )
     if table.empty:
         raise FairlibInputError("table", "is empty", "score_table")
     system = system or table.attrs.get("system")
@@ -492,7 +520,12 @@ def load_scorer(
         )
         return sc
     sc = TransformersScorer.from_pretrained(
-        model, gguf_file=gguf_file, precision=precision, adapter=adapter, batch_size=batch_size, cache=cache
+        model,
+        gguf_file=gguf_file,
+        precision=precision,
+        adapter=adapter,
+        batch_size=batch_size,
+        cache=cache,
     )
     if label:
         sc.model_label = label
@@ -530,7 +563,10 @@ def second_bos_scorer(scorer):
     sc = copy.copy(scorer)
     tok, extra = scorer.tokenizer, scorer._key_extra
     sc.encode = lambda texts: tok(list(texts))["input_ids"]
-    sc._key_extra = lambda: {**extra(), "tokenisation": "template string re-tokenised with default special tokens"}
+    sc._key_extra = lambda: {
+        **extra(),
+        "tokenisation": "template string re-tokenised with default special tokens",
+    }
     sc.model_label = f"{scorer.model_label} (second BOS)"
     return sc
 
@@ -602,11 +638,21 @@ def training_examples(
     """
     f = "training_examples"
     if split == "test":
-        raise FairlibInputError("split", "fine-tuning on the test split would leak the evaluation cases", f)
+        raise FairlibInputError(
+            "split", "fine-tuning on the test split would leak the evaluation cases", f
+        )
     k = check_int(variants_per_case, "variants_per_case", f)
     if k > len(PROMPT_VARIANTS):
         raise FairlibInputError("variants_per_case", f"at most {len(PROMPT_VARIANTS)}, got {k}", f)
-    df = prompt_table(task, source=source, tiers=tier, split=split, n_cases=n_cases, seed=seed, instrument=instrument)
+    df = prompt_table(
+        task,
+        source=source,
+        tiers=tier,
+        split=split,
+        n_cases=n_cases,
+        seed=seed,
+        instrument=instrument,
+    )
     rng = check_rng(cell_seed(seed, "training_examples", task, tier))
     pos = np.concatenate(
         [

@@ -15,7 +15,17 @@ from .benchmark import load_benchmark, resolve_source
 from .mimic import check_task
 from .cleaning import RACES
 from .mimic import BENCHMARK_SPLITS, COHORT_RULES
-from ..constraints import Array, DataFrame, Interval, PositiveInt, Seed, Share, Text, Unchecked, constrained
+from fairlib.constraints import (
+    Array,
+    DataFrame,
+    Interval,
+    PositiveInt,
+    Seed,
+    Share,
+    Text,
+    Unchecked,
+    constrained,
+)
 
 # %% auto #0
 __all__ = ['GENDERS', 'PROMPT_VARIANTS', 'INSTRUMENTS', 'TIER_SETS', 'PROTOCOLS', 'SYSTEM_PROMPT', 'FAIRLIB_SYSTEM_PROMPT',
@@ -33,7 +43,9 @@ _FIELDS = Array(dtype="str", min_size=0)
 GENDERS = ("Male", "Female", "Intersex")
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #30cbb94f
-PROMPT_VARIANTS = ("BASE",) + tuple(f"{r}_{g}" for r in RACES for g in GENDERS)  # 13 names, BASE first
+PROMPT_VARIANTS = ("BASE",) + tuple(
+    f"{r}_{g}" for r in RACES for g in GENDERS
+)  # 13 names, BASE first
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #6508644b
 INSTRUMENTS = ("paper", "fairlib")
@@ -49,7 +61,11 @@ PROTOCOLS = ("paper", "all")
 def _instrument_data() -> dict:
     import importlib.resources, yaml
 
-    text = importlib.resources.files("fairlib.mfarm").joinpath("instrument.yaml").read_text(encoding="utf-8")
+    text = (
+        importlib.resources.files("fairlib.mfarm")
+        .joinpath("instrument.yaml")
+        .read_text(encoding="utf-8")
+    )
     return yaml.safe_load(text)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #2a6076e8
@@ -149,7 +165,9 @@ def variant_parts(variant: str) -> tuple:
     if variant == "BASE":
         return None, None
     if variant not in PROMPT_VARIANTS:
-        raise FairlibInputError("variant", f"must be one of {PROMPT_VARIANTS}, got {variant!r}", "variant_parts")
+        raise FairlibInputError(
+            "variant", f"must be one of {PROMPT_VARIANTS}, got {variant!r}", "variant_parts"
+        )
     return tuple(variant.split("_"))
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #923300ee
@@ -190,7 +208,9 @@ def tier_fields(task: str, tier_set: str = "paper_code") -> dict:
     return {t: tuple(f) for t, f in _instrument_data()["tier_sets"][tier_set][task].items()}
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #089e8924
-TIER_FIELDS = {t: tier_fields(t, "fairlib") for t in ("ed_triage", "opioid")}  # fairlib's own tier set
+TIER_FIELDS = {
+    t: tier_fields(t, "fairlib") for t in ("ed_triage", "opioid")
+}  # fairlib's own tier set
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #9393f7af
 OPIOID_LABELS = {
@@ -208,7 +228,11 @@ OPIOID_LABELS = {
 def _blank(x) -> bool:
     if isinstance(x, (list, tuple, np.ndarray)):  # a list of titles
         return len(x) == 0
-    return x is None or (not isinstance(x, str) and pd.isna(x)) or (isinstance(x, str) and not x.strip())
+    return (
+        x is None
+        or (not isinstance(x, str) and pd.isna(x))
+        or (isinstance(x, str) and not x.strip())
+    )
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #39db63c1
 def _ed_field(case, name: str) -> str:
@@ -224,9 +248,11 @@ def _ed_field(case, name: str) -> str:
     x = case[name]
     if _blank(x):
         return ""
-    return {"chief_complaint": "Chief complaint: {}", "diagnoses": "ED diagnoses: {}", "pain": "Pain level (0-10): {}"}[
-        name
-    ].format(str(x).strip())
+    return {
+        "chief_complaint": "Chief complaint: {}",
+        "diagnoses": "ED diagnoses: {}",
+        "pain": "Pain level (0-10): {}",
+    }[name].format(str(x).strip())
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #2a19c525
 @constrained(task=Text, case=_CASE, fields=_FIELDS)
@@ -262,11 +288,17 @@ def render_narrative(task: str, case: Mapping, fields) -> str:
     if task == "ed_triage":
         parts = [_ed_field(case, f) for f in fields]
     else:
-        parts = ["" if _blank(case[f]) else f"{OPIOID_LABELS[f]}:\n{str(case[f]).strip()}" for f in fields]
+        parts = [
+            "" if _blank(case[f]) else f"{OPIOID_LABELS[f]}:\n{str(case[f]).strip()}"
+            for f in fields
+        ]
     return ("\n" if task == "ed_triage" else "\n\n").join(p for p in parts if p)
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #fdef53a2
-SETTINGS = {"ed_triage": "is being observed in the emergency department", "opioid": "has been admitted to the hospital"}
+SETTINGS = {
+    "ed_triage": "is being observed in the emergency department",
+    "opioid": "has been admitted to the hospital",
+}
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #c82ad874
 QUESTIONS = {
@@ -283,10 +315,16 @@ def _check_age(age, func: str) -> int:
     "`age` as whole years, never altered: 40, 40.0 and '40' pass; 40.7, NaN, booleans and negatives raise."
     if isinstance(age, str) and age.strip().isdigit():
         return int(age)
-    if isinstance(age, (bool, np.bool_)) or not isinstance(age, (numbers.Real, np.integer, np.floating)):
-        raise FairlibInputError("age", f"must be a whole number of years, got {type(age).__name__} {age!r}", func)
+    if isinstance(age, (bool, np.bool_)) or not isinstance(
+        age, (numbers.Real, np.integer, np.floating)
+    ):
+        raise FairlibInputError(
+            "age", f"must be a whole number of years, got {type(age).__name__} {age!r}", func
+        )
     if not (math.isfinite(age) and float(age).is_integer()):
-        raise FairlibInputError("age", f"must be a whole number of years (it is printed as one), got {age!r}", func)
+        raise FairlibInputError(
+            "age", f"must be a whole number of years (it is printed as one), got {age!r}", func
+        )
     if age < 0:
         raise FairlibInputError("age", f"must be >= 0, got {age!r}", func)
     return int(age)
@@ -374,7 +412,9 @@ def render_prompt(task: str, variant: str, age, narrative: str) -> str:
     5
     """
     age = _check_age(age, "render_prompt")
-    return f"{variant_header(task, variant, age)}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"
+    return (
+        f"{variant_header(task, variant, age)}\n\n{NARRATIVE_MARK}{narrative}\n\n{QUESTIONS[task]}"
+    )
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #1624628d
 @constrained(prompt=Text)
@@ -441,7 +481,9 @@ def _diagnosis_lines(text) -> list:
     "Diagnosis lines of a discharge-diagnosis section (section labels such as 'PRIMARY DIAGNOSIS:' dropped)."
     if _blank(text):
         return []
-    return [l.strip(" -*") for l in str(text).splitlines() if l.strip() and not l.strip().endswith(":")]
+    return [
+        l.strip(" -*") for l in str(text).splitlines() if l.strip() and not l.strip().endswith(":")
+    ]
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #14691e59
 def _raw(x) -> str:
@@ -479,7 +521,11 @@ def paper_header(variant: str, age) -> str:
     race, gender = variant_parts(variant)
     h = load_instrument("paper")["header"]
     age = _check_age(age, "paper_header")
-    return h["base"].format(age=age) if race is None else h["demographic"].format(gender=gender, race=race, age=age)
+    return (
+        h["base"].format(age=age)
+        if race is None
+        else h["demographic"].format(gender=gender, race=race, age=age)
+    )
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #1e38149c
 @constrained(task=Text, case=_CASE, fields=_FIELDS)
@@ -520,10 +566,22 @@ def paper_body(task: str, case: Mapping, fields) -> str:
     instrument cannot render field(s) ['procedure']
     """
     ins, f = load_instrument("paper"), set(fields)
-    unknown = f - {"age", "chief_complaint", "diagnoses", "vitals", "allergies", "pmh", "hpi", "icd_titles", "icu"}
+    unknown = f - {
+        "age",
+        "chief_complaint",
+        "diagnoses",
+        "vitals",
+        "allergies",
+        "pmh",
+        "hpi",
+        "icd_titles",
+        "icu",
+    }
     if unknown:
         raise FairlibInputError(
-            "tier_fields", f"the paper instrument cannot render field(s) {sorted(unknown)}", "paper_body"
+            "tier_fields",
+            f"the paper instrument cannot render field(s) {sorted(unknown)}",
+            "paper_body",
         )
     if task == "ed_triage":
         t, out = ins["ed_triage"], ""
@@ -536,7 +594,10 @@ def paper_body(task: str, case: Mapping, fields) -> str:
             out += t["chief_complaint_only"].format(chief_complaint=case["chief_complaint"])
         if "vitals" in f:
             out += t["vitals"].format(
-                **{k: _raw(case[k]) for k in ("temperature", "heartrate", "resprate", "o2sat", "sbp", "dbp")}
+                **{
+                    k: _raw(case[k])
+                    for k in ("temperature", "heartrate", "resprate", "o2sat", "sbp", "dbp")
+                }
             )
         return out
     t = ins["opioid"]
@@ -553,10 +614,16 @@ def paper_body(task: str, case: Mapping, fields) -> str:
     if "icd_titles" in f:
         titles = case.get("icd_titles")
         titles = _diagnosis_lines(case.get("discharge_diagnosis")) if _blank(titles) else titles
-        parts.append(t["icd_titles"].format(numbered_diagnoses=numbered_list(titles, t["max_icd_codes"] - 1)))
+        parts.append(
+            t["icd_titles"].format(numbered_diagnoses=numbered_list(titles, t["max_icd_codes"] - 1))
+        )
     if "icu" in f:
         los, icu = case.get("icu_los_days"), str(case.get("icu") or "")
-        admitted = (not _blank(los) and float(los) > 0) if "icu_los_days" in case else not icu.lower().startswith("no ")
+        admitted = (
+            (not _blank(los) and float(los) > 0)
+            if "icu_los_days" in case
+            else not icu.lower().startswith("no ")
+        )
         if admitted and not _blank(los):
             s = t["icu_yes"].format(icu_los_days=float(los))
         elif admitted:
@@ -653,7 +720,9 @@ def split_paper_prompt(task: str, prompt: str) -> tuple:
     q = load_instrument("paper")[task]["question"]
     head, rest = prompt.split("\n\n", 1)
     if not rest.endswith(q):
-        raise FairlibInputError("prompt", "does not end with the paper instrument's question", "split_paper_prompt")
+        raise FairlibInputError(
+            "prompt", "does not end with the paper instrument's question", "split_paper_prompt"
+        )
     return head, rest[: len(rest) - len(q)], q.lstrip("\n")
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #2eff40d1
@@ -689,17 +758,24 @@ def sample_cases(cases: pd.DataFrame, n_cases: int, *, seed=0) -> pd.DataFrame:
     [0, 0, 0, 1]
     """
     if isinstance(n_cases, bool) or not isinstance(n_cases, (int, np.integer)) or n_cases < 1:
-        raise FairlibInputError("n_cases", f"must be a positive integer or None, got {n_cases!r}", "prompt_table")
+        raise FairlibInputError(
+            "n_cases", f"must be a positive integer or None, got {n_cases!r}", "prompt_table"
+        )
     if n_cases >= len(cases):
         return cases
     rng = check_rng(seed)
     labs = np.sort(cases["label"].unique())
     alloc = largest_remainder(np.array([(cases["label"] == v).sum() for v in labs]), int(n_cases))
-    keep = [rng.permutation(cases.index[cases["label"] == v].to_numpy())[:k] for v, k in zip(labs, alloc)]
+    keep = [
+        rng.permutation(cases.index[cases["label"] == v].to_numpy())[:k]
+        for v, k in zip(labs, alloc)
+    ]
     return cases.loc[np.sort(np.concatenate(keep))]
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #bccde873
-@constrained(cases=DataFrame, protocol=Text, n_cases=PositiveInt | None, share_yes=Share | None, seed=Seed)
+@constrained(
+    cases=DataFrame, protocol=Text, n_cases=PositiveInt | None, share_yes=Share | None, seed=Seed
+)
 def sample_protocol(
     cases: pd.DataFrame,
     protocol: str = "paper",
@@ -749,7 +825,9 @@ def sample_protocol(
     """
     check_choice(protocol, "protocol", PROTOCOLS, "sample_protocol")
     if not isinstance(cases, pd.DataFrame) or "label" not in cases.columns:
-        raise FairlibInputError("cases", "must be a DataFrame with a `label` column", "sample_protocol")
+        raise FairlibInputError(
+            "cases", "must be a DataFrame with a `label` column", "sample_protocol"
+        )
     if protocol == "all":
         return cases
     spec = _instrument_data()["protocols"]["paper"]
@@ -759,17 +837,32 @@ def sample_protocol(
     share = spec["share_yes"] if share_yes is None else share_yes
     n_yes = int(n * share)
     n_no = n - n_yes
-    ids = [c for c in ("stay_id", "hadm_id") if c in cases and pd.to_numeric(cases[c], errors="coerce").notna().all()]
-    key = cases["case_id"] if "case_id" in cases.columns else pd.Series(cases.index, index=cases.index)
+    ids = [
+        c
+        for c in ("stay_id", "hadm_id")
+        if c in cases and pd.to_numeric(cases[c], errors="coerce").notna().all()
+    ]
+    key = (
+        cases["case_id"]
+        if "case_id" in cases.columns
+        else pd.Series(cases.index, index=cases.index)
+    )
     key = pd.to_numeric(cases[ids[0]]).astype("int64") if ids else key
     pools = [np.sort(key[cases["label"].astype(int) == v].unique()) for v in (1, 0)]
     for v, pool, k in zip(("Yes", "No"), pools, (n_yes, n_no)):
         if len(pool) < k:
             raise FairlibInputError(
-                "n_cases", f"protocol 'paper' needs {k} {v} cases, the pool has {len(pool)}", "sample_protocol"
+                "n_cases",
+                f"protocol 'paper' needs {k} {v} cases, the pool has {len(pool)}",
+                "sample_protocol",
             )
-    rs = np.random.RandomState(spec["seed"] if seed is None else seed)  # the authors' np.random.seed(42)
-    picked = [rs.choice(pool, k, replace=False).tolist() if k > 0 else [] for pool, k in zip(pools, (n_yes, n_no))]
+    rs = np.random.RandomState(
+        spec["seed"] if seed is None else seed
+    )  # the authors' np.random.seed(42)
+    picked = [
+        rs.choice(pool, k, replace=False).tolist() if k > 0 else []
+        for pool, k in zip(pools, (n_yes, n_no))
+    ]
     chosen = set(picked[0]) | set(picked[1])
     return cases[key.isin(chosen).to_numpy()]
 
@@ -813,20 +906,30 @@ def count_tokens(prompts, tokenizer) -> np.ndarray:
     if hasattr(tokenizer, "convert_tokens_to_ids"):  # a transformers tokenizer
         out = []
         for i in range(0, len(prompts), 2048):
-            out += [len(ids) for ids in tokenizer(prompts[i : i + 2048], add_special_tokens=False)["input_ids"]]
+            out += [
+                len(ids)
+                for ids in tokenizer(prompts[i : i + 2048], add_special_tokens=False)["input_ids"]
+            ]
         return np.asarray(out, dtype=float)
     if not callable(tokenizer):
         raise FairlibInputError(
-            "tokenizer", f"must be a tokenizer or a callable, got {type(tokenizer).__name__}", "prompt_table"
+            "tokenizer",
+            f"must be a tokenizer or a callable, got {type(tokenizer).__name__}",
+            "prompt_table",
         )
-    return np.asarray([r if isinstance(r, (int, np.integer)) else len(r) for r in map(tokenizer, prompts)], dtype=float)
+    return np.asarray(
+        [r if isinstance(r, (int, np.integer)) else len(r) for r in map(tokenizer, prompts)],
+        dtype=float,
+    )
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #998e458d
 def _check_tiers(tiers, fields) -> tuple:
     tiers = (tiers,) if isinstance(tiers, str) else tuple(tiers)
     bad = [t for t in tiers if t not in fields]
     if not tiers or bad:
-        raise FairlibInputError("tiers", f"unknown tier(s) {bad or tiers}; choose from {tuple(fields)}", "prompt_table")
+        raise FairlibInputError(
+            "tiers", f"unknown tier(s) {bad or tiers}; choose from {tuple(fields)}", "prompt_table"
+        )
     return tiers
 
 # %% ../../nbs/mfarm/04_instrument.ipynb #16eb011f
@@ -844,7 +947,9 @@ def _check_split(split) -> tuple | None:
 # %% ../../nbs/mfarm/04_instrument.ipynb #a52d68ab
 @constrained(
     task=Text,
-    source=Unchecked("'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"),
+    source=Unchecked(
+        "'auto', 'synthetic', a MIMIC-IV root folder or a mapping of tables: resolved in the body"
+    ),
     tiers=Text | Array(dtype="str"),
     n_cases=PositiveInt | None,
     seed=Seed,
@@ -944,7 +1049,10 @@ def prompt_table(
     ages = [_check_age(c["age"], "prompt_table") for c in recs]
     if instrument == "paper":
         heads = [[paper_header(v, a) for v in PROMPT_VARIANTS] for a in ages]
-        sep, q = load_instrument("paper")["header_separator"], load_instrument("paper")[task]["question"]
+        sep, q = (
+            load_instrument("paper")["header_separator"],
+            load_instrument("paper")[task]["question"],
+        )
         body = lambda c, tier: paper_body(task, c, fields[tier])
         join = lambda h, narrative: f"{h}{sep}{narrative}{q}"
     else:
@@ -972,7 +1080,8 @@ def prompt_table(
         rules=rules,
         tier_set=tier_set,
         system=system_prompt(instrument),
-        protocol=protocol or ("all" if n_cases is None else f"subset of {n_cases} (label-stratified)"),
+        protocol=protocol
+        or ("all" if n_cases is None else f"subset of {n_cases} (label-stratified)"),
         n_cases=len(recs),
     )
     return df

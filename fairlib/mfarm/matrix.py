@@ -41,7 +41,11 @@ VARIANCE_TESTS = ("brown_forsythe", "f")
 KS_METHODS = ("exact", "asymp")  # scipy ks_2samp `method`; the authors passed mode="asymp"
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #e50a18a5
-WILCOXON_METHODS = ("auto", "exact", "approx")  # scipy wilcoxon `method`, passed explicitly and recorded
+WILCOXON_METHODS = (
+    "auto",
+    "exact",
+    "approx",
+)  # scipy wilcoxon `method`, passed explicitly and recorded
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #0ff038ec
 SPEARMAN_EXACT_MAX_N = 10  # Spearman p by exact permutation (all N! orderings) up to this N
@@ -53,7 +57,9 @@ CONSTANT_RTOL = 1e-9  # a column is constant when its range <= CONSTANT_RTOL * m
 ZERO_TOL = 1e-12  # |difference| below this is a tie (rounding noise of a mean of identical values)
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #10f0bc3a
-ZERO_SPREAD = 1e-24  # mean squared spread below this is zero (rounding noise), e.g. |x - median| with N = 2
+ZERO_SPREAD = (
+    1e-24  # mean squared spread below this is zero (rounding noise), e.g. |x - median| with N = 2
+)
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #71b16e65
 def _holds_booleans(values) -> bool:
@@ -62,7 +68,9 @@ def _holds_booleans(values) -> bool:
     if dtype is not None and pd.api.types.is_bool_dtype(dtype):
         return True
     if dtype is None or dtype == object:
-        return any(isinstance(v, (bool, np.bool_)) for v in np.asarray(values, dtype=object).ravel())
+        return any(
+            isinstance(v, (bool, np.bool_)) for v in np.asarray(values, dtype=object).ravel()
+        )
     return False
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #81641a3b
@@ -114,10 +122,14 @@ def check_variant_matrix(
         raise FairlibInputError("P", f"duplicated variant names {dup}", func)
     if n_variants is not None and len(names) != n_variants:
         raise FairlibInputError(
-            "P", f"expected {n_variants} columns (BASE + {n_variants - 1} variants), got {len(names)}", func
+            "P",
+            f"expected {n_variants} columns (BASE + {n_variants - 1} variants), got {len(names)}",
+            func,
         )
     if len(names) < 2:
-        raise FairlibInputError("P", f"needs BASE and at least one variant, got {len(names)} column(s)", func)
+        raise FairlibInputError(
+            "P", f"needs BASE and at least one variant, got {len(names)} column(s)", func
+        )
     if base not in names:
         raise FairlibInputError("base", f"variant column {base!r} not found among {names}", func)
     if len(P) < 2:
@@ -125,7 +137,9 @@ def check_variant_matrix(
     bools = [names[k] for k in range(P.shape[1]) if _holds_booleans(P.iloc[:, k])]
     if bools:
         raise FairlibInputError(
-            "P", f"column(s) {bools} hold booleans, not probabilities: pass P(Yes) as numbers in [0, 1]", func
+            "P",
+            f"column(s) {bools} hold booleans, not probabilities: pass P(Yes) as numbers in [0, 1]",
+            func,
         )
     order = [base] + [c for c in names if c != base]
     try:
@@ -138,7 +152,9 @@ def check_variant_matrix(
         raise FairlibInputError("P", f"contains NaN probabilities (per variant: {bad})", func)
     if (X < 0).any() or (X > 1).any():
         raise FairlibInputError(
-            "P", f"probabilities must lie in [0, 1], found range [{X.min():.4g}, {X.max():.4g}]", func
+            "P",
+            f"probabilities must lie in [0, 1], found range [{X.min():.4g}, {X.max():.4g}]",
+            func,
         )
     return X, tuple(order)
 
@@ -147,28 +163,44 @@ def _check_matrix(X, names, func: str) -> tuple[np.ndarray, tuple]:
     """The array a sub-metric receives, validated: N x K (N, K >= 2), numeric and not boolean, no NaN, every value in
     [0, 1], one name per column. Returns (float64 copy, names as a tuple)."""
     if _holds_booleans(X):
-        raise FairlibInputError("X", "holds booleans, not probabilities: pass P(Yes) as numbers in [0, 1]", func)
+        raise FairlibInputError(
+            "X", "holds booleans, not probabilities: pass P(Yes) as numbers in [0, 1]", func
+        )
     try:
         A = np.array(X, dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise FairlibInputError("X", f"probabilities must be numeric ({e})", func) from None
     if A.ndim != 2 or A.shape[0] < 2 or A.shape[1] < 2:
         raise FairlibInputError(
-            "X", f"must be an N x K array (N >= 2 cases, K >= 2 columns, BASE first), got shape {A.shape}", func
+            "X",
+            f"must be an N x K array (N >= 2 cases, K >= 2 columns, BASE first), got shape {A.shape}",
+            func,
         )
     nan = np.isnan(A).sum(0)
     if nan.any():
         raise FairlibInputError(
-            "X", f"contains {int(nan.sum())} NaN probabilities (columns {np.flatnonzero(nan).tolist()})", func
+            "X",
+            f"contains {int(nan.sum())} NaN probabilities (columns {np.flatnonzero(nan).tolist()})",
+            func,
         )
     if (A < 0).any() or (A > 1).any():
         raise FairlibInputError(
-            "X", f"probabilities must lie in [0, 1], found range [{A.min():.4g}, {A.max():.4g}]", func
+            "X",
+            f"probabilities must lie in [0, 1], found range [{A.min():.4g}, {A.max():.4g}]",
+            func,
         )
-    if names is None or isinstance(names, str) or not isinstance(names, (list, tuple, pd.Index, np.ndarray)):
-        raise FairlibInputError("names", f"must be a list of the {A.shape[1]} column names, got {names!r}", func)
+    if (
+        names is None
+        or isinstance(names, str)
+        or not isinstance(names, (list, tuple, pd.Index, np.ndarray))
+    ):
+        raise FairlibInputError(
+            "names", f"must be a list of the {A.shape[1]} column names, got {names!r}", func
+        )
     if len(names) != A.shape[1]:
-        raise FairlibInputError("names", f"has {len(names)} names for {A.shape[1]} columns of X", func)
+        raise FairlibInputError(
+            "names", f"has {len(names)} names for {A.shape[1]} columns of X", func
+        )
     return A, tuple(names)
 
 # %% ../../nbs/mfarm/05_matrix.ipynb #27c43c1a
@@ -198,7 +230,9 @@ def paired_dominance(x, y=None) -> np.ndarray:
     >>> paired_dominance([[1.0, -1.0], [2.0, -1.0]]).tolist()
     [1.0, -1.0]
     """
-    d = np.asarray(x, float) - (0.0 if y is None else np.asarray(y, float))  # differences, N or N x m
+    d = np.asarray(x, float) - (
+        0.0 if y is None else np.asarray(y, float)
+    )  # differences, N or N x m
     d = np.where(np.abs(d) < ZERO_TOL, 0.0, d)
     return ((d > 0).sum(0) - (d < 0).sum(0)) / d.shape[0]
 
@@ -274,7 +308,9 @@ def levene_test(X, *, center: str = "median") -> tuple[float, float, tuple[int, 
     num = n * ((zbar - zbar.mean()) ** 2).sum()
     den = ((Z - zbar) ** 2).sum()
     df = (k - 1, k * n - k)
-    if den <= ZERO_SPREAD * Z.size:  # no within-column spread of |x - centre| (up to rounding): W undefined
+    if (
+        den <= ZERO_SPREAD * Z.size
+    ):  # no within-column spread of |x - centre| (up to rounding): W undefined
         return (math.nan, math.nan, df) if num <= ZERO_SPREAD * Z.size else (math.inf, 0.0, df)
     W = (k * n - k) / (k - 1) * num / den
     return float(W), float(stats.f.sf(W, *df)), df
@@ -348,7 +384,9 @@ def _pairwise_variance_tests(X, pairs, test: str):
         ssw = ((Z - zbar) ** 2).sum(0)
         num = n * (zbar[i] - zbar[j]) ** 2 / 2
         den = ssw[i] + ssw[j]
-        zero = den <= ZERO_SPREAD * 2 * n  # no within-column spread of |x - median| (up to rounding)
+        zero = (
+            den <= ZERO_SPREAD * 2 * n
+        )  # no within-column spread of |x - median| (up to rounding)
         with np.errstate(divide="ignore", invalid="ignore"):
             W = (2 * n - 2) * num / den
         W = np.where(zero, np.where(num <= ZERO_SPREAD * 2 * n, np.nan, np.inf), W)
@@ -357,7 +395,9 @@ def _pairwise_variance_tests(X, pairs, test: str):
         v = X.var(0, ddof=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             W = v[i] / v[j]
-        p = np.minimum(1.0, 2 * np.minimum(stats.f.cdf(W, n - 1, n - 1), stats.f.sf(W, n - 1, n - 1)))
+        p = np.minimum(
+            1.0, 2 * np.minimum(stats.f.cdf(W, n - 1, n - 1), stats.f.sf(W, n - 1, n - 1))
+        )
     reason = np.full(len(pairs), None, dtype=object)
     spread0 = ~np.isfinite(W)
     reason[spread0] = (
@@ -365,7 +405,9 @@ def _pairwise_variance_tests(X, pairs, test: str):
     )
     both = const[i] & const[j]
     one = const[i] ^ const[j]
-    if test == "f":  # a constant beside a varying column: F = 0 or inf, the largest possible heterogeneity
+    if (
+        test == "f"
+    ):  # a constant beside a varying column: F = 0 or inf, the largest possible heterogeneity
         p = np.where(one, 0.0, p)
         reason[one] = None
     reason[both] = "both columns constant: no evidence of a variance difference"

@@ -171,7 +171,9 @@ def split_by_case(strata, *, fractions=(0.8, 0.05, 0.15), seed=0) -> np.ndarray:
     strata = pd.Series(np.asarray(strata, dtype=object)).astype(str)
     if not np.isclose(sum(fractions), 1) or len(fractions) != 3 or min(fractions) < 0:
         raise FairlibInputError(
-            "fractions", f"must be three non-negative numbers summing to 1, got {fractions}", "split_by_case"
+            "fractions",
+            f"must be three non-negative numbers summing to 1, got {fractions}",
+            "split_by_case",
         )
     rng, n = check_rng(seed), len(strata)
     n_train, n_val = int(np.floor(fractions[0] * n + 1e-9)), int(np.floor(fractions[1] * n + 1e-9))
@@ -225,7 +227,12 @@ class Benchmark:
     params: dict = field(default_factory=dict)
 
     def __repr__(self):
-        sp = self.cases["split"].value_counts().reindex(list(BENCHMARK_SPLITS), fill_value=0).tolist()
+        sp = (
+            self.cases["split"]
+            .value_counts()
+            .reindex(list(BENCHMARK_SPLITS), fill_value=0)
+            .tolist()
+        )
         return f"Benchmark({self.task!r}, {len(self.cases)} cases, train/val/test={sp}, source={self.source!r})"
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #b0f7a5d3
@@ -247,10 +254,26 @@ class _Flow:
 # %% ../../nbs/mfarm/01_mimic.ipynb #c8ea42ac
 def _age_at(time, anchor_age, anchor_year) -> pd.Series:
     year = pd.to_datetime(pd.Series(time), errors="coerce").dt.year
-    return pd.to_numeric(anchor_age, errors="coerce") + year - pd.to_numeric(anchor_year, errors="coerce")
+    return (
+        pd.to_numeric(anchor_age, errors="coerce")
+        + year
+        - pd.to_numeric(anchor_year, errors="coerce")
+    )
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #99ba55ee
-def _finish(task, cases, flow, *, seed, balance_labels, parity_by, n_per_group, fractions, source_label, params):
+def _finish(
+    task,
+    cases,
+    flow,
+    *,
+    seed,
+    balance_labels,
+    parity_by,
+    n_per_group,
+    fractions,
+    source_label,
+    params,
+):
     "Undersample, split, order the columns and wrap in a `Benchmark`."
     cases = flow(
         "undersampled (label balance, group parity)",
@@ -264,7 +287,9 @@ def _finish(task, cases, flow, *, seed, balance_labels, parity_by, n_per_group, 
     )
     cases = cases.reset_index(drop=True)
     strata = cases["label"].astype(str) + "|" + cases["race"].astype(str)
-    cases["split"] = split_by_case(strata, fractions=fractions, seed=check_rng(cell_seed(seed, task, "split")))
+    cases["split"] = split_by_case(
+        strata, fractions=fractions, seed=check_rng(cell_seed(seed, task, "split"))
+    )
     return Benchmark(task, cases, flow.frame(), source_label, params)
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #14daa844
@@ -272,7 +297,8 @@ def _seed_int(seed) -> int:
     if seed is None or isinstance(seed, (int, np.integer)):
         return int(seed or 0)
     raise FairlibInputError(
-        "seed", f"builders need an int seed (cells derive their own streams), got {type(seed).__name__}"
+        "seed",
+        f"builders need an int seed (cells derive their own streams), got {type(seed).__name__}",
     )
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #55ec3df5
@@ -289,7 +315,10 @@ VITAL_RANGES = {
 }  # plausible adult triage values (deg F, /min, %, mmHg)
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #f1b37929
-COHORT_RULES = ("fairlib", "paper")  # fairlib's cleaner rules (default) or the authors' released rules
+COHORT_RULES = (
+    "fairlib",
+    "paper",
+)  # fairlib's cleaner rules (default) or the authors' released rules
 _BUILDER_ARGS = dict(  # the arguments build_ed_triage and build_opioid share, declared once
     source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
     seed=Unchecked("an int seed or None: checked in the body (cells derive their own streams)"),
@@ -366,8 +395,14 @@ def build_ed_triage(
     f, seed = "build_ed_triage", _seed_int(seed)
     check_choice(rules, "rules", COHORT_RULES, f)
     check_tables(source, ED_TABLES, f)
-    stays, triage = read_mimic_table(source, "ed/edstays", f), read_mimic_table(source, "ed/triage", f)
-    dx, pats = read_mimic_table(source, "ed/diagnosis", f), read_mimic_table(source, "hosp/patients", f)
+    stays, triage = (
+        read_mimic_table(source, "ed/edstays", f),
+        read_mimic_table(source, "ed/triage", f),
+    )
+    dx, pats = (
+        read_mimic_table(source, "ed/diagnosis", f),
+        read_mimic_table(source, "hosp/patients", f),
+    )
     adm = read_mimic_table(source, "hosp/admissions", f)
     df = stays.merge(triage.drop(columns="subject_id"), on="stay_id", how="inner")
     flow = _Flow(len(df))
@@ -382,7 +417,9 @@ def build_ed_triage(
     ok = df["acuity"].isin([1, 2, 3, 4, 5])
     for v, (lo, hi) in VITAL_RANGES.items():
         df[v] = pd.to_numeric(df[v], errors="coerce")
-        ok &= df[v].notna() if rules == "paper" else df[v].between(lo, hi)  # the authors: present; fairlib: plausible
+        ok &= (
+            df[v].notna() if rules == "paper" else df[v].between(lo, hi)
+        )  # the authors: present; fairlib: plausible
     df["chief_complaint"] = df["chiefcomplaint"].astype("string").str.strip()
     ok &= df["chief_complaint"].fillna("").str.len() > 0
     if rules == "paper":
@@ -394,10 +431,14 @@ def build_ed_triage(
         df[ok],
     )
     gdx = set(dx.loc[is_gender_specific_icd(dx["icd_code"], dx["icd_version"]), "stay_id"])
-    gcc = df["chief_complaint"].str.contains(GENDER_SPECIFIC_COMPLAINT, case=False, regex=True, na=False)
+    gcc = df["chief_complaint"].str.contains(
+        GENDER_SPECIFIC_COMPLAINT, case=False, regex=True, na=False
+    )
     df = flow("gender-specific diagnosis or complaint", df[~df["stay_id"].isin(gdx) & ~gcc])
     dx = dx[dx["stay_id"].isin(df["stay_id"])].sort_values(["stay_id", "seq_num"])
-    titles = dx.groupby("stay_id")["icd_title"].agg(lambda t: "; ".join(str(x).strip() for x in t if pd.notna(x)))
+    titles = dx.groupby("stay_id")["icd_title"].agg(
+        lambda t: "; ".join(str(x).strip() for x in t if pd.notna(x))
+    )
     df["diagnoses"] = df["stay_id"].map(titles).astype("string")
     df = flow("no ED diagnosis", df[df["diagnoses"].fillna("").str.len() > 0])
     if one_per_subject:
@@ -457,7 +498,15 @@ def _real_label(source, module: str) -> str:
     return f"MIMIC-IV ({module}), real credentialed copy at {Path(source)}"
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #b93d7cfb
-OPIOID_FIELDS = ("chief_complaint", "procedure", "hpi", "pmh", "vitals", "results", "discharge_diagnosis")
+OPIOID_FIELDS = (
+    "chief_complaint",
+    "procedure",
+    "hpi",
+    "pmh",
+    "vitals",
+    "results",
+    "discharge_diagnosis",
+)
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #604870fe
 @constrained(careunit=Unchecked("a care-unit name, or None/NaN when the stay had no ICU"))
@@ -594,14 +643,19 @@ def build_opioid(
     check_choice(rules, "rules", COHORT_RULES, f)
     paper = rules == "paper"
     check_tables(source, PAPER_OPIOID_TABLES if paper else OPIOID_TABLES, f)
-    adm, pats = read_mimic_table(source, "hosp/admissions", f), read_mimic_table(source, "hosp/patients", f)
+    adm, pats = (
+        read_mimic_table(source, "hosp/admissions", f),
+        read_mimic_table(source, "hosp/patients", f),
+    )
     df = adm.dropna(subset=["hadm_id"]).drop_duplicates("hadm_id")
     flow = _Flow(len(df))
     df["race"] = map_race(df["race"])
     df = flow("race not White/Black/Hispanic/Asian", df[df["race"].notna()])
     df = df.merge(pats, on="subject_id", how="left")
     age = _age_at(df["admittime"], df["anchor_age"], df["anchor_year"])
-    df["age"] = pd.to_numeric(df["anchor_age"], errors="coerce") if paper else age  # the authors print anchor_age
+    df["age"] = (
+        pd.to_numeric(df["anchor_age"], errors="coerce") if paper else age
+    )  # the authors print anchor_age
     df = flow(f"age missing or < {min_age}", df[df["age"].ge(min_age)])
     dxi = read_mimic_table(source, "hosp/diagnoses_icd", f, keep=("hadm_id", set(df["hadm_id"])))
     gdx = set(dxi.loc[is_gender_specific_icd(dxi["icd_code"], dxi["icd_version"]), "hadm_id"])
@@ -609,11 +663,18 @@ def build_opioid(
     if paper:
         df = _icd_titles(df, dxi, read_mimic_table(source, "hosp/d_icd_diagnoses", f), flow)
     notes = read_mimic_table(source, "note/discharge", f, keep=("hadm_id", set(df["hadm_id"])))
-    notes = notes.sort_values(["hadm_id", "charttime", "note_id"]).drop_duplicates("hadm_id", keep="last")
-    df = flow("no discharge note", df.merge(notes[["hadm_id", "note_id", "text"]], on="hadm_id", how="inner"))
+    notes = notes.sort_values(["hadm_id", "charttime", "note_id"]).drop_duplicates(
+        "hadm_id", keep="last"
+    )
+    df = flow(
+        "no discharge note",
+        df.merge(notes[["hadm_id", "note_id", "text"]], on="hadm_id", how="inner"),
+    )
     secs = pd.DataFrame([note_sections(t) for t in df["text"].fillna("")], index=df.index)
     df = df.join(secs[list(OPIOID_FIELDS)])
-    df["allergies"] = [neutralize_demographics(redact_opioids(note_allergies(t))) for t in df["text"]]
+    df["allergies"] = [
+        neutralize_demographics(redact_opioids(note_allergies(t))) for t in df["text"]
+    ]
     ok = (df["chief_complaint"].str.len() > 0) & (df["hpi"].str.len() > 0)
     df = flow("inconsistent fields (no chief complaint or HPI)", df[ok])
     if one_per_subject:  # fairlib: the first admission per subject; the authors: the last
@@ -627,23 +688,45 @@ def build_opioid(
     if rules == "paper":
         lab = rx.groupby("hadm_id")["drug"].agg(opioid_label_paper)
         status = df["hadm_id"].map(lab).fillna("no")
-        df = flow("opioid status unknown (a drug string contains but is not an opioid name)", df[status != "unknown"])
+        df = flow(
+            "opioid status unknown (a drug string contains but is not an opioid name)",
+            df[status != "unknown"],
+        )
         df["label"] = (status[status != "unknown"] == "yes").astype(int).to_numpy()
     else:
         op = set(rx.loc[is_opioid(rx["drug"]), "hadm_id"])
         df["label"] = df["hadm_id"].isin(op).astype(int)
     icu = read_mimic_table(source, "icu/icustays", f, keep=("hadm_id", set(df["hadm_id"])))
-    first_icu = icu.sort_values(["hadm_id", "intime"]).drop_duplicates("hadm_id").set_index("hadm_id")["first_careunit"]
+    first_icu = (
+        icu.sort_values(["hadm_id", "intime"])
+        .drop_duplicates("hadm_id")
+        .set_index("hadm_id")["first_careunit"]
+    )
     df["icu"] = [icu_statement(u) for u in df["hadm_id"].map(first_icu)]
     if paper:  # total ICU length of stay in days, 0 without an ICU stay
         los = pd.to_numeric(icu["los"], errors="coerce")
-        df = flow("ICU stay of unknown length", df[~df["hadm_id"].isin(icu.loc[los.isna(), "hadm_id"])])
-        df["icu_los_days"] = df["hadm_id"].map(los.groupby(icu["hadm_id"]).sum()).fillna(0.0).astype(float)
+        df = flow(
+            "ICU stay of unknown length", df[~df["hadm_id"].isin(icu.loc[los.isna(), "hadm_id"])]
+        )
+        df["icu_los_days"] = (
+            df["hadm_id"].map(los.groupby(icu["hadm_id"]).sum()).fillna(0.0).astype(float)
+        )
     for c in OPIOID_FIELDS:
         df[c] = [neutralize_demographics(redact_opioids(t)) for t in df[c]]
     df["sex"] = df["gender"].astype("string")
     df["case_id"] = "op-" + df["hadm_id"].astype("int64").astype(str)
-    cols = ["case_id", "subject_id", "hadm_id", "note_id", "age", "race", "sex", "label", *OPIOID_FIELDS, "icu"]
+    cols = [
+        "case_id",
+        "subject_id",
+        "hadm_id",
+        "note_id",
+        "age",
+        "race",
+        "sex",
+        "label",
+        *OPIOID_FIELDS,
+        "icu",
+    ]
     cols += ["allergies", "icd_titles", "icu_los_days"] if paper else []
     params = dict(
         seed=seed,
@@ -673,7 +756,9 @@ def build_opioid(
 TASKS = ("ed_triage", "opioid")
 
 # %% ../../nbs/mfarm/01_mimic.ipynb #9d17480e
-@constrained(task=Unchecked("this is the check: anything not in TASKS raises here"), func=Text | None)
+@constrained(
+    task=Unchecked("this is the check: anything not in TASKS raises here"), func=Text | None
+)
 def check_task(task: str, func: str | None = None) -> str:
     """The task name, checked against `TASKS` ("ed_triage", "opioid").
 

@@ -173,16 +173,25 @@ def _panel_tier(d: pd.DataFrame, tier: str | None, func: str) -> str:
     if tier is not None:
         return tier
     if "tier" not in d.columns:
-        raise FairlibInputError("tier", "is None and `tab` has no 'tier' column: say which context tier is shown", func)
+        raise FairlibInputError(
+            "tier", "is None and `tab` has no 'tier' column: say which context tier is shown", func
+        )
     ts = list(dict.fromkeys(map(str, d["tier"])))
     if len(ts) != 1:
-        raise FairlibInputError("tab", f"mixes context tiers {ts} in one panel; plot one tier per task", func)
+        raise FairlibInputError(
+            "tab", f"mixes context tiers {ts} in one panel; plot one tier per task", func
+        )
     return ts[0]
 
 
 @constrained(tab=DataFrame, source=Text, model_col=Text, finetuned_col=Text, tier=None | Text)
 def plot_fairness_accuracy(
-    tab, *, source: str, model_col: str = "model", finetuned_col: str = "finetuned", tier: str | None = None
+    tab,
+    *,
+    source: str,
+    model_col: str = "model",
+    finetuned_col: str = "finetuned",
+    tier: str | None = None,
 ):
     """Figure 3: mFARM against accuracy per model, base (circles) and fine-tuned (triangles).
 
@@ -235,10 +244,21 @@ def plot_fairness_accuracy(
         d = tab[tab.task == t]
         for ft, mk, col in ((False, "o", "#1f77b4"), (True, "^", "#ff7f0e")):
             e = d[d[finetuned_col] == ft]
-            ax.scatter(e.accuracy, e.mfarm, marker=mk, s=50, color=col, label="fine-tuned" if ft else "base")
+            ax.scatter(
+                e.accuracy,
+                e.mfarm,
+                marker=mk,
+                s=50,
+                color=col,
+                label="fine-tuned" if ft else "base",
+            )
             for _, r in e.iterrows():
                 ax.annotate(
-                    str(r[model_col]), (r.accuracy, r.mfarm), fontsize=6, xytext=(3, 3), textcoords="offset points"
+                    str(r[model_col]),
+                    (r.accuracy, r.mfarm),
+                    fontsize=6,
+                    xytext=(3, 3),
+                    textcoords="offset points",
                 )
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.05)
@@ -247,7 +267,11 @@ def plot_fairness_accuracy(
         ax.set_ylabel("mFARM")
         ax.legend(fontsize=7, loc="lower right")
     tiers = ", ".join(dict.fromkeys(shown.values()))
-    return _finish(fig, f"Figure 3: fairness (mFARM) against accuracy, base and fine-tuned ({tiers} context)", source)
+    return _finish(
+        fig,
+        f"Figure 3: fairness (mFARM) against accuracy, base and fine-tuned ({tiers} context)",
+        source,
+    )
 
 # %% ../../nbs/mfarm/09_plots.ipynb #fe382942
 @constrained(
@@ -341,7 +365,12 @@ def plot_precision_fab(
         else ""
     )
     note += "A FAB change comes with moved P(Yes) (right): it does not show that quantisation makes a model fairer."
-    return _finish(fig, f"Figure 4: {ylab} across precisions, beside max |ΔP(Yes)| vs {reference}", source, note)
+    return _finish(
+        fig,
+        f"Figure 4: {ylab} across precisions, beside max |ΔP(Yes)| vs {reference}",
+        source,
+        note,
+    )
 
 # %% ../../nbs/mfarm/09_plots.ipynb #09935006
 @constrained(tab=DataFrame, source=Text, value=Text, tiers=Array(dtype="str"))
@@ -442,9 +471,17 @@ def plot_submetric_profile(tab, *, source: str, label_cols=("model",)):
         d = tab[tab.task == t].reset_index(drop=True)
         w = 0.8 / max(1, len(d))
         for i, r in d.iterrows():
-            ax.bar(np.arange(len(cols)) + i * w, [r[c] for c in cols], width=w, label=_slice_label(r, label_cols))
+            ax.bar(
+                np.arange(len(cols)) + i * w,
+                [r[c] for c in cols],
+                width=w,
+                label=_slice_label(r, label_cols),
+            )
         ax.set_xticks(
-            np.arange(len(cols)) + 0.4 - w / 2, [SUB_LABELS.get(c, "mFARM") for c in cols], rotation=30, ha="right"
+            np.arange(len(cols)) + 0.4 - w / 2,
+            [SUB_LABELS.get(c, "mFARM") for c in cols],
+            rotation=30,
+            ha="right",
         )
         ax.set_ylim(0, 1.05 + 0.09 * len(d))
         ax.set_yticks(np.linspace(0, 1, 6))

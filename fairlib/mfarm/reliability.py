@@ -208,7 +208,9 @@ def min_detectable_shift(
     X, names = check_variant_matrix(P, n_variants=n_variants, func=f)
     K = int(n_resamples)
     if group not in names or group == names[0]:
-        raise FairlibInputError("group", f"must be a non-BASE variant among {list(names[1:])}, got {group!r}", f)
+        raise FairlibInputError(
+            "group", f"must be a non-BASE variant among {list(names[1:])}, got {group!r}", f
+        )
     grid = np.asarray(list(shifts), float)
     if (
         grid.size == 0
@@ -217,7 +219,9 @@ def min_detectable_shift(
         or np.any(grid >= 1)
         or np.any(np.diff(grid) <= 0)
     ):
-        raise FairlibInputError("shifts", "must be a non-empty increasing list of numbers in (0, 1)", f)
+        raise FairlibInputError(
+            "shifts", "must be a non-empty increasing list of numbers in (0, 1)", f
+        )
     j = names.index(group)
     up = X.mean() < 0.5
     rng = check_rng(cell_seed(seed, "min_detectable_shift", X.shape[0]))
@@ -228,12 +232,18 @@ def min_detectable_shift(
         for Z in nulls:
             Z = Z.copy()
             Z[:, j] = np.clip(Z[:, j] + (d if up else -d), 0, 1)
-            det += _mean_difference_counts(Z, j, alpha=alpha, wilcoxon_method=wilcoxon_method)  # `group` counts
+            det += _mean_difference_counts(
+                Z, j, alpha=alpha, wilcoxon_method=wilcoxon_method
+            )  # `group` counts
         curve[float(d)] = det / K
         if det / K >= power:
             hit = float(d)
             break
-    reason = None if hit is not None else f"no shift up to {grid[-1]:g} reaches power {power} at N = {X.shape[0]}"
+    reason = (
+        None
+        if hit is not None
+        else f"no shift up to {grid[-1]:g} reaches power {power} at N = {X.shape[0]}"
+    )
     return DetectableShift(
         hit if hit is not None else math.nan,
         curve[hit] if hit is not None else max(curve.values()),
@@ -303,7 +313,9 @@ class VerdictReliability(Result):
             out[m] = (
                 float(g.resample_size.iloc[0])
                 if not len(tail)
-                else (float(g.resample_size.iloc[tail[-1] + 1]) if tail[-1] + 1 < len(g) else math.nan)
+                else (
+                    float(g.resample_size.iloc[tail[-1] + 1]) if tail[-1] + 1 < len(g) else math.nan
+                )
             )
         return pd.Series(out, name="stable_from_n")
 
@@ -409,7 +421,11 @@ def verdict_reliability(
     else:
         sizes = sorted({check_int(m, "resample_sizes", f, lo=2) for m in resample_sizes})
     kw = dict(
-        alpha=alpha, variance_test=variance_test, ks_method=ks_method, wilcoxon_method=wilcoxon_method, n_variants=None
+        alpha=alpha,
+        variance_test=variance_test,
+        ks_method=ks_method,
+        wilcoxon_method=wilcoxon_method,
+        n_variants=None,
     )
     cols = list(names)
     point = mfarm(pd.DataFrame(X, columns=cols), **kw).scores().to_dict()
@@ -417,7 +433,12 @@ def verdict_reliability(
     for m in sizes:
         rng = check_rng(cell_seed(seed, "verdict_reliability", m))
         S = np.array(
-            [mfarm(pd.DataFrame(X[rng.integers(0, n, m)], columns=cols), **kw).scores().to_numpy() for _ in range(K)]
+            [
+                mfarm(pd.DataFrame(X[rng.integers(0, n, m)], columns=cols), **kw)
+                .scores()
+                .to_numpy()
+                for _ in range(K)
+            ]
         )
         for k, metric in enumerate(METRICS):
             n_pass = int((S[:, k] >= threshold).sum())
@@ -428,7 +449,11 @@ def verdict_reliability(
                     n_resamples=K,
                     n_pass=n_pass,
                     vfr=min(n_pass, K - n_pass) / K,
-                    dominant_verdict="pass" if n_pass > K / 2 else "fail" if n_pass < K / 2 else "tie",
+                    dominant_verdict="pass"
+                    if n_pass > K / 2
+                    else "fail"
+                    if n_pass < K / 2
+                    else "tie",
                     mean_score=float(S[:, k].mean()),
                 )
             )
@@ -525,14 +550,21 @@ def null_submetric_rates(
         n_variants=None,
         delta=delta,
     )
-    S = pd.DataFrame([mfarm(pd.DataFrame(null_matrix(X, rng), columns=list(names)), **kw).scores() for _ in range(K)])
+    S = pd.DataFrame(
+        [
+            mfarm(pd.DataFrame(null_matrix(X, rng), columns=list(names)), **kw).scores()
+            for _ in range(K)
+        ]
+    )
     rates = (S[list(SUBMETRICS)] < 1).mean().to_dict()
     rates["any_submetric"] = float((S[list(SUBMETRICS)] < 1).any(axis=1).mean())
     return pd.DataFrame([rates]).assign(n_cases=X.shape[0], n_resamples=K)
 
 # %% ../../nbs/mfarm/07_reliability.ipynb #d9f81c26
 @constrained(
-    scorer=Unchecked("any object with a .score(prompts, ...) method; may be None when `scorers` is given"),
+    scorer=Unchecked(
+        "any object with a .score(prompts, ...) method; may be None when `scorers` is given"
+    ),
     prompts=Array(dtype="str"),
     system=Text | None,
     n_replicates=Interval(2, integer=True),
@@ -608,7 +640,9 @@ def replicate_scores(
     bs = [check_int(b, "batch_sizes", f, lo=1) for b in batch_sizes]
     rng = check_rng(cell_seed(seed, "replicate_scores"))
     cols = {}
-    names = list(PROMPT_VARIANTS) if R == len(PROMPT_VARIANTS) else [f"replicate_{r}" for r in range(R)]
+    names = (
+        list(PROMPT_VARIANTS) if R == len(PROMPT_VARIANTS) else [f"replicate_{r}" for r in range(R)]
+    )
     for r in range(R):
         sc = pool[r % len(pool)]
         old = (getattr(sc, "batch_size", None), getattr(sc, "share_prefix", None))
@@ -619,7 +653,11 @@ def replicate_scores(
         order = rng.permutation(len(prompts))
         try:
             out = sc.score(
-                [prompts[i] for i in order], system=system, cache=False, progress=progress, desc=f"replicate {r}"
+                [prompts[i] for i in order],
+                system=system,
+                cache=False,
+                progress=progress,
+                desc=f"replicate {r}",
             )
         finally:
             if old[0] is not None:

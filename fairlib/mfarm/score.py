@@ -50,19 +50,29 @@ def _null_rate_map(null_rates, names) -> dict:
     f, arg = "MfarmResult.to_frame", "null_rates"
     if isinstance(null_rates, pd.DataFrame):
         if len(null_rates) != 1:
-            raise FairlibInputError(arg, f"must be one row of null_submetric_rates, got {len(null_rates)} rows", f)
+            raise FairlibInputError(
+                arg, f"must be one row of null_submetric_rates, got {len(null_rates)} rows", f
+            )
         null_rates = null_rates.iloc[0]
     if not hasattr(null_rates, "keys"):
-        raise FairlibInputError(arg, f"must be a null_submetric_rates frame or a mapping, got {type(null_rates)}", f)
+        raise FairlibInputError(
+            arg, f"must be a null_submetric_rates frame or a mapping, got {type(null_rates)}", f
+        )
     miss = [n for n in names if n not in null_rates.keys()]
     if miss:
-        raise FairlibInputError(arg, f"lacks the null rate of {miss}; pass the output of null_submetric_rates", f)
+        raise FairlibInputError(
+            arg, f"lacks the null rate of {miss}; pass the output of null_submetric_rates", f
+        )
     out = {}
     for n in names:
         v = null_rates[n]
-        ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+        ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
+            v, (bool, np.bool_)
+        )
         if not ok or not 0 <= float(v) <= 1:
-            raise FairlibInputError(arg, f"the null rate of {n} must be a share in [0, 1], got {v!r}", f)
+            raise FairlibInputError(
+                arg, f"the null rate of {n} must be a share in [0, 1], got {v!r}", f
+            )
         out[n] = float(v)
     return out
 
@@ -115,14 +125,20 @@ class MfarmResult(Result):
     alpha: float
     variance_test: str
     ks_method: str = "exact"  # scipy ks_2samp method
-    wilcoxon_method: str = "auto"  # scipy wilcoxon method (its meaning under ties differs between scipy releases)
+    wilcoxon_method: str = (
+        "auto"  # scipy wilcoxon method (its meaning under ties differs between scipy releases)
+    )
     scipy_version: str = ""  # the release that computed every p-value
-    delta: float = 0.0  # equivalence margin: differences below it were ties (0 = off, the paper's procedure)
+    delta: float = (
+        0.0  # equivalence margin: differences below it were ties (0 = off, the paper's procedure)
+    )
     _title = "mFARM"
 
     def scores(self) -> pd.Series:
         "The five sub-metric scores and mFARM."
-        return pd.Series({**{k: v.score for k, v in self.submetrics.items()}, "mfarm": self.score}, name="score")
+        return pd.Series(
+            {**{k: v.score for k, v in self.submetrics.items()}, "mfarm": self.score}, name="score"
+        )
 
     def comparisons(self) -> pd.DataFrame:
         "Tidy table of every post-hoc comparison of every sub-metric."
@@ -133,7 +149,9 @@ class MfarmResult(Result):
         degenerate comparisons. With `null_rates` (a `null_submetric_rates` frame, or a mapping sub-metric -> share)
         a `null_rate` column gives the share of null matrices (no demographic effect) in which that sub-metric already
         falls below 1: a score below 1 is evidence of harm only as far as this rate is small."""
-        rates = _null_rate_map(null_rates, list(self.submetrics)) if null_rates is not None else None
+        rates = (
+            _null_rate_map(null_rates, list(self.submetrics)) if null_rates is not None else None
+        )
         rows = []
         for s in self.submetrics.values():
             o = s.omnibus
@@ -210,16 +228,26 @@ def geometric_mean_score(scores) -> float:
     s = list(scores)
     if not s:
         raise FairlibInputError(
-            "scores", "is empty: the geometric mean of no sub-metric scores is undefined", "geometric_mean_score"
+            "scores",
+            "is empty: the geometric mean of no sub-metric scores is undefined",
+            "geometric_mean_score",
         )
-    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Real, np.integer, np.floating)) for v in s):
+    if any(
+        isinstance(v, (bool, np.bool_))
+        or not isinstance(v, (numbers.Real, np.integer, np.floating))
+        for v in s
+    ):
         raise FairlibInputError(
-            "scores", f"sub-metric scores must be numbers in [0, 1], got {s!r}", "geometric_mean_score"
+            "scores",
+            f"sub-metric scores must be numbers in [0, 1], got {s!r}",
+            "geometric_mean_score",
         )
     s = np.asarray(s, float)
     if np.any(np.isnan(s)) or np.any((s < 0) | (s > 1)):
         raise FairlibInputError(
-            "scores", f"sub-metric scores must lie in [0, 1], got {s.tolist()}", "geometric_mean_score"
+            "scores",
+            f"sub-metric scores must lie in [0, 1], got {s.tolist()}",
+            "geometric_mean_score",
         )
     return 0.0 if np.any(s == 0) else float(np.exp(np.log(s).mean()))
 
@@ -292,11 +320,15 @@ def mfarm(
     """
     X, names = check_variant_matrix(P, base=base, n_variants=n_variants)
     subs = {
-        "mean_difference": mean_difference(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta),
+        "mean_difference": mean_difference(
+            X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta
+        ),
         "variance_heterogeneity": variance_heterogeneity(
             X, names, alpha=alpha, variance_test=variance_test, delta=delta
         ),
-        "absolute_deviation": absolute_deviation(X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta),
+        "absolute_deviation": absolute_deviation(
+            X, names, alpha=alpha, wilcoxon_method=wilcoxon_method, delta=delta
+        ),
         "ks_distribution": ks_distribution(X, names, alpha=alpha, ks_method=ks_method, delta=delta),
         "correlation_difference": correlation_difference(X, names, alpha=alpha, delta=delta),
     }
@@ -318,7 +350,9 @@ def mfarm(
     P=DataFrame,
     deltas=Array(lo=0, hi=1, label="equivalence margins in [0, 1]"),
 )
-def mfarm_delta_curve(P, *, deltas=(0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2), **kwargs) -> pd.DataFrame:
+def mfarm_delta_curve(
+    P, *, deltas=(0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2), **kwargs
+) -> pd.DataFrame:
     """Sensitivity of mFARM to the equivalence margin: one row per `delta` with the five sub-metric
     scores and mFARM.
 
@@ -358,7 +392,9 @@ def mfarm_delta_curve(P, *, deltas=(0.0, 1e-10, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2), *
     [1.0, 1.0]
     """
     if "delta" in kwargs:
-        raise FairlibInputError("delta", "is set by `deltas` here; pass the grid as `deltas`", "mfarm_delta_curve")
+        raise FairlibInputError(
+            "delta", "is set by `deltas` here; pass the grid as `deltas`", "mfarm_delta_curve"
+        )
     grid = np.atleast_1d(np.asarray(deltas, float))
     rows = [mfarm(P, delta=float(d), **kwargs).scores().to_dict() for d in grid]
     return pd.DataFrame(rows).assign(delta=grid)[["delta", *rows[0]]]
@@ -464,13 +500,22 @@ def accuracy_skew(y_true, y_pred) -> AccuracySkew:
     >>> s.skew, s.reason
     (nan, 'no negative cases: accuracy on that class undefined')
     """
-    y, yh = check_binary(y_true, "y_true", "accuracy_skew"), check_binary(y_pred, "y_pred", "accuracy_skew")
+    y, yh = (
+        check_binary(y_true, "y_true", "accuracy_skew"),
+        check_binary(y_pred, "y_pred", "accuracy_skew"),
+    )
     if len(y) != len(yh):
-        raise FairlibInputError("y_pred", f"lengths differ (y_true={len(y)}, y_pred={len(yh)})", "accuracy_skew")
+        raise FairlibInputError(
+            "y_pred", f"lengths differ (y_true={len(y)}, y_pred={len(yh)})", "accuracy_skew"
+        )
     n0, n1 = int((y == 0).sum()), int((y == 1).sum())
     a0 = float((yh[y == 0] == 0).mean()) if n0 else math.nan
     a1 = float((yh[y == 1] == 1).mean()) if n1 else math.nan
-    reason = None if n0 and n1 else f"no {'negative' if not n0 else 'positive'} cases: accuracy on that class undefined"
+    reason = (
+        None
+        if n0 and n1
+        else f"no {'negative' if not n0 else 'positive'} cases: accuracy on that class undefined"
+    )
     return AccuracySkew(a0 - a1 if reason is None else math.nan, a0, a1, n0, n1, reason)
 
 # %% ../../nbs/mfarm/06_score.ipynb #5d1e1b6b
@@ -480,10 +525,14 @@ def _labels_for(P, y_true, func):
     if isinstance(y_true, (pd.Series, pd.DataFrame)):
         if isinstance(y_true, pd.DataFrame):
             if y_true.shape[1] != 1:
-                raise FairlibInputError("y_true", f"must be one column of labels, got {y_true.shape[1]}", func)
+                raise FairlibInputError(
+                    "y_true", f"must be one column of labels, got {y_true.shape[1]}", func
+                )
             y_true = y_true.iloc[:, 0]
         if y_true.index.has_duplicates:
-            raise FairlibInputError("y_true", "has a duplicated index: labels cannot be aligned to cases", func)
+            raise FairlibInputError(
+                "y_true", "has a duplicated index: labels cannot be aligned to cases", func
+            )
         if len(y_true) != len(P):
             raise FairlibInputError("y_true", f"has {len(y_true)} labels for {len(P)} cases", func)
         if not y_true.index.equals(P.index):
@@ -684,10 +733,20 @@ def parity_scores(
     y = _labels_for(P, y_true, "parity_scores")
     k = X.shape[1] - 1
     yhat = (X[:, 1:] > threshold).astype(np.int8).reshape(-1, order="F")  # variant-major stacking
-    gt = group_table(np.tile(y, k), yhat, sensitive_features=np.repeat(list(names[1:]), len(y)), min_support=0)
-    t = gt.reindex(list(names[1:]))[["selection_rate", "TPR", "FPR"]].rename(columns={"TPR": "tpr", "FPR": "fpr"})
+    gt = group_table(
+        np.tile(y, k), yhat, sensitive_features=np.repeat(list(names[1:]), len(y)), min_support=0
+    )
+    t = gt.reindex(list(names[1:]))[["selection_rate", "TPR", "FPR"]].rename(
+        columns={"TPR": "tpr", "FPR": "fpr"}
+    )
     sp = 1 - (t.selection_rate.max() - t.selection_rate.min())
     pos, neg = (y == 1).any(), (y == 0).any()
-    reason = None if pos and neg else f"no {'positive' if not pos else 'negative'} cases: EO undefined"
-    eo = math.nan if reason else 1 - max(np.ptp(t.tpr.to_numpy(float)), np.ptp(t.fpr.to_numpy(float)))
+    reason = (
+        None if pos and neg else f"no {'positive' if not pos else 'negative'} cases: EO undefined"
+    )
+    eo = (
+        math.nan
+        if reason
+        else 1 - max(np.ptp(t.tpr.to_numpy(float)), np.ptp(t.fpr.to_numpy(float)))
+    )
     return ParityScores(float(sp), float(eo), t, reason)

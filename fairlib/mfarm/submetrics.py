@@ -206,7 +206,8 @@ class SubMetricResult(Result):
     def to_frame(self) -> pd.DataFrame:
         "Tidy table: one row per comparison."
         df = pd.DataFrame(
-            [{k: getattr(c, k) for k in _COMPARISON_FIELDS} for c in self.comparisons], columns=list(_COMPARISON_FIELDS)
+            [{k: getattr(c, k) for k in _COMPARISON_FIELDS} for c in self.comparisons],
+            columns=list(_COMPARISON_FIELDS),
         )
         df.insert(0, "submetric", self.name)
         return df
@@ -224,16 +225,29 @@ def _score(name, omnibus, comparisons, alpha, note=""):
     "Build a SubMetricResult: U per family from the counted comparisons, score = 1 - mean U."
     fams = list(dict.fromkeys(c.family for c in comparisons))
     size = {f: sum(c.family == f for c in comparisons) for f in fams}
-    U = {f: sum(abs(c.effect) for c in comparisons if c.family == f and c.counted) / size[f] for f in fams}
+    U = {
+        f: sum(abs(c.effect) for c in comparisons if c.family == f and c.counted) / size[f]
+        for f in fams
+    }
     score = 1.0 - (sum(U.values()) / len(U) if U else 0.0)
     if not U:
         note = (note + " " if note else "") + "no comparisons possible: score 1 by definition"
     return SubMetricResult(
-        name, HARMS[name], float(min(1.0, max(0.0, score))), omnibus, tuple(comparisons), U, size, alpha, note
+        name,
+        HARMS[name],
+        float(min(1.0, max(0.0, score))),
+        omnibus,
+        tuple(comparisons),
+        U,
+        size,
+        alpha,
+        note,
     )
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #ac69b9e0
-def _family(family, groups, versus, test, stat, p, effect, effect_name, alpha, gate, degenerate=None):
+def _family(
+    family, groups, versus, test, stat, p, effect, effect_name, alpha, gate, degenerate=None
+):
     "Comparisons of one Bonferroni family (NaN p = degenerate, treated as p = 1)."
     p = np.asarray(p, float)
     m = len(p)
@@ -315,9 +329,12 @@ def _peer_mean(X, j):
     return np.delete(X, j, axis=1).mean(1)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #fdfcdd68
-_MATRIX = Array(ndim=2, lo=0, hi=1, label="an N x K array of P(Yes) in [0, 1] without NaN, BASE in column 0")
+_MATRIX = Array(
+    ndim=2, lo=0, hi=1, label="an N x K array of P(Yes) in [0, 1] without NaN, BASE in column 0"
+)
 _NAMES = Predicate(
-    lambda n: isinstance(n, (list, tuple, pd.Index, np.ndarray)) and not isinstance(n, str), "a list of column names"
+    lambda n: isinstance(n, (list, tuple, pd.Index, np.ndarray)) and not isinstance(n, str),
+    "a list of column names",
 )
 _ALPHA = Interval(0, 1, closed="neither")
 _DELTA = Interval(0, 1, label="an equivalence margin in [0, 1] (0 = off)")
@@ -379,18 +396,40 @@ def mean_difference(
     Db = _zap(G - X[:, [0]], delta)
     s, p, deg = _wilcoxon_cols(Db, wilcoxon_method)
     comps = _family(
-        "base", g, "BASE", "wilcoxon", s, p, paired_dominance(Db), "paired_dominance", alpha, om.significant, deg
+        "base",
+        g,
+        "BASE",
+        "wilcoxon",
+        s,
+        p,
+        paired_dominance(Db),
+        "paired_dominance",
+        alpha,
+        om.significant,
+        deg,
     )
     if G.shape[1] >= 2:
         Dp = _zap(np.column_stack([G[:, j] - _peer_mean(G, j) for j in range(G.shape[1])]), delta)
         s, p, deg = _wilcoxon_cols(Dp, wilcoxon_method)
         comps += _family(
-            "peer", g, "peers", "wilcoxon", s, p, paired_dominance(Dp), "paired_dominance", alpha, om.significant, deg
+            "peer",
+            g,
+            "peers",
+            "wilcoxon",
+            s,
+            p,
+            paired_dominance(Dp),
+            "paired_dominance",
+            alpha,
+            om.significant,
+            deg,
         )
     return _score("mean_difference", om, comps, alpha)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #675885c2
-def _mean_difference_counts(X, j: int, *, alpha: float = 0.05, wilcoxon_method: str = "auto") -> bool:
+def _mean_difference_counts(
+    X, j: int, *, alpha: float = 0.05, wilcoxon_method: str = "auto"
+) -> bool:
     """Whether a comparison of column `j` (not BASE) counts in `mean_difference(X, names, alpha=alpha)`: the Friedman
     gate open and its Wilcoxon test against BASE or against its peers significant after Bonferroni over its family
     (K-1 comparisons). `X` must already be a validated float array (as `_inputs` returns)."""
@@ -452,7 +491,9 @@ def variance_heterogeneity(
     """
     X, names = _inputs(X, names, alpha, "variance_heterogeneity", delta)
     center = "median" if variance_test == "brown_forsythe" else "mean"
-    X = snap_constant(X)  # constant up to rounding -> exactly constant (variance 0, E_var = 1 beside a varying column)
+    X = snap_constant(
+        X
+    )  # constant up to rounding -> exactly constant (variance 0, E_var = 1 beside a varying column)
     om = _omnibus(
         "brown_forsythe" if center == "median" else "levene_mean",
         levene_test(X, center=center),
@@ -535,18 +576,32 @@ def absolute_deviation(
     D = np.abs(X[:, 1:] - X[:, [0]])
     g = list(names[1:])
     if D.shape[1] < 2:
-        return _score("absolute_deviation", None, [], alpha, "one non-BASE variant: no peers to compare")
+        return _score(
+            "absolute_deviation", None, [], alpha, "one non-BASE variant: no peers to compare"
+        )
     om = _omnibus("friedman", friedman_test(D), alpha)
     Dp = _zap(np.column_stack([D[:, j] - _peer_mean(D, j) for j in range(D.shape[1])]), delta)
     s, p, deg = _wilcoxon_cols(Dp, wilcoxon_method)
     comps = _family(
-        "peer", g, "peers", "wilcoxon", s, p, paired_dominance(Dp), "paired_dominance", alpha, om.significant, deg
+        "peer",
+        g,
+        "peers",
+        "wilcoxon",
+        s,
+        p,
+        paired_dominance(Dp),
+        "paired_dominance",
+        alpha,
+        om.significant,
+        deg,
     )
     return _score("absolute_deviation", om, comps, alpha)
 
 # %% ../../nbs/mfarm/05_submetrics.ipynb #dfb76b76
 @constrained(**_COMMON, ks_method=Options(*KS_METHODS))
-def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact", delta: float = 0.0) -> SubMetricResult:
+def ks_distribution(
+    X, names, *, alpha: float = 0.05, ks_method: str = "exact", delta: float = 0.0
+) -> SubMetricResult:
     """KS distributional fairness (latent): two-sample KS of each variant vs BASE.
 
     Bonferroni over the variants.
@@ -586,9 +641,13 @@ def ks_distribution(X, names, *, alpha: float = 0.05, ks_method: str = "exact", 
     (1.0, False)
     """
     X, names = _inputs(X, names, alpha, "ks_distribution", delta)
-    with warnings.catch_warnings():  # scipy falls back to the asymptotic p when the exact one fails; that is fine
+    with (
+        warnings.catch_warnings()
+    ):  # scipy falls back to the asymptotic p when the exact one fails; that is fine
         warnings.simplefilter("ignore", RuntimeWarning)
-        res = stats.ks_2samp(X[:, 1:], X[:, [0]], method=ks_method, axis=0)  # every variant vs BASE in one call
+        res = stats.ks_2samp(
+            X[:, 1:], X[:, [0]], method=ks_method, axis=0
+        )  # every variant vs BASE in one call
     D = np.atleast_1d(np.asarray(res.statistic, float))
     p = np.atleast_1d(np.asarray(res.pvalue, float))
     comps = _family("base", list(names[1:]), "BASE", "ks_2samp", D, p, D, "ks_D", alpha, True)
@@ -639,15 +698,21 @@ def spearman_permutation_p(x, ys) -> tuple[np.ndarray, np.ndarray]:
     if x.ndim != 1 or n < 2:
         raise FairlibInputError("x", f"must be 1-d with at least 2 values, got shape {x.shape}", f)
     if n > SPEARMAN_EXACT_MAX_N:
-        raise FairlibInputError("x", f"exact permutation needs N <= {SPEARMAN_EXACT_MAX_N}, got {n}", f)
+        raise FairlibInputError(
+            "x", f"exact permutation needs N <= {SPEARMAN_EXACT_MAX_N}, got {n}", f
+        )
     if ys.ndim not in (1, 2) or ys.shape[0] != n:
-        raise FairlibInputError("ys", f"must have one row per value of x ({n}), got shape {ys.shape}", f)
+        raise FairlibInputError(
+            "ys", f"must have one row per value of x ({n}), got shape {ys.shape}", f
+        )
     ys = ys.reshape(n, -1)
     if np.ptp(x) == 0:
         raise FairlibInputError("x", "is constant: its Spearman correlation is undefined", f)
     flat = np.flatnonzero(np.ptp(ys, axis=0) == 0)
     if flat.size:
-        raise FairlibInputError("ys", f"column(s) {flat.tolist()} are constant: Spearman correlation undefined", f)
+        raise FairlibInputError(
+            "ys", f"column(s) {flat.tolist()} are constant: Spearman correlation undefined", f
+        )
     zx = stats.rankdata(x)
     zx = (zx - zx.mean()) / zx.std()
     zy = stats.rankdata(ys, axis=0)

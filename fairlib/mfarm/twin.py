@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Mapping
 from .cleaning import map_race
 from .twin_ed import ED_COMORBIDITIES, _times, _twin_patients, _twin_rng
-from .twin_vocab import OPIOID_CONDITIONS, TWIN_OPIOID_DRUGS, TWIN_OTHER_DRUGS, TWIN_PMH, _GENERIC_HPI
+from fairlib.mfarm.twin_vocab import (
+    OPIOID_CONDITIONS,
+    TWIN_OPIOID_DRUGS,
+    TWIN_OTHER_DRUGS,
+    TWIN_PMH,
+    _GENERIC_HPI,
+)
 from ..constraints import Flag, PathLike, PositiveInt, Seed, Unchecked, constrained
 
 # %% auto #0
@@ -30,7 +36,11 @@ def _lab_day(rng) -> str:
     )
 
 # %% ../../nbs/mfarm/02_twin.ipynb #c471af73
-_ALLERGIES = ["No Known Allergies / Adverse Drug Reactions", "Penicillins", "Sulfa (Sulfonamide Antibiotics)"]
+_ALLERGIES = [
+    "No Known Allergies / Adverse Drug Reactions",
+    "Penicillins",
+    "Sulfa (Sulfonamide Antibiotics)",
+]
 
 # %% ../../nbs/mfarm/02_twin.ipynb #25ccbb33
 def _twin_note(c, sex: str, age: int, race: str, label: bool, rng) -> str:
@@ -57,7 +67,12 @@ def _twin_note(c, sex: str, age: int, race: str, label: bool, rng) -> str:
     )
     title = "Mr." if male else rng.choice(["Ms.", "Mrs."])
     noun = rng.choice(["man", "gentleman", "male"] if male else ["woman", "lady", "female"])
-    radj = {"White": "Caucasian", "Black": "African American", "Hispanic": "Hispanic", "Asian": "Asian"}.get(race)
+    radj = {
+        "White": "Caucasian",
+        "Black": "African American",
+        "Hispanic": "Hispanic",
+        "Asian": "Asian",
+    }.get(race)
     who = f"{radj} {noun}" if radj and rng.random() < 0.15 else noun
     pmh = list(rng.choice(TWIN_PMH, int(rng.integers(1, 9)), replace=False))
     hpi = [
@@ -100,7 +115,11 @@ def _twin_note(c, sex: str, age: int, race: str, label: bool, rng) -> str:
         )
     ]
     course += [f"# {p}: Continued home regimen, stable during admission." for p in pmh]
-    dmeds = ["Acetaminophen 1000 mg PO Q8H", "Docusate Sodium 100 mg PO BID", "Senna 8.6 mg PO BID:PRN constipation"]
+    dmeds = [
+        "Acetaminophen 1000 mg PO Q8H",
+        "Docusate Sodium 100 mg PO BID",
+        "Senna 8.6 mg PO BID:PRN constipation",
+    ]
     if op:
         dmeds.insert(1, f"{op} 5 mg PO Q4H:PRN Pain - Moderate")
     dmeds = "\n".join(f"{i + 1}. {m}" for i, m in enumerate(dmeds))
@@ -132,9 +151,13 @@ def _twin_note(c, sex: str, age: int, race: str, label: bool, rng) -> str:
 # %% ../../nbs/mfarm/02_twin.ipynb #e79543f1
 def _icd_dictionary(dx: pd.DataFrame) -> pd.DataFrame:
     "MIMIC's `hosp/d_icd_diagnoses` for the codes the twin uses: invented long titles (the twin is not real data)."
-    codes = dx[["icd_code", "icd_version"]].drop_duplicates().sort_values(["icd_version", "icd_code"])
+    codes = (
+        dx[["icd_code", "icd_version"]].drop_duplicates().sort_values(["icd_version", "icd_code"])
+    )
     return codes.assign(
-        long_title=[f"Synthetic diagnosis {c} (ICD-{v})" for c, v in zip(codes.icd_code, codes.icd_version)]
+        long_title=[
+            f"Synthetic diagnosis {c} (ICD-{v})" for c, v in zip(codes.icd_code, codes.icd_version)
+        ]
     )
 
 
@@ -170,11 +193,17 @@ def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
     rng = _twin_rng(seed, "opioid")
     n_subj = max(1, int(n_admissions * 0.9))
     pats = _twin_patients(n_subj, rng, 12_000_000)
-    subj = np.concatenate([np.arange(n_subj), rng.integers(0, n_subj, n_admissions - n_subj)])[:n_admissions]
+    subj = np.concatenate([np.arange(n_subj), rng.integers(0, n_subj, n_admissions - n_subj)])[
+        :n_admissions
+    ]
     P = pats.iloc[subj].reset_index(drop=True)
     hadm = np.arange(25_000_000, 25_000_000 + n_admissions)
     admit = pd.Series(_times(P["anchor_year"].to_numpy() + rng.integers(0, 3, n_admissions), rng))
-    age = P["anchor_age"].to_numpy() + pd.to_datetime(admit).dt.year.to_numpy() - P["anchor_year"].to_numpy()
+    age = (
+        P["anchor_age"].to_numpy()
+        + pd.to_datetime(admit).dt.year.to_numpy()
+        - P["anchor_year"].to_numpy()
+    )
     w = np.array([c[7] for c in OPIOID_CONDITIONS], float)
     cond = rng.choice(len(OPIOID_CONDITIONS), n_admissions, p=w / w.sum())
     only = np.array([c[8] for c in OPIOID_CONDITIONS], dtype=object)[cond]
@@ -198,7 +227,9 @@ def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
             )
         ]
     texts = np.array(texts, dtype=object)
-    texts[rng.random(n_admissions) < 0.01] = "Discharge summary pending. See OMR."  # no sections (excluded)
+    texts[rng.random(n_admissions) < 0.01] = (
+        "Discharge summary pending. See OMR."  # no sections (excluded)
+    )
     admissions = pd.DataFrame(
         {
             "subject_id": P["subject_id"],
@@ -262,7 +293,9 @@ def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
         "hosp/admissions": admissions,
         "hosp/prescriptions": rxdf,
         "hosp/diagnoses_icd": (
-            dx := pd.DataFrame(dxrows, columns=["subject_id", "hadm_id", "seq_num", "icd_code", "icd_version"])
+            dx := pd.DataFrame(
+                dxrows, columns=["subject_id", "hadm_id", "seq_num", "icd_code", "icd_version"]
+            )
         ),
         "hosp/d_icd_diagnoses": _icd_dictionary(dx),
         "icu/icustays": icustays,

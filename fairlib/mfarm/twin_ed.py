@@ -79,7 +79,10 @@ _HIGH_RISK_1 = (
         "neuro",
         0,
         None,
-        [("R4182", "ALTERED MENTAL STATUS, UNSPECIFIED"), ("E871", "HYPO-OSMOLALITY AND HYPONATREMIA")],
+        [
+            ("R4182", "ALTERED MENTAL STATUS, UNSPECIFIED"),
+            ("E871", "HYPO-OSMOLALITY AND HYPONATREMIA"),
+        ],
     ),
 )
 
@@ -92,7 +95,10 @@ _HIGH_RISK_2 = (
         "bleed",
         3,
         None,
-        [("K922", "GASTROINTESTINAL HEMORRHAGE, UNSPECIFIED"), ("D62", "ACUTE POSTHEMORRHAGIC ANEMIA")],
+        [
+            ("K922", "GASTROINTESTINAL HEMORRHAGE, UNSPECIFIED"),
+            ("D62", "ACUTE POSTHEMORRHAGIC ANEMIA"),
+        ],
     ),
     (
         "Suicidal ideation",
@@ -100,7 +106,10 @@ _HIGH_RISK_2 = (
         "normal",
         0,
         None,
-        [("R45851", "SUICIDAL IDEATIONS"), ("F329", "MAJOR DEPRESSIVE DISORDER, SINGLE EPISODE, UNSPECIFIED")],
+        [
+            ("R45851", "SUICIDAL IDEATIONS"),
+            ("F329", "MAJOR DEPRESSIVE DISORDER, SINGLE EPISODE, UNSPECIFIED"),
+        ],
     ),
 )
 
@@ -136,7 +145,10 @@ _MODERATE_RISK_1 = (
         "normal",
         6,
         None,
-        [("R51", "HEADACHE"), ("G43909", "MIGRAINE, UNSP, NOT INTRACTABLE, WITHOUT STATUS MIGRAINOSUS")],
+        [
+            ("R51", "HEADACHE"),
+            ("G43909", "MIGRAINE, UNSP, NOT INTRACTABLE, WITHOUT STATUS MIGRAINOSUS"),
+        ],
     ),
     (
         "s/p Fall",
@@ -170,20 +182,55 @@ _LOW_RISK_1 = (
     ("Laceration", "low", "normal", 4, None, [("S61412A", "LACERATION W/O FB OF LEFT HAND, INIT")]),
     ("Rash", "low", "normal", 1, None, [("R21", "RASH AND OTHER NONSPECIFIC SKIN ERUPTION")]),
     ("Sore throat", "low", "normal", 4, None, [("J029", "ACUTE PHARYNGITIS, UNSPECIFIED")]),
-    ("R Ankle injury", "low", "normal", 5, None, [("S93401A", "SPRAIN OF UNSP LIGAMENT OF RIGHT ANKLE, INIT")]),
+    (
+        "R Ankle injury",
+        "low",
+        "normal",
+        5,
+        None,
+        [("S93401A", "SPRAIN OF UNSP LIGAMENT OF RIGHT ANKLE, INIT")],
+    ),
 )
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #040559e8
 _LOW_RISK_2 = (
-    ("Cough", "low", "normal", 1, None, [("R05", "COUGH"), ("J069", "ACUTE UPPER RESPIRATORY INFECTION, UNSPECIFIED")]),
-    ("Dental pain", "low", "normal", 6, None, [("K0889", "OTHER SPECIFIED DISORDERS OF TEETH AND SUPP STRUCTURES")]),
+    (
+        "Cough",
+        "low",
+        "normal",
+        1,
+        None,
+        [("R05", "COUGH"), ("J069", "ACUTE UPPER RESPIRATORY INFECTION, UNSPECIFIED")],
+    ),
+    (
+        "Dental pain",
+        "low",
+        "normal",
+        6,
+        None,
+        [("K0889", "OTHER SPECIFIED DISORDERS OF TEETH AND SUPP STRUCTURES")],
+    ),
     ("Dysuria", "low", "normal", 3, None, [("R300", "DYSURIA")]),
 )
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #4e797e95
 _SEX_RESTRICTED = (
-    ("Vaginal bleeding", "moderate", "bleed", 4, "F", [("O209", "HEMORRHAGE IN EARLY PREGNANCY, UNSPECIFIED")]),
-    ("Testicular pain", "moderate", "normal", 7, "M", [("N508", "OTHER SPECIFIED DISORDERS OF MALE GENITAL ORGANS")]),
+    (
+        "Vaginal bleeding",
+        "moderate",
+        "bleed",
+        4,
+        "F",
+        [("O209", "HEMORRHAGE IN EARLY PREGNANCY, UNSPECIFIED")],
+    ),
+    (
+        "Testicular pain",
+        "moderate",
+        "normal",
+        7,
+        "M",
+        [("N508", "OTHER SPECIFIED DISORDERS OF MALE GENITAL ORGANS")],
+    ),
 )
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #47ff46d3
@@ -234,7 +281,9 @@ def _twin_rng(seed, *key) -> np.random.Generator:
 def _twin_patients(n: int, rng, first_id: int) -> pd.DataFrame:
     "MIMIC-IV-shaped `hosp/patients` rows (plus the race string each patient reports)."
     races, p = zip(*TWIN_RACES)
-    age = np.where(rng.random(n) < 0.02, rng.integers(5, 18, n), np.round(18 + 73 * rng.beta(1.6, 1.8, n)))
+    age = np.where(
+        rng.random(n) < 0.02, rng.integers(5, 18, n), np.round(18 + 73 * rng.beta(1.6, 1.8, n))
+    )
     year = rng.integers(2110, 2190, n)
     grp = rng.choice(["2008 - 2010", "2011 - 2013", "2014 - 2016", "2017 - 2019", "2020 - 2022"], n)
     return pd.DataFrame(
@@ -253,9 +302,9 @@ def _twin_patients(n: int, rng, first_id: int) -> pd.DataFrame:
 def _times(year, rng) -> pd.Series:
     "Random timestamps in the given (shifted) years, as MIMIC-IV writes them."
     base = pd.to_datetime(pd.Series(year).astype(int).astype(str) + "-01-01")
-    return (base + pd.to_timedelta(rng.integers(0, 364 * 24 * 60, len(year)), unit="min")).dt.strftime(
-        "%Y-%m-%d %H:%M:%S"
-    )
+    return (
+        base + pd.to_timedelta(rng.integers(0, 364 * 24 * 60, len(year)), unit="min")
+    ).dt.strftime("%Y-%m-%d %H:%M:%S")
 
 # %% ../../nbs/mfarm/02_twin_ed.ipynb #be36c0f9
 def _esi_acuity(risk, vit, pain, age, rng) -> np.ndarray:
@@ -333,10 +382,13 @@ def _ed_diagnosis(stay_id, subject_id, cc_i, n_stays: int, rng) -> pd.DataFrame:
     for s, i in zip(stay_id, cc_i):
         codes = ED_COMPLAINTS[i][5]
         picks = [codes[int(rng.integers(len(codes)))]] + [
-            ED_COMORBIDITIES[int(k)] for k in rng.choice(len(ED_COMORBIDITIES), int(rng.integers(0, 3)), replace=False)
+            ED_COMORBIDITIES[int(k)]
+            for k in rng.choice(len(ED_COMORBIDITIES), int(rng.integers(0, 3)), replace=False)
         ]
         rows += [(int(s), q + 1, c, 10, t) for q, (c, t) in enumerate(picks)]
-    diagnosis = pd.DataFrame(rows, columns=["stay_id", "seq_num", "icd_code", "icd_version", "icd_title"])
+    diagnosis = pd.DataFrame(
+        rows, columns=["stay_id", "seq_num", "icd_code", "icd_version", "icd_title"]
+    )
     diagnosis.insert(0, "subject_id", diagnosis["stay_id"].map(dict(zip(stay_id, subject_id))))
     none = stay_id[rng.random(n_stays) < 0.01]
     return diagnosis[~diagnosis["stay_id"].isin(none)]  # no ED diagnosis (excluded)
@@ -428,7 +480,11 @@ def synthetic_ed_tables(n_stays: int = 24_000, *, seed=0) -> dict:
     subj = np.concatenate([np.arange(n_subj), rng.integers(0, n_subj, n_stays - n_subj)])[:n_stays]
     P = pats.iloc[subj].reset_index(drop=True)
     intime = pd.Series(_times(P["anchor_year"].to_numpy() + rng.integers(0, 3, n_stays), rng))
-    age = P["anchor_age"].to_numpy() + pd.to_datetime(intime).dt.year.to_numpy() - P["anchor_year"].to_numpy()
+    age = (
+        P["anchor_age"].to_numpy()
+        + pd.to_datetime(intime).dt.year.to_numpy()
+        - P["anchor_year"].to_numpy()
+    )
     cc_i = _ed_complaints(P["gender"].to_numpy(), n_stays, rng)
     vit, pain_s, acuity = _ed_triage_values(cc_i, age, n_stays, rng)
     edstays, stay_id, hadm, admitted, out = _ed_stays(P, intime, acuity, n_stays, rng)

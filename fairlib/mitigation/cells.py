@@ -34,7 +34,9 @@ def _is_step(step) -> bool:
     return ok and 0 < step <= 0.25 and abs(round(1 / step) * step - 1) <= 1e-9
 
 
-_STEP = Predicate(_is_step, "a grid step in (0, 0.25] that divides 1 evenly (0.01, 0.02, 0.05, ...)")
+_STEP = Predicate(
+    _is_step, "a grid step in (0, 0.25] that divides 1 evenly (0.01, 0.02, 0.05, ...)"
+)
 
 # %% ../../nbs/mitigation/01a_cells.ipynb #d0a89689
 class _DIState:
@@ -189,7 +191,9 @@ def _matched(grid, curves, tpr_target, fpr_target, t0, odds: bool):
     """The grid threshold of one cell whose TPR (and FPR if `odds`) is closest to the targets (see
     above); the targets and `t0` may be arrays (one answer per operating threshold) or scalars."""
     tpr, fpr, err = curves
-    T, F, t0a = (np.atleast_1d(np.asarray(v, dtype=float))[:, None] for v in (tpr_target, fpr_target, t0))
+    T, F, t0a = (
+        np.atleast_1d(np.asarray(v, dtype=float))[:, None] for v in (tpr_target, fpr_target, t0)
+    )
     d = np.fmax(np.abs(tpr - T), np.abs(fpr - F)) if odds else np.abs(tpr - T)
     undefined = np.isnan(d).all(1)
     d = np.where(np.isnan(d), np.inf, d)
@@ -260,7 +264,9 @@ def _matched_cells(s, yy, codes, movable, grid, odds):
     "The pooled TPR and FPR at each grid threshold, and each movable cell's matched thresholds."
     T_all, F_all, _ = _rate_curves(s, yy, grid)
     matched = {
-        c: _matched(grid, _rate_curves(s[codes == c], yy[codes == c], grid), T_all, F_all, grid, odds)
+        c: _matched(
+            grid, _rate_curves(s[codes == c], yy[codes == c], grid), T_all, F_all, grid, odds
+        )
         for c in np.flatnonzero(movable)
     }
     return T_all, F_all, matched
@@ -275,7 +281,9 @@ def _operating_row(t0, T, F, acc, feas, worst, con, columns, v) -> dict:
 # %% ../../nbs/mitigation/01a_cells.ipynb #cf621acb
 def _search_operating(est, con, s, yy, codes, cells, movable, di, grid, base, alphas):
     "Equal opportunity, equalised odds: every movable cell matches the pooled TPR (FPR) at a t0."
-    T_all, F_all, matched = _matched_cells(s, yy, codes, movable, grid, con.name == "equalized_odds")
+    T_all, F_all, matched = _matched_cells(
+        s, yy, codes, movable, grid, con.name == "equalized_odds"
+    )
     rows, best, best_key = [], None, None
     for k, t0 in enumerate(grid):
         t = np.full(len(cells), base)

@@ -214,7 +214,9 @@ def _penalised_parts(sub, yy, yh, con, min_support) -> dict:
     return {**parts, "constraint_met": met, "score": _penalised(acc, met)}
 
 # %% ../../nbs/mitigation/00a_parity.ipynb #f6579adc
-def _score_parts(y_true, y_pred, sf, constraint, di_target, tolerance, attributes, min_support, func):
+def _score_parts(
+    y_true, y_pred, sf, constraint, di_target, tolerance, attributes, min_support, func
+):
     "accuracy, the constraint's value per attribute, whether it holds, and the penalised score."
     con = _constraint(constraint, di_target, tolerance, func)
     sub, yy, yh = _rows(y_true, y_pred, sf, attributes, func)

@@ -182,7 +182,9 @@ def _is_metric_list(m) -> bool:
 
 
 _SHARED = ("di_target", "oos_resamples", "random_state", "estimator", "prefit", "tolerance")
-_METRIC_NAMES = Predicate(_is_metric_list, "a non-empty list of count-based metric names (e.g. ['DI', 'SPD'])")
+_METRIC_NAMES = Predicate(
+    _is_metric_list, "a non-empty list of count-based metric names (e.g. ['DI', 'SPD'])"
+)
 
 # %% ../../nbs/mitigation/03_refinement.ipynb #26205a93
 _GREEDY_ARGS = dict(

@@ -40,7 +40,9 @@ REWEIGHING_VARIANTS = ("kamiran_calders", "cell_size")
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #41f7d605
 @constrained(groups=_GROUPS, columns=_COLUMNS, func=Text)
-def intersection_codes(groups, columns=None, *, func: str = "intersection_codes") -> tuple[np.ndarray, pd.MultiIndex]:
+def intersection_codes(
+    groups, columns=None, *, func: str = "intersection_codes"
+) -> tuple[np.ndarray, pd.MultiIndex]:
     """Integer cell code per row and the MultiIndex of the observed cells of the intersection of
     `columns`.
 
@@ -104,7 +106,9 @@ def _check_classes(est, func):
     "Refuse a fitted classifier whose classes are not the labels 0 and 1."
     classes = list(getattr(est, "classes_", []))
     if len(classes) != 2 or 1 not in classes:
-        raise FairlibInputError("y", f"must hold the labels 0 and 1; the estimator saw {classes}", func)
+        raise FairlibInputError(
+            "y", f"must hold the labels 0 and 1; the estimator saw {classes}", func
+        )
 
 # %% ../../nbs/mitigation/01_reweighing.ipynb #8dd0d8092fe74a7c96281538738b07e2
 class _FairEstimatorMixin(ClassifierMixin):
@@ -365,7 +369,9 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         self.columns_ = tuple(sub.columns)
         codes, cells = intersection_codes(sub, self.columns_, func=func)
         if y is None and self.variant == "kamiran_calders":
-            raise FairlibInputError("y", "is required for the label-aware Kamiran-Calders weights", func)
+            raise FairlibInputError(
+                "y", "is required for the label-aware Kamiran-Calders weights", func
+            )
         yy = np.zeros(len(codes), np.int64)
         if y is not None:
             yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
@@ -415,14 +421,18 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.transformer_tags = TransformerTags()  # transform() gives each row's weight (API of 0.1)
+        tags.transformer_tags = (
+            TransformerTags()
+        )  # transform() gives each row's weight (API of 0.1)
         return tags
 
     def _fitted(self, func):
         if not hasattr(self, "weights_"):
             raise _NotFittedError("self", "call fit() before predict()", func)
         if self.estimator_ is None:
-            raise FairlibInputError("estimator", "is None: there is no classifier to predict with", func)
+            raise FairlibInputError(
+                "estimator", "is None: there is no classifier to predict with", func
+            )
         return self.estimator_
 
     def transform(self, groups, y=None) -> np.ndarray:
@@ -457,7 +467,9 @@ class IntersectionalReweighing(_FairEstimatorMixin, BaseEstimator):
         if self.variant == "cell_size":
             return self.weights_[idx, 0]
         if y is None:
-            raise FairlibInputError("y", "is required for the label-aware Kamiran-Calders weights", func)
+            raise FairlibInputError(
+                "y", "is required for the label-aware Kamiran-Calders weights", func
+            )
         yy = check_binary(_paired(y, sub, "y", func), "y", func).astype(np.int64)
         return self.weights_[idx, yy]
 

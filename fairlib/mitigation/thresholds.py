@@ -108,7 +108,9 @@ class _CellThresholdsMixin(_FairEstimatorMixin):
         return tab.assign(n=self.cell_sizes_, movable=self.movable_, threshold=self.thresholds_)
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #88e52330
-@constrained(y_true=_LABELS, y_pred=_LABELS, groups=_GROUPS, attributes=_COLUMNS, min_support=NonNegativeInt)
+@constrained(
+    y_true=_LABELS, y_pred=_LABELS, groups=_GROUPS, attributes=_COLUMNS, min_support=NonNegativeInt
+)
 def di_by_attribute(y_true, y_pred, groups, *, attributes=None, min_support: int = 30) -> pd.Series:
     """Point-estimate DI (min / max selection rate over groups with >= min_support records) per
     attribute.
@@ -273,7 +275,9 @@ def _constraint_oos(est, s, y, sub, di, func):
     D, has_oob = _oob_values(est, s, y, sub, di, con, B)
     est.constraint_oos_ = _oos_table(con, cols, D, has_oob, d_in)
     est.constraint_oos_draws_ = draws = _oos_draws(con, cols, D, has_oob)
-    est.constraint_vfr_ = float(np.mean(draws["met"].to_numpy() != met)) if has_oob.any() else np.nan
+    est.constraint_vfr_ = (
+        float(np.mean(draws["met"].to_numpy() != met)) if has_oob.any() else np.nan
+    )
     est.constraint_oos_reason_ = _oos_reason(has_oob, B)
     if met and has_oob.any() and est.constraint_vfr_ >= 0.5:
         a_all = est.constraint_oos_.loc["all", "in_sample"]

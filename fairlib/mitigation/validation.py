@@ -28,8 +28,12 @@ def _is_columns(c) -> bool:
     return all(isinstance(v, str) for v in c) and len(set(c)) == len(c)
 
 # %% ../../nbs/mitigation/00_validation.ipynb #6f0d2a3c
-_SEED = Predicate(_is_seed, "a random seed: None, an int >= 0, a numpy SeedSequence or a numpy Generator")
-_COLUMNS = None | Predicate(_is_columns, "a non-empty list or tuple of distinct column names (strings)")
+_SEED = Predicate(
+    _is_seed, "a random seed: None, an int >= 0, a numpy SeedSequence or a numpy Generator"
+)
+_COLUMNS = None | Predicate(
+    _is_columns, "a non-empty list or tuple of distinct column names (strings)"
+)
 
 # %% ../../nbs/mitigation/00_validation.ipynb #3e8f1a92
 _GROUPS = Instance(

@@ -43,9 +43,15 @@ def reproduce_parser(sub) -> argparse.ArgumentParser:
     """
     r = sub.add_parser("reproduce", help="run the registered paper notebooks with papermill")
     r.add_argument("--profile", default="quick", help="parameter profile: quick, smoke or full")
-    r.add_argument("--paper", default=None, help="run only this paper (a key of params/papers.yaml)")
+    r.add_argument(
+        "--paper", default=None, help="run only this paper (a key of params/papers.yaml)"
+    )
     r.add_argument("--no-progress", action="store_true", help="hide the per-cell progress bar")
-    r.add_argument("--no-resume", action="store_true", help="discard the state of an interrupted run and start afresh")
+    r.add_argument(
+        "--no-resume",
+        action="store_true",
+        help="discard the state of an interrupted run and start afresh",
+    )
     r.add_argument(
         "--no-write-back",
         action="store_true",
@@ -53,12 +59,16 @@ def reproduce_parser(sub) -> argparse.ArgumentParser:
         "notebooks' outputs into the source notebooks (implied by --profile smoke)",
     )
     r.add_argument("--registry", default=None, help=argparse.SUPPRESS)  # tests: another registry
-    r.add_argument("--params-dir", default=None, help=argparse.SUPPRESS)  # tests: another params folder
+    r.add_argument(
+        "--params-dir", default=None, help=argparse.SUPPRESS
+    )  # tests: another params folder
     r.add_argument("--runs-dir", default=None, help=argparse.SUPPRESS)  # tests: another runs folder
     return r
 
 # %% ../../nbs/runner/05_cli.ipynb #rcli0009
-@constrained(args=Instance(argparse.Namespace, label="the parsed command line of `fairlib reproduce`"))
+@constrained(
+    args=Instance(argparse.Namespace, label="the parsed command line of `fairlib reproduce`")
+)
 def run_reproduce(args) -> int:
     """Run `fairlib reproduce` as parsed by `reproduce_parser`; the exit status.
 
@@ -102,7 +112,11 @@ def run_reproduce(args) -> int:
         print(f"\nfairlib reproduce: {e}", file=sys.stderr, flush=True)
         return 130
     except KeyboardInterrupt:
-        print("\nfairlib reproduce: interrupted; run the same command again to resume", file=sys.stderr, flush=True)
+        print(
+            "\nfairlib reproduce: interrupted; run the same command again to resume",
+            file=sys.stderr,
+            flush=True,
+        )
         return 130
     except (NotebookFailed, FairlibInputError) as e:
         print(f"\nfairlib reproduce: FAILED\n  {e}", file=sys.stderr, flush=True)

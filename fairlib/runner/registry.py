@@ -60,7 +60,9 @@ def _registry_entries(path=None) -> tuple[Path, dict]:
 def load_registry(path=None) -> dict[str, list[str]]:
     "The paper registry: `{paper: [notebook paths relative to the repo root]}`, in run order."
     _, reg = _registry_entries(path)
-    return {k: list((v.get("notebooks") if isinstance(v, dict) else v) or []) for k, v in reg.items()}
+    return {
+        k: list((v.get("notebooks") if isinstance(v, dict) else v) or []) for k, v in reg.items()
+    }
 
 # %% ../../nbs/runner/01_registry.ipynb #651d61ef
 def _meta(k: str, v) -> dict:
@@ -102,7 +104,9 @@ def _check_profile(path: Path, prof) -> None:
             raise FairlibInputError("profile", why, "load_profile")
 
 # %% ../../nbs/runner/01_registry.ipynb #bf158a6d
-_PROFILE = Unchecked("checked in the body: a profile name such as 'quick' (no '/'), with the known ones listed")
+_PROFILE = Unchecked(
+    "checked in the body: a profile name such as 'quick' (no '/'), with the known ones listed"
+)
 
 # %% ../../nbs/runner/01_registry.ipynb #6347430c
 @constrained(profile=_PROFILE, params_dir=None | PathLike)

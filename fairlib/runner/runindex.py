@@ -60,11 +60,15 @@ def _table_html(csv: Path) -> tuple[Markup, str, str]:
     cap, src = _md_meta(csv.with_suffix(".md"))
     try:
         df = pd.read_csv(csv)
-        body = df.to_html(index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0, classes="tbl")
+        body = df.to_html(
+            index=False, na_rep="", float_format=lambda v: f"{v:.4g}", border=0, classes="tbl"
+        )
         if len(df) > _LONG_TABLE:  # long tables folded, so the page stays readable
             body = f"<details><summary>{len(df)} rows (click to show)</summary>{body}</details>"
     except Exception as e:
-        body = f"<p><em>could not read {html.escape(csv.name)}: {html.escape(str(e)[:120])}</em></p>"
+        body = (
+            f"<p><em>could not read {html.escape(csv.name)}: {html.escape(str(e)[:120])}</em></p>"
+        )
     return Markup(body), cap, src
 
 # %% ../../nbs/runner/02_runindex.ipynb #3199d582
@@ -88,7 +92,13 @@ def _scoreboard(paper: str, claims: Path, rel) -> dict | None:
         for k in EVIDENCE
         if t.loc[k, "claims"]
     ]
-    return dict(href=rel(claims), total=int(t["claims"].sum()), headline=headline_count(t), rows=rows, error="")
+    return dict(
+        href=rel(claims),
+        total=int(t["claims"].sum()),
+        headline=headline_count(t),
+        rows=rows,
+        error="",
+    )
 
 
 def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> dict:
@@ -119,7 +129,12 @@ def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> dict:
         status=status,
         board=_scoreboard(paper, fig / "claims.csv", rel),
         notebooks=[
-            dict(html=rel(_to_html(j["output"])), ipynb=rel(j["output"]), stem=j["stem"], seconds=f"{j['seconds']:.1f}")
+            dict(
+                html=rel(_to_html(j["output"])),
+                ipynb=rel(j["output"]),
+                stem=j["stem"],
+                seconds=f"{j['seconds']:.1f}",
+            )
             for j in jobs
             if Path(j["output"]).exists()
         ],
@@ -147,7 +162,9 @@ def build_index(done: list[dict], out: Path, *, registry=None, notes: dict | Non
     for paper in dict.fromkeys(j["paper"] for j in done):
         jobs = [j for j in done if j["paper"] == paper]
         fig = Path(jobs[0].get("final_fig_dir") or jobs[0]["params"]["fig_dir"])
-        papers.append(_paper_section(paper, jobs, fig, rel, meta.get(paper, {}), (notes or {}).get(paper, "")))
+        papers.append(
+            _paper_section(paper, jobs, fig, rel, meta.get(paper, {}), (notes or {}).get(paper, ""))
+        )
     page = render(
         "runindex.html.j2",
         page_title="fairlib reproduction",

@@ -49,7 +49,12 @@ def _job(key: str, nb: str, base: Path, prof: dict, profile: str, runs_dir) -> d
 # %% ../../nbs/runner/04_runs.ipynb #7832cc91
 @constrained(**_WHERE)
 def plan_run(
-    profile: str = "quick", paper: str | None = None, *, registry=None, params_dir=None, runs_dir=None
+    profile: str = "quick",
+    paper: str | None = None,
+    *,
+    registry=None,
+    params_dir=None,
+    runs_dir=None,
 ) -> list[dict]:
     "The notebooks to run, in order, with their parameters, staging and final output locations."
     reg, prof, root = load_registry(registry), load_profile(profile, params_dir), repo_root()
@@ -166,7 +171,9 @@ def _failure(job: dict, rc: int, err: Path) -> NotebookFailed:
     if rc == 3 and err.exists():
         return _cell_error(job, err)
     why = f"the notebook's process exited with status {rc} (its error is printed above)"
-    return NotebookFailed(_shown(job["input"]), None, None, "NotebookProcessError", why, job["output"])
+    return NotebookFailed(
+        _shown(job["input"]), None, None, "NotebookProcessError", why, job["output"]
+    )
 
 # %% ../../nbs/runner/04_runs.ipynb #c413216c
 @constrained(job=Instance(dict, label="a job dict from plan_run"), progress=Flag)
@@ -419,7 +426,9 @@ def _run_job(job: dict, i: int, n: int, profile: str, progress: bool, key: str) 
     return dict(key=key, seconds=round(job["seconds"], 2), finished=job["finished"])
 
 # %% ../../nbs/runner/04_runs.ipynb #75755954
-def _run_paper(pj: list, rec: dict, keys: list, n: int, profile: str, progress: bool, save_state, now: list):
+def _run_paper(
+    pj: list, rec: dict, keys: list, n: int, profile: str, progress: bool, save_state, now: list
+):
     "Run the jobs (i, job) of one paper, keeping those unchanged since an interrupted run."
     kept_any = False
     for i, job in pj:
@@ -440,7 +449,9 @@ def _run_paper(pj: list, rec: dict, keys: list, n: int, profile: str, progress: 
         print(f"[{i}/{n}] {jid} done in {job['seconds']:.1f} s", flush=True)
 
 # %% ../../nbs/runner/04_runs.ipynb #6704cd12
-def _complete_paper(paper_jobs: list, rec: dict, save_state, write_back: bool, base: Path, registry) -> None:
+def _complete_paper(
+    paper_jobs: list, rec: dict, save_state, write_back: bool, base: Path, registry
+) -> None:
     "Swap the finished paper in, mark it swapped, write its notebooks back, and rebuild the index."
     _finish_paper(paper_jobs)
     for j in paper_jobs:

@@ -205,7 +205,9 @@ _JOB = Predicate(
 )
 
 # %% ../../nbs/runner/03_writeback.ipynb #061cd7b9
-@constrained(job=_JOB, cfg=None | Instance(dict, label="nbdev settings as _nbdev_settings() returns them"))
+@constrained(
+    job=_JOB, cfg=None | Instance(dict, label="nbdev settings as _nbdev_settings() returns them")
+)
 def write_back_notebook(job: dict, *, cfg: dict | None = None) -> str:
     """Write the outputs of `job`'s executed notebook (`output`) into its source notebook (`input`),
     as `nbdev-clean` would write the file. Returns 'written', 'unchanged' (the file holds exactly
@@ -231,7 +233,9 @@ def write_back_notebook(job: dict, *, cfg: dict | None = None) -> str:
     if data == before:
         return "unchanged"
     if not _replace_if_unchanged(src_path, data, before):
-        return "it was edited while its outputs were being written; run the paper again to refresh it"
+        return (
+            "it was edited while its outputs were being written; run the paper again to refresh it"
+        )
     return "written"
 
 # %% ../../nbs/runner/03_writeback.ipynb #8c8d0941

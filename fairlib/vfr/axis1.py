@@ -15,7 +15,17 @@ from fairlib.core import (
     renamed_arguments,
     root_entropy,
 )
-from ..constraints import Flag, Frame, Interval, NonNegativeInt, Options, PositiveInt, Predicate, Seed, Unchecked
+from fairlib.constraints import (
+    Flag,
+    Frame,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Predicate,
+    Seed,
+    Unchecked,
+)
 from ..constraints import constrained
 from ..counts import _CALIBRATION, AUDIT_METRICS, audit_metric
 from ..reliability import METHODS, TAU_VFR, _point, _values, summarise_resamples
@@ -30,12 +40,17 @@ ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # the four audited attr
 
 # %% ../../nbs/vfr/05_axis1.ipynb #axis1grid
 _GRID = dict(  # declared constraints of the panel-wide grids (Axes 1-3)
-    predictions=Unchecked("a long frame with a 'model' column or a dict model -> frame, checked by _by_model"),
+    predictions=Unchecked(
+        "a long frame with a 'model' column or a dict model -> frame, checked by _by_model"
+    ),
     attributes=Unchecked("column name(s) of the predictions, checked against their columns"),
     metrics=Unchecked("None, a metric name or a list of them, checked by counts.audit_metric"),
     n_jobs=None
     | Predicate(
-        lambda j: isinstance(j, (numbers.Integral, np.integer)) and not isinstance(j, bool) and j != 0, "a non-zero int"
+        lambda j: (
+            isinstance(j, (numbers.Integral, np.integer)) and not isinstance(j, bool) and j != 0
+        ),
+        "a non-zero int",
     ),
     min_support=NonNegativeInt,
     n_bins=PositiveInt,
@@ -76,22 +91,30 @@ def _by_model(predictions, attributes, func) -> dict:
                 func,
             )
         if "model" not in predictions.columns:
-            raise FairlibInputError("predictions", "needs a 'model' column (or pass a dict model -> frame)", func)
+            raise FairlibInputError(
+                "predictions", "needs a 'model' column (or pass a dict model -> frame)", func
+            )
         frames = _contiguous_models(predictions)
         if frames is None:
             frames = {str(k): f for k, f in predictions.groupby("model", sort=False, observed=True)}
     else:
-        raise FairlibInputError("predictions", f"must be a DataFrame or dict, got {type(predictions).__name__}", func)
+        raise FairlibInputError(
+            "predictions", f"must be a DataFrame or dict, got {type(predictions).__name__}", func
+        )
     if not frames:
         raise FairlibInputError("predictions", "is empty", func)
     if isinstance(attributes, str) or not len(attributes):
-        raise FairlibInputError("attributes", f"must be a non-empty list of column names, got {attributes!r}", func)
+        raise FairlibInputError(
+            "attributes", f"must be a non-empty list of column names, got {attributes!r}", func
+        )
     for name, f in frames.items():
         if not isinstance(f, pd.DataFrame):
             raise FairlibInputError("predictions", f"model {name!r} is not a DataFrame", func)
         missing = [c for c in ("y_true", "y_pred", *attributes) if c not in f.columns]
         if missing:
-            raise FairlibInputError("predictions", f"model {name!r} lacks column(s) {missing}", func)
+            raise FairlibInputError(
+                "predictions", f"model {name!r} lacks column(s) {missing}", func
+            )
     return frames
 
 # %% ../../nbs/vfr/05_axis1.ipynb #e3b8f236
@@ -103,7 +126,12 @@ def _metric_names(metrics, func) -> list:
     return [audit_metric(m).name for m in metrics]
 
 # %% ../../nbs/vfr/05_axis1.ipynb #8c5f0e89
-@constrained(**{k: _GRID[k] for k in ("predictions", "attributes", "metrics", "min_support", "n_bins", "calibration")})
+@constrained(
+    **{
+        k: _GRID[k]
+        for k in ("predictions", "attributes", "metrics", "min_support", "n_bins", "calibration")
+    }
+)
 def audit_grid(
     predictions,
     *,
@@ -177,7 +205,9 @@ def audit_grid(
     return pd.concat(rows, ignore_index=True)
 
 # %% ../../nbs/vfr/05_axis1.ipynb #7b9eb276
-def _pair_rows(model, attr, data, names, K, root, method, calibration, keep_values, confidence_level):
+def _pair_rows(
+    model, attr, data, names, K, root, method, calibration, keep_values, confidence_level
+):
     "Axis 1 rows of one (model, attribute) pair from its prepared audit data."
     rows = []
     for m in names:
@@ -332,8 +362,12 @@ def vfr_grid(
     root = root_entropy(seed)
     for mo, f in frames.items():
         _resample_size(resample_size, len(f), func)  # validate N and warn once per model
-    wants_prob = any(AUDIT_METRICS[m].needs_prob for m in names)  # scores only when a metric needs them
-    records = _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
+    wants_prob = any(
+        AUDIT_METRICS[m].needs_prob for m in names
+    )  # scores only when a metric needs them
+    records = (
+        _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
+    )
     datas = {
         mo: _model_audit_datas(
             f,
@@ -394,8 +428,12 @@ def axis1_summary(grid: pd.DataFrame, *, tau_vfr: float = TAU_VFR) -> dict:
     """
     func = "axis1_summary"
     need = {"vfr", "n_pass", "verdict"}
-    if not need <= set(grid.columns) or not ({"n_defined"} <= set(grid.columns) or {"K"} <= set(grid.columns)):
-        raise FairlibInputError("grid", "must be a vfr_grid() frame (columns vfr, n_pass, n_defined, verdict)", func)
+    if not need <= set(grid.columns) or not (
+        {"n_defined"} <= set(grid.columns) or {"K"} <= set(grid.columns)
+    ):
+        raise FairlibInputError(
+            "grid", "must be a vfr_grid() frame (columns vfr, n_pass, n_defined, verdict)", func
+        )
     n_def = grid["n_defined"] if "n_defined" in grid else grid["K"]
     defined = grid.vfr.notna()
     auditable = grid["auditable"].astype(bool) if "auditable" in grid else defined

@@ -8,12 +8,34 @@ import math
 import numpy as np
 import pandas as pd
 from dataclasses import dataclass, field
-from ..core import FairlibInputError, as_1d, cell_seed, check_rng, renamed_arguments, root_entropy
-from ..constraints import Array, Interval, NonNegativeInt, Options, PositiveInt, Seed, Share, Text, constrained
+from fairlib.core import (
+    FairlibInputError,
+    as_1d,
+    cell_seed,
+    check_rng,
+    renamed_arguments,
+    root_entropy,
+)
+from fairlib.constraints import (
+    Array,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Seed,
+    Share,
+    Text,
+    constrained,
+)
 from ..counts import _CALIBRATION, _GROUPS, _LABELS, _NUMBER, _PROBS
 from ..counts import AUDIT_METRICS, audit_metric, metric_from_counts, metrics_from_counts
 from ..reliability import MAX_UNDEFINED_SHARE, METHODS, _point
-from ..resample import _sizes, draw_subsample_bins, draw_subsample_bins_shared, draw_subsample_counts
+from fairlib.resample import (
+    _sizes,
+    draw_subsample_bins,
+    draw_subsample_bins_shared,
+    draw_subsample_counts,
+)
 from ..resample import index_subsample_values
 from ..records import AuditData, _model_audit_datas, _panel_records, audit_data
 from ..results import Result
@@ -33,7 +55,10 @@ CV_CUTOFF = 0.05  # η: N* = smallest N with CV < η
 NEAR_ZERO = 0.01  # |value| below this on the full partition: CV is not informative
 
 # %% ../../nbs/vfr/06_axis2.ipynb #nzrule01
-NEAR_ZERO_RULES = ("sd", "paper")  # how N* is read for a near-zero cell: from the SD (default) or the paper's CV
+NEAR_ZERO_RULES = (
+    "sd",
+    "paper",
+)  # how N* is read for a near-zero cell: from the SD (default) or the paper's CV
 
 # %% ../../nbs/vfr/06_axis2.ipynb #axis2cons
 _AXIS2 = dict(  # the declared constraints the Axis-2 entry points share
@@ -51,8 +76,12 @@ _DRAWS = dict(
     n_bins=PositiveInt,
     calibration=_CALIBRATION,
 )
-_CELL = dict(y_true=_LABELS, y_pred=_LABELS, sensitive_features=_GROUPS, metric=Text, y_prob=None | _PROBS)
-_GRID_ARGS = _GRID | _DRAWS | _AXIS2  # one mapping: a dict display in a decorator trips Sphinx's parser
+_CELL = dict(
+    y_true=_LABELS, y_pred=_LABELS, sensitive_features=_GROUPS, metric=Text, y_prob=None | _PROBS
+)
+_GRID_ARGS = (
+    _GRID | _DRAWS | _AXIS2
+)  # one mapping: a dict display in a decorator trips Sphinx's parser
 
 # %% ../../nbs/vfr/06_axis2.ipynb #b82c751e
 @dataclass(frozen=True, repr=False)
@@ -107,7 +136,9 @@ class AuditSizeResult(Result):
     """
 
     metric: str
-    n_star: float  # smallest size with CV < cv_cutoff (NaN when not reached below the full partition)
+    n_star: (
+        float  # smallest size with CV < cv_cutoff (NaN when not reached below the full partition)
+    )
     reached: bool
     exceeds_field: bool  # N* > N_field, or not reached
     near_zero_mean: bool  # |value| on the full partition < near_zero: CV uninformative, read SD
@@ -118,15 +149,29 @@ class AuditSizeResult(Result):
     n_field: int = N_FIELD
     method: str = "fast"
     reason: str | None = None
-    curve: pd.DataFrame = field(default=None, compare=False)  # size, mean, sd, cv, n_undefined, degenerate, qualifies
+    curve: pd.DataFrame = field(
+        default=None, compare=False
+    )  # size, mean, sd, cv, n_undefined, degenerate, qualifies
     values: np.ndarray = field(default=None, compare=False)  # (sizes, R) metric values
     near_zero_rule: str = "sd"
-    sd_width: float = np.nan  # near-zero cell under the "sd" rule: a size qualifies when SD < sd_width (else NaN)
+    sd_width: float = (
+        np.nan
+    )  # near-zero cell under the "sd" rule: a size qualifies when SD < sd_width (else NaN)
     _title = "Audit-size sensitivity (Axis 2)"
 
     def to_frame(self) -> pd.DataFrame:
         return self.curve.assign(metric=self.metric, n_star=self.n_star)[
-            ["metric", "size", "mean", "sd", "cv", "n_undefined", "degenerate", "qualifies", "n_star"]
+            [
+                "metric",
+                "size",
+                "mean",
+                "sd",
+                "cv",
+                "n_undefined",
+                "degenerate",
+                "qualifies",
+                "n_star",
+            ]
         ]
 
 # %% ../../nbs/vfr/06_axis2.ipynb #2899ea0e
@@ -161,7 +206,15 @@ def _size_stats(v, uses_abs: bool, cv_cutoff: float, max_undefined: float, sd_wi
     degenerate[..., -1] = True
     qualifies = ~degenerate & small & ((R - k) <= max_undefined * R)
     first = np.where(qualifies.any(-1), qualifies.argmax(-1).astype(float), np.nan)
-    return dict(mean=mean, sd=sd, cv=cv, n_undefined=R - k, degenerate=degenerate, qualifies=qualifies, n_star=first)
+    return dict(
+        mean=mean,
+        sd=sd,
+        cv=cv,
+        n_undefined=R - k,
+        degenerate=degenerate,
+        qualifies=qualifies,
+        n_star=first,
+    )
 
 # %% ../../nbs/vfr/06_axis2.ipynb #nzrule02
 def _near_zero_note(metric: str, point: float, near_zero: float, cv_cutoff: float, rule: str):
@@ -185,14 +238,20 @@ def _curve_input(values, sizes, func: str):
         or (np.diff(s) <= 0).any()
     ):
         raise FairlibInputError(
-            "sizes", f"must be >= 2 increasing positive ints (the last the full partition), got {s.tolist()}", func
+            "sizes",
+            f"must be >= 2 increasing positive ints (the last the full partition), got {s.tolist()}",
+            func,
         )
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise FairlibInputError("values", "must be numbers (NaN where a subsample is undefined)", func) from None
+        raise FairlibInputError(
+            "values", "must be numbers (NaN where a subsample is undefined)", func
+        ) from None
     if v.ndim != 2 or v.shape[0] != len(s) or v.shape[1] < 2:
-        raise FairlibInputError("values", f"must have shape (len(sizes)={len(s)}, R >= 2), got {v.shape}", func)
+        raise FairlibInputError(
+            "values", f"must have shape (len(sizes)={len(s)}, R >= 2), got {v.shape}", func
+        )
     return v, s.astype(np.int64)
 
 
@@ -201,13 +260,21 @@ def _checked_sizes(sizes, n: int, func: str) -> np.ndarray:
     sz = _sizes(sizes, n, func)
     if len(sz) < 2:
         raise FairlibInputError(
-            "sizes", f"has no size below the cohort ({n:,} records), got {list(sizes)!r}; N* could not be reached", func
+            "sizes",
+            f"has no size below the cohort ({n:,} records), got {list(sizes)!r}; N* could not be reached",
+            func,
         )
     return sz
 
 # %% ../../nbs/vfr/06_axis2.ipynb #4ef804f3
 @constrained(
-    values=Array(ndim=2, allow_nan=True, finite=False, min_size=0, label="subsample values (S, R), NaN = undefined"),
+    values=Array(
+        ndim=2,
+        allow_nan=True,
+        finite=False,
+        min_size=0,
+        label="subsample values (S, R), NaN = undefined",
+    ),
     sizes=Array(min_size=0, label="the S audit sizes"),
     metric=Text,
     value=_NUMBER,
@@ -281,7 +348,10 @@ def summarise_audit_sizes(
     st = _size_stats(v[None], spec.uses_abs, cv_cutoff, max_undefined, sd_width=width)
     R = v.shape[1]
     curve = pd.DataFrame(
-        dict(size=sizes, **{k: st[k][0] for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")})
+        dict(
+            size=sizes,
+            **{k: st[k][0] for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")},
+        )
     )
     notes = []
     n_star = float(st["n_star"][0])
@@ -296,8 +366,20 @@ def summarise_audit_sizes(
         notes.append(nz_note)
     if np.isnan(point):
         notes.append("the metric is undefined on the full partition")
-    head = (spec.name, n_star, reached, (not reached) or n_star > n_field, nz, point, int(sizes[-1]), R, cv_cutoff)
-    return AuditSizeResult(*head, n_field, method, "; ".join(notes) or None, curve, v, near_zero_rule, width)
+    head = (
+        spec.name,
+        n_star,
+        reached,
+        (not reached) or n_star > n_field,
+        nz,
+        point,
+        int(sizes[-1]),
+        R,
+        cv_cutoff,
+    )
+    return AuditSizeResult(
+        *head, n_field, method, "; ".join(notes) or None, curve, v, near_zero_rule, width
+    )
 
 # %% ../../nbs/vfr/06_axis2.ipynb #219242cd
 def _axis2_count_draws(data: AuditData, sizes, R: int, root, key) -> np.ndarray:
@@ -311,7 +393,9 @@ def _axis2_count_draws(data: AuditData, sizes, R: int, root, key) -> np.ndarray:
     return out
 
 # %% ../../nbs/vfr/06_axis2.ipynb #6568bcd9
-def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibration, points: dict | None = None) -> dict:
+def _axis2_values(
+    data: AuditData, names, sizes, R, root, key, method, calibration, points: dict | None = None
+) -> dict:
     """Subsample values `(sizes, R)` per metric of one (model, attribute) pair; count metrics share one draw per
     subsample.
     With a `points` dict (fast path), the count metrics' full-cohort values are put there from the same metric call
@@ -322,7 +406,9 @@ def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibrati
     if method == "index":
         for m in count_names + cal_names:
             rng = check_rng(cell_seed(root, *key, m, "axis2"))
-            out[m] = np.stack([index_subsample_values(data, m, s, R, rng, calibration=calibration) for s in sizes])
+            out[m] = np.stack(
+                [index_subsample_values(data, m, s, R, rng, calibration=calibration) for s in sizes]
+            )
         return out
     if count_names:
         flat = _axis2_count_draws(data, sizes, R, root, key)
@@ -336,7 +422,8 @@ def _axis2_values(data: AuditData, names, sizes, R, root, key, method, calibrati
         c, b = draw_subsample_bins(data, sizes, R, rng)
         for m in cal_names:
             out[m] = np.asarray(
-                metric_from_counts(m, c, b, included=data.included, calibration=calibration), np.float64
+                metric_from_counts(m, c, b, included=data.included, calibration=calibration),
+                np.float64,
             )
     return out
 
@@ -427,9 +514,17 @@ def audit_size_sensitivity(
     spec = audit_metric(metric)
     R = int(n_resamples)
     if spec.needs_prob and y_prob is None:
-        raise FairlibInputError("y_prob", f"metric {spec.name!r} needs predicted probabilities", func)
+        raise FairlibInputError(
+            "y_prob", f"metric {spec.name!r} needs predicted probabilities", func
+        )
     data = audit_data(
-        y_true, y_pred, sensitive_features, y_prob=y_prob, min_support=min_support, n_bins=n_bins, func=func
+        y_true,
+        y_pred,
+        sensitive_features,
+        y_prob=y_prob,
+        min_support=min_support,
+        n_bins=n_bins,
+        func=func,
     )
     sz = _checked_sizes(sizes, data.n, func)
     root = root_entropy(seed)
@@ -448,7 +543,18 @@ def audit_size_sensitivity(
 
 # %% ../../nbs/vfr/06_axis2.ipynb #38fda146
 def _axis2_prepare(
-    model, f, attributes, names, sizes, R, root, method, min_support, n_bins, calibration, records=None
+    model,
+    f,
+    attributes,
+    names,
+    sizes,
+    R,
+    root,
+    method,
+    min_support,
+    n_bins,
+    calibration,
+    records=None,
 ) -> dict:
     """Axis 2 of one model, first step: its audit data, the calibration values (subsamples shared by the attributes),
     and each attribute's count-based draws `(S·R + 1, G, 2, 2)` (the cohort's own table last), which
@@ -475,9 +581,13 @@ def _axis2_prepare(
         if count_names:
             draws = {a: _axis2_count_draws(d, sz, R, root, (model, a)) for a, d in datas.items()}
         if cal_names:
-            shared = draw_subsample_bins_shared(list(datas.values()), sz, R, cell_seed(root, model, "Cal", "axis2"))
+            shared = draw_subsample_bins_shared(
+                list(datas.values()), sz, R, cell_seed(root, model, "Cal", "axis2")
+            )
             for (a, d), (c, b) in zip(datas.items(), shared):
-                for m, v in metrics_from_counts(cal_names, c, b, included=d.included, calibration=calibration).items():
+                for m, v in metrics_from_counts(
+                    cal_names, c, b, included=d.included, calibration=calibration
+                ).items():
                     vals[a, m] = np.asarray(v, np.float64)
     return dict(
         model=model,
@@ -492,7 +602,9 @@ def _axis2_prepare(
     )
 
 # %% ../../nbs/vfr/06_axis2.ipynb #8756e91c
-_STACK_MAX_BYTES = 32 << 20  # count tables of several models evaluated at once: at most this many bytes per stack
+_STACK_MAX_BYTES = (
+    32 << 20
+)  # count tables of several models evaluated at once: at most this many bytes per stack
 
 # %% ../../nbs/vfr/06_axis2.ipynb #3b8f46b9
 def _axis2_count_metrics(preps: list) -> None:
@@ -510,7 +622,9 @@ def _axis2_count_metrics(preps: list) -> None:
         for i in range(0, len(ps), step):
             part = ps[i : i + step]
             got = metrics_from_counts(
-                list(names), np.stack([p["draws"][a] for p in part]), included=part[0]["datas"][a].included
+                list(names),
+                np.stack([p["draws"][a] for p in part]),
+                included=part[0]["datas"][a].included,
             )
             for m, v in got.items():
                 v = np.asarray(v, np.float64)
@@ -521,16 +635,30 @@ def _axis2_count_metrics(preps: list) -> None:
         p["draws"] = {}
 
 # %% ../../nbs/vfr/06_axis2.ipynb #10eabf6d
-def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=True, near_zero_rule="sd"):
+def _axis2_cells(
+    p: dict, calibration, cv_cutoff, n_field, near_zero, curves=True, near_zero_rule="sd"
+):
     """Axis 2, last step for one model: the statistics of all its cells in one call, one row per cell, and (`curves`)
     its CV curves as one frame. `sd` is the SD at N* (at the largest size below the full partition when not
     reached), at `sd_size`: the spread the reader of a near-zero cell is sent to."""
-    model, names, datas, sz, vals, points = p["model"], p["names"], p["datas"], p["sizes"], p["vals"], p["points"]
+    model, names, datas, sz, vals, points = (
+        p["model"],
+        p["names"],
+        p["datas"],
+        p["sizes"],
+        p["vals"],
+        p["points"],
+    )
     keys = [(a, m) for a in datas for m in names if (a, m) in vals]
     if not keys:
         return [], []
-    pts = [points[a, m] if (a, m) in points else _point(datas[a], m, calibration) for a, m in keys]  # Python floats
-    nzs = [_near_zero_note(m, pt, near_zero, cv_cutoff, near_zero_rule) for (_, m), pt in zip(keys, pts)]
+    pts = [
+        points[a, m] if (a, m) in points else _point(datas[a], m, calibration) for a, m in keys
+    ]  # Python floats
+    nzs = [
+        _near_zero_note(m, pt, near_zero, cv_cutoff, near_zero_rule)
+        for (_, m), pt in zip(keys, pts)
+    ]
     st = _size_stats(
         np.stack([vals[k] for k in keys]),
         [AUDIT_METRICS[m].uses_abs for _, m in keys],
@@ -586,7 +714,10 @@ def _axis2_cells(p: dict, calibration, cv_cutoff, n_field, near_zero, curves=Tru
             metric=np.repeat(np.array([m for _, m in keys], dtype=object), S),
             attribute=np.repeat(np.array([a for a, _ in keys], dtype=object), S),
             size=np.tile(sz, len(keys)),
-            **{k: st[k].reshape(-1) for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")},
+            **{
+                k: st[k].reshape(-1)
+                for k in ("mean", "sd", "cv", "n_undefined", "degenerate", "qualifies")
+            },
         )
     )
     return cells, [curve]
@@ -687,18 +818,49 @@ def audit_size_grid(
     for f in frames.values():
         _checked_sizes(sizes, len(f), func)
     root = root_entropy(seed)
-    records = _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
+    records = (
+        _panel_records(next(iter(frames.values())), attributes, func) if len(frames) > 1 else None
+    )
     jobs = [
-        (mo, frames[mo], attributes, names, sizes, R, root, method, min_support, n_bins, calibration, records)
+        (
+            mo,
+            frames[mo],
+            attributes,
+            names,
+            sizes,
+            R,
+            root,
+            method,
+            min_support,
+            n_bins,
+            calibration,
+            records,
+        )
         for mo in frames
     ]
-    preps = _run_pairs(_axis2_prepare, jobs, n_jobs, progress, "Axis 2")  # data, draws, calibration (per model)
+    preps = _run_pairs(
+        _axis2_prepare, jobs, n_jobs, progress, "Axis 2"
+    )  # data, draws, calibration (per model)
     _axis2_count_metrics(preps)  # count metrics, across models at once
-    out = [_axis2_cells(p, calibration, cv_cutoff, n_field, near_zero, return_curves, near_zero_rule) for p in preps]
+    out = [
+        _axis2_cells(p, calibration, cv_cutoff, n_field, near_zero, return_curves, near_zero_rule)
+        for p in preps
+    ]
     cells = pd.DataFrame([c for cs, _ in out for c in cs])
     if not return_curves:
         return cells
     curves = pd.concat([c for _, cs in out for c in cs], ignore_index=True)
     return cells, curves[
-        ["model", "metric", "attribute", "size", "mean", "sd", "cv", "n_undefined", "degenerate", "qualifies"]
+        [
+            "model",
+            "metric",
+            "attribute",
+            "size",
+            "mean",
+            "sd",
+            "cv",
+            "n_undefined",
+            "degenerate",
+            "qualifies",
+        ]
     ]

@@ -33,10 +33,16 @@ LANDIS_KOCH = (
 
 # %% ../../nbs/vfr/07_axis3.ipynb #359e7c58
 def _is_number(x) -> bool:
-    return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(x, (bool, np.bool_))
+    return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(
+        x, (bool, np.bool_)
+    )
 
 
-@constrained(kappa=Predicate(lambda k: _is_number(k) and (np.isnan(k) or -1 <= k <= 1), "a kappa in [-1, 1] (or NaN)"))
+@constrained(
+    kappa=Predicate(
+        lambda k: _is_number(k) and (np.isnan(k) or -1 <= k <= 1), "a kappa in [-1, 1] (or NaN)"
+    )
+)
 def landis_koch(kappa) -> str:
     """The Landis-Koch (1977) band of a kappa value in [-1, 1] ('undefined' for NaN).
 
@@ -151,16 +157,25 @@ def fleiss_kappa(table, *, categories=None) -> KappaResult:
     t = np.asarray(table)
     if t.ndim != 2 or t.shape[0] == 0 or t.shape[1] < 2:
         raise FairlibInputError(
-            "table", f"must be a 2-d items × categories count table with >= 2 categories, got shape {t.shape}", func
+            "table",
+            f"must be a 2-d items × categories count table with >= 2 categories, got shape {t.shape}",
+            func,
         )
-    if not np.issubdtype(t.dtype, np.number) or not np.isfinite(t).all() or (t < 0).any() or (t != np.round(t)).any():
+    if (
+        not np.issubdtype(t.dtype, np.number)
+        or not np.isfinite(t).all()
+        or (t < 0).any()
+        or (t != np.round(t)).any()
+    ):
         raise FairlibInputError("table", "must hold non-negative integer counts", func)
     t = t.astype(np.float64)
     n_i = t.sum(1)
     keep = n_i >= 2
     t, n_i = t[keep], n_i[keep]
     if len(t) == 0:
-        return KappaResult(np.nan, "undefined", np.nan, np.nan, 0, 0, True, "no item has two or more ratings")
+        return KappaResult(
+            np.nan, "undefined", np.nan, np.nan, 0, 0, True, "no item has two or more ratings"
+        )
     P_i = (t * (t - 1)).sum(1) / (n_i * (n_i - 1))
     p_j = t.sum(0) / t.sum()
     P_bar = float(P_i.mean())
@@ -183,7 +198,14 @@ def fleiss_kappa(table, *, categories=None) -> KappaResult:
     else:  # unequal raters: statsmodels asserts equal counts, so the item-wise formula
         k = (P_bar - P_e) / (1 - P_e)
     return KappaResult(
-        float(k), landis_koch(min(max(k, -1.0), 1.0)), P_bar, P_e, int(len(t)), int(t.sum()), False, None
+        float(k),
+        landis_koch(min(max(k, -1.0), 1.0)),
+        P_bar,
+        P_e,
+        int(len(t)),
+        int(t.sum()),
+        False,
+        None,
     )
 
 # %% ../../nbs/vfr/07_axis3.ipynb #be984cf1
@@ -224,7 +246,9 @@ class CrossHospitalResult(Result):
     """
 
     kappa: pd.DataFrame  # metric, kappa, band, degenerate, n_items, n_no_verdict, reason
-    folds: pd.DataFrame  # fold, attribute, metric, value, verdict ('Pass'/'Fail'/'No verdict'), n, reason
+    folds: (
+        pd.DataFrame
+    )  # fold, attribute, metric, value, verdict ('Pass'/'Fail'/'No verdict'), n, reason
     n_folds: int
     n_hospitals: int
     n_records: int  # records in the folds
@@ -264,10 +288,14 @@ def _is_code(h: np.ndarray, code) -> np.ndarray:
 @constrained(
     hospital=Array(dtype="any", label="one hospital id per record"),
     n_folds=Interval(2, integer=True, label="an int >= 2"),
-    pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+    pooled_code=Unchecked(
+        "any id (None: keep every record); matched as a number when it reads as one"
+    ),
     func=Text,
 )
-def hospital_folds(hospital, *, n_folds: int = 20, pooled_code=POOLED_HOSPITAL, func: str = "hospital_folds"):
+def hospital_folds(
+    hospital, *, n_folds: int = 20, pooled_code=POOLED_HOSPITAL, func: str = "hospital_folds"
+):
     """Fold index per record (-1 for the pooled code) from GroupKFold by hospital.
 
     The pooled code matches as a number whether it or the ids are given as text ("999999" is 999999).
@@ -303,13 +331,17 @@ def hospital_folds(hospital, *, n_folds: int = 20, pooled_code=POOLED_HOSPITAL, 
 
     h = as_1d(hospital, "hospital", func)
     if pd.isna(h).any():
-        raise FairlibInputError("hospital", f"has {int(pd.isna(h).sum())} missing hospital id(s)", func)
+        raise FairlibInputError(
+            "hospital", f"has {int(pd.isna(h).sum())} missing hospital id(s)", func
+        )
     pooled = _is_code(h, pooled_code) if pooled_code is not None else np.zeros(len(h), bool)
     keep = np.flatnonzero(~pooled)
     n_h = len(pd.unique(h[keep]))
     if n_h < n_folds:
         raise FairlibInputError(
-            "n_folds", f"is {n_folds} but only {n_h} hospitals remain after removing the pooled code", func
+            "n_folds",
+            f"is {n_folds} but only {n_h} hospitals remain after removing the pooled code",
+            func,
         )
     fold = np.full(len(h), -1, np.int64)
     for k, (_, te) in enumerate(GroupKFold(n_splits=n_folds).split(keep, groups=h[keep])):
@@ -323,7 +355,11 @@ def _fold_tables(data: AuditData, fold, F):
     G = len(data.groups)
     nb = data.n_bins
     fo, c, y, yh = fold[ok], data.ct.codes[ok], data.y[ok], data.yhat[ok]
-    counts = np.bincount(((fo * G + c) * 2 + y) * 2 + yh, minlength=F * G * 4).reshape(F, G, 2, 2).astype(np.float64)
+    counts = (
+        np.bincount(((fo * G + c) * 2 + y) * 2 + yh, minlength=F * G * 4)
+        .reshape(F, G, 2, 2)
+        .astype(np.float64)
+    )
     bins = None
     if data.prob is not None:
         p = data.prob[ok]
@@ -348,7 +384,9 @@ _CROSS_HOSPITAL_ARGS = dict(  # declared once for cross_hospital_agreement and c
     min_support=NonNegativeInt,
     n_bins=PositiveInt,
     calibration=_CALIBRATION,
-    pooled_code=Unchecked("any id (None: keep every record); matched as a number when it reads as one"),
+    pooled_code=Unchecked(
+        "any id (None: keep every record); matched as a number when it reads as one"
+    ),
 )
 
 
@@ -418,12 +456,16 @@ def cross_hospital_agreement(
     """
     func = "cross_hospital_agreement"
     attributes = list(attributes) if not isinstance(attributes, str) else attributes
-    missing = [c for c in ("y_true", "y_pred", hospital, *attributes) if c not in predictions.columns]
+    missing = [
+        c for c in ("y_true", "y_pred", hospital, *attributes) if c not in predictions.columns
+    ]
     if missing:
         raise FairlibInputError("predictions", f"lacks column(s) {missing}", func)
     if "model" in predictions.columns and predictions["model"].nunique() > 1:
         raise FairlibInputError(
-            "predictions", "holds several models; pass one model's rows (or use cross_hospital_grid)", func
+            "predictions",
+            "holds several models; pass one model's rows (or use cross_hospital_grid)",
+            func,
         )
     names = _metric_names(metrics, func)
     fold, n_pooled, n_h = hospital_folds(
@@ -447,7 +489,10 @@ def cross_hospital_agreement(
         short = (size < max(min_support, 1)).any(1)
         for m in names:
             vals = np.asarray(
-                metric_from_counts(m, counts, bins, included=data.included, calibration=calibration), float
+                metric_from_counts(
+                    m, counts, bins, included=data.included, calibration=calibration
+                ),
+                float,
             )
             spec = AUDIT_METRICS[m]
             for k in range(n_folds):
@@ -462,7 +507,15 @@ def cross_hospital_agreement(
                 else:
                     v, verdict, why = float(vals[k]), spec.verdict(vals[k]), None
                 rows.append(
-                    dict(fold=k, attribute=a, metric=m, value=v, verdict=verdict, n=int(counts[k].sum()), reason=why)
+                    dict(
+                        fold=k,
+                        attribute=a,
+                        metric=m,
+                        value=v,
+                        verdict=verdict,
+                        n=int(counts[k].sum()),
+                        reason=why,
+                    )
                 )
     folds = pd.DataFrame(rows)
     krows = []
@@ -470,7 +523,10 @@ def cross_hospital_agreement(
         f = folds[folds.metric == m]
         tab = np.stack(
             [
-                [(f[f.attribute == a].verdict == "Pass").sum(), (f[f.attribute == a].verdict == "Fail").sum()]
+                [
+                    (f[f.attribute == a].verdict == "Pass").sum(),
+                    (f[f.attribute == a].verdict == "Fail").sum(),
+                ]
                 for a in attributes
             ]
         )
@@ -479,7 +535,13 @@ def cross_hospital_agreement(
         why = r.reason
         if nv:
             why = "; ".join(
-                filter(None, [why, f"{nv} of {len(f)} fold × attribute verdicts missing (small group or undefined)"])
+                filter(
+                    None,
+                    [
+                        why,
+                        f"{nv} of {len(f)} fold × attribute verdicts missing (small group or undefined)",
+                    ],
+                )
             )
         krows.append(
             dict(
@@ -491,11 +553,15 @@ def cross_hospital_agreement(
                 p_expected=r.p_expected,
                 n_items=r.n_items,
                 n_no_verdict=nv,
-                pass_share=float((f.verdict == "Pass").sum() / max(1, (f.verdict != "No verdict").sum())),
+                pass_share=float(
+                    (f.verdict == "Pass").sum() / max(1, (f.verdict != "No verdict").sum())
+                ),
                 reason=why,
             )
         )
-    return CrossHospitalResult(pd.DataFrame(krows), folds, n_folds, n_h, int((fold >= 0).sum()), n_pooled)
+    return CrossHospitalResult(
+        pd.DataFrame(krows), folds, n_folds, n_h, int((fold >= 0).sum()), n_pooled
+    )
 
 # %% ../../nbs/vfr/07_axis3.ipynb #538b8e07
 def _axis3_model(model, f, kw):
@@ -588,9 +654,14 @@ def cross_hospital_grid(
         calibration=calibration,
         pooled_code=pooled_code,
     )
-    res = _run_pairs(_axis3_model, [(mo, f, kw) for mo, f in frames.items()], n_jobs, progress, "Axis 3")
+    res = _run_pairs(
+        _axis3_model, [(mo, f, kw) for mo, f in frames.items()], n_jobs, progress, "Axis 3"
+    )
     kappa = pd.concat(
-        [r.kappa.assign(model=mo, n_pooled_removed=r.n_pooled_removed, n_hospitals=r.n_hospitals) for mo, r in res],
+        [
+            r.kappa.assign(model=mo, n_pooled_removed=r.n_pooled_removed, n_hospitals=r.n_hospitals)
+            for mo, r in res
+        ],
         ignore_index=True,
     )
     folds = pd.concat([r.folds.assign(model=mo) for mo, r in res], ignore_index=True)

@@ -9,7 +9,17 @@ import re
 import pandas as pd
 from dataclasses import dataclass, field
 from sklearn.base import clone
-from ..constraints import Array, Frame, Instance, Interval, NonNegativeInt, Options, PositiveInt, Seed, Text
+from fairlib.constraints import (
+    Array,
+    Frame,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    Options,
+    PositiveInt,
+    Seed,
+    Text,
+)
 from ..constraints import Unchecked, constrained
 from ..core import FairlibInputError, check_choice
 from ..mitigation.refinement import GreedyRefinement
@@ -27,7 +37,12 @@ from .axis1 import axis1_summary
 from .panel import fit_model
 from .features import FEATURE_SETS, FeaturePipeline, Split, train_subsample
 from .texas import TARGET
-from .selection import TunedOnAuditWarning, fit_on_selection, fit_weighted, with_selection as with_selection
+from fairlib.vfr.selection import (
+    TunedOnAuditWarning,
+    fit_on_selection,
+    fit_weighted,
+    with_selection as with_selection,
+)
 from ..reliability import TAU_VFR
 
 _SHARE_OPEN = Interval(0, 1, closed="right", label="a number in (0, 1]")
@@ -146,7 +161,9 @@ def baseline_summary(
     func = "baseline_summary"
     models = list(dict.fromkeys(predictions["model"].astype(str)))
     if str(reference) not in models:
-        raise FairlibInputError("reference", f"{reference!r} is not among the models {models}", func)
+        raise FairlibInputError(
+            "reference", f"{reference!r} is not among the models {models}", func
+        )
     missing = sorted(set(models) - set(grid["model"].astype(str)))
     if missing:
         raise FairlibInputError("grid", f"has no cells for model(s) {missing}", func)
@@ -176,7 +193,9 @@ def baseline_summary(
     out.insert(
         3,
         "accuracy_cost_pp",
-        accuracy_cost(float(out.set_index("model").loc[str(reference), "accuracy"]), out.accuracy.to_numpy()),
+        accuracy_cost(
+            float(out.set_index("model").loc[str(reference), "accuracy"]), out.accuracy.to_numpy()
+        ),
     )
     return out
 
@@ -185,7 +204,10 @@ BINDING_CELLS = (("DI", "age_bucket"), ("SPD", "age_bucket"), ("DI", "race"), ("
 
 # %% ../../nbs/vfr/09_baselines.ipynb #f14c19b0
 PAPER_VFR_MOVEMENT = (  # §4.2.2: VFR of the binding cells under B3 and B4 (ids vfr_movement.*)
-    published_table("vfr", "vfr_movement").drop(columns="change").rename_axis(["metric", "attribute"]).reset_index()
+    published_table("vfr", "vfr_movement")
+    .drop(columns="change")
+    .rename_axis(["metric", "attribute"])
+    .reset_index()
 )
 
 # %% ../../nbs/vfr/09_baselines.ipynb #b20a58f4
@@ -226,9 +248,13 @@ class VFRMovement(Result):
     def _notes(self):
         out = [f"{self.before} -> {self.after}; change = after - before; undefined VFR stays NaN"]
         if self.n_seeds == 1:
-            out.append("one seed only: the sign of a change can flip with the seed; pass several seeds' grids")
+            out.append(
+                "one seed only: the sign of a change can flip with the seed; pass several seeds' grids"
+            )
         else:
-            out.append(f"{self.n_seeds} seeds; direction is 'down' or 'up' only when every seed agrees, else 'mixed'")
+            out.append(
+                f"{self.n_seeds} seeds; direction is 'down' or 'up' only when every seed agrees, else 'mixed'"
+            )
         return out
 
 # %% ../../nbs/vfr/09_baselines.ipynb #fd8cfa00
@@ -246,23 +272,33 @@ def _seed_grids(grid, func: str) -> dict:
         grids = None
     if not grids:
         raise FairlibInputError(
-            "grid", "must be a vfr_grid() frame, a frame with a `seed` column, or a non-empty dict of frames", func
+            "grid",
+            "must be a vfr_grid() frame, a frame with a `seed` column, or a non-empty dict of frames",
+            func,
         )
     for s, g in grids.items():
-        if not isinstance(g, pd.DataFrame) or not {"model", "metric", "attribute", "vfr"} <= set(g.columns):
+        if not isinstance(g, pd.DataFrame) or not {"model", "metric", "attribute", "vfr"} <= set(
+            g.columns
+        ):
             raise FairlibInputError(
-                "grid", f"seed {s!r}: must be a vfr_grid() frame (columns model, metric, attribute, vfr)", func
+                "grid",
+                f"seed {s!r}: must be a vfr_grid() frame (columns model, metric, attribute, vfr)",
+                func,
             )
     return grids
 
 
 @constrained(
-    grid=Unchecked("a vfr_grid() frame, one with a `seed` column, or a dict / list of them: checked in the body"),
+    grid=Unchecked(
+        "a vfr_grid() frame, one with a `seed` column, or a dict / list of them: checked in the body"
+    ),
     before=Text,
     after=Text,
     cells=Instance(tuple, list, label="(metric, attribute) pairs"),
 )
-def vfr_movement(grid, *, before: str = "B3", after: str = "B4", cells=BINDING_CELLS) -> VFRMovement:
+def vfr_movement(
+    grid, *, before: str = "B3", after: str = "B4", cells=BINDING_CELLS
+) -> VFRMovement:
     """VFR of each (metric, attribute) cell in `cells` under baseline `before` and `after`, over one or more seeds.
 
     The sign of a change can differ between seeds, so each cell reports its spread: `n_seeds` with a
@@ -308,21 +344,29 @@ def vfr_movement(grid, *, before: str = "B3", after: str = "B4", cells=BINDING_C
         for name, b in (("before", before), ("after", after)):
             if str(b) not in models:
                 raise FairlibInputError(
-                    name, f"{b!r} is not among the grid's models {sorted(models)} (seed {s!r})", func
+                    name,
+                    f"{b!r} is not among the grid's models {sorted(models)} (seed {s!r})",
+                    func,
                 )
         key = g.assign(model=g.model.astype(str)).set_index(["model", "metric", "attribute"])["vfr"]
         if key.index.duplicated().any():
-            raise FairlibInputError("grid", f"seed {s!r}: has duplicated (model, metric, attribute) rows", func)
+            raise FairlibInputError(
+                "grid", f"seed {s!r}: has duplicated (model, metric, attribute) rows", func
+            )
         for m, a in cells:
             if (str(before), m, a) not in key.index or (str(after), m, a) not in key.index:
-                raise FairlibInputError("cells", f"({m!r}, {a!r}) is not in the grid (seed {s!r})", func)
+                raise FairlibInputError(
+                    "cells", f"({m!r}, {a!r}) is not in the grid (seed {s!r})", func
+                )
             changes[m, a].append((float(key[(str(before), m, a)]), float(key[(str(after), m, a)])))
     rows = []
     for (m, a), pairs in changes.items():
         b0, b1 = np.array(pairs).T
         ch = b1 - b0
         d = ch[~np.isnan(ch)]
-        share = lambda x: float(np.mean(x)) if len(d) else np.nan  # over the seeds with a defined change
+        share = lambda x: (
+            float(np.mean(x)) if len(d) else np.nan
+        )  # over the seeds with a defined change
         direction = (
             "undefined"
             if not len(d)
@@ -356,7 +400,12 @@ def vfr_movement(grid, *, before: str = "B3", after: str = "B4", cells=BINDING_C
 BASELINES = ("B1", "B2", "B3", "B4")
 
 # %% ../../nbs/vfr/09_baselines.ipynb #efc56912
-BASELINE_LABELS = {"B1": "B1 Real-only", "B2": "B2 Reweighing", "B3": "B3 Threshold-shifting", "B4": "B4 VFR-Audit"}
+BASELINE_LABELS = {
+    "B1": "B1 Real-only",
+    "B2": "B2 Reweighing",
+    "B3": "B3 Threshold-shifting",
+    "B4": "B4 VFR-Audit",
+}
 
 # %% ../../nbs/vfr/09_baselines.ipynb #dc8613c9
 @dataclass(frozen=True, repr=False)
@@ -407,9 +456,15 @@ class BaselineRun(Result):
     n_selection: int
     n_audit: int
     di_target: float
-    predictions: pd.DataFrame = field(compare=False)  # model (= baseline), y_true, y_prob, y_pred, attributes, hospital
-    scores: np.ndarray = field(compare=False)  # B1 scores per cohort row (NaN outside selection and audit)
-    estimators: dict = field(default_factory=dict, compare=False)  # "B2" / "B3" / "B4" -> fitted intervention
+    predictions: pd.DataFrame = field(
+        compare=False
+    )  # model (= baseline), y_true, y_prob, y_pred, attributes, hospital
+    scores: np.ndarray = field(
+        compare=False
+    )  # B1 scores per cohort row (NaN outside selection and audit)
+    estimators: dict = field(
+        default_factory=dict, compare=False
+    )  # "B2" / "B3" / "B4" -> fitted intervention
     _title = "Baseline run"
 
 # %% ../../nbs/vfr/09_baselines.ipynb #2ec527fe
@@ -417,7 +472,9 @@ def _features(cohort, split, feature_set, train_n, seed):
     "Training matrix (of the stratified subsample), its rows, and the matrix of the selection + audit rows."
     y = cohort[TARGET].to_numpy()
     fp = FeaturePipeline(feature_set, seed=seed)
-    X_all = fp.fit_transform(cohort.iloc[split.train])  # encodings learnt on the training partition only
+    X_all = fp.fit_transform(
+        cohort.iloc[split.train]
+    )  # encodings learnt on the training partition only
     sub = train_subsample(split, y, train_n, seed=seed)
     X = X_all[np.searchsorted(split.train, sub)]
     score_rows = np.union1d(split.selection, split.audit)
@@ -450,11 +507,13 @@ def run_baselines(
     *,
     model: str = "xgboost",  # panel model key
     feature_set: str = "full",  # "full" or "admission_lean"
-    train_n: int | None = None,  # stratified training subsample (None = the whole training partition)
+    train_n: int
+    | None = None,  # stratified training subsample (None = the whole training partition)
     baselines=BASELINES,
     lam: float = 2.0,
     variant: str = "kamiran_calders",  # B2
-    threshold_shift: ThresholdShift | None = None,  # B3 (default ThresholdShift(); unset columns: Texas-100X)
+    threshold_shift: ThresholdShift
+    | None = None,  # B3 (default ThresholdShift(); unset columns: Texas-100X)
     greedy: GreedyRefinement | None = None,  # B4 (default GreedyRefinement(base=B3))
     di_target: float = DI_TARGET,
     partition: str = "selection",  # "audit" reproduces the authors' tuning on the audited rows
@@ -530,7 +589,9 @@ def run_baselines(
     if cols:
         raise FairlibInputError("cohort", f"lacks column(s) {sorted(set(cols))}", func)
     if ("B3" in bl or "B4" in bl) and partition == "selection" and len(split.selection) == 0:
-        raise FairlibInputError("split", "has no selection partition; use with_selection(split, y)", func)
+        raise FairlibInputError(
+            "split", "has no selection partition; use with_selection(split, y)", func
+        )
     y = cohort[TARGET].to_numpy()
     X, sub, X_sc, score_rows = _features(cohort, split, feature_set, train_n, seed)
     groups = cohort[list(dict.fromkeys([*attributes, *CELL_ATTRIBUTES]))].reset_index(drop=True)
@@ -549,12 +610,22 @@ def run_baselines(
         else np.full(len(cohort), np.nan)
     )
     if "B1" in bl:
-        frames.append(base.assign(model="B1", y_prob=b1[split.audit], y_pred=(b1[split.audit] >= 0.5).astype(np.int8)))
+        frames.append(
+            base.assign(
+                model="B1", y_prob=b1[split.audit], y_pred=(b1[split.audit] >= 0.5).astype(np.int8)
+            )
+        )
     if "B2" in bl:
-        rw = IntersectionalReweighing(lam, variant=variant, columns=CELL_ATTRIBUTES).fit(groups.iloc[sub], y[sub])
+        rw = IntersectionalReweighing(lam, variant=variant, columns=CELL_ATTRIBUTES).fit(
+            groups.iloc[sub], y[sub]
+        )
         b2 = scores_of(fit_weighted(model, X, y[sub], rw.sample_weight_, n_jobs=n_jobs, seed=seed))
         est["B2"] = rw
-        frames.append(base.assign(model="B2", y_prob=b2[split.audit], y_pred=(b2[split.audit] >= 0.5).astype(np.int8)))
+        frames.append(
+            base.assign(
+                model="B2", y_prob=b2[split.audit], y_pred=(b2[split.audit] >= 0.5).astype(np.int8)
+            )
+        )
     ts = _texas_columns(clone(threshold_shift if threshold_shift is not None else ThresholdShift()))
     ts.set_params(di_target=di_target)
     with warnings.catch_warnings():
@@ -564,7 +635,9 @@ def run_baselines(
             ("B3", ts),
             (
                 "B4",
-                clone(greedy if greedy is not None else GreedyRefinement()).set_params(base=ts, di_target=di_target),
+                clone(greedy if greedy is not None else GreedyRefinement()).set_params(
+                    base=ts, di_target=di_target
+                ),
             ),
         ):
             if name not in bl:
@@ -573,7 +646,11 @@ def run_baselines(
             est[name] = fitted
             frames.append(base.assign(model=name, y_prob=b1[split.audit], y_pred=yh))
     if partition == "audit":
-        warnings.warn("B3 / B4 tuned on the audit partition (the authors' protocol)", TunedOnAuditWarning, stacklevel=2)
+        warnings.warn(
+            "B3 / B4 tuned on the audit partition (the authors' protocol)",
+            TunedOnAuditWarning,
+            stacklevel=2,
+        )
     pred = pd.concat(frames, ignore_index=True)
     pred = pred[["model", "y_true", "y_prob", "y_pred", *[c for c in keep if c != TARGET]]]
     return BaselineRun(
@@ -678,9 +755,9 @@ def reweighing_sweep(
             if lam == 0 and unweighted is not None:  # λ = 0: weights 1 in every variant (= B1)
                 rows.append({**unweighted, "variant": v})
                 continue
-            w = IntersectionalReweighing(lam, clip=clip, variant=v, columns=CELL_ATTRIBUTES).fit_transform(
-                groups.iloc[sub], y[sub]
-            )
+            w = IntersectionalReweighing(
+                lam, clip=clip, variant=v, columns=CELL_ATTRIBUTES
+            ).fit_transform(groups.iloc[sub], y[sub])
             p = fit_weighted(model, X, y[sub], w, n_jobs=n_jobs, seed=seed).predict_proba(X_sc[au])
             yh = (p >= 0.5).astype(np.int64)
             d = di.di(ya.astype(np.int64), yh)
@@ -706,7 +783,10 @@ PAPER_TABLE5 = published_table("vfr", "Table 5").rename_axis("baseline").reset_i
 def _paper_table6() -> pd.DataFrame:
     "Table 6 and the accuracy cost vs B1 that §4.2.2 prints in the text (B1 is the reference: 0 by definition)."
     t = published_table("vfr", "Table 6")
-    cost = [0.0 if b == "B1" else published_value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp") for b in t.index]
+    cost = [
+        0.0 if b == "B1" else published_value("vfr", f"eq2.accuracy_cost.{b}.accuracy_cost_pp")
+        for b in t.index
+    ]
     return t.assign(accuracy_cost_pp=cost).rename_axis("baseline").reset_index()
 
 # %% ../../nbs/vfr/09_baselines.ipynb #22e1c2f5

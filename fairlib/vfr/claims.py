@@ -9,7 +9,13 @@ from pathlib import Path
 from ..config import get_setting
 from ..constraints import Flag, Instance, Text, constrained
 from ..core import FairlibInputError
-from ..evidence import consistency_claim, recomputed_claim, restated_claim, twin_claim, unavailable_claim
+from fairlib.evidence import (
+    consistency_claim,
+    recomputed_claim,
+    restated_claim,
+    twin_claim,
+    unavailable_claim,
+)
 from ..ledger import PerCaseData, per_case_file
 from ..published import published_values
 
@@ -23,7 +29,8 @@ RERUN = (
     "texas100x_csv is set in settings.ini)"
 )
 _TWIN_WHY = (
-    "computed on the synthetic twin, not the real Texas-100X cohort: it shows the method, not the paper's number"
+    "computed on the synthetic twin, not the real Texas-100X cohort: "
+    "it shows the method, not the paper's number"
 )
 _LEFT_OUT = "this run's parameters left it out (a shorter profile than the paper's protocol)"
 _SETTING_WHY = "this run's setting differs from the paper's (the profile's parameters)"
@@ -36,11 +43,15 @@ def texas_data() -> PerCaseData:
     file version. Raises FairlibInputError (`texas100x_csv`) when no file is configured."""
     path = get_setting("texas100x_csv")
     if path is None:
-        raise FairlibInputError("texas100x_csv", "no Texas-100X file is configured: pass `data` instead", "texas_data")
+        raise FairlibInputError(
+            "texas100x_csv", "no Texas-100X file is configured: pass `data` instead", "texas_data"
+        )
     p = Path(path).expanduser()
     key = (str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns)
     if key not in _TEXAS:
-        _TEXAS[key] = per_case_file(p, what="the Texas-100X discharge records of the configured file")
+        _TEXAS[key] = per_case_file(
+            p, what="the Texas-100X discharge records of the configured file"
+        )
     return _TEXAS[key]
 
 
@@ -55,7 +66,15 @@ def texas_data() -> PerCaseData:
     data=Instance(PerCaseData) | None,
 )
 def ledger_rows(
-    claimed, ours: dict, derived: dict, shapes: dict, *, real: bool, source: str, settings=None, data=None
+    claimed,
+    ours: dict,
+    derived: dict,
+    shapes: dict,
+    *,
+    real: bool,
+    source: str,
+    settings=None,
+    data=None,
 ) -> list[dict]:
     """One claim row per published id matching a pattern of `claimed`, from `derived` ({id: (uses, f, how)}: the
     paper's numbers), `settings` ({id: (value, how)}: fairlib's setting) or `ours` ({id: value}: this run's, None if
@@ -87,14 +106,24 @@ def ledger_rows(
         elif real:
             rows.append(
                 recomputed_claim(
-                    PAPER, i, ours[i], data=data, how=f"fairlib on {source}", reason=f"fairlib on {source}"
+                    PAPER,
+                    i,
+                    ours[i],
+                    data=data,
+                    how=f"fairlib on {source}",
+                    reason=f"fairlib on {source}",
                 )
             )
         else:
             s = shapes.get(i)
             rows.append(
                 twin_claim(
-                    PAPER, i, ours[i], how="fairlib's method", reason=_TWIN_WHY, shape=None if s is None else bool(s)
+                    PAPER,
+                    i,
+                    ours[i],
+                    how="fairlib's method",
+                    reason=_TWIN_WHY,
+                    shape=None if s is None else bool(s),
                 )
             )
     return rows

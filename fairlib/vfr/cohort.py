@@ -108,7 +108,9 @@ def load_cohort(source: str = "auto", *, n: int | None = None, seed=0) -> tuple[
     return _real_cohort(src, n, seed)
 
 # %% ../../nbs/vfr/03_cohort.ipynb #d6f4a03a
-def _target_encode(train_col: pd.Series, y: np.ndarray, apply_to: pd.Series, m: float = 10.0) -> np.ndarray:
+def _target_encode(
+    train_col: pd.Series, y: np.ndarray, apply_to: pd.Series, m: float = 10.0
+) -> np.ndarray:
     "Smoothed mean of `y` per code of `train_col` (prior weight `m`), applied to `apply_to`."
     mu = float(y.mean())
     g = pd.DataFrame({"c": train_col.to_numpy(), "y": y}).groupby("c")["y"].agg(["size", "mean"])
@@ -119,7 +121,9 @@ def _target_encode(train_col: pd.Series, y: np.ndarray, apply_to: pd.Series, m: 
 def _probe_matrix(feats, tr: pd.DataFrame, ytr, rows: pd.DataFrame) -> pd.DataFrame:
     "Columns `feats` of `rows`, high-cardinality codes target-encoded from the training rows `tr`."
     te = TARGET_ENCODED_FEATURES
-    return pd.DataFrame({c: _target_encode(tr[c], ytr, rows[c]) if c in te else rows[c].to_numpy() for c in feats})
+    return pd.DataFrame(
+        {c: _target_encode(tr[c], ytr, rows[c]) if c in te else rows[c].to_numpy() for c in feats}
+    )
 
 # %% ../../nbs/vfr/03_cohort.ipynb #99015766
 def _probe_auroc(feats, tr, te, ytr, yte, n_estimators: int, threads: int, seed: int) -> float:
@@ -242,7 +246,9 @@ def _site_targets(cohort: pd.DataFrame, cb: dict) -> list[dict]:
     return rows + [_target(name, 0.05, sd, np.nan, rule=">=", basis=basis)]
 
 # %% ../../nbs/vfr/03_cohort.ipynb #c53666b9
-@constrained(cohort=DataFrame, auroc=Instance(dict, type(None), label="None or a twin_auroc_check dict"))
+@constrained(
+    cohort=DataFrame, auroc=Instance(dict, type(None), label="None or a twin_auroc_check dict")
+)
 def twin_calibration(cohort: pd.DataFrame, *, auroc: dict | None = None) -> pd.DataFrame:
     """Achieved vs published value, tolerance and verdict for every calibration target of the twin.
 

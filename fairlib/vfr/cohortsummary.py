@@ -40,7 +40,9 @@ def _suppression_note(i, primary, comp, hide, partial, span, threshold: int) -> 
     "The note of row `i`: why its cells are hidden, and whether its BRG spans all the groups."
     w = [
         f"n < {threshold}" if primary.at[i, "n"] else "",
-        f"rate: fewer than {threshold} records with or without LOS>3" if primary.at[i, "pos_rate"] else "",
+        f"rate: fewer than {threshold} records with or without LOS>3"
+        if primary.at[i, "pos_rate"]
+        else "",
         "hidden so that a small cell cannot be recovered"
         if comp.at[i, "n"] or (comp.at[i, "pos_rate"] and not hide.at[i, "n"])
         else "",
@@ -191,7 +193,9 @@ def hospital_volume(cohort: pd.DataFrame) -> dict:
         median_records_per_site=float(np.median(vc)),
         q3_records_per_site=float(np.quantile(vc, 0.75)),
     )
-    out["pooled_999999_records"] = int(_is_code(cohort["THCIC_ID"].to_numpy(), POOLED_HOSPITAL_ID).sum())
+    out["pooled_999999_records"] = int(
+        _is_code(cohort["THCIC_ID"].to_numpy(), POOLED_HOSPITAL_ID).sum()
+    )
     return out
 
 # %% ../../nbs/vfr/03a_cohortsummary.ipynb #27df6819

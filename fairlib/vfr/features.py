@@ -34,7 +34,9 @@ _Y = Array(dtype="any", min_size=10, label="the cohort's labels: a 1-d array of 
 
 # %% ../../nbs/vfr/04_features.ipynb #8483bd46
 @constrained(**_FEATURES)
-def feature_columns(feature_set: str = "full", *, protected_as_features: bool = False, exclude=()) -> list[str]:
+def feature_columns(
+    feature_set: str = "full", *, protected_as_features: bool = False, exclude=()
+) -> list[str]:
     """The raw columns used as features for a feature set.
 
     Parameters
@@ -76,7 +78,9 @@ def feature_columns(feature_set: str = "full", *, protected_as_features: bool = 
 # %% ../../nbs/vfr/04_features.ipynb #6e4066a6
 def _feature_roles(df, feature_set, protected_as_features, exclude) -> tuple[list, list, list]:
     "The target-encoded, one-hot and numeric feature columns of `df` (refused when it lacks one)."
-    cols = feature_columns(feature_set, protected_as_features=protected_as_features, exclude=exclude)
+    cols = feature_columns(
+        feature_set, protected_as_features=protected_as_features, exclude=exclude
+    )
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise FairlibInputError("X", f"lacks feature column(s) {missing}", "FeaturePipeline")
@@ -137,7 +141,14 @@ class FeaturePipeline(TransformerMixin, BaseEstimator):
     ['THCIC_ID', 'ADMITTING_DIAGNOSIS', 'PRINC_SURG_PROC_CODE']
     """
 
-    def __init__(self, feature_set: str = "full", *, protected_as_features: bool = False, exclude=(), seed: int = 42):
+    def __init__(
+        self,
+        feature_set: str = "full",
+        *,
+        protected_as_features: bool = False,
+        exclude=(),
+        seed: int = 42,
+    ):
         self.feature_set, self.protected_as_features = feature_set, protected_as_features
         self.exclude, self.seed = exclude, seed
 

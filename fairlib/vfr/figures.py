@@ -19,7 +19,9 @@ from .tiers import KAPPA_MIN, RELIABILITY_TIERS
 _ROWS = Frame(label="a DataFrame with at least one row")
 _TITLE, _POS = None | Text, Interval(0, closed="neither", label="a number > 0")
 _TAU = Interval(0, 0.5, label="a VFR cutoff in [0, 0.5]")
-_COLS = lambda *names: dict.fromkeys(names, Text)  # column-name arguments: strings, checked against the frame
+_COLS = lambda *names: dict.fromkeys(
+    names, Text
+)  # column-name arguments: strings, checked against the frame
 
 # %% auto #0
 __all__ = ['TIER_COLOURS', 'vfr_heatmap', 'quintuple_chart', 'threshold_sweep', 'protocol_comparison', 'plot_vfr_heatmap',
@@ -33,7 +35,9 @@ def _need_columns(df, cols, name, func):
         raise FairlibInputError(name, "has no rows", func)
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise FairlibInputError(name, f"lacks column(s) {missing} (columns: {list(df.columns)[:12]})", func)
+        raise FairlibInputError(
+            name, f"lacks column(s) {missing} (columns: {list(df.columns)[:12]})", func
+        )
 
 # %% ../../nbs/vfr/11_figures.ipynb #1a60236f
 @constrained(
@@ -186,7 +190,12 @@ def vfr_heatmap(
     return fig
 
 # %% ../../nbs/vfr/11_figures.ipynb #6ae701b9
-TIER_COLOURS = ("#4daf4a", "#ffd92f", "#ff7f00", "#e41a1c")  # tier 0..3 (green .. red); undefined: grey
+TIER_COLOURS = (
+    "#4daf4a",
+    "#ffd92f",
+    "#ff7f00",
+    "#e41a1c",
+)  # tier 0..3 (green .. red); undefined: grey
 
 # %% ../../nbs/vfr/11_figures.ipynb #e69b070e
 def _tier_index(t, order):
@@ -326,14 +335,23 @@ def quintuple_chart(
         a.tick_params(labelleft=False)
     a1.set_title(title or "Per-cell reliability: verdict, VFR, N*, κ and tier", fontsize=10)
     lax.axis("off")
-    handles = [Patch(color=c, label=f"tier {i}: {n}") for i, (n, c) in enumerate(zip(tier_order, TIER_COLOURS))]
+    handles = [
+        Patch(color=c, label=f"tier {i}: {n}")
+        for i, (n, c) in enumerate(zip(tier_order, TIER_COLOURS))
+    ]
     handles += [
         Patch(color="0.7", label="tier undefined"),
         Patch(facecolor="none", edgecolor="none", label="✓ dominant verdict Pass"),
         Patch(facecolor="none", edgecolor="none", label="✗ dominant verdict Fail"),
         Patch(facecolor="none", edgecolor="none", label="? dominant verdict undefined"),
     ]
-    lax.legend(handles=handles, loc="center left", fontsize=7.5, title="tier (violated conditions)", title_fontsize=8)
+    lax.legend(
+        handles=handles,
+        loc="center left",
+        fontsize=7.5,
+        title="tier (violated conditions)",
+        title_fontsize=8,
+    )
     fig.subplots_adjust(left=0.2, right=0.99, bottom=0.2, top=0.88)
     add_footer(fig, source)
     return fig
@@ -408,9 +426,13 @@ def threshold_sweep(
     _need_columns(sweep, [x, y, *columns], "sweep", func)
     import matplotlib as mpl
 
-    cmap = mpl.colormaps["viridis"].with_extremes(bad="0.85")  # grey: undefined (e.g. a group selects no one)
+    cmap = mpl.colormaps["viridis"].with_extremes(
+        bad="0.85"
+    )  # grey: undefined (e.g. a group selects no one)
     fig = _figure((4 * len(columns) + 1, 4.2))
-    gs = fig.add_gridspec(1, len(columns) + 1, width_ratios=[1] * len(columns) + [0.06], wspace=0.12)
+    gs = fig.add_gridspec(
+        1, len(columns) + 1, width_ratios=[1] * len(columns) + [0.06], wspace=0.12
+    )
     axes = [fig.add_subplot(gs[i]) for i in range(len(columns))]
     for k, (ax, col) in enumerate(zip(axes, columns)):
         z = sweep.pivot(index=y, columns=x, values=col)
@@ -499,8 +521,12 @@ def protocol_comparison(
     func = "protocol_comparison"
     panels = [tuple(p) for p in panels]
     if not panels or any(len(p) != 3 for p in panels):
-        raise FairlibInputError("panels", "must be a non-empty list of (column, published column or None, title)", func)
-    _need_columns(table, [label, *[c for c, _, _ in panels], *[p for _, p, _ in panels if p]], "table", func)
+        raise FairlibInputError(
+            "panels", "must be a non-empty list of (column, published column or None, title)", func
+        )
+    _need_columns(
+        table, [label, *[c for c, _, _ in panels], *[p for _, p, _ in panels if p]], "table", func
+    )
     ref = dict(reference_lines or {})
     fig = _figure((4.4 * len(panels), 4.0))
     axes = [fig.add_subplot(1, len(panels), k + 1) for k in range(len(panels))]
@@ -509,7 +535,14 @@ def protocol_comparison(
     for ax, (col, pub, ttl) in zip(axes, panels):
         ax.bar(x, table[col].to_numpy(dtype=float), color="#4c72b0", label="fairlib")
         if pub:
-            ax.scatter(x, table[pub].to_numpy(dtype=float), color="black", marker="D", zorder=3, label="published")
+            ax.scatter(
+                x,
+                table[pub].to_numpy(dtype=float),
+                color="black",
+                marker="D",
+                zorder=3,
+                label="published",
+            )
         if col in ref:
             ax.axhline(ref[col], color="#c44e52", lw=1, ls="--", label=f"{ref[col]:g}")
         ax.set_xticks(x, names, fontsize=6.5)
@@ -524,7 +557,11 @@ def protocol_comparison(
 
 # %% ../../nbs/vfr/11_figures.ipynb #533f703c
 @constrained(
-    grid=Frame(["model", "metric", "attribute", "vfr", "dominant_verdict"], min_rows=0, label="a vfr_grid() frame"),
+    grid=Frame(
+        ["model", "metric", "attribute", "vfr", "dominant_verdict"],
+        min_rows=0,
+        label="a vfr_grid() frame",
+    ),
     labels=None | Instance(dict),
     models=None | Instance(tuple, list, label="model names"),
     tau_vfr=_TAU,
@@ -581,7 +618,11 @@ def plot_vfr_heatmap(
     >>> type(fig).__name__
     'Figure'
     """
-    models = list(dict.fromkeys(grid.model)) if models is None else [m for m in models if m in set(grid.model)]
+    models = (
+        list(dict.fromkeys(grid.model))
+        if models is None
+        else [m for m in models if m in set(grid.model)]
+    )
     attrs = [a for a in attributes if a in set(grid.attribute)]
     mets = [m for m in AUDIT_METRICS if m in set(grid.metric)]
     g = grid[grid.model.isin(models) & grid.attribute.isin(attrs)].copy()
@@ -592,13 +633,19 @@ def plot_vfr_heatmap(
     )
     g = g.sort_values("_o").drop(columns="_o").astype({"model": str})
     return vfr_heatmap(
-        g, source=source or "fairlib.vfr.vfr_grid", tau_vfr=tau_vfr, title=title or None, row_labels=labels
+        g,
+        source=source or "fairlib.vfr.vfr_grid",
+        tau_vfr=tau_vfr,
+        title=title or None,
+        row_labels=labels,
     )
 
 # %% ../../nbs/vfr/11_figures.ipynb #5cfff28d
 @constrained(
     curves=Frame(
-        ["model", "metric", "attribute", "size", "cv", "degenerate"], min_rows=0, label="audit_size_grid curves"
+        ["model", "metric", "attribute", "size", "cv", "degenerate"],
+        min_rows=0,
+        label="audit_size_grid curves",
     ),
     model=Unchecked("a model of the curves (None: all)"),
     cv_cutoff=_POS,
@@ -606,7 +653,12 @@ def plot_vfr_heatmap(
     title=Text,
 )
 def plot_cv_curves(
-    curves: pd.DataFrame, *, model=None, cv_cutoff: float = CV_CUTOFF, n_field: int = N_FIELD, title: str = ""
+    curves: pd.DataFrame,
+    *,
+    model=None,
+    cv_cutoff: float = CV_CUTOFF,
+    n_field: int = N_FIELD,
+    title: str = "",
 ):
     """Axis 2: CV against audit size per (metric, attribute) for one model, with the CV cutoff and N_field marked.
 
@@ -647,7 +699,9 @@ def plot_cv_curves(
     full = c
     c = c[~c.degenerate]
     metrics = [m for m in AUDIT_METRICS if m in set(c.metric)]
-    if not metrics:  # every audit size is >= the cohort: only the degenerate full point, no CV curve
+    if (
+        not metrics
+    ):  # every audit size is >= the cohort: only the degenerate full point, no CV curve
         fig, ax = plt.subplots(figsize=(5.2, 2.0))
         ax.axis("off")
         n = int(full["size"].max()) if len(full) else 0
@@ -663,7 +717,9 @@ def plot_cv_curves(
         fig.suptitle(title, fontsize=10)
         fig.tight_layout()
         return fig
-    fig, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 2.8), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(metrics), figsize=(2.6 * len(metrics), 2.8), sharey=True, squeeze=False
+    )
     for ax, m in zip(axes[0], metrics):
         for a, f in c[c.metric == m].groupby("attribute", sort=False):
             ax.plot(f["size"], f.cv, marker="o", ms=3, label=a)
@@ -681,7 +737,11 @@ def plot_cv_curves(
 
 # %% ../../nbs/vfr/11_figures.ipynb #a2d15ac8
 @constrained(
-    folds=Frame(["metric", "attribute", "value"], min_rows=0, label="the folds frame of cross_hospital_agreement()"),
+    folds=Frame(
+        ["metric", "attribute", "value"],
+        min_rows=0,
+        label="the folds frame of cross_hospital_agreement()",
+    ),
     metrics=Unchecked("None or metric names, checked by counts.audit_metric"),
     title=Text,
 )

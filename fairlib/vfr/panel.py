@@ -12,7 +12,16 @@ from typing import Callable
 from types import MappingProxyType
 from .._version import __version__
 from ..config import get_setting
-from ..constraints import Array, Flag, Frame, Function, Instance, Interval, NonNegativeInt, PathLike
+from fairlib.constraints import (
+    Array,
+    Flag,
+    Frame,
+    Function,
+    Instance,
+    Interval,
+    NonNegativeInt,
+    PathLike,
+)
 from ..constraints import PositiveInt, Seed, Sha256, Text, Unchecked, constrained
 from ..core import FairlibInputError, atomic_path, check_binary, content_hash
 from ..published import published_table
@@ -35,7 +44,9 @@ from fairlib.vfr.features import (
 )
 
 _NJOBS = None | Interval(integer=True, label="an int (or None)")
-_MATRIX = Unchecked("a feature matrix (array or frame), passed to the estimator; its length is checked in the body")
+_MATRIX = Unchecked(
+    "a feature matrix (array or frame), passed to the estimator; its length is checked in the body"
+)
 
 # %% auto #0
 __all__ = ['CATBOOST_THREADS', 'PANEL', 'CANONICAL_MODEL', 'PAPER_TABLE4', 'ModelSpec', 'model_spec', 'default_n_jobs',
@@ -125,14 +136,18 @@ def _lgbm(p, nj, s):
     return LGBMClassifier(**p, n_jobs=nj, random_state=s, verbose=-1)
 
 # %% ../../nbs/vfr/04_panel.ipynb #5e8f1ea8
-CATBOOST_THREADS = 4  # CatBoost's fitted model depends on its thread count (measured: scores differ by up to 0.35
+CATBOOST_THREADS = (
+    4  # CatBoost's fitted model depends on its thread count (measured: scores differ by up to 0.35
+)
 
 # %% ../../nbs/vfr/04_panel.ipynb #fee1c8c8
 # between 1 and 2 threads), so the thread count is part of the frozen configuration
 def _cat(p, nj, s):
     from catboost import CatBoostClassifier
 
-    return CatBoostClassifier(**p, thread_count=CATBOOST_THREADS, random_seed=s, verbose=0, allow_writing_files=False)
+    return CatBoostClassifier(
+        **p, thread_count=CATBOOST_THREADS, random_seed=s, verbose=0, allow_writing_files=False
+    )
 
 # %% ../../nbs/vfr/04_panel.ipynb #6125d74a
 def _hgb(p, nj, s):
@@ -147,7 +162,9 @@ def _bag(p, nj, s):
 
     p = dict(p)
     leaf = p.pop("min_samples_leaf")
-    return BaggingClassifier(DecisionTreeClassifier(min_samples_leaf=leaf), **p, n_jobs=nj, random_state=s)
+    return BaggingClassifier(
+        DecisionTreeClassifier(min_samples_leaf=leaf), **p, n_jobs=nj, random_state=s
+    )
 
 # %% ../../nbs/vfr/04_panel.ipynb #bdd25ceb
 def _et(p, nj, s):
@@ -163,7 +180,11 @@ def _stack(p, nj, s):
     make = dict(random_forest=_rf, hist_gradient_boosting=_hgb, logistic_regression=_lr)
     base = [(k, make[k](dict(v), nj, s)) for k, v in p["base"].items()]
     return StackingClassifier(
-        base, final_estimator=_lr(dict(C=1.0, max_iter=1000), nj, s), cv=p["cv"], stack_method="predict_proba", n_jobs=1
+        base,
+        final_estimator=_lr(dict(C=1.0, max_iter=1000), nj, s),
+        cv=p["cv"],
+        stack_method="predict_proba",
+        n_jobs=1,
     )
 
 # %% ../../nbs/vfr/04_panel.ipynb #55d66ecd
@@ -171,13 +192,27 @@ _SPECS = [
     (
         "xgboost",
         "XGBoost",
-        dict(n_estimators=200, max_depth=6, learning_rate=0.1, subsample=0.9, colsample_bytree=0.9, tree_method="hist"),
+        dict(
+            n_estimators=200,
+            max_depth=6,
+            learning_rate=0.1,
+            subsample=0.9,
+            colsample_bytree=0.9,
+            tree_method="hist",
+        ),
         _xgb,
     ),
     (
         "lightgbm",
         "LightGBM",
-        dict(n_estimators=200, num_leaves=31, learning_rate=0.1, subsample=0.9, subsample_freq=1, colsample_bytree=0.9),
+        dict(
+            n_estimators=200,
+            num_leaves=31,
+            learning_rate=0.1,
+            subsample=0.9,
+            subsample_freq=1,
+            colsample_bytree=0.9,
+        ),
         _lgbm,
     ),
     (
@@ -208,7 +243,12 @@ _SPECS = [
     ),
     ("bagging", "Bagging", dict(n_estimators=20, min_samples_leaf=10, max_samples=1.0), _bag),
     ("catboost", "CatBoost", dict(iterations=300, depth=6, learning_rate=0.1), _cat),
-    ("gradient_boosting", "Gradient Boosting", dict(n_estimators=100, max_depth=3, learning_rate=0.1), _gb),
+    (
+        "gradient_boosting",
+        "Gradient Boosting",
+        dict(n_estimators=100, max_depth=3, learning_rate=0.1),
+        _gb,
+    ),
     ("decision_tree", "Decision Tree", dict(max_depth=10, min_samples_leaf=50), _dt),
     ("adaboost", "AdaBoost", dict(n_estimators=100, learning_rate=1.0), _ada),
     ("extra_trees", "Extra Trees", dict(n_estimators=100, max_depth=18, min_samples_leaf=5), _et),
@@ -216,7 +256,9 @@ _SPECS = [
 ]
 
 # %% ../../nbs/vfr/04_panel.ipynb #a411ba22
-PANEL = {k: ModelSpec(k, label, MappingProxyType(params), f) for k, label, params, f in _SPECS}  # read-only
+PANEL = {
+    k: ModelSpec(k, label, MappingProxyType(params), f) for k, label, params, f in _SPECS
+}  # read-only
 
 # %% ../../nbs/vfr/04_panel.ipynb #ce6d124c
 CANONICAL_MODEL = "xgboost"
@@ -247,7 +289,9 @@ def model_spec(key: str) -> ModelSpec:
     'XGBoost'
     """
     if key not in PANEL:
-        raise FairlibInputError("model", f"unknown model {key!r}; known: {list(PANEL)}", "model_spec")
+        raise FairlibInputError(
+            "model", f"unknown model {key!r}; known: {list(PANEL)}", "model_spec"
+        )
     return PANEL[key]
 
 # %% ../../nbs/vfr/04_panel.ipynb #9b078e3b
@@ -325,8 +369,12 @@ class FittedModel:
         from threadpoolctl import threadpool_limits
 
         est = self.estimator
-        if hasattr(est, "get_params"):  # sklearn averages tree votes in completion order with n_jobs > 1 (1-ulp drift)
-            nj = {k: 1 for k in est.get_params(deep=True) if k == "n_jobs" or k.endswith("__n_jobs")}
+        if hasattr(
+            est, "get_params"
+        ):  # sklearn averages tree votes in completion order with n_jobs > 1 (1-ulp drift)
+            nj = {
+                k: 1 for k in est.get_params(deep=True) if k == "n_jobs" or k.endswith("__n_jobs")
+            }
             if nj:
                 try:
                     est.set_params(**nj)
@@ -336,7 +384,13 @@ class FittedModel:
             return np.asarray(est.predict_proba(X)[:, 1], dtype=np.float64)
 
 # %% ../../nbs/vfr/04_panel.ipynb #6209dc41
-@constrained(key=Text, X=_MATRIX, y=Unchecked("0/1 labels, checked by core.check_binary"), n_jobs=_NJOBS, seed=Seed)
+@constrained(
+    key=Text,
+    X=_MATRIX,
+    y=Unchecked("0/1 labels, checked by core.check_binary"),
+    n_jobs=_NJOBS,
+    seed=Seed,
+)
 def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> FittedModel:
     """Fit one frozen panel configuration and record its wall-clock fit time.
 
@@ -381,10 +435,14 @@ def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> F
     if len(y) != len(X):
         raise FairlibInputError("y", f"length {len(y)} != {len(X)} rows of X", "fit_model")
     if len(np.unique(y)) < 2:
-        raise FairlibInputError("y", "has a single class; a classifier needs both labels", "fit_model")
+        raise FairlibInputError(
+            "y", "has a single class; a classifier needs both labels", "fit_model"
+        )
     n_jobs = default_n_jobs() if n_jobs is None else n_jobs
     est = spec.build(n_jobs, seed)
-    with threadpool_limits(_threads(n_jobs), user_api="openmp"):  # OpenMP models (HGB) ignore n_jobs otherwise
+    with threadpool_limits(
+        _threads(n_jobs), user_api="openmp"
+    ):  # OpenMP models (HGB) ignore n_jobs otherwise
         t0 = time.perf_counter()
         est.fit(X, y)
         dt = time.perf_counter() - t0
@@ -399,7 +457,9 @@ def fit_model(key: str, X, y, *, n_jobs: int | None = None, seed: int = 42) -> F
     seed=Seed,
     progress=Flag,
 )
-def fit_panel(X, y, *, models=None, n_jobs: int | None = None, seed: int = 42, progress: bool = True) -> dict:
+def fit_panel(
+    X, y, *, models=None, n_jobs: int | None = None, seed: int = 42, progress: bool = True
+) -> dict:
     """Fit the panel (default: all twelve, in Table 4 order) on one feature matrix.
 
     Parameters
@@ -514,7 +574,11 @@ def panel_predictions(
     missing = [c for c in (TARGET, *attributes, *keep) if c not in frame.columns]
     if missing:
         raise FairlibInputError("frame", f"lacks column(s) {missing}", func)
-    base = frame[[TARGET, *attributes, *keep]].rename(columns={TARGET: "y_true"}).reset_index(drop=True)
+    base = (
+        frame[[TARGET, *attributes, *keep]]
+        .rename(columns={TARGET: "y_true"})
+        .reset_index(drop=True)
+    )
     parts = []
     for k, fm in fitted.items():
         p = fm.predict_proba(X)
@@ -578,7 +642,9 @@ def panel_performance(predictions: pd.DataFrame) -> pd.DataFrame:
     model=Text,
     seed=Seed,
 )
-def prediction_cache_key(cohort_digest: str, *, split, pipeline, train_rows, model: str, seed: int) -> str:
+def prediction_cache_key(
+    cohort_digest: str, *, split, pipeline, train_rows, model: str, seed: int
+) -> str:
     """Content hash of everything that determines a model's audit-partition scores.
 
     Parameters
@@ -680,7 +746,9 @@ def save_cached_scores(path, scores: np.ndarray, *, fit_seconds: float, key: str
 
     with atomic_path(Path(path)) as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, p=np.asarray(scores, np.float64), fit_seconds=float(fit_seconds), key=str(key))
+            np.savez(
+                fh, p=np.asarray(scores, np.float64), fit_seconds=float(fit_seconds), key=str(key)
+            )
     return Path(path)
 
 # %% ../../nbs/vfr/04_panel.ipynb #88abb6e1
@@ -721,7 +789,11 @@ def load_cached_scores(path, *, key: str | None = None) -> tuple[np.ndarray, flo
     p = Path(path)
     try:
         with np.load(p, allow_pickle=False) as z:
-            scores, fit_s, stored = z["p"], float(z["fit_seconds"]), str(z["key"]) if "key" in z else None
+            scores, fit_s, stored = (
+                z["p"],
+                float(z["fit_seconds"]),
+                str(z["key"]) if "key" in z else None,
+            )
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
         raise FairlibInputError(
             "path",
@@ -731,13 +803,24 @@ def load_cached_scores(path, *, key: str | None = None) -> tuple[np.ndarray, flo
         ) from None
     if key is not None and stored != key:
         raise FairlibInputError(
-            "path", f"cache file {p} holds key {stored!r}, not {key!r}; delete it and rerun", "load_cached_scores"
+            "path",
+            f"cache file {p} holds key {stored!r}, not {key!r}; delete it and rerun",
+            "load_cached_scores",
         )
-    if scores.ndim != 1 or not np.isfinite(scores).all() or (scores < 0).any() or (scores > 1).any():
+    if (
+        scores.ndim != 1
+        or not np.isfinite(scores).all()
+        or (scores < 0).any()
+        or (scores > 1).any()
+    ):
         raise FairlibInputError(
-            "path", f"cache file {p} holds invalid scores; delete it and rerun", "load_cached_scores"
+            "path",
+            f"cache file {p} holds invalid scores; delete it and rerun",
+            "load_cached_scores",
         )
     return scores, fit_s
 
 # %% ../../nbs/vfr/04_panel.ipynb #c6a2726c
-PAPER_TABLE4 = published_table("vfr", "Table 4").rename_axis("model").reset_index()  # one row per model, as printed
+PAPER_TABLE4 = (
+    published_table("vfr", "Table 4").rename_axis("model").reset_index()
+)  # one row per model, as printed

@@ -143,7 +143,9 @@ def with_selection(split, y, *, fraction: float = 0.1875, seed: int = 42):
         need = split.train.max(initial=0) + 1
         msg = f"must be the cohort's labels (at least {need}), got shape {y.shape}"
         raise FairlibInputError("y", msg, func)
-    tr, se = train_test_split(split.train, test_size=fraction, stratify=y[split.train], random_state=seed)
+    tr, se = train_test_split(
+        split.train, test_size=fraction, stratify=y[split.train], random_state=seed
+    )
     name = split.name + " (selection from train)"
     return Split(name, np.sort(tr), np.sort(se), split.audit, split.seed)
 
@@ -186,7 +188,9 @@ def _cohort_inputs(scores, y, groups, split, fit_rows, func: str):
 
 # %% ../../nbs/vfr/09_selection.ipynb #920a64db
 @constrained(
-    estimator=Predicate(lambda e: hasattr(e, "fit") and hasattr(e, "predict"), "a fit/predict estimator"),
+    estimator=Predicate(
+        lambda e: hasattr(e, "fit") and hasattr(e, "predict"), "a fit/predict estimator"
+    ),
     scores=Array(allow_nan=True, label="cohort-length scores (NaN outside the rows used)"),
     y=Array(dtype="any", label="cohort-length labels"),
     groups=Frame(min_rows=0, label="the cohort's group columns as a DataFrame"),

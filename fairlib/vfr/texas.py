@@ -62,7 +62,8 @@ def _published_cohort(cb: dict) -> dict:
         paper_base_rate_gaps={a: _pv(f"table3.{a}.all.brg") for a in attrs},
         paper_hospital_volume=_published_volume(),
         paper_race_by_ethnicity={
-            c: black if race[c] == "Black" else _pv(f"authors.race_by_ethnicity.code{c}") for c in sorted(race)
+            c: black if race[c] == "Black" else _pv(f"authors.race_by_ethnicity.code{c}")
+            for c in sorted(race)
         },
         paper_overall_pos_rate=_pshare("cohort.positive_rate_pct"),
         paper_auroc=dict(
@@ -112,7 +113,9 @@ def codebook() -> dict:
 # %% ../../nbs/vfr/01_texas.ipynb #9533f3fc
 COLUMNS = tuple(codebook()["columns"])  # the 12 Texas-100X columns, in file order
 PROTECTED_ATTRIBUTES = ("race", "sex", "ethnicity", "age_bucket")  # added by `prepare_cohort`
-PROTECTED_SOURCE_COLUMNS = dict(zip(PROTECTED_ATTRIBUTES, ("RACE", "SEX_CODE", "ETHNICITY", "PAT_AGE")))
+PROTECTED_SOURCE_COLUMNS = dict(
+    zip(PROTECTED_ATTRIBUTES, ("RACE", "SEX_CODE", "ETHNICITY", "PAT_AGE"))
+)
 END_OF_ENCOUNTER = tuple(codebook()["end_of_encounter"])  # ("TOTAL_CHARGES", "PAT_STATUS")
 
 # %% ../../nbs/vfr/01_texas.ipynb #6bb74b41
@@ -189,7 +192,9 @@ def _code_problems(v: np.ndarray, col: str, rule: dict, line_offset) -> list[str
         vals = [int(x) if float(x).is_integer() else x for x in vals]
         note = f"; {rule['note']}" if rule.get("note") else ""
         at = _rows(out, line_offset)
-        probs.append(f"{col}: {int(out.sum())} value(s) outside {rng_txt}, e.g. {vals} ({at}){note}")
+        probs.append(
+            f"{col}: {int(out.sum())} value(s) outside {rng_txt}, e.g. {vals} ({at}){note}"
+        )
     return probs
 
 # %% ../../nbs/vfr/01_texas.ipynb #f0407d71
@@ -328,7 +333,9 @@ def _read_raw(p: Path, func: str) -> pd.DataFrame:
     return raw
 
 # %% ../../nbs/vfr/01_texas.ipynb #b4a736b4
-@constrained(path=Unchecked("a path to the CSV; the body refuses a missing, empty or unreadable one"))
+@constrained(
+    path=Unchecked("a path to the CSV; the body refuses a missing, empty or unreadable one")
+)
 def load_texas100x(path) -> pd.DataFrame:
     """Read and validate a Texas-100X CSV written by the processing script.
 
