@@ -101,7 +101,7 @@ def _attr(dotted: str):
     mod, _, name = dotted.rpartition(".")
     return getattr(importlib.import_module(mod), name)
 
-
+# %% ../nbs/08_compat.ipynb #06aa5884
 def resolve(module: str, name: str):
     "The object an old `module.name` now points to, with a DeprecationWarning; AttributeError if it never existed."
     key = f"{module}.{name}"
@@ -165,7 +165,7 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             stacklevel=2,
         )
 
-
+# %% ../nbs/08_compat.ipynb #2c686972
 def install() -> None:
     "Put the alias finder on `sys.meta_path` (once); `import fairlib` does this."
     if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
@@ -205,7 +205,7 @@ class _RenamedLoc:
     ):  # pandas' own indexing code reaches into the indexer it gets from `.loc`
         return getattr(self._loc, name)
 
-
+# %% ../nbs/08_compat.ipynb #a5b483b6
 class RenamedColumnsFrame(pd.DataFrame):
     "A DataFrame that also answers to the old names of its renamed columns (`RENAMED_COLUMNS[_table]`), warning."
 

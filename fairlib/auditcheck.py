@@ -19,7 +19,7 @@ __all__ = []
 # relative tolerance of a recomputed number (stored ones are exact; weighted counts need a little)
 _TOL = 1e-9
 
-
+# %% ../nbs/02c_auditcheck.ipynb #faac00bf
 def _nan(x) -> bool:
     try:
         return x is None or math.isnan(float(x))
@@ -41,7 +41,7 @@ def _bad(func: str, msg: str):
 # %% ../nbs/02c_auditcheck.ipynb #4c17c185
 _NEEDED = ("support", "included", "n", "positives", "predicted_positives", "TPR")
 
-
+# %% ../nbs/02c_auditcheck.ipynb #bb12b13f
 def _labels(groups: pd.DataFrame, sf: list) -> list[str]:
     "Each row's group as text (values joined by '/' for an intersection), as `excluded` names them."
     keys = groups[sf].itertuples(index=False, name=None)

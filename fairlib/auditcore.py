@@ -48,7 +48,7 @@ def _rethreshold(r, spec, values):
         verdict=spec.verdict(r.value),
     )
 
-
+# %% ../nbs/02g_auditcore.ipynb #608e2aee
 def _vfr_row(
     data, spec, *, n_resamples, root, calibration, draw_bins
 ) -> tuple[dict, np.ndarray | None]:
@@ -82,7 +82,7 @@ def _vfr_row(
         vfr_stability_reason=why,
     ), v
 
-
+# %% ../nbs/02g_auditcore.ipynb #26126349
 def _no_vfr(why: str) -> dict:
     "The VFR columns of a cell that is not resampled (a custom metric, scores not at hand)."
     return dict(
@@ -96,7 +96,7 @@ def _no_vfr(why: str) -> dict:
         vfr_stability_reason=why,
     )
 
-
+# %% ../nbs/02g_auditcore.ipynb #19409e38
 def _metric_value(spec, ct, included, calibration):
     return metric_from_counts(
         spec.name, ct.counts, ct.bins, included=included, calibration=calibration
@@ -255,6 +255,6 @@ def _audit_from_counts(
         kinds,
     )
 
-
+# %% ../nbs/02g_auditcore.ipynb #337c5a74
 def _levels(groups: pd.Index) -> list:
     return list(groups.levels) if isinstance(groups, pd.MultiIndex) else [groups]

@@ -47,7 +47,7 @@ FORMS = (
 def _is_none(v) -> bool:
     return v is None or (isinstance(v, float) and np.isnan(v))
 
-
+# %% ../nbs/02f_auditresult.ipynb #a343215c
 def _restore_types(g: pd.DataFrame, attrs, types: dict) -> pd.DataFrame:
     "Attribute columns as their groups' values: None where a view sums over the attribute, ints back as ints."
     for a in attrs:
@@ -523,7 +523,7 @@ def _view_proxy(r, view: str):
         size_plan=plan,
     )
 
-
+# %% ../nbs/02f_auditresult.ipynb #932bb7a8
 def _labels_sizes(g, attrs):
     keys = g[attrs].itertuples(index=False, name=None)
     labels = [group_label(k if len(attrs) > 1 else k[0]) for k in keys]
@@ -537,7 +537,7 @@ _COLUMNS = {  # per frame field, the columns the load checks read (field `groups
     "disparity_table": DISPARITY_COLUMNS,
 }
 
-
+# %% ../nbs/02f_auditresult.ipynb #55419d25
 def _check_columns(r, func: str) -> None:
     "Refuse a loaded result one of whose frames lacks a column the checks read (an edited or truncated file)."
     for f, need in _COLUMNS.items():

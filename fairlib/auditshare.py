@@ -88,7 +88,7 @@ def shown_sizes(result) -> list[str]:
 # %% ../nbs/03d_auditshare.ipynb #1cdf20a0
 _SIZE = re.compile(r"(\bn\s*=\s*)(\d[\d,]*)|(\d[\d,]*)(\s+records\b)")
 
-
+# %% ../nbs/03d_auditshare.ipynb #406ea0dc
 @constrained(text=Text, hidden=Instance(set, frozenset, label="a set of hidden sizes (ints)"))
 def mask_sizes(text: str, hidden=frozenset()) -> str:
     "`text` with sizes 1-10 written `<11` and every size in `hidden` (complementary suppression) written `suppressed`."
@@ -127,7 +127,7 @@ def _cells(g: pd.DataFrame) -> tuple:
 # %% ../nbs/03d_auditshare.ipynb #703ef350
 _CELLS = ("tn", "fp", "fn", "tp")
 
-
+# %% ../nbs/03d_auditshare.ipynb #5bfc50ea
 def _hidden_cells(result) -> np.ndarray:
     """(rows of `result.groups`, 5) flags: the group's size and each of its four cells (tn, fp, fn, tp) hidden by
     complementary suppression of all five count columns over every view (each row's size is the sum of its cells;

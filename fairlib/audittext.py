@@ -38,7 +38,7 @@ def _shown(r, show_small_counts: bool) -> list[str]:
         return ["number"] * len(r.groups)
     return shown_sizes(r)
 
-
+# %% ../nbs/03e_audittext.ipynb #7e962402
 def _records(n, show_small_counts: bool) -> str:
     "The record total as text ('<11' when it is itself a small count)."
     return "<11" if is_small_count(n) and not show_small_counts else f"{int(n):,}"
@@ -91,7 +91,7 @@ def _group_view(r, view: str, shown, digits: int) -> pd.DataFrame:
         out[c] = col
     return out
 
-
+# %% ../nbs/03e_audittext.ipynb #86a0648c
 def _known_columns(r) -> set:
     "The per-group table's own columns (any other is a custom metric's)."
     return {
@@ -146,7 +146,7 @@ def _disparity_text(r, shown, digits: int) -> list[str]:
         out += [f"{v} (reference {ref.get('group')}, {how}):", round_frame(t, digits).to_string()]
     return out if len(out) > 2 else []
 
-
+# %% ../nbs/03e_audittext.ipynb #216d9268
 def _label(row, attrs) -> str:
     vals = [
         row[a]
@@ -160,7 +160,7 @@ def _who(r, view: str) -> str:
     "The view's name before a note (nothing for a one-view audit, whose notes have always read without it)."
     return "" if len(r.views) == 1 else f"{view}: "
 
-
+# %% ../nbs/03e_audittext.ipynb #04afc781
 def _notes(r, hidden: set, show_small_counts: bool) -> list[str]:
     "Excluded groups per view, the reasons (one line per reason and view), the VFR settings and the size plan."
     mask = (lambda t: t) if show_small_counts else (lambda t: mask_sizes(t, hidden))
@@ -200,7 +200,7 @@ def _listing(items) -> str:
         by.setdefault(v, []).append(f"{m} ({verdict})" if verdict else m)
     return "; ".join(f"{v}: {', '.join(ms)}" for v, ms in by.items())
 
-
+# %% ../nbs/03e_audittext.ipynb #87cf5082
 def _more_records(r, view: str, metric: str) -> str:
     "What the size plan says a verdict needs, or how to learn it."
     p = getattr(r, "size_plan", None)

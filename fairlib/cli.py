@@ -101,7 +101,7 @@ def _thresholds(pairs) -> dict | None:
         out[name] = value
     return out or None
 
-
+# %% ../nbs/09d_cli.ipynb #145222a5
 def _reference(pairs, sensitive) -> dict | None:
     "The --reference pairs as {attribute: group}: each attribute one of --sensitive, once."
     out = {}
@@ -117,7 +117,7 @@ def _reference(pairs, sensitive) -> dict | None:
         out[name] = group  # text: the audit matches it to the column's values by their text
     return out or None
 
-
+# %% ../nbs/09d_cli.ipynb #3e537582
 def _run_audit(a) -> int:
     "The `audit` subcommand: check the outputs, read, audit, print, write the files asked for."
     outs = check_output_paths(
@@ -212,7 +212,7 @@ def _int_at_least(low: int):
 
     return parse
 
-
+# %% ../nbs/09d_cli.ipynb #a934c74d
 def _reference_pairs(text: str) -> list:
     "An argparse type: 'race=White' or 'race=White,sex=Male' as [(attribute, group), ...] (a usage error otherwise)."
     out = []
@@ -225,7 +225,7 @@ def _reference_pairs(text: str) -> list:
         out.append((name.strip(), value.strip()))
     return out
 
-
+# %% ../nbs/09d_cli.ipynb #1beb9d2d
 def _threshold_pairs(text: str) -> list:
     "An argparse type: 'DI=0.9' or 'DI=0.9,SPD=0.05' as [(metric, threshold), ...] (a usage error otherwise)."
     out = []

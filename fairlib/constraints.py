@@ -109,7 +109,7 @@ class Constraint:
 def _is_int(x) -> bool:
     return isinstance(x, (numbers.Integral, np.integer)) and not isinstance(x, (bool, np.bool_))
 
-
+# %% ../nbs/01b_constraints.ipynb #7fc20996
 def _is_real(x) -> bool:
     return isinstance(x, (numbers.Real, np.floating, np.integer)) and not isinstance(
         x, (bool, np.bool_)
@@ -470,7 +470,7 @@ NAMED = {
 # %% ../nbs/01b_constraints.ipynb #9c233693
 _SKIP_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 
-
+# %% ../nbs/01b_constraints.ipynb #fb797d92
 def _declarable(sig: inspect.Signature) -> list[str]:
     return [
         n

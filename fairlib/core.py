@@ -155,7 +155,7 @@ def cell_seed(root, *key) -> np.random.SeedSequence:
 # %% ../nbs/01_core.ipynb #f75a10b8
 _BOUND = Interval(finite=False) | None
 
-
+# %% ../nbs/01_core.ipynb #839b59b8
 @constrained(**_VALUE_CHECK, lo=_BOUND, hi=_BOUND, lo_open=Flag, hi_open=Flag)
 def check_float(
     x,
@@ -329,7 +329,7 @@ def _hash_frame(h, x) -> None:
     values = pd.util.hash_pandas_object(x, index=True).to_numpy().tobytes()
     _put(h, type(x).__name__, values, repr(cols).encode(), repr(dtypes).encode())
 
-
+# %% ../nbs/01_core.ipynb #cd77c22d
 def _hash_array(h, x) -> None:
     a = np.ascontiguousarray(x)
     data = a.tobytes() if a.dtype != object else repr(a.tolist()).encode()
@@ -429,7 +429,7 @@ def atomic_write(path, data) -> Path:
 # %% ../nbs/01_core.ipynb #652ad78f
 LOCK_FILE = ".fairlib.lock"
 
-
+# %% ../nbs/01_core.ipynb #ac983ae2
 def _lock_holder(f) -> str:
     "Who holds the lock, from the note in the open lock file `f`."
     import json
@@ -493,7 +493,7 @@ def folder_lock(folder, what: str = "a fairlib run", func: str | None = None):
 # %% ../nbs/01_core.ipynb #f8549bcf
 SMALL_CELL_THRESHOLD = 11  # counts 1..SMALL_CELL_THRESHOLD-1 are never shown
 
-
+# %% ../nbs/01_core.ipynb #dca45bd0
 @constrained(n=Unchecked("any value: only a finite number from 1 to 10 is a small count"))
 def is_small_count(n) -> bool:
     "True for a count that must not be published (1 <= n < SMALL_CELL_THRESHOLD)."

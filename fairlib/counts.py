@@ -97,7 +97,7 @@ _POS_LABEL = Unchecked(
 _CALIBRATION = Options(*_CALIBRATIONS)
 _NUMBER = Instance(float, int, np.floating, np.integer, label="a number (NaN when undefined)")
 
-
+# %% ../nbs/02_counts.ipynb #0c586dbc
 def _as_weights(sample_weight, n, func):
     if sample_weight is None:
         return None

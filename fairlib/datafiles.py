@@ -274,7 +274,7 @@ def _output_path(k: str, v, func: str) -> Path:
 # %% ../nbs/02d_datafiles.ipynb #6f11256d
 _PATHS = Instance(dict, label="a dict {argument: path or None}")
 
-
+# %% ../nbs/02d_datafiles.ipynb #84cfad39
 @constrained(outputs=_PATHS, inputs=None | _PATHS, func=None | Text)
 def check_output_paths(outputs: dict, inputs: dict | None = None, func: str | None = None) -> dict:
     """Refuse output paths that could destroy an input or each other, before any read or write.

@@ -43,7 +43,7 @@ _OPT_TEXT = Instance(str, label="a string") | None
 _TOL = Interval(0, closed="neither", label="a number > 0") | None
 _BOUND = Options(*BOUNDS) | None
 
-
+# %% ../nbs/07b_evidence.ipynb #1b4f1e7c
 def _target(paper: str, id: str, func: str):
     pub = published_values(paper)
     hit = pub[pub["id"] == id]
@@ -56,7 +56,7 @@ def _target(paper: str, id: str, func: str):
         )
     return hit.iloc[0]
 
-
+# %% ../nbs/07b_evidence.ipynb #53e77126
 def _compare(pid: str, published, printed: str, value, tolerance, func: str) -> str:
     "The status of fairlib's `value` against a published value on the same inputs."
     is_bool = isinstance(value, (bool, np.bool_))
@@ -99,7 +99,7 @@ def _compare(pid: str, published, printed: str, value, tolerance, func: str) -> 
         return "within tolerance"
     return "differs"
 
-
+# %% ../nbs/07b_evidence.ipynb #1d28fe52
 def _status(rec, value, tolerance, reason, bound, func: str) -> dict:
     "Status, kept reason and bound columns of a compared value (every kind but the twin and the unavailable)."
     pid, published, printed = rec["id"], rec["value"], rec["printed"]
@@ -146,7 +146,7 @@ def _status(rec, value, tolerance, reason, bound, func: str) -> dict:
         **out,
     }
 
-
+# %% ../nbs/07b_evidence.ipynb #200d17f3
 def _row(paper: str, rec, evidence: str, inputs: str, **fields) -> Claim:
     head = dict(
         claim=rec["id"],
@@ -169,7 +169,7 @@ _DATA = Instance(PerCaseData) | Predicate(
     "a PerCaseData or a non-empty list of them",
 )
 
-
+# %% ../nbs/07b_evidence.ipynb #3ddefc9e
 @constrained(
     paper=Options(*PAPERS),
     id=Text,
@@ -282,7 +282,7 @@ _IDS = Predicate(
     "a non-empty list of published ids",
 )
 
-
+# %% ../nbs/07b_evidence.ipynb #25f9b3bc
 @constrained(
     paper=Options(*PAPERS),
     id=Text,
@@ -453,7 +453,7 @@ def twin_claim(
         reason=reason or "",
     )
 
-
+# %% ../nbs/07b_evidence.ipynb #5c256386
 @constrained(paper=Options(*PAPERS), id=Text, missing=_WORDS, command=_WORDS)
 def unavailable_claim(paper: str, id: str, *, missing: str, command: str) -> Claim:
     """A claim whose inputs are not available to this run (kind 'not available here').

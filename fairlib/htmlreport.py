@@ -65,12 +65,12 @@ def _png(fig) -> tuple[str, int, int]:
     )  # the PNG IHDR chunk
     return base64.b64encode(data).decode("ascii"), w, h
 
-
+# %% ../nbs/03a_htmlreport.ipynb #75dc2060
 def _names(ms) -> str:
     ms = list(ms)
     return "none" if not ms else ms[0] if len(ms) == 1 else ", ".join(ms[:-1]) + " and " + ms[-1]
 
-
+# %% ../nbs/03a_htmlreport.ipynb #907d9dc0
 def _figures(result, tau: float, drawn) -> list[dict]:
     "The audit figure and (with VFR) the flip-rate figure, as embeddable PNGs with alt text."
     m = result.metrics
@@ -200,7 +200,7 @@ _RESULT = Predicate(
     "an AuditResult (from fairlib.audit)",
 )
 
-
+# %% ../nbs/03a_htmlreport.ipynb #1a040ed1
 def _sections(result, shown, real: bool, digits: int, mask) -> list[dict]:
     "One section per view: its metrics, groups, excluded groups and disparities."
     out, g = [], result.groups.reset_index(drop=True)

@@ -349,7 +349,7 @@ def resolve_inputs(
 def _unbox(v):
     return v.to_numpy() if isinstance(v, (pd.Series, pd.DataFrame)) else v
 
-
+# %% ../nbs/02_inputs.ipynb #69fd3973
 def _plain_sf(sf):
     "Aligned sensitive features without their index: a frame re-indexed 0..n-1, a dict of arrays."
     if isinstance(sf, (pd.Series, pd.DataFrame)):

@@ -130,7 +130,7 @@ COLUMNS = (
 def _is_sha256(s) -> bool:
     return isinstance(s, str) and re.fullmatch(r"[0-9a-f]{64}", s) is not None
 
-
+# %% ../nbs/07a_ledger.ipynb #e6e92848
 @constrained(
     name=Text,
     sha256=Predicate(_is_sha256, "64 lower-case hexadecimal digits"),
@@ -192,7 +192,7 @@ def per_case_file(
             n_records = max(sum(1 for _ in f) - 1, 0)
     return PerCaseData(name or p.name, file_digest(p), int(n_records), what)
 
-
+# %% ../nbs/07a_ledger.ipynb #865ebe55
 @constrained(frame=Instance(pd.DataFrame, label="a DataFrame"), name=Text, what=Text)
 def per_case_frame(frame: pd.DataFrame, *, name: str, what: str) -> PerCaseData:
     """The provenance of per-case records held in memory: the SHA-256 of their CSV (`frame.to_csv(index=False)`).
@@ -240,7 +240,7 @@ _KEY = hashlib.sha256(
     b"fairlib.ledger: a claim row is sealed by the constructor that computed it (v1)"
 ).digest()
 
-
+# %% ../nbs/07a_ledger.ipynb #7fb29f71
 def _canon(v) -> str:
     "A field as the claims CSV stores it (the sealed form)."
     if v is None or v is pd.NA:
@@ -260,12 +260,12 @@ def _canon(v) -> str:
         f"a claim field must be None, a number, a bool or a string, got {type(v).__name__}"
     )
 
-
+# %% ../nbs/07a_ledger.ipynb #103c7c46
 def _seal(paper: str, fields) -> str:
     msg = "\x1f".join([paper, *(_canon(fields.get(c)) for c in COLUMNS[:-1])])
     return hmac.new(_KEY, msg.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
-
+# %% ../nbs/07a_ledger.ipynb #7c766c1e
 def _sealed(paper: str, fields: dict) -> Claim:
     row = {c: fields.get(c, None if c in ("fairlib", "tolerance") else "") for c in COLUMNS[:-1]}
     row = {c: v.item() if isinstance(v, np.generic) else v for c, v in row.items()}
@@ -277,16 +277,16 @@ def _published_text(v, printed: str) -> str:
         return str(v)
     return _fixed(v, int(printed))
 
-
+# %% ../nbs/07a_ledger.ipynb #58448a3f
 def _fixed(x: float, d: int) -> str:
     s = f"{float(x):.{d}f}"
     return s[1:] if re.fullmatch(r"-0\.?0*", s) else s  # -0.000 prints as 0.000
 
-
+# %% ../nbs/07a_ledger.ipynb #070a169d
 def _bad(problem: str):
     raise FairlibInputError("rows", problem, "check_claims")
 
-
+# %% ../nbs/07a_ledger.ipynb #55458c7f
 @constrained(
     rows=Instance(list, tuple, pd.DataFrame, label="claim rows (a list of them or a DataFrame)"),
     paper=Options(*PAPERS),
@@ -362,11 +362,11 @@ _STEM = Predicate(
     lambda s: isinstance(s, str) and re.fullmatch(r"[A-Za-z0-9_.-]+", s) is not None, "a file stem"
 )
 
-
+# %% ../nbs/07a_ledger.ipynb #c9ad0123
 def _claims_dir(paper: str, fig_dir) -> Path:
     return (Path(fig_dir) if fig_dir is not None else repo_root() / "figures" / paper) / "claims"
 
-
+# %% ../nbs/07a_ledger.ipynb #ac75c889
 def _real_value(v):
     if isinstance(v, (bool, np.bool_, str)) or v is None:
         return v
@@ -375,7 +375,7 @@ def _real_value(v):
         return f"<{SMALL_CELL_THRESHOLD}"
     return v if x.is_integer() or not math.isfinite(x) else round(x, 3)
 
-
+# %% ../nbs/07a_ledger.ipynb #f5a4ae44
 @constrained(
     rows=Instance(list, tuple, pd.DataFrame, label="a list of claim rows or a DataFrame"),
     paper=Options(*PAPERS),
@@ -428,7 +428,7 @@ def write_claims(
     )
     return df
 
-
+# %% ../nbs/07a_ledger.ipynb #d87f6e6e
 @constrained(path=PathLike, paper=Options(*PAPERS))
 def read_claims(path, *, paper: str) -> pd.DataFrame:
     """A claims table (a notebook's part or the merged `claims.csv`) read as strings, after `check_claims`.

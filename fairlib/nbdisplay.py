@@ -92,7 +92,7 @@ class ShownFigure(type(Path())):
 # %% ../nbs/03c_nbdisplay.ipynb #89d727f4
 _FIGURE = Predicate(lambda f: hasattr(f, "savefig"), "a matplotlib Figure")
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #076bb994
 @constrained(fig=_FIGURE, path=PathLike)
 def show_figure(fig, path) -> Path:
     """Show the PNG file at `path`, just written from `fig`, as an image output of the running cell.
@@ -141,7 +141,7 @@ def show_figure(fig, path) -> Path:
 # %% ../nbs/03c_nbdisplay.ipynb #2cf46ad7
 _DECIMALS = Interval(0, 15, integer=True, label="a number of decimals, 0..15")
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #a5519aff
 @constrained(
     x=Unchecked("any value: a number is formatted, NaN and None give 'NaN'"), precision=_DECIMALS
 )
@@ -184,7 +184,7 @@ def format_float(x, precision: int = 3) -> str:
 # %% ../nbs/03c_nbdisplay.ipynb #3c3f1d17
 _NUMBER_TEXT = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 
-
+# %% ../nbs/03c_nbdisplay.ipynb #dcced095
 def _decimals(text: str) -> int:
     "Decimals a numeric literal prints (an exponent counts as many)."
     t = text.strip().lower()

@@ -65,7 +65,7 @@ PAPER_NAMES = {
 # %% ../nbs/07d_overclaims.ipynb #9dbe6e80
 _SPAN = re.compile(r"`[^`]*`")  # inline code spans, paired left to right
 
-
+# %% ../nbs/07d_overclaims.ipynb #0b90ad84
 def _without_code(text: str) -> str:
     "`text` with every inline code span holding a space, a call or a path (a command, an expression) blanked."
     return _SPAN.sub(lambda m: " " if re.search(r"[\s(=/]", m.group(0)[1:-1]) else m.group(0), text)
@@ -73,7 +73,7 @@ def _without_code(text: str) -> str:
 
 _BLOCK_START = re.compile(r"^\s*(?:\||#|<!--|[-*] |\d+\. |```)")
 
-
+# %% ../nbs/07d_overclaims.ipynb #ff92d47a
 def _units(text: str):
     lines, i, fence = text.splitlines(), 0, False
     while i < len(lines):
@@ -102,7 +102,7 @@ def _units(text: str):
             pos = para.index(sent, pos)
             yield first + 1 + sum(1 for o in starts[1:] if o <= pos), sent
 
-
+# %% ../nbs/07d_overclaims.ipynb #f6097009
 def _verdict(sentence: str, paper: str | None, board) -> str | None:
     "Why `sentence` says more than its kind (None when it does not)."
     t = _without_code(sentence)
@@ -126,7 +126,7 @@ def _verdict(sentence: str, paper: str | None, board) -> str | None:
 # %% ../nbs/07d_overclaims.ipynb #3d214907
 _BOARD = Predicate(lambda b: b is None or isinstance(b, pd.DataFrame), "None or a scoreboard")
 
-
+# %% ../nbs/07d_overclaims.ipynb #c6149793
 @constrained(text=Text, board=_BOARD, paper=Options(*PAPERS) | None, unattributed=Flag)
 def overclaims(
     text: str, board=None, *, paper=None, unattributed: bool = True
@@ -192,7 +192,7 @@ FOLDER_PAPERS = {
     "fairlib/agent/": "fairmedagent",
 }  # the paper a file belongs to, by its folder
 
-
+# %% ../nbs/07d_overclaims.ipynb #b62354bf
 def _texts(path: Path):
     if path.suffix == ".ipynb":
         for c in json.loads(path.read_text(encoding="utf-8"))["cells"]:
@@ -201,7 +201,7 @@ def _texts(path: Path):
     else:
         yield path.read_text(encoding="utf-8")
 
-
+# %% ../nbs/07d_overclaims.ipynb #5d2c1e7e
 @constrained(root=PathLike | None)
 def repository_overclaims(root=None) -> list[tuple[str, int, str, str, str]]:
     """Every sentence of the checkout's README, docs pages, data READMEs and notebook Markdown that claims more than

@@ -591,7 +591,7 @@ def plot_verdict_heatmap(results: dict, *, ax=None):
 # %% ../nbs/06_plots.ipynb #compat_plots
 from ._compat import resolve as _resolve
 
-
+# %% ../nbs/06_plots.ipynb #971b8f06
 def __getattr__(name):
     "Names of fairlib 0.1 that moved or were renamed (see `fairlib._compat`)."
     return _resolve(__name__, name)

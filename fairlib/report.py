@@ -387,12 +387,12 @@ def _float_counts(s: pd.Series, name) -> bool:
         and bool(text[shown].str.contains(".", regex=False).any())
     )
 
-
+# %% ../nbs/03_report.ipynb #e2e196da
 def _decimals(x: str) -> int:
     x = str(x).strip().lower()
     return 17 if "e" in x else (len(x.split(".")[1]) if "." in x else 0)
 
-
+# %% ../nbs/03_report.ipynb #29bfd840
 def _rate_counts(df: pd.DataFrame, counts: list) -> dict:
     """{'rate x support': (numerator where the printed precision pins it down, else NaN; lowest and highest numerator
     the printed rate allows)} for rate columns beside a support column."""
@@ -412,7 +412,7 @@ def _rate_counts(df: pd.DataFrame, counts: list) -> dict:
         out[f"{r} x {den}"] = (k.round().where(lo == hi), lo, hi)
     return out
 
-
+# %% ../nbs/03_report.ipynb #f27aa54d
 def _frame_findings(df, where, count_columns, ids, threshold):
     out = []
     df = df.loc[:, ~pd.Index(df.columns).duplicated()]

@@ -37,12 +37,12 @@ def _fmt(v, digits: int = 3) -> str | None:
     r = _round_sig(x, digits)
     return f"{r:,.0f}" if abs(r) >= 10**digits else f"{r:.{digits}g}"
 
-
+# %% ../nbs/03f_reportparts.ipynb #77296516
 def _pct(v, digits: int = 3) -> str:
     "A share as a percentage at `digits` significant figures."
     return f"{_round_sig(100 * float(v), digits):.{digits}g}%"
 
-
+# %% ../nbs/03f_reportparts.ipynb #a1a3a6f5
 def _records(v) -> str | None:
     "A record count as every report prints it (whole, thousands separators); None when undefined."
     try:
@@ -97,7 +97,7 @@ _RATE_NAMES = {
     "mean_benefit": "mean benefit",
 }
 
-
+# %% ../nbs/03f_reportparts.ipynb #4fb16c6d
 def _binding_rates(metric: str, groups: pd.DataFrame, calibration: str) -> dict:
     "{rate name: per-group Series} of the rate(s) whose spread the metric measures, over the included groups."
     g = groups
@@ -110,7 +110,7 @@ def _binding_rates(metric: str, groups: pd.DataFrame, calibration: str) -> dict:
         return {metric: g[metric]}
     return {r: g[r] for r in _RATE_FOR.get(metric, []) if r in g.columns}
 
-
+# %% ../nbs/03f_reportparts.ipynb #7639f4e3
 def _binding(metric: str, groups: pd.DataFrame, labels: pd.Series, calibration: str, digits: int):
     """(short text, sentence) naming the groups with the lowest and highest value of the rate the metric spreads
     (for EOD the rate whose spread is larger; for the worst-group MCE the worst group)."""
@@ -148,7 +148,7 @@ def _rule_text(rule: str, threshold) -> str:
         return f"{what} is at most {t}"
     return str(rule)
 
-
+# %% ../nbs/03f_reportparts.ipynb #c1461189
 def _vfr_text(r, settings: dict, tau: float) -> tuple[str, str | None]:
     "(plain-language reading of the VFR, stability verdict or None)."
     k = int(settings.get("n_resamples", 0) or 0)
@@ -189,7 +189,7 @@ def _slug(view: str, i: int) -> str:
     "An id-safe name of a view (its position keeps two similar names apart)."
     return f"{i}-" + re.sub(r"[^A-Za-z0-9]+", "-", str(view)).strip("-").lower()
 
-
+# %% ../nbs/03f_reportparts.ipynb #d0f93291
 def _labels(groups: pd.DataFrame, attrs) -> pd.Series:
     "Each row's group label (the view's attribute values joined by '/')."
 
@@ -277,7 +277,7 @@ _GROUP_COLUMNS = {
     "included": "In the metrics",
 }
 
-
+# %% ../nbs/03f_reportparts.ipynb #52734aa5
 def _group_rows(
     g: pd.DataFrame, labels: pd.Series, attrs, shown, real: bool, digits: int, custom=()
 ) -> dict:
@@ -316,7 +316,7 @@ def _group_rows(
 # %% ../nbs/03f_reportparts.ipynb #38d3f56f
 _DISPARITY_RATES = ("selection_rate", "TPR", "FPR", "FNR", "PPV", "FOR", "FDR")
 
-
+# %% ../nbs/03f_reportparts.ipynb #b9bb1b4f
 def _disparity_rows(d: pd.DataFrame, view: str, hide: set, digits: int) -> list[dict]:
     "One row per (group, rate) of one view's disparities: value, reference value, ratio and difference with intervals."
     if d is None or not len(d):

@@ -21,7 +21,7 @@ __all__ = ['FRAME_FORMAT', 'round_frame', 'Result', 'save_frame', 'load_frame']
 # JSON has no infinity: ±inf is written as {"__float__": "inf"}
 _INF = {"inf": math.inf, "-inf": -math.inf}
 
-
+# %% ../nbs/01a_results.ipynb #bde574f7
 def _jsonable_scalar(x):
     "A number, str, None or NA as a JSON scalar (NaN: None, ±inf tagged); anything else as its str."
     if isinstance(x, (bool, np.bool_)):
@@ -166,7 +166,7 @@ _NUMBER_COLUMNS = (
 def _is_num(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
-
+# %% ../nbs/01a_results.ipynb #dc0f42a3
 def _num(v) -> float | None:
     "The number a JSON value holds (a number or a tagged ±inf), else None."
     if _is_num(v):
@@ -178,7 +178,7 @@ def _num(v) -> float | None:
 # %% ../nbs/01a_results.ipynb #405640bd
 _RULE = re.compile(r"(\|x\||x) (>=|<=) (\S+)")
 
-
+# %% ../nbs/01a_results.ipynb #20861c00
 def _loaded_verdict(value, rule: str, threshold=None) -> str | None:
     """The verdict an audit rule ('x >= 0.8', '|x| <= 0.1') gives `value`, at `threshold` when given
     (the rule prints it to 6 significant figures); None for a rule this check cannot read."""
@@ -470,7 +470,7 @@ class Result:
 # %% ../nbs/01a_results.ipynb #55d5a12b
 FRAME_FORMAT = "fairlib-frame-1"  # written into every frame file; load_frame reads no other
 
-
+# %% ../nbs/01a_results.ipynb #72670c90
 def _missing(v) -> bool:
     return v is None or v is pd.NA or (isinstance(v, (float, np.floating)) and math.isnan(v))
 

@@ -34,7 +34,7 @@ __all__ = ['START', 'END', 'EVIDENCE_START', 'EVIDENCE_END', 'format_number', 't
 def _is_value(v) -> bool:
     return v is None or isinstance(v, (bool, np.bool_, str, numbers.Real, np.number))
 
-
+# %% ../nbs/07c_scoreboard.ipynb #48c66752
 @constrained(
     x=Predicate(_is_value, "None, a number, a bool or a string"),
     decimals=Interval(0, 12, integer=True),
@@ -66,7 +66,7 @@ def format_number(x, decimals: int = 4) -> str:
 # %% ../nbs/07c_scoreboard.ipynb #3f4a564b
 _FRAME = Predicate(lambda d: isinstance(d, pd.DataFrame), "a DataFrame")
 
-
+# %% ../nbs/07c_scoreboard.ipynb #64c78364
 @constrained(claims=_FRAME)
 def tally(claims: pd.DataFrame) -> pd.DataFrame:
     """Claims per kind of evidence (rows, in `EVIDENCE` order, all six) and status (columns, `STATUSES`), with `claims`.
@@ -100,11 +100,11 @@ def tally(claims: pd.DataFrame) -> pd.DataFrame:
     t.index.name, t.columns.name = "evidence", None
     return t
 
-
+# %% ../nbs/07c_scoreboard.ipynb #b9a0ed38
 def _cell(t, kind: str, status: str) -> str:
     return str(int(t.loc[kind, status])) if status in KIND_STATUSES[kind] else "-"
 
-
+# %% ../nbs/07c_scoreboard.ipynb #0c070e3b
 def _table(tallies: dict[str, pd.DataFrame], with_paper: bool) -> list[str]:
     head = (["paper"] if with_paper else []) + ["kind of evidence", "claims", *STATUSES]
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
@@ -120,7 +120,7 @@ def _table(tallies: dict[str, pd.DataFrame], with_paper: bool) -> list[str]:
                 )
     return lines
 
-
+# %% ../nbs/07c_scoreboard.ipynb #83e57209
 @constrained(board=_FRAME)
 def headline_count(board: pd.DataFrame) -> int:
     """The claims recomputed from per-case data that agree with the paper (exact or within tolerance), all papers.
@@ -153,7 +153,7 @@ def headline_count(board: pd.DataFrame) -> int:
 # %% ../nbs/07c_scoreboard.ipynb #40a1b58c
 _SHOWN = ("claim", "location", "published", "fairlib", "evidence", "status", "reason")
 
-
+# %% ../nbs/07c_scoreboard.ipynb #08df86b4
 @constrained(df=_FRAME, paper=Text)
 def claims_markdown(df: pd.DataFrame, paper: str) -> str:
     """A paper's claims table as Markdown: its kind × status summary, then one row per claim.
@@ -207,7 +207,7 @@ def claims_markdown(df: pd.DataFrame, paper: str) -> str:
     out = out.map(lambda s: str(s).replace("|", "\\|"))
     return "\n".join(lines) + "\n" + out.to_markdown(index=False, disable_numparse=True) + "\n"
 
-
+# %% ../nbs/07c_scoreboard.ipynb #817ece6a
 @constrained(paper=Options(*PAPERS), fig_dir=PathLike | None)
 def collect_claims(paper: str, *, fig_dir=None) -> pd.DataFrame:
     """Merge `<fig_dir>/claims/*.csv` into `<fig_dir>/claims.csv` and `claims.md`.
@@ -256,7 +256,7 @@ def collect_claims(paper: str, *, fig_dir=None) -> pd.DataFrame:
 START, END = "<!-- scoreboard:start -->", "<!-- scoreboard:end -->"
 EVIDENCE_START, EVIDENCE_END = "<!-- evidence:start -->", "<!-- evidence:end -->"
 
-
+# %% ../nbs/07c_scoreboard.ipynb #dc6bbbec
 def _base(root, func: str) -> Path:
     base = Path(root) if root is not None else repo_root()
     if not base.is_dir():
@@ -267,7 +267,7 @@ def _base(root, func: str) -> Path:
         )
     return base
 
-
+# %% ../nbs/07c_scoreboard.ipynb #f6dd5728
 @constrained(root=PathLike | None)
 def scoreboard(root=None) -> pd.DataFrame:
     """Claims per paper and kind of evidence (rows) and status (columns), from `<root>/figures/<paper>/claims.csv`.
@@ -309,12 +309,12 @@ def scoreboard(root=None) -> pd.DataFrame:
         )
     return pd.concat(parts)
 
-
+# %% ../nbs/07c_scoreboard.ipynb #cc3dd2e5
 def _tallies(board: pd.DataFrame) -> dict:
     have = set(board.index.get_level_values("paper"))
     return {p: (board.xs(p, level="paper") if p in have else None) for p in PAPERS}
 
-
+# %% ../nbs/07c_scoreboard.ipynb #1a96250b
 @constrained(board=_FRAME)
 def scoreboard_markdown(board: pd.DataFrame) -> str:
     """The scoreboard as the Markdown block the README and the docs landing page carry between their markers.
@@ -350,7 +350,7 @@ def scoreboard_markdown(board: pd.DataFrame) -> str:
         ]
     )
 
-
+# %% ../nbs/07c_scoreboard.ipynb #d3e1d488
 @constrained()
 def evidence_markdown() -> str:
     """The vocabulary of kinds of evidence as a Markdown table (the block of `docs/ledger.md`).
@@ -375,7 +375,7 @@ def evidence_markdown() -> str:
         )
     return "\n".join(lines)
 
-
+# %% ../nbs/07c_scoreboard.ipynb #27ab06ff
 def _span(text: str, start: str, end: str, func: str) -> tuple[int, int]:
     if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
         raise FairlibInputError(
@@ -383,14 +383,14 @@ def _span(text: str, start: str, end: str, func: str) -> tuple[int, int]:
         )
     return text.index(start) + len(start), text.index(end)
 
-
+# %% ../nbs/07c_scoreboard.ipynb #74d5e38a
 @constrained(text=Text, start=Text, end=Text)
 def read_block(text: str, start: str = START, end: str = END) -> str:
     "The block of `text` between the markers `start` and `end`, stripped (FairlibInputError when they are not there)."
     a, b = _span(text, start, end, "read_block")
     return text[a:b].strip()
 
-
+# %% ../nbs/07c_scoreboard.ipynb #9b79be7c
 @constrained(text=Text, block=Text, start=Text, end=Text)
 def with_block(text: str, block: str, start: str = START, end: str = END) -> str:
     "`text` with the block between the markers `start` and `end` replaced by `block`."

@@ -55,7 +55,7 @@ def _model_sizes(value, sd, n: int, spec, target_vfr: float, cv_cutoff: float, n
         n_cv = n * (sd / width) ** 2
     return n_vfr, n_cv
 
-
+# %% ../nbs/04e_sizemodel.ipynb #75d9e7da
 def _quantiles(x: np.ndarray, level: float) -> tuple[float, float]:
     "Equal-tailed quantiles of draws that may hold inf (order statistics, no interpolation across inf)."
     x = np.sort(x[~np.isnan(x)])
@@ -73,7 +73,7 @@ def _fmt_n(x: float) -> str:
         return "no upper bound" if x > 0 else "undefined"
     return f"{math.ceil(x - 1e-9):,}"
 
-
+# %% ../nbs/04e_sizemodel.ipynb #7ffff2f1
 def _stable_share(K: int, tau: float, level: float = 0.95) -> float:
     "The largest flip share f/K that `verdict_stability` calls Stable with K resamples (NaN when none is)."
     stable = lambda f: verdict_stability(f, K, tau=tau, confidence_level=level)[0] == "Stable"
@@ -85,7 +85,7 @@ def _stable_share(K: int, tau: float, level: float = 0.95) -> float:
         lo, hi = (mid, hi) if stable(mid) else (lo, mid - 1)
     return lo / K
 
-
+# %% ../nbs/04e_sizemodel.ipynb #cdb01295
 def _model(spec, v_n, point, n, rng, which: int, target_vfr, cv_cutoff, near_zero):
     """The model's N for one criterion (`which`: 0 flip rate, 1 CV) from the K values at the full size, and B = K
     bootstrap draws of it (None when the values do not spread)."""
@@ -100,7 +100,7 @@ def _model(spec, v_n, point, n, rng, which: int, target_vfr, cv_cutoff, near_zer
         x[rng.integers(0, x.size, x.size)], sd_b, n, spec, target_vfr, cv_cutoff, near_zero
     )[which]
 
-
+# %% ../nbs/04e_sizemodel.ipynb #e4b32dc9
 def _first_stable(stable: np.ndarray) -> int | None:
     "The first size from which every larger size tried is stable (None when the last one is not)."
     if not stable[-1]:

@@ -78,7 +78,7 @@ def _grid(sizes, n: int, func: str) -> np.ndarray:
         sizes = np.unique(np.round(np.geomspace(lo, n, k)).astype(np.int64)).tolist()
     return _sizes(sizes, n, func)
 
-
+# %% ../nbs/04c_sizeplan.ipynb #b92f9201
 def _at_size(data: AuditData, N: int) -> AuditData:
     "The audit data with resample size N (strata allocated in proportion, as `audit_data` does)."
     n_gy = data.n_gy
@@ -89,7 +89,7 @@ def _at_size(data: AuditData, N: int) -> AuditData:
     )
     return replace(data, resample_size=int(N), m=m)
 
-
+# %% ../nbs/04c_sizeplan.ipynb #bfcbae20
 def _draw_values(
     data: AuditData, names, sizes, K: int, root, calibration: str, draw_bins=None
 ) -> tuple[dict, dict]:
@@ -140,7 +140,7 @@ def _spread(spec, v: np.ndarray):
         sd = np.where(k >= 2, np.sqrt((dev**2).sum(-1) / np.maximum(k - 1, 1)), np.nan)
     return mean, sd, k
 
-
+# %% ../nbs/04c_sizeplan.ipynb #58125f7c
 def _curve(
     spec, v_flip: np.ndarray, v_cv: np.ndarray, sizes, target_vfr: float = TAU_VFR
 ) -> pd.DataFrame:

@@ -277,7 +277,7 @@ class ClusterBootstrapResult(Result):
 # %% ../nbs/04_stats.ipynb #596ba95b
 _ROWS = "the (..., G, 2) resampled rows cluster_bootstrap builds; a vectorised hot path"
 
-
+# %% ../nbs/04_stats.ipynb #1ebc966b
 @constrained(sample=Unchecked(_ROWS))
 def ratio_of_sums(sample: np.ndarray) -> np.ndarray:
     "Column-0 total over column-1 total of (..., G, 2) per-cluster rows (e.g. flips / comparisons)."

@@ -67,7 +67,7 @@ _SUPPORT_NAME = re.compile(
     re.I,
 )
 
-
+# %% ../nbs/03_suppression.ipynb #faab6880
 def _rate_support(rate, counts: list):
     """The support column of a rate column among the count columns: the one with the same suffix ('pos_rate_cohort'
     -> 'n_cohort'), else the table's one support-named column (n, records, ...), else its only count column."""
@@ -103,7 +103,7 @@ def infer_count_columns(df: pd.DataFrame) -> list[str]:
             out.append(c)
     return out
 
-
+# %% ../nbs/03_suppression.ipynb #e09fead8
 @constrained(
     df=DataFrame, count_columns=Instance(list, tuple, pd.Index, label="a list of column names")
 )

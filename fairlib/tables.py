@@ -151,7 +151,7 @@ _METRICS = Text | Instance(
 )
 _THRESHOLDS = Instance(dict, label="a dict metric -> threshold τ (each checked by _metric_specs)")
 
-
+# %% ../nbs/02b_tables.ipynb #db5c72fd
 def _known(name, argument: str, func) -> str:
     "The audit metric's name; an unknown one raises naming the caller's `argument` (`metrics`, `thresholds`)."
     try:
@@ -159,7 +159,7 @@ def _known(name, argument: str, func) -> str:
     except UnknownMetricError as e:
         raise UnknownMetricError(argument, e.problem, func) from None
 
-
+# %% ../nbs/02b_tables.ipynb #8ea772ed
 def _metric_specs(metrics, thresholds, y_prob, func) -> list[AuditMetric]:
     """The audit metrics asked for, by name in any case (default: every metric of ALL_METRICS; 'Cal' only with
     scores), with thresholds overridden. A dict `metrics` gives its built-in names here (see `_split_metrics`)."""
@@ -237,7 +237,7 @@ _RESERVED = (
     )
 )
 
-
+# %% ../nbs/02b_tables.ipynb #018ffcc0
 def _split_metrics(metrics, thresholds, func) -> tuple:
     """(the built-in metrics as `_metric_specs` reads them, their thresholds, {custom name: (callable, τ or None)})
     from a `metrics` argument that may be a dict {name: callable or None}."""
@@ -356,7 +356,7 @@ _TEXT_COLUMNS = (  # the text columns of a per-metric frame
     "vfr_stability_reason",
 )
 
-
+# %% ../nbs/02b_tables.ipynb #a682c498
 def _text_objects(df: pd.DataFrame, columns=_TEXT_COLUMNS) -> pd.DataFrame:
     """`df` with its text columns as Python objects, None where missing: one dtype however the frame was built (from
     rows, read back from JSON, under pandas 2 or 3, whose default string dtype turns None into NaN)."""

@@ -17,7 +17,7 @@ __all__ = ['render', 'html_fragment']
 # %% ../nbs/01c_templating.ipynb #72200b5d
 _ENV: jinja2.Environment | None = None
 
-
+# %% ../nbs/01c_templating.ipynb #b5ec96da
 def _environment() -> jinja2.Environment:
     "The shared jinja2 environment over fairlib/templates (built once)."
     global _ENV

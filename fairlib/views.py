@@ -166,7 +166,7 @@ def _view_data(
 # %% ../nbs/02c_views.ipynb #0c8deade
 _SEP = re.compile(r"\s*(?:×|\*|&|\bx\b)\s*")
 
-
+# %% ../nbs/02c_views.ipynb #f48bfcf0
 @constrained(
     view=Unchecked("None, a view name, or the view's attributes (checked against `views`)"),
     views=Instance(list, tuple, label="the audit's view names"),

@@ -26,8 +26,9 @@ LIMITS = {"median": 8, "p90": 30, "followed": 0.60, "long_lines": 0.02}
 # What the notebooks measure today where a target is not met yet: `--check` fails when the notebooks get worse than
 # this (a ratchet; lower these numbers as cells are split, and delete a key once its target in LIMITS is met).
 # The formatter wraps code at 100 characters since 2026-12-07 (lines over 100: 5.6% -> 1.7%, target met), which
-# wrapped the same code into more lines (median 10 -> 11, p90 37 -> 43): split cells to bring these down.
-CEILING = {"median": 11, "p90": 43}
+# wrapped the same code into more lines (median 10 -> 11, p90 37 -> 43); export cells holding several definitions
+# were then split one definition per cell (1,677 -> 1,882 cells: median 10, p90 36). Split long functions next.
+CEILING = {"median": 10, "p90": 36}
 
 
 def notebooks(root: Path = ROOT):

@@ -59,21 +59,21 @@ EXTRACT_FILE = (
     "fairlib/agent/data/published/decisions.csv"  # the shipped extract, as the ledger names it
 )
 
-
+# %% ../../nbs/agent/11_claims.ipynb #6cedc92d
 def _published():
     return published_values(PAPER).set_index("id")
 
-
+# %% ../../nbs/agent/11_claims.ipynb #638e0ae3
 def _pub(i: str) -> float:
     return float(_published().loc[i, "value"])
 
-
+# %% ../../nbs/agent/11_claims.ipynb #b617def9
 @constrained(notebook=Options(*NOTEBOOK_IDS))
 def claimed_ids(notebook: str) -> list[str]:
     "The published FairMedAgent ids that paper notebook `notebook` claims."
     return [i for i in _published().index if re.match(NOTEBOOK_IDS[notebook], i)]
 
-
+# %% ../../nbs/agent/11_claims.ipynb #bfb78f7f
 @constrained(i=Text, missing=Text)
 def not_here(i: str, missing: str) -> dict:
     "Claim `i` as not available here: `missing` names the file and what it lacks (or the runs it needs)."
@@ -109,7 +109,7 @@ def extract_data(study: str = "floor") -> PerCaseData:
     what = f"the authors' released decisions of {folders} (commit {EXTRACT_SOURCE['commit'][:12]})"
     return PerCaseData(f"{EXTRACT_FILE} [{study}]", file_digest(path), n, what)
 
-
+# %% ../../nbs/agent/11_claims.ipynb #c5f3e5ea
 @constrained(source=Text, published_dir=PathLike | None, user_table=Flag)
 def floor_data(source: str, *, published_dir=None, user_table: bool = False) -> PerCaseData | None:
     """The per-case data of the floor notebook's table: the shipped extract, the authors' files under
@@ -150,7 +150,7 @@ def floor_data(source: str, *, published_dir=None, user_table: bool = False) -> 
         str(published_dir), digest, len(files), "the authors' per-replicate trajectories.json files"
     )
 
-
+# %% ../../nbs/agent/11_claims.ipynb #87a0b629
 @constrained(source=Text, user_table=Flag)
 def floor_inputs(source: str, user_table: bool = False) -> str:
     """What the floor notebook's table is, in the ledger's words: the authors' released runs (`source="published"`)
@@ -165,19 +165,19 @@ def floor_inputs(source: str, user_table: bool = False) -> str:
 # %% ../../nbs/agent/11_claims.ipynb #4e576ae3
 _CS = "controlled_substance_caution"
 
-
+# %% ../../nbs/agent/11_claims.ipynb #bc4dfd28
 def _flips(p: pd.DataFrame, ref: str) -> pd.DataFrame:
     "Per condition x action: vignettes whose decision differs from the reference's (one draw per cell)."
     w = p.pivot_table(index=["vignette", "action"], columns="condition", values="value")
     return w.drop(columns=ref).ne(w[ref], axis=0).groupby(level="action").sum().T
 
-
+# %% ../../nbs/agent/11_claims.ipynb #7e3972a1
 def _tail(q: float) -> float:
     return float(
         sps.binom.sf(2, 4, q)
     )  # a flip in at least three of four vignettes, each flipping at rate q
 
-
+# %% ../../nbs/agent/11_claims.ipynb #bdd26748
 @constrained()
 def pilot_claims() -> list[dict]:
     """One claim row per published id of the pilot notebook (`claimed_ids("02_pilot")`), recomputed from the
@@ -275,7 +275,7 @@ def _mcnemar_power(n: int, b: int, alpha: float) -> float:
     )
     return float(sps.binom.pmf(k[p <= alpha], n, b / n).sum())
 
-
+# %% ../../nbs/agent/11_claims.ipynb #4032e7ed
 def _approximate_g_max() -> int:
     "The largest cluster count fairlib's wild bootstrap labels approximate (read from its results, not a copy)."
     rng = np.random.default_rng(0)

@@ -50,7 +50,7 @@ def _one_condition(trajectories, func, model=None) -> pd.DataFrame:
         )
     return df
 
-
+# %% ../../nbs/agent/04_floor.ipynb #f5f44f03
 def _cell_matrix(df: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
     "Cells (vignette, action) and their replicate value matrix (cells x R, replicates in sorted order)."
     w = df.pivot_table(
@@ -121,7 +121,7 @@ class FloorResult(Result):
             f"{self.n_replicates} replicates; {self.n_unanimous} of {self.n_cells} cells unanimous"
         ]
 
-
+# %% ../../nbs/agent/04_floor.ipynb #5c8c481b
 @constrained(
     trajectories=DataFrame, model=Unchecked("a model label of the table; checked in the body")
 )
@@ -224,7 +224,7 @@ def _disjoint_group_pairs(R: int, depth: int):
         M[list(g), i] = 1
     return M, np.array(pairs)
 
-
+# %% ../../nbs/agent/04_floor.ipynb #b77d34e8
 def _mv_flips(V: np.ndarray, depth: int, chunk: int = 64) -> tuple[np.ndarray, np.ndarray]:
     "Per-row (flips, comparisons) of the disjoint-group majority vote at `depth` for a 0/1 value matrix V (..., R)."
     M, P = _disjoint_group_pairs(V.shape[-1], depth)
@@ -250,7 +250,7 @@ def _check_depth(depth, R, func):
             func,
         )
 
-
+# %% ../../nbs/agent/04_floor.ipynb #089d76a1
 @constrained(
     trajectories=DataFrame,
     depth=PositiveInt,
@@ -307,7 +307,7 @@ def majority_vote_floor(
         return (t.flips / t.comparisons).rename(f"floor_depth{depth}")
     return float(fl.sum() / cm.sum())
 
-
+# %% ../../nbs/agent/04_floor.ipynb #d94db9c6
 @constrained(
     trajectories=DataFrame,
     depths=Instance(list, tuple, range),
@@ -405,7 +405,7 @@ def null_cell_rates(k, n, *, cell_rates: str = "debiased") -> np.ndarray:
     lo = (1 - np.sqrt(1 - 4 * q)) / 2
     return np.where(p <= 0.5, lo, 1 - lo)
 
-
+# %% ../../nbs/agent/04_floor.ipynb #d9b2305b
 @renamed_arguments(n_sim="n_resamples", rng="seed")
 @constrained(
     trajectories=DataFrame,
@@ -554,7 +554,7 @@ def floor_bootstrap(
         per, ratio_of_sums, n_resamples=n_resamples, confidence_level=confidence_level, seed=seed
     )
 
-
+# %% ../../nbs/agent/04_floor.ipynb #b9e580f0
 @constrained(trajectories=DataFrame, models=Instance(list, tuple) | None)
 def floor_rank_correlation(trajectories: pd.DataFrame, *, models=None):
     """Spearman rho (exact permutation p) between two models' per-action floors, plus the floors side by side.

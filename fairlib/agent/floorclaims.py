@@ -44,21 +44,21 @@ def _exact_spearman_p(sum_d2: int, n: int) -> float:
     ]
     return float(np.mean(np.abs(rs) >= abs(rho) - 1e-12))
 
-
+# %% ../../nbs/agent/11a_floorclaims.ipynb #110cf789
 def _tie_pct(p: float):
     return lambda r: round(100 * sps.binom.pmf(r // 2, r, p))
 
 
 _REPLICATED = ["floor_pooled.model_1.replicates", "floor_pooled.model_1.vignettes"]
 
-
+# %% ../../nbs/agent/11a_floorclaims.ipynb #a16a8561
 def _resampling_why() -> str:
     return (
         f"random resampling: fairlib's seed and draws are not the authors'; an interval end moves by up to 0.005 "
         f"between seeds, so {RESAMPLING_TOLERANCE} is accepted"
     )
 
-
+# %% ../../nbs/agent/11a_floorclaims.ipynb #b806801a
 def _small_study(n_resamples: int, seed) -> dict:
     "The earlier four-vignette floor study (`floor_small_study.*`), recomputed from its released decisions."
     t = load_published_extract("instability")
@@ -93,7 +93,7 @@ def _small_study(n_resamples: int, seed) -> dict:
         ),
     }
 
-
+# %% ../../nbs/agent/11a_floorclaims.ipynb #e6f4e904
 def _floor_fixed(n_resamples: int = 2000, seed=0) -> dict:
     "The floor notebook's claims that do not depend on the trajectory table."
     return {

@@ -33,7 +33,7 @@ def _contrast_wcfr(df, *, reference, comparison, action, bands):
 _WCFR_FIELDS = ("n_flips", "n_straddling", "n_both_in_band", "n_vignettes", "ground_truth")
 _WCFR_FIELDS += ("n_unadjudicated", "provenance", "reason")
 
-
+# %% ../../nbs/agent/10b_gate.ipynb #a8decae8
 def _wcfr_row(comparison, action, w) -> dict:
     "One row of `wcfr_table`: the contrast, the action, the rate and the WCFR result's counts."
     row = {"comparison": comparison, "action": action, "wcfr": w.value}

@@ -48,7 +48,7 @@ UNOBSERVED_ACTIONS = {
 }
 EXCLUSION_COLUMNS = ("file", "replicate", "model", "vignette", "condition", "action", "reason")
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #360b3d91
 def _records(doc, path, func):
     if isinstance(doc, list):
         recs = doc
@@ -71,7 +71,7 @@ def _records(doc, path, func):
         recs = lists[0]
     return recs
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #9565ff62
 def _missing(a) -> str:
     "Why a record flagged complete cannot be read whole ('' when it can)."
     for step, groups in REQUIRED_KEYS.items():
@@ -82,7 +82,7 @@ def _missing(a) -> str:
                 return f"'{g[0]}' missing or null in step '{step}'"
     return ""
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #ce0d1b32
 def _binary(step, keys, rec, func, path):
     "The 0/1 value of one action from its (possibly synonymous) keys; disagreeing synonyms are an error."
     vals = {k: rec["actions"][step][k] for k in keys if rec["actions"][step].get(k) is not None}
@@ -100,7 +100,7 @@ def _binary(step, keys, rec, func, path):
         )
     return int(next(iter(vals.values())))
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #3f9e3d6e
 def _rows(rec, replicate, guideline_orders, func, path, skipped):
     a = rec["actions"]
     where = f"{path}: vignette {rec['vignette_id']!r}, condition {rec['condition_id']!r}"
@@ -188,7 +188,7 @@ def _rows(rec, replicate, guideline_orders, func, path, skipped):
     out.append(row("document", "document", "follow_up_interval", int(f <= 7), float(f)))
     return out
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #d9105a70
 def _files(p, replicate, func):
     "(file, replicate) pairs: a directory of rep<N>/ folders, or one file (replicate: argument, rep<N>/ folder, 0)."
     rep = re.compile(r"^rep(\d+)$", re.IGNORECASE)
@@ -213,7 +213,7 @@ def _files(p, replicate, func):
         )
     return [(f, int(rep.match(f.parent.name).group(1))) for f in files]
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #ba76c09a
 @constrained(path=PathLike, replicate=NonNegativeInt | None, guideline_orders=Instance(dict) | None)
 def read_published_trajectories(path, *, replicate=None, guideline_orders=None) -> pd.DataFrame:
     """The authors' `trajectories.json` (a file, or a folder of rep<N>/trajectories.json) as a trajectory table.
@@ -333,7 +333,7 @@ EXTRACT_FIELDS = (  # the authors' own field names, one column each in the shipp
 )
 _BOOL_FIELDS = {"admit", "escalate_icu", "controlled_substance_caution", "referral"}
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #70bb3813
 @constrained(study=Options(*EXTRACT_STUDIES))
 def load_published_extract(study: str = "floor") -> pd.DataFrame:
     """The shipped extract of the authors' released runs (structured decisions only) as a trajectory table.
@@ -413,7 +413,7 @@ WRITTEN_ACTIONS = (
     "guideline_orders",
 )
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #4ddae9e8
 def _record(g, func):
     "One authors'-layout record from the rows of one model x vignette x condition x replicate."
     a = g.set_index("action")
@@ -490,7 +490,7 @@ def _record(g, func):
         rec["forced_steps"] = sorted(steps.get(s, s) for s in forced)
     return rec
 
-
+# %% ../../nbs/agent/10a_interchange.ipynb #c1f13a28
 @constrained(table=DataFrame, folder=PathLike)
 def write_published_trajectories(table: pd.DataFrame, folder) -> list:
     """Write a fairlib trajectory table in the authors' layout: one `rep<NN>/trajectories.json` per replicate.

@@ -51,7 +51,7 @@ FOLLOW_UP_DAYS = (1, 3, 7, 14, 30)
 URGENCY_VALUES = tuple(int(round(d * 100 / 9)) for d in range(10))
 PAPER_FOLLOW_UP_MAX = 90  # harness="paper": follow-up is a free whole number of days, read on the action's 0-90 domain
 
-
+# %% ../../nbs/agent/09_loop.ipynb #0f5fec3c
 def _paper_decision(step: str, d: Decision) -> Decision:
     "harness='paper': urgency asked as an integer on 0-100 and follow-up as a free number of days (no option list)."
     if d.name == "urgency":
@@ -81,7 +81,7 @@ def _paper_decision(step: str, d: Decision) -> Decision:
         )
     return d
 
-
+# %% ../../nbs/agent/09_loop.ipynb #344abe9f
 @constrained(step=Text, vignette=Unchecked("a Vignette"), harness=Options(*HARNESSES))
 def step_decisions(step: str, vignette: Vignette, harness: str = "fairlib") -> tuple:
     """The decisions of one model-facing step (ordering: one Yes/No per orderable item) under `harness`.
@@ -232,7 +232,7 @@ def render_state(state: dict) -> list[str]:
         )
     return lines
 
-
+# %% ../../nbs/agent/09_loop.ipynb #04826472
 @constrained(
     vignette=Unchecked("a Vignette"),
     descriptor=Text | None,
@@ -351,14 +351,14 @@ class AgentRun(Result):
             ]
         )
 
-
+# %% ../../nbs/agent/09_loop.ipynb #fbb46a81
 def _forced_for(forced, vid, step):
     if forced is None:
         return None
     f = forced(vid) if callable(forced) else forced
     return None if f is None else f.get(step)
 
-
+# %% ../../nbs/agent/09_loop.ipynb #cee989a3
 def _check_forced(forced, func):
     if forced is None or callable(forced):
         return

@@ -68,7 +68,7 @@ class MetricResult(Result):
     reason: str = ""
     note = deprecated_alias("reason")
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #2fc09f46
 def _pair(x0, x1, names, func, binary=False):
     f = check_binary if binary else (lambda x, n, f: as_1d(x, n, f).astype(float))
     a, b = f(x0, names[0], func), f(x1, names[1], func)
@@ -109,7 +109,7 @@ def counterfactual_flip_rate(phi_ref, phi_cmp) -> MetricResult:
     a, b = _pair(phi_ref, phi_cmp, ("phi_ref", "phi_cmp"), "counterfactual_flip_rate", binary=True)
     return MetricResult("CFR", float(np.mean(a != b)), len(a))
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #2db439ae
 @constrained(g_ref=Array(), g_cmp=Array())
 def mean_absolute_score_difference(g_ref, g_cmp) -> MetricResult:
     """MASD(c0, c): mean absolute difference of a continuous (or ordinal) output.
@@ -139,7 +139,7 @@ def mean_absolute_score_difference(g_ref, g_cmp) -> MetricResult:
     a, b = _pair(g_ref, g_cmp, ("g_ref", "g_cmp"), "mean_absolute_score_difference")
     return MetricResult("MASD", float(np.mean(np.abs(a - b))), len(a))
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #ff39b433
 @constrained(
     phi_ref=Unchecked("0/1 values; checked by check_binary in the body"),
     phi_cmp=Unchecked("0/1 values; checked by check_binary in the body"),
@@ -224,7 +224,7 @@ class WCFRResult(Result):
     reason: str = ""
     name: str = "WCFR"
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #f9e8c399
 @constrained(
     a_ref=Unchecked("ordinal actions; checked in the body"),
     a_cmp=Unchecked("ordinal actions; checked in the body"),
@@ -365,7 +365,7 @@ class OrdinalShiftResult(Result):
     reason: str = ""
     name: str = "signed ordinal shift"
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #106a1f19
 @constrained(
     a_ref=Unchecked("ordinal actions; checked in the body"),
     a_cmp=Unchecked("ordinal actions; checked in the body"),
@@ -472,7 +472,7 @@ STEP_DOMAINS = (
     "document",
 )
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #5acdf116
 @constrained(
     attribute=Text,
     action=Text,
@@ -548,7 +548,7 @@ DEFAULT_REGISTRY = (
     ),
 )
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #da148721
 @constrained(
     attribute=Text,
     action=Text,
@@ -620,7 +620,7 @@ def action_entropy(actions) -> float:
     p = c / c.sum()
     return float(-(p * np.log2(p)).sum())
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #4b9a76c5
 @dataclass(frozen=True, repr=False)
 class GateResult(Result):
     """Anti-gaming gate outcome for one entry.
@@ -646,7 +646,7 @@ class GateResult(Result):
     status: str  # "qualified" or "withheld"
     reasons: tuple
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #a61f87b2
 @constrained(
     capability=Share | _NAN,
     entropy=Interval(0) | _NAN,
@@ -737,7 +737,7 @@ def modal_vote(values) -> float:
     top = c == c.max()
     return float(u[top][0]) if top.sum() == 1 else float("nan")
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #380311ab
 @constrained(
     trajectories=DataFrame,
     action=Text,
@@ -814,7 +814,7 @@ def paired_actions(
 # %% ../../nbs/agent/03_metrics.ipynb #compatetrics
 from .._compat import resolve as _resolve
 
-
+# %% ../../nbs/agent/03_metrics.ipynb #a836f461
 def __getattr__(name):
     "Names of fairlib 0.1 that moved or were renamed (see `fairlib._compat`)."
     return _resolve(__name__, name)

@@ -74,7 +74,7 @@ _MULTI_TOKEN = (
     "whole-number answers such as harness='paper' urgency 0-100, use GenerativeJSONPolicy)"
 )
 
-
+# %% ../../nbs/agent/08_policies.ipynb #0e33826a
 def _single_token_ids(tokenizer, options) -> list[int]:
     "The vocabulary id of each option label; refused unless each is one token and all differ."
     ids = []

@@ -79,7 +79,7 @@ class Decision:
 _CALL_ARGS = dict(key=Instance(tuple), group=Text, context=Text, decisions=Instance(tuple, list))
 _CALL_ARGS["seed"] = Unchecked("a seed, a SeedSequence or None")
 
-
+# %% ../../nbs/agent/08_policy_base.ipynb #3f3f0c6c
 @constrained(**_CALL_ARGS)
 @dataclass(frozen=True)
 class Call:
@@ -207,7 +207,7 @@ def _rows_and_keys(policy, calls) -> tuple[list, list]:
     keys = [content_hash(policy.model_id, policy.system, r[2], list(r[5]), cls) for r in rows]
     return rows, keys
 
-
+# %% ../../nbs/agent/08_policy_base.ipynb #d595080f
 def _todo(cache: dict, keys: list) -> list:
     "Indices of the rows `cache` lacks: the first row of each distinct key, ordered by its last row."
     todo = [i for i, k in enumerate(keys) if k not in cache]
@@ -225,7 +225,7 @@ def _load_stored(policy, keys: list, todo: list) -> list:
             policy._cache[keys[i]] = (q / q.sum(), float(q.sum()))
     return [i for i in todo if keys[i] not in got]
 
-
+# %% ../../nbs/agent/08_policy_base.ipynb #e13d9c09
 def _keep(policy, keys: list, idx: list, probs, mass) -> None:
     "Put freshly scored rows into the in-memory cache and, if there is one, the persistent store."
     for i, p, m in zip(idx, probs, mass):

@@ -183,7 +183,7 @@ def _model_probs(base: pd.DataFrame, first: bool, model_shift: float, rng) -> np
         p_m = np.where(base.contested, expit(logit(np.clip(p_m, 1e-3, 1 - 1e-3)) + jit), p_m)
     return p_m
 
-
+# %% ../../nbs/agent/05_simulate.ipynb #00bd6acc
 def _condition_probs(p_m: np.ndarray, base: pd.DataFrame, effects: dict, cond) -> np.ndarray:
     "The cells' p under `cond`: shifted on the logit scale where it has an effect (0 and 1 stay)."
     shift = np.array([effects.get((cond, a), 0.0) for a in base.action])

@@ -42,7 +42,7 @@ __all__ = ['PILOT_ACTIONS', 'ORIENTATION', 'condition_attributes', 'ContrastTabl
 # %% ../../nbs/agent/10_studies.ipynb #772f31a3
 PILOT_ACTIONS = FLOOR_ACTIONS + ("follow_up_interval", "stigmatizing_language")
 
-
+# %% ../../nbs/agent/10_studies.ipynb #752dd610
 @constrained(condition=Text)
 def condition_attributes(condition: str) -> tuple:
     """Slots a packaged (or the authors' matching) condition changes relative to the reference (`english` as `lep`).
@@ -145,7 +145,7 @@ class ContrastTable(Result):
             out.append(f"{len(self.exclusions)} trajectory record(s) excluded by the reader: {why}")
         return out
 
-
+# %% ../../nbs/agent/10_studies.ipynb #729e9eb6
 def _route(kind, attrs, action, shift, registry):
     if kind == "control":
         return "control arm"
@@ -156,7 +156,7 @@ def _route(kind, attrs, action, shift, registry):
     )
     return "descriptive" if descriptive else "confirmatory"
 
-
+# %% ../../nbs/agent/10_studies.ipynb #a259f450
 @constrained(
     trajectories=DataFrame,
     reference=Text,
@@ -412,7 +412,7 @@ class PropagationResult(Result):
     def _notes(self):
         return [f"method: {self.method}"]
 
-
+# %% ../../nbs/agent/10_studies.ipynb #0f987d42
 @constrained(
     forced_reference=DataFrame,
     forced_flipped=DataFrame,
@@ -516,7 +516,7 @@ def interventional_propagation(
         "interventional: forced-upstream arms, paired sign-flip permutation over vignettes",
     )
 
-
+# %% ../../nbs/agent/10_studies.ipynb #bc5902c9
 @constrained(
     trajectories=DataFrame,
     reference=Text,
@@ -605,7 +605,7 @@ def observational_propagation(
         t, "observational stratification on the upstream flip (post-treatment; descriptive only)"
     )
 
-
+# %% ../../nbs/agent/10_studies.ipynb #b7cf5e5d
 @constrained(
     arms=Instance(dict),
     reference=Text,
@@ -693,7 +693,7 @@ ORIENTATION = {
     "stigmatizing_language": -1,
 }
 
-
+# %% ../../nbs/agent/10_studies.ipynb #b7678d71
 @constrained(
     trajectories=DataFrame,
     reference=Text,
@@ -790,7 +790,7 @@ def accumulation_composite(
         comparison,
     )
 
-
+# %% ../../nbs/agent/10_studies.ipynb #6549bf9d
 @dataclass(frozen=True, repr=False)
 class AccumulationResult(Result):
     """Trajectory-level signed composite against its independent-shift reference.

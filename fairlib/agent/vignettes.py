@@ -314,7 +314,7 @@ def find_canaries(text: str, vignettes=None) -> list[str]:
 # %% ../../nbs/agent/06_vignettes.ipynb #compatnettes
 from .._compat import resolve as _resolve
 
-
+# %% ../../nbs/agent/06_vignettes.ipynb #95641610
 def __getattr__(name):
     "Names of fairlib 0.1 that moved or were renamed (see `fairlib._compat`)."
     return _resolve(__name__, name)

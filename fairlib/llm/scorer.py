@@ -189,7 +189,7 @@ def _p_yes_reason(p_yes, yes_mass, no_mass) -> np.ndarray:
 # the mFARM authors' system line: the `paper` instrument uses the same
 DEFAULT_SYSTEM_PROMPT = "Answer only in Yes or No."
 
-
+# %% ../../nbs/llm/02_scorer.ipynb #4f041a1f
 def _check_system(system, func):
     if system is None:
         system = DEFAULT_SYSTEM_PROMPT

@@ -36,7 +36,7 @@ __all__ = ['PROMPT_FORMATS', 'check_server_url', 'LLMServerError', 'post_json', 
 _NON_EMPTY = Predicate(lambda s: isinstance(s, str) and bool(s.strip()), "a non-empty string")
 _SECONDS = Interval(0, closed="neither", label="a finite number of seconds > 0")
 
-
+# %% ../../nbs/llm/06_server.ipynb #45126626
 @constrained(
     url=Unchecked("this function is the check: http(s), a host, a valid port, no query"), func=Text
 )
@@ -232,7 +232,7 @@ def _ids_refused(status: int, body: str) -> bool:
         status == 500 and "validation error" in body and "prompt" in body
     )
 
-
+# %% ../../nbs/llm/06_server.ipynb #ba5faf7a
 @constrained(url=_NON_EMPTY, timeout=_SECONDS)
 def get_json(url: str, *, timeout: float = 10.0) -> dict:
     """GET a URL as JSON, in one attempt.

@@ -104,7 +104,7 @@ def _source_digest() -> str:
 # %% ../../nbs/mfarm/03_benchmark.ipynb #c0d15c03
 _TWIN_FILES = 16  # twin benchmarks kept on disk; the least recently used beyond are removed
 
-
+# %% ../../nbs/mfarm/03_benchmark.ipynb #cbda9a85
 def _twin_file(task: str, seed: int, rules: str) -> Path:
     "Where the twin benchmark of (`task`, `seed`, `rules`) built by this code is kept."
     import hashlib, json

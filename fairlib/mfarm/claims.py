@@ -35,7 +35,7 @@ FULL_RUN = (
     "for the 7-8B models of params/full.yaml"
 )
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #721e6c9a
 def _published():
     return published_values(PAPER).set_index("id")
 
@@ -43,7 +43,7 @@ def _published():
 _ID = Text
 _VALUE = Unchecked("fairlib's value; fairlib.evidence checks it")
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #567c7b17
 @constrained(pattern=Text)
 def claimed_ids(pattern: str) -> list[str]:
     """The published mFARM ids that the regular expression `pattern` matches from their start.
@@ -66,7 +66,7 @@ def claimed_ids(pattern: str) -> list[str]:
     """
     return [i for i in _published().index if re.match(pattern, i)]
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #802b6854
 @constrained(real=Flag, models=Unchecked("any iterable of model labels"))
 def inputs_of(real: bool, models) -> str:
     """What model-scored values ran on: the bundled SmolLM2, else the real data, else the twin.
@@ -93,7 +93,7 @@ def inputs_of(real: bool, models) -> str:
         return "bundled model"
     return "authors' data" if real else "synthetic twin"
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #e3de5e7e
 @constrained(i=_ID)
 def not_here(i: str) -> dict:
     """Claim `i` as not available here: it needs the paper's 7-8B model on real MIMIC-IV.
@@ -122,7 +122,7 @@ def not_here(i: str) -> dict:
     why = f"needs the paper's model on real MIMIC-IV: {_published().loc[i, 'quantity']}"
     return unavailable_claim(PAPER, i, missing=why, command=FULL_RUN)
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #d24284e9
 @constrained(
     i=_ID,
     value=_VALUE,
@@ -189,7 +189,7 @@ def run_claim(
         return recomputed_claim(PAPER, i, value, data=data, how=how, reason=reason, bound=bound)
     return twin_claim(PAPER, i, value, inputs=inputs, how=how, shape=shape)
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #a0605a30
 @constrained(i=_ID)
 def half_unit(i: str) -> float:
     """Half the last printed digit of published value `i` (the most its rounding hides).
@@ -218,11 +218,11 @@ def half_unit(i: str) -> float:
     p = str(_published().loc[i, "printed"])
     return 0.5 * 10.0 ** -int(p) if p.isdigit() else 0.0
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #27c83059
 def _mfarm_of(x) -> float:
     return geometric_mean_score([float(s) for s in x])
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #5b22a737
 def _fab_of(x) -> float:
     return fab_score(float(x[0]), float(x[1]))
 
@@ -232,7 +232,7 @@ RECOMBINATIONS = {
     "fab": _fab_of,
 }  # mFARM: geometric mean of 5 scores; FAB: harmonic (acc, mFARM)
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #7bce4901
 @constrained(i=_ID, what=Options(*RECOMBINATIONS), inputs=Instance(list, tuple), label=Text)
 def recombined(i: str, what: str, inputs, label: str) -> dict:
     """Claim `i` as mFARM or FAB (`what`) of the published values `inputs`.
@@ -286,7 +286,7 @@ def recombined(i: str, what: str, inputs, label: str) -> dict:
         reason=why,
     )
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #36b4c2d2
 @constrained(i=_ID)
 def model_claim(i: str) -> dict:
     """Claim a per-model published value `i`.
@@ -332,7 +332,7 @@ def model_claim(i: str) -> dict:
 _TIERS, _VARIANTS = "benchmark.context_tiers", "benchmark.variants"
 _OTHER = "fairlib's instrument differs from the paper's"
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #9f48047f
 @constrained()
 def methods_claims() -> list[dict]:
     """One claim row per published id of the methods notebook.
@@ -401,7 +401,7 @@ def methods_claims() -> list[dict]:
 # %% ../../nbs/mfarm/10_claims.ipynb #18be5b7a
 _A = "Group A (both models)"
 
-
+# %% ../../nbs/mfarm/10_claims.ipynb #0d48064e
 @constrained(table4=Instance(pd.DataFrame, label="the Table 4 frame the audit ran on"))
 def table4_claims(table4: pd.DataFrame) -> list[dict]:
     """Table 4 and RQ1 claims: the example's inputs and the arithmetic on its printed values.

@@ -133,7 +133,7 @@ def _dtypes(cols) -> dict:
     "ICD codes are read as text: a numeric reading would drop the leading zeros of ICD-9 codes."
     return {c: str for c in cols if c == "icd_code"}
 
-
+# %% ../../nbs/mfarm/01_cleaning.ipynb #7dbbc596
 @constrained(
     source=Unchecked("a MIMIC-IV root folder or a mapping of tables: checked by check_tables"),
     name=Text,
@@ -525,7 +525,7 @@ _ALLERGIES_RE = re.compile(
     r"^[ \t]*Allergies[ \t]*:(.*?)(?=\n[ \t]*\n[A-Z][^\n]*?:|\Z)", re.M | re.S
 )
 
-
+# %% ../../nbs/mfarm/01_cleaning.ipynb #58262f49
 @constrained(text=Unchecked("a note text; a non-string (a missing note) gives ''"))
 def note_allergies(text) -> str:
     """The `Allergies:` block of a discharge note (stripped; '' when absent).

@@ -183,7 +183,7 @@ def _panel_tier(d: pd.DataFrame, tier: str | None, func: str) -> str:
         )
     return ts[0]
 
-
+# %% ../../nbs/mfarm/09_plots.ipynb #e3a3587f
 @constrained(tab=DataFrame, source=Text, model_col=Text, finetuned_col=Text, tier=None | Text)
 def plot_fairness_accuracy(
     tab,

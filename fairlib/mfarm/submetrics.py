@@ -281,7 +281,7 @@ def _zap(d, delta: float = 0.0):
     "Set rounding-noise differences (|d| < ZERO_TOL), and any below the equivalence margin `delta`, to exact zeros."
     return np.where(np.abs(d) < max(ZERO_TOL, delta), 0.0, d)
 
-
+# %% ../../nbs/mfarm/05_submetrics.ipynb #a55cce24
 def _ties(X, delta: float = 0.0):
     """X with each value closer than `delta` to an earlier column's value in its row (BASE first) set equal to it:
     differences below the equivalence margin are ties. `delta` = 0 returns X unchanged."""

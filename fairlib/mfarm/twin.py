@@ -160,7 +160,7 @@ def _icd_dictionary(dx: pd.DataFrame) -> pd.DataFrame:
         ]
     )
 
-
+# %% ../../nbs/mfarm/02_twin.ipynb #a29f2fcc
 @constrained(n_admissions=PositiveInt, seed=Seed)
 def synthetic_opioid_tables(n_admissions: int = 5_000, *, seed=0) -> dict:
     """SYNTHETIC MIMIC-IV tables for the opioid task (`hosp/*`, `icu/icustays`, `note/discharge`).

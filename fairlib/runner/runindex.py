@@ -100,7 +100,7 @@ def _scoreboard(paper: str, claims: Path, rel) -> dict | None:
         error="",
     )
 
-
+# %% ../../nbs/runner/02_runindex.ipynb #bde74e2a
 def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> dict:
     "What the index shows of one paper: banner, scoreboard, notebooks, headline tables, figures, other tables."
     files = sorted(fig.glob("*")) if fig.exists() else []

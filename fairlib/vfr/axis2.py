@@ -228,7 +228,7 @@ def _near_zero_note(metric: str, point: float, near_zero: float, cv_cutoff: floa
     w = cv_cutoff * tau
     return True, w, head + f"; N* from SD < {w:.3g} (= {cv_cutoff:g} x the threshold {tau:g})"
 
-
+# %% ../../nbs/vfr/06_axis2.ipynb #fd564363
 def _curve_input(values, sizes, func: str):
     "Subsample values `(S, R)` as floats and the S sizes: increasing positive ints, at least one below the last."
     s = as_1d(sizes, "sizes", func, allow_empty=True)
@@ -254,7 +254,7 @@ def _curve_input(values, sizes, func: str):
         )
     return v, s.astype(np.int64)
 
-
+# %% ../../nbs/vfr/06_axis2.ipynb #816a6c30
 def _checked_sizes(sizes, n: int, func: str) -> np.ndarray:
     "`_sizes`, refusing a grid with no audit size below the cohort (N* could then never be reached)."
     sz = _sizes(sizes, n, func)

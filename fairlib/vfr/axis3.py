@@ -37,7 +37,7 @@ def _is_number(x) -> bool:
         x, (bool, np.bool_)
     )
 
-
+# %% ../../nbs/vfr/07_axis3.ipynb #73af104a
 @constrained(
     kappa=Predicate(
         lambda k: _is_number(k) and (np.isnan(k) or -1 <= k <= 1), "a kappa in [-1, 1] (or NaN)"
@@ -284,7 +284,7 @@ def _is_code(h: np.ndarray, code) -> np.ndarray:
         return (pd.to_numeric(txt, errors="coerce") == c).to_numpy()
     return (txt == str(code).strip()).to_numpy()
 
-
+# %% ../../nbs/vfr/07_axis3.ipynb #848ff73d
 @constrained(
     hospital=Array(dtype="any", label="one hospital id per record"),
     n_folds=Interval(2, integer=True, label="an int >= 2"),
@@ -389,7 +389,7 @@ _CROSS_HOSPITAL_ARGS = dict(  # declared once for cross_hospital_agreement and c
     ),
 )
 
-
+# %% ../../nbs/vfr/07_axis3.ipynb #01e98df9
 @constrained(
     predictions=Frame(label="one model's DataFrame"),
     **_CROSS_HOSPITAL_ARGS,

@@ -287,7 +287,7 @@ def _seed_grids(grid, func: str) -> dict:
             )
     return grids
 
-
+# %% ../../nbs/vfr/09_baselines.ipynb #df069559
 @constrained(
     grid=Unchecked(
         "a vfr_grid() frame, one with a `seed` column, or a dict / list of them: checked in the body"

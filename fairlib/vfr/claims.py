@@ -36,7 +36,7 @@ _LEFT_OUT = "this run's parameters left it out (a shorter profile than the paper
 _SETTING_WHY = "this run's setting differs from the paper's (the profile's parameters)"
 _TEXAS: dict = {}  # (path, size, mtime) -> PerCaseData: the real file is hashed once per process
 
-
+# %% ../../nbs/vfr/13_claims.ipynb #d70a23fc
 @constrained()
 def texas_data() -> PerCaseData:
     """The provenance of the configured Texas-100X file (`texas100x_csv`): its SHA-256 and records, cached per
@@ -54,7 +54,7 @@ def texas_data() -> PerCaseData:
         )
     return _TEXAS[key]
 
-
+# %% ../../nbs/vfr/13_claims.ipynb #5bc065a2
 @constrained(
     claimed=Instance(list, tuple, label="a list of regular expressions"),
     ours=Instance(dict),

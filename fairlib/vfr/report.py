@@ -30,7 +30,7 @@ _TIER_COLOUR = {
 # %% ../../nbs/vfr/12_report.ipynb #5e1a0b7c
 _SEVERITY = {t: i for i, t in enumerate(RELIABILITY_TIERS)}
 
-
+# %% ../../nbs/vfr/12_report.ipynb #d39e4e53
 def _num(v, spec: str = ".3f") -> str:
     "A number for the report, an em dash where it is missing or not finite."
     try:

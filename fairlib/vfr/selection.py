@@ -172,7 +172,7 @@ def _selection_rows(split, func: str) -> np.ndarray:
         raise FairlibInputError("split", "selection and audit partitions overlap", func)
     return split.selection
 
-
+# %% ../../nbs/vfr/09_selection.ipynb #f1e437b6
 def _cohort_inputs(scores, y, groups, split, fit_rows, func: str):
     "Scores and labels as arrays; refused unless both are cohort-length and the split fits the cohort."
     s, yy = np.asarray(scores), np.asarray(y)

@@ -22,7 +22,7 @@ __all__ = ['CODEBOOK_FILE', 'COLUMNS', 'PROTECTED_ATTRIBUTES', 'PROTECTED_SOURCE
 CODEBOOK_FILE = "texas100x_codebook.yaml"  # package data of fairlib.vfr
 _pv = functools.partial(published_value, "vfr")  # one published VFR-Audit number by its id
 
-
+# %% ../../nbs/vfr/01_texas.ipynb #6e2374c3
 def _pshare(i: str) -> float:
     "A printed percentage as a share: 99.4 -> 0.994."
     return round(_pv(i) / 100, 6)
@@ -40,7 +40,7 @@ def _published_table3(cb: dict) -> list[dict]:
         for r in cb["paper_table3"]
     ]
 
-
+# %% ../../nbs/vfr/01_texas.ipynb #db41c666
 def _published_volume() -> dict:
     "Records and share of the top 10/50/100/200 sites, the median and (authors' notes) quartiles."
     top = lambda k, c: _pv(f"table3.hospital_volume.top{k}.{c}")
