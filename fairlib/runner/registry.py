@@ -58,7 +58,37 @@ def _registry_entries(path=None) -> tuple[Path, dict]:
 # %% ../../nbs/runner/01_registry.ipynb #243aad49
 @constrained(path=None | PathLike)
 def load_registry(path=None) -> dict[str, list[str]]:
-    "The paper registry: `{paper: [notebook paths relative to the repo root]}`, in run order."
+    """The paper registry: `{paper: [notebook paths relative to the repo root]}`, in run order.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The registry file; default `params/papers.yaml` of the repository. An entry is a list of
+        notebook paths, or a mapping with `notebooks:` and the optional `headline:` and `title:`.
+
+    Returns
+    -------
+    dict of str to list of str
+        Per paper key, in the file's order: its notebooks, in run order.
+
+    Raises
+    ------
+    FairlibInputError
+        When the file is missing or is not valid YAML (the line is named), does not map paper keys
+        to lists of notebook paths, or an entry has a key other than notebooks, headline and title.
+
+    Examples
+    --------
+    >>> load_registry()["fairmedagent"][0]  # the repository's params/papers.yaml
+    'nbs/papers/fairmedagent/00_methods.ipynb'
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "papers.yaml"
+    ...     _ = p.write_text("{vfr: [a.ipynb, b.ipynb], mfarm: {notebooks: [c.ipynb]}}")
+    ...     load_registry(p)
+    {'vfr': ['a.ipynb', 'b.ipynb'], 'mfarm': ['c.ipynb']}
+    """
     _, reg = _registry_entries(path)
     return {
         k: list((v.get("notebooks") if isinstance(v, dict) else v) or []) for k, v in reg.items()
@@ -73,8 +103,34 @@ def _meta(k: str, v) -> dict:
 # %% ../../nbs/runner/01_registry.ipynb #545a8207
 @constrained(path=None | PathLike)
 def load_paper_meta(path=None) -> dict[str, dict]:
-    """Per paper: `title` and `headline` (table names shown first in the index) from the registry's
-    optional mapping form."""
+    """Per paper: its `title` and `headline` tables (shown first in the index) from the registry.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        The registry file; default `params/papers.yaml` of the repository.
+
+    Returns
+    -------
+    dict of str to dict
+        Per paper key, in the file's order: `title` (default the key) and `headline` (a list of
+        table names, empty when the entry names none).
+
+    Raises
+    ------
+    FairlibInputError
+        When the registry file is refused (as by `load_registry`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = Path(d) / "papers.yaml"
+    ...     _ = p.write_text("{vfr: {notebooks: [a.ipynb], headline: [t5], title: VFR}, mfarm: []}")
+    ...     load_paper_meta(p)
+    {'vfr': {'title': 'VFR', 'headline': ['t5']}, 'mfarm': {'title': 'mfarm', 'headline': []}}
+    """
     _, reg = _registry_entries(path)
     return {k: _meta(k, v) for k, v in reg.items()}
 
@@ -111,7 +167,36 @@ _PROFILE = Unchecked(
 # %% ../../nbs/runner/01_registry.ipynb #6347430c
 @constrained(profile=_PROFILE, params_dir=None | PathLike)
 def load_profile(profile: str, params_dir=None) -> dict:
-    "Per-notebook parameters of a profile (`params/<profile>.yaml`)."
+    """Per-notebook parameters of a profile (`params/<profile>.yaml`).
+
+    Parameters
+    ----------
+    profile : str
+        A profile name such as 'smoke', 'quick' or 'full' (no '/'): the file `<profile>.yaml`.
+    params_dir : str or pathlib.Path, optional
+        The folder of the profile files; default `params/` of the repository.
+
+    Returns
+    -------
+    dict
+        `{"<paper>/<notebook stem>": {parameter: value}}` as the file gives it (an entry may be
+        None); an empty dict for an empty file.
+
+    Raises
+    ------
+    FairlibInputError
+        When `profile` is not such a name or names no file (the known profiles are listed), or the
+        file is not valid YAML (the line is named) or does not map keys to parameter mappings.
+
+    Examples
+    --------
+    >>> load_profile("smoke")["fairmedagent/01_floor"]["source"]
+    'simulated'
+    >>> load_profile("quik")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `profile` in load_profile(): no parameter...
+    """
     path = _profile_path(profile, params_dir)
     prof = _load_yaml(path, "profile", "load_profile") or {}
     _check_profile(path, prof)

@@ -151,7 +151,47 @@ def _paper_section(paper, jobs, fig: Path, rel, meta, status) -> dict:
     notes=AnyOf(None, Instance(dict, label="a dict {paper: note}")),
 )
 def build_index(done: list[dict], out: Path, *, registry=None, notes: dict | None = None) -> Path:
-    "Write `out` (HTML): per paper a data banner, headline tables, all tables inline, figures and executed notebooks."
+    """Write the run index `out` (HTML): per paper its tables, figures and executed notebooks.
+
+    Per paper, in the order of `done`: a banner saying whether the tables come from real data or
+    from synthetic twins, the note of `notes`, the reproduction ledger's scoreboard (from the
+    paper's `claims.csv`), links to the executed notebooks (rendered to HTML beside them), the
+    headline tables (the registry's `headline:`, default the tables named *vs_paper*, *headline*
+    or *published*), the figures, and every other table inline.
+
+    Parameters
+    ----------
+    done : list of dict
+        The finished jobs (those of `plan_run`, with `seconds`); a paper's tables and figures are
+        read from the `final_fig_dir` of its first job (default its `params["fig_dir"]`).
+    out : str or pathlib.Path
+        The HTML file to write (atomically); its links are relative to its folder.
+    registry : str or pathlib.Path, optional
+        The registry whose `title:` and `headline:` are used; default `params/papers.yaml` (a
+        registry that is refused is ignored).
+    notes : dict, optional
+        `{paper: note}`: a line shown under a paper's title (say, that its last run failed).
+
+    Returns
+    -------
+    pathlib.Path
+        `out`, written.
+
+    Raises
+    ------
+    FairlibInputError
+        When an argument is not of its accepted type (`done` a list, `out` and `registry` paths,
+        `notes` a dict).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     page = build_index([], Path(d) / "index.html")
+    ...     page.name, "fairlib reproduction" in page.read_text()
+    ('index.html', True)
+    """
     out = Path(out)
     rel = lambda p: os.path.relpath(p, out.parent)  # escaped by the template
     try:

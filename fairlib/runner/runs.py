@@ -56,7 +56,49 @@ def plan_run(
     params_dir=None,
     runs_dir=None,
 ) -> list[dict]:
-    "The notebooks to run, in order, with their parameters, staging and final output locations."
+    """The notebooks to run, in order, with their parameters, staging and final output locations.
+
+    Nothing is created or run: the plan only names the files (each registered notebook must exist).
+
+    Parameters
+    ----------
+    profile : str, default "quick"
+        The parameter profile (`params/<profile>.yaml`): 'smoke', 'quick' or 'full'.
+    paper : str, optional
+        Only this paper (a key of the registry); default every registered paper.
+    registry : str or pathlib.Path, optional
+        The registry file; default `params/papers.yaml`.
+    params_dir : str or pathlib.Path, optional
+        The folder of the profile files; default `params/`.
+    runs_dir : str or pathlib.Path, optional
+        The runs folder; default `runs/` (`runs/smoke/` for the profile 'smoke'). When it is given,
+        or for the profile 'smoke', a paper's final figures go to `<runs folder>/figures/<paper>`;
+        otherwise to `figures/<paper>` of the repository.
+
+    Returns
+    -------
+    list of dict
+        One job per notebook, in run order: `paper`, `stem`, `input` (the source notebook), `output`
+        (its executed copy in the staging folder), `final_output`, `final_fig_dir`, `params` (the
+        profile's parameters and the injected `profile`, `fig_dir` and `work_dir`) and `base` (the
+        runs folder).
+
+    Raises
+    ------
+    FairlibInputError
+        An unknown `paper` (the registered ones are listed) or `profile`, a registry or profile file
+        that is refused, or a registered notebook that does not exist.
+
+    Examples
+    --------
+    >>> jobs = plan_run("smoke", "fairmedagent")
+    >>> [j["stem"] for j in jobs][:2]
+    ['00_methods', '01_floor']
+    >>> jobs[1]["params"]["source"], jobs[1]["params"]["profile"]
+    ('simulated', 'smoke')
+    >>> jobs[1]["final_output"].relative_to(jobs[1]["base"]).as_posix()
+    'fairmedagent/01_floor.ipynb'
+    """
     reg, prof, root = load_registry(registry), load_profile(profile, params_dir), repo_root()
     if paper is not None and paper not in reg:
         why = f"unknown paper {paper!r}; registered: {list(reg)}"
@@ -67,7 +109,38 @@ def plan_run(
 
 # %% ../../nbs/runner/04_runs.ipynb #dfcaf606
 class NotebookFailed(RuntimeError):
-    "A paper notebook raised: carries the notebook, the failing cell and the error."
+    """A paper notebook raised: carries the notebook, the failing cell and the error.
+
+    `run_notebook` raises it when a cell raised (its index counts the source notebook's cells, not
+    those the runner injects) or when the notebook's process exited abnormally (`ename`
+    'NotebookProcessError', no cell).
+
+    Parameters
+    ----------
+    notebook : str
+        The source notebook (relative to the repository root when it lies inside it).
+    cell_index : int or None
+        The failing cell's 0-based index in the source notebook; None when unknown.
+    exec_count : int or None
+        Its execution count (`In [n]`); None when unknown.
+    ename : str
+        The name of the exception's type.
+    evalue : str
+        The exception's message.
+    output : str or pathlib.Path
+        The partly executed notebook.
+    first_line : str, default ""
+        The failing cell's first source line, shown in the message.
+
+    Examples
+    --------
+    >>> e = NotebookFailed("a.ipynb", 3, 4, "ValueError", "bad n", "ran/a.ipynb", "x = f(n)")
+    >>> print(e)
+    notebook a.ipynb failed in cell 3 (0-based, In [4]: 'x = f(n)'): ValueError: bad n
+      partly executed notebook: ran/a.ipynb
+    >>> e.cell_index, e.ename
+    (3, 'ValueError')
+    """
 
     def __init__(self, notebook, cell_index, exec_count, ename, evalue, output, first_line=""):
         self.notebook, self.cell_index, self.exec_count = notebook, cell_index, exec_count
@@ -178,7 +251,42 @@ def _failure(job: dict, rc: int, err: Path) -> NotebookFailed:
 # %% ../../nbs/runner/04_runs.ipynb #c413216c
 @constrained(job=Instance(dict, label="a job dict from plan_run"), progress=Flag)
 def run_notebook(job: dict, *, progress: bool = True) -> float:
-    "Execute one planned notebook in a child process; the seconds taken, or `NotebookFailed`."
+    """Execute one planned notebook in a child process; the seconds taken, or `NotebookFailed`.
+
+    papermill runs `job["input"]` with `job["params"]` into `job["output"]` (its folder created)
+    in a child process of its own session, from the repository root; a Ctrl-C stops the child and
+    every process under it, then is raised again.
+
+    Parameters
+    ----------
+    job : dict
+        A job of `plan_run` (`input`, `output` and `params` are used).
+    progress : bool, default True
+        Show papermill's per-cell progress bar.
+
+    Returns
+    -------
+    float
+        The seconds the notebook took.
+
+    Raises
+    ------
+    NotebookFailed
+        When a cell raised (the cell and error are named) or the child process exited abnormally.
+    FairlibInputError
+        When `job` is not a dict.
+
+    Examples
+    --------
+    Running a notebook takes its run time, so the first example is skipped here:
+
+    >>> job = plan_run("smoke", "fairmedagent")[0]
+    >>> seconds = run_notebook(job, progress=False)  # doctest: +SKIP
+    >>> run_notebook("nbs/papers/fairmedagent/00_methods.ipynb")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `job` in run_notebook(): must be a job dict...
+    """
     job["output"].parent.mkdir(parents=True, exist_ok=True)
     spec = _spec(job, progress)
     t0 = time.time()
@@ -330,7 +438,38 @@ def _notebook_inputs(path) -> str:
 # %% ../../nbs/runner/04_runs.ipynb #d5bf7432
 @constrained(jobs=Instance(list, label="a list of job dicts from plan_run"))
 def job_keys(jobs: list[dict]) -> list[str]:
-    "A content hash per job: notebook cells, parameters, code, settings, the paper's earlier jobs."
+    """A content hash per job: notebook cells, parameters, code, settings, the paper's earlier jobs.
+
+    A job's key changes when its notebook's cells change (outputs and execution counts aside), or
+    its parameters, the fairlib sources the notebook imports (transitively), fairlib's settings
+    (with the size and mtime of every file of a configured data source), or the key of the paper's
+    previous job; `reproduce` keeps a job an interrupted run finished only if its key is unchanged.
+
+    Parameters
+    ----------
+    jobs : list of dict
+        Jobs of `plan_run`, in run order (`paper`, `input` and `params` are used).
+
+    Returns
+    -------
+    list of str
+        One SHA-256 hex digest per job, in the order of `jobs`.
+
+    Raises
+    ------
+    FairlibInputError
+        When `jobs` is not a list.
+
+    Examples
+    --------
+    >>> jobs = plan_run("smoke", "fairmedagent")[:2]
+    >>> keys = job_keys(jobs)
+    >>> len(keys), len(keys[0]), keys[0] != keys[1], job_keys(jobs) == keys
+    (2, 64, True, True)
+    >>> jobs[0]["params"]["seed"] = 1  # a parameter of the first job changes the second's key too
+    >>> job_keys(jobs)[1] != keys[1]
+    True
+    """
     sett, prev, keys = _settings_digest(), {}, []
     for j in jobs:
         k = content_hash(
@@ -363,7 +502,19 @@ def _swap(staging: Path, final: Path) -> None:
 
 # %% ../../nbs/runner/04_runs.ipynb #3cf914fa
 class RunInterrupted(RuntimeError):
-    "Ctrl-C during `reproduce`: finished notebooks are kept for a resume."
+    """Ctrl-C during `reproduce`: finished notebooks are kept for a resume.
+
+    `reproduce` raises it instead of the `KeyboardInterrupt`, after saving its resume state and
+    marking the interrupted paper in the index; the same command run again resumes the run, and
+    `fairlib reproduce` exits with status 130.
+
+    Examples
+    --------
+    >>> issubclass(RunInterrupted, RuntimeError)
+    True
+    >>> print(RunInterrupted("interrupted during vfr/02_panel; 2 of 9 notebook(s) finished"))
+    interrupted during vfr/02_panel; 2 of 9 notebook(s) finished
+    """
 
 # %% ../../nbs/runner/04_runs.ipynb #97a2d3a5
 def _interrupted(err) -> bool:
@@ -495,9 +646,63 @@ def reproduce(
     resume: bool = True,
     write_back: bool = True,
 ) -> list[dict]:
-    """Run the registered paper notebooks in order (staged, swapped per paper, resumable); stop at
-    the first failure. After each paper, its executed notebooks' outputs are written back into the
-    source notebooks (`write_back`; never for profile `smoke`)."""
+    """Run the registered paper notebooks in order (staged, swapped per paper, resumable).
+
+    A paper's notebooks run (`run_notebook`) into a staging folder; once all of them succeeded, its
+    figures and executed notebooks are swapped into place, their outputs are written back into the
+    source notebooks (`write_back`; never for the profile 'smoke', nor when real data may show), and
+    the runs folder's `manifest.json` and `index.html` (`build_index`) are rebuilt. The run stops at
+    the first failure, which leaves that paper's previous figures untouched. The runs folder is
+    locked while the run lasts. Run again after a failure or an interruption, the same selection
+    (profile and paper) keeps the notebooks that finished and whose key (`job_keys`) is unchanged
+    (`resume`).
+
+    Parameters
+    ----------
+    profile : str, default "quick"
+        The parameter profile (`params/<profile>.yaml`): 'smoke', 'quick' or 'full'.
+    paper : str, optional
+        Only this paper (a key of the registry); default every registered paper.
+    registry : str or pathlib.Path, optional
+        The registry file; default `params/papers.yaml`.
+    params_dir : str or pathlib.Path, optional
+        The folder of the profile files; default `params/`.
+    runs_dir : str or pathlib.Path, optional
+        The runs folder; default `runs/` (`runs/smoke/` for the profile 'smoke').
+    progress : bool, default True
+        Show papermill's per-cell progress bars.
+    resume : bool, default True
+        Keep what a failed or interrupted run of the same profile and paper finished; False
+        starts afresh.
+    write_back : bool, default True
+        Write each finished paper's outputs back into its source notebooks in `nbs/papers/`.
+
+    Returns
+    -------
+    list of dict
+        The finished jobs (those of `plan_run`, with `seconds` and their final `output`); an empty
+        list when nothing is registered.
+
+    Raises
+    ------
+    NotebookFailed
+        When a notebook failed (the run stops there).
+    RunInterrupted
+        On Ctrl-C (the notebooks that finished are kept for a resume).
+    FairlibInputError
+        An unknown `profile` or `paper`, a registry or profile file that is refused, or a runs
+        folder that another run holds locked.
+
+    Examples
+    --------
+    A run executes the paper notebooks (minutes to hours), so the first example is skipped here:
+
+    >>> done = reproduce("smoke", "fairmedagent", progress=False)  # doctest: +SKIP
+    >>> reproduce("smoke", "no-such-paper")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `paper` in plan_run(): unknown paper ...
+    """
     jobs = plan_run(profile, paper, registry=registry, params_dir=params_dir, runs_dir=runs_dir)
     if not jobs:
         return []

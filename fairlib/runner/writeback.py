@@ -209,9 +209,53 @@ _JOB = Predicate(
     job=_JOB, cfg=None | Instance(dict, label="nbdev settings as _nbdev_settings() returns them")
 )
 def write_back_notebook(job: dict, *, cfg: dict | None = None) -> str:
-    """Write the outputs of `job`'s executed notebook (`output`) into its source notebook (`input`),
-    as `nbdev-clean` would write the file. Returns 'written', 'unchanged' (the file holds exactly
-    that already), or why nothing was written."""
+    """Write the outputs of `job`'s executed notebook into its source notebook, as nbdev-clean would.
+
+    Each code cell of the source gets the outputs of its executed copy, without the cells the runner
+    injects, stderr streams, widgets, execution counts, object ids and per-run metadata; in output
+    texts the staging figure folder becomes the final one and the repository root is dropped from
+    paths. Nothing is written when the source was edited during the run or while it is being
+    written.
+
+    Parameters
+    ----------
+    job : dict
+        A finished job of `plan_run`: `input`, `output`, `params["fig_dir"]` and, when the figures
+        were moved, `final_fig_dir`.
+    cfg : dict, optional
+        nbdev's settings as `nbdev-clean` reads them; default those of `[tool.nbdev]` in the
+        repository's `pyproject.toml`.
+
+    Returns
+    -------
+    str
+        'written', 'unchanged' (the file holds exactly that already), or why nothing was written.
+
+    Raises
+    ------
+    FairlibInputError
+        When `job` is not a dict naming 'input' and 'output', or `cfg` is not a dict.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import nbformat
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> d = Path(tmp.name)
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
+    >>> nbformat.write(nb, d / "a.ipynb")
+    >>> nb.cells[0].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "2"})]
+    >>> nbformat.write(nb, d / "ran.ipynb")
+    >>> job = dict(input=d / "a.ipynb", output=d / "ran.ipynb", params=dict(fig_dir=str(d / "f")))
+    >>> write_back_notebook(job), write_back_notebook(job)
+    ('written', 'unchanged')
+    >>> nbformat.read(d / "a.ipynb", as_version=4).cells[0].outputs[0]["data"]
+    {'text/plain': '2'}
+    >>> write_back_notebook(dict(job, output=d / "none.ipynb")).split(":")[0]
+    'cannot read it or its executed copy (FileNotFoundError'
+    >>> tmp.cleanup()
+    """
     cfg = cfg or _nbdev_settings()
     if cfg["clear_all"]:
         return "nbdev's clear_all is set, so nbdev-clean would remove the outputs again"
