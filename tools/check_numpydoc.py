@@ -32,6 +32,7 @@ PACKAGES = (
     "fairlib.agent",
     "fairlib.llm",
     "fairlib.mitigation",
+    "fairlib.runner",
 )
 CHECKS = {"GL06", "GL07", "GL08", "SS01", "PR01", "PR02", "PR03", "PR07", "RT01", "RT03", "EX01"}
 

@@ -70,27 +70,83 @@ def _pub(i: str) -> float:
 # %% ../../nbs/agent/11_claims.ipynb #b617def9
 @constrained(notebook=Options(*NOTEBOOK_IDS))
 def claimed_ids(notebook: str) -> list[str]:
-    "The published FairMedAgent ids that paper notebook `notebook` claims."
+    """The published FairMedAgent ids that paper notebook `notebook` claims.
+
+    Parameters
+    ----------
+    notebook : {'00_methods', '01_floor', '02_pilot'}
+        A FairMedAgent paper notebook: a key of `NOTEBOOK_IDS`, whose pattern it claims.
+
+    Returns
+    -------
+    list of str
+        The ids of the paper's published values that the notebook's pattern matches from their
+        start, in the order of the published values.
+
+    Raises
+    ------
+    FairlibInputError
+        An unknown `notebook`.
+
+    Examples
+    --------
+    >>> claimed_ids("02_pilot")[:3]
+    ['pilot.vignettes', 'pilot.conditions', 'pilot.control_arms']
+    >>> all(i.startswith("pilot.") for i in claimed_ids("02_pilot"))
+    True
+    """
     return [i for i in _published().index if re.match(NOTEBOOK_IDS[notebook], i)]
 
 # %% ../../nbs/agent/11_claims.ipynb #bfb78f7f
 @constrained(i=Text, missing=Text)
 def not_here(i: str, missing: str) -> dict:
-    "Claim `i` as not available here: `missing` names the file and what it lacks (or the runs it needs)."
+    """The ledger row of `i` as not available here: `missing` names what it needs (a file, or runs).
+
+    Parameters
+    ----------
+    i : str
+        A published FairMedAgent id.
+    missing : str
+        What this repository lacks to compute it: a file and what the file lacks, or the runs it
+        needs (the row's reason).
+
+    Returns
+    -------
+    dict
+        The ledger row of `fairlib.evidence.unavailable_claim`: status 'not reproducible here', with
+        `HOSTED_RUN` as the command that would compute it.
+
+    Raises
+    ------
+    FairlibInputError
+        When `i` is not a published FairMedAgent id.
+
+    Examples
+    --------
+    >>> row = not_here("pilot.vignettes", "the hosted runs of the pilot")
+    >>> row["status"], row["reason"], row["command"] == HOSTED_RUN
+    ('not reproducible here', 'the hosted runs of the pilot', True)
+    """
     return unavailable_claim(PAPER, i, missing=missing, command=HOSTED_RUN)
 
 # %% ../../nbs/agent/11_claims.ipynb #eaf89aff
 @constrained(study=Options(*EXTRACT_STUDIES))
 def extract_data(study: str = "floor") -> PerCaseData:
-    """The provenance of the shipped extract's `study` (`load_published_extract(study)`): file, SHA-256 and records.
+    """The provenance of the shipped extract's `study`: its file, SHA-256 and number of records.
+
+    The records are those `load_published_extract(study)` returns.
 
     Parameters
     ----------
-    study : a study of the extract ('floor', 'floor16', 'floor16_sonnet', 'pilot3', 'pilot3ctl').
+    study : str, default "floor"
+        A study of the shipped extract: a key of `EXTRACT_STUDIES` ('floor', 'floor16',
+        'floor16_sonnet', 'instability', 'pilot3', 'pilot3ctl').
 
     Returns
     -------
     fairlib.ledger.PerCaseData
+        The extract's file (with the study named), its SHA-256, the study's number of records, and
+        what they are (the authors' released folders and commit).
 
     Raises
     ------
@@ -112,18 +168,27 @@ def extract_data(study: str = "floor") -> PerCaseData:
 # %% ../../nbs/agent/11_claims.ipynb #c5f3e5ea
 @constrained(source=Text, published_dir=PathLike | None, user_table=Flag)
 def floor_data(source: str, *, published_dir=None, user_table: bool = False) -> PerCaseData | None:
-    """The per-case data of the floor notebook's table: the shipped extract, the authors' files under
-    `published_dir`, or None for every other source (fairlib's harness, the simulation, a user table).
+    """The per-case data of the floor notebook's table; None when not computed from the authors' data.
+
+    The shipped extract, or the authors' files under `published_dir`; None for every other source
+    (fairlib's harness, the simulation, a user table).
 
     Parameters
     ----------
-    source : the floor notebook's `source` ('published', 'simulated', 'model').
-    published_dir : the folder of the authors' `rep*/trajectories.json` files, if read from there.
-    user_table : a user-supplied table is in use (it overrides `source`).
+    source : str
+        The floor notebook's `source` ('published', 'simulated', 'model').
+    published_dir : str or pathlib.Path, optional
+        The folder of the authors' `rep*/trajectories.json` files, when they are read from there;
+        default the shipped extract (`extract_data("floor")`).
+    user_table : bool, default False
+        Whether a user-supplied table is in use (it overrides `source`).
 
     Returns
     -------
     fairlib.ledger.PerCaseData or None
+        The shipped extract's provenance (`extract_data("floor")`), or that of the authors' files
+        (a SHA-256 over each file's path and digest; one record per file); None when the table is
+        not computed from the authors' data.
 
     Raises
     ------
@@ -133,6 +198,8 @@ def floor_data(source: str, *, published_dir=None, user_table: bool = False) -> 
     Examples
     --------
     >>> floor_data("simulated") is None
+    True
+    >>> floor_data("published").n_records == extract_data("floor").n_records
     True
     """
     if user_table or source != "published":
@@ -153,9 +220,36 @@ def floor_data(source: str, *, published_dir=None, user_table: bool = False) -> 
 # %% ../../nbs/agent/11_claims.ipynb #87a0b629
 @constrained(source=Text, user_table=Flag)
 def floor_inputs(source: str, user_table: bool = False) -> str:
-    """What the floor notebook's table is, in the ledger's words: the authors' released runs (`source="published"`)
-    are the authors' data; the seeded simulation is the synthetic twin; fairlib's harness on a local model, and a
-    user-supplied table, are method only (labelled "bundled model": neither is comparable with the paper)."""
+    """What the floor notebook's table is, in the ledger's words.
+
+    The authors' released runs (`source="published"`) are the authors' data; the seeded simulation
+    is the synthetic twin; fairlib's harness on a local model, and a user-supplied table, are method
+    only (labelled "bundled model": neither is comparable with the paper).
+
+    Parameters
+    ----------
+    source : str
+        The floor notebook's `source` ('published', 'simulated', 'model').
+    user_table : bool, default False
+        Whether a user-supplied table is in use (it overrides `source`).
+
+    Returns
+    -------
+    str
+        "authors' data", "synthetic twin" or "bundled model".
+
+    Raises
+    ------
+    FairlibInputError
+        When `source` is not a string or `user_table` not a bool.
+
+    Examples
+    --------
+    >>> floor_inputs("published"), floor_inputs("simulated"), floor_inputs("model")
+    ("authors' data", 'synthetic twin', 'bundled model')
+    >>> floor_inputs("published", user_table=True)
+    'bundled model'
+    """
     if user_table:
         return "bundled model"
     return {"published": "authors' data", "simulated": "synthetic twin"}.get(
@@ -180,8 +274,26 @@ def _tail(q: float) -> float:
 # %% ../../nbs/agent/11_claims.ipynb #bdd26748
 @constrained()
 def pilot_claims() -> list[dict]:
-    """One claim row per published id of the pilot notebook (`claimed_ids("02_pilot")`), recomputed from the
-    released pilot (main and control arms) and floor decisions of the shipped extract."""
+    """One claim row per published id of the pilot notebook (`claimed_ids("02_pilot")`).
+
+    Each is recomputed from the released pilot decisions (main and control arms) and floor decisions
+    of the shipped extract.
+
+    Returns
+    -------
+    list of dict
+        One ledger row per id (`fairlib.evidence.recomputed_claim`), each naming the extract's
+        studies it was computed from; a number the two named contrasts disagree on is NaN with the
+        reason recorded.
+
+    Examples
+    --------
+    >>> rows = pilot_claims()
+    >>> sorted(r["claim"] for r in rows) == sorted(claimed_ids("02_pilot"))
+    True
+    >>> rows[0]["claim"], rows[0]["fairlib"], rows[0]["evidence"]
+    ('pilot.vignettes', 4, 'recomputed from per-case data')
+    """
     ref = "ref_white_man_private"
     main = load_published_extract("pilot3")
     ctl = load_published_extract("pilot3ctl")
@@ -297,9 +409,40 @@ COVERAGE_DESIGN = (
 # %% ../../nbs/agent/11_claims.ipynb #2190094f
 @constrained(coverage=Instance(CoverageResult) | None)
 def methods_claims(coverage: CoverageResult | None = None) -> list[dict]:
-    """One claim row per published id of the methods notebook (`claimed_ids("00_methods")`): fairlib's constants
-    the paper states, the arithmetic of its sizing, the design quantities of its statistics, and the coverage
-    simulation (`coverage`, default `wild_bootstrap_coverage()` on the paper's design, a few seconds)."""
+    """One claim row per published id of the methods notebook (`claimed_ids("00_methods")`).
+
+    fairlib's constants the paper states, the arithmetic of its sizing, the design quantities of its
+    statistics, and the coverage simulation (`coverage`).
+
+    Parameters
+    ----------
+    coverage : fairlib.agent.coverage.CoverageResult, optional
+        The coverage simulation to compare with the paper's; default
+        `wild_bootstrap_coverage()` (the paper's design at G = 8, 200 replications).
+
+    Returns
+    -------
+    list of dict
+        One ledger row per id: restated constants, design quantities, consistency checks of the
+        paper's arithmetic, the coverage claim (its tolerance 1.96 times the combined Monte Carlo
+        standard error), and "not available here" rows for the design figures of the planned hosted
+        runs.
+
+    Raises
+    ------
+    FairlibInputError
+        When `coverage` is not a `CoverageResult`.
+
+    Examples
+    --------
+    >>> from fairlib.agent.coverage import wild_bootstrap_coverage
+    >>> cov = wild_bootstrap_coverage(n_replications=20, n_resamples=99)  # shorter than the paper's
+    >>> rows = methods_claims(cov)
+    >>> sorted(r["claim"] for r in rows) == sorted(claimed_ids("00_methods"))
+    True
+    >>> {r["claim"]: r["status"] for r in rows}["stats.fdr"]
+    'exact'
+    """
     cov = coverage if coverage is not None else wild_bootstrap_coverage()
     need = CONFIRMATORY_MIN_DISCORDANT
     N = "stats.confirmatory_min_discordant"

@@ -39,8 +39,28 @@ _TEXAS: dict = {}  # (path, size, mtime) -> PerCaseData: the real file is hashed
 # %% ../../nbs/vfr/13_claims.ipynb #d70a23fc
 @constrained()
 def texas_data() -> PerCaseData:
-    """The provenance of the configured Texas-100X file (`texas100x_csv`): its SHA-256 and records, cached per
-    file version. Raises FairlibInputError (`texas100x_csv`) when no file is configured."""
+    """The provenance of the configured Texas-100X file (`texas100x_csv`): its SHA-256 and records.
+
+    The file is hashed once per file version (path, size and modification time) in a process.
+
+    Returns
+    -------
+    fairlib.ledger.PerCaseData
+        The file, its SHA-256, its number of records and what they are.
+
+    Raises
+    ------
+    FairlibInputError
+        When no Texas-100X file is configured (`texas100x_csv`).
+
+    Examples
+    --------
+    Without a configured file it is refused; with one, it describes that file:
+
+    >>> from fairlib.config import get_setting
+    >>> get_setting("texas100x_csv") is None or texas_data().n_records > 0
+    True
+    """
     path = get_setting("texas100x_csv")
     if path is None:
         raise FairlibInputError(
@@ -76,9 +96,58 @@ def ledger_rows(
     settings=None,
     data=None,
 ) -> list[dict]:
-    """One claim row per published id matching a pattern of `claimed`, from `derived` ({id: (uses, f, how)}: the
-    paper's numbers), `settings` ({id: (value, how)}: fairlib's setting) or `ours` ({id: value}: this run's, None if
-    left out). On the real cohort (`real`) the per-case data are `data`, default the configured file (`texas_data`)."""
+    """One claim row per published VFR id matching a pattern of `claimed`.
+
+    A row comes from `derived` (the paper's own numbers), `settings` (fairlib's setting) or `ours`
+    (this run's number; None if left out). On the real cohort (`real`) the per-case data are `data`,
+    default the configured file (`texas_data`).
+
+    Parameters
+    ----------
+    claimed : list or tuple of str
+        Regular expressions: every published VFR id one of them matches (from its start) is claimed.
+    ours : dict
+        `{id: value}`: this run's numbers; None for an id this run's parameters left out (its row is
+        "not available here", with `RERUN` as the command).
+    derived : dict
+        `{id: (uses, f, how)}`: a number that follows from the published ids `uses` by `f`
+        (a consistency check, `fairlib.evidence.consistency_claim`).
+    shapes : dict
+        `{id: bool}`: whether this run's result on the twin has the paper's shape (used by the twin
+        rows; an id not in it gets no shape check).
+    real : bool
+        Whether `ours` was computed on the real cohort (rows recomputed from per-case data) rather
+        than on the synthetic twin (rows of the method only).
+    source : str
+        The data `ours` was computed on, named in the real rows.
+    settings : dict, optional
+        `{id: (value, how)}`: fairlib's setting where the paper states one (restated rows).
+    data : fairlib.ledger.PerCaseData, optional
+        The per-case data of the real rows; default the configured file (`texas_data()`).
+
+    Returns
+    -------
+    list of dict
+        One ledger row per claimed id, in the order of the published values.
+
+    Raises
+    ------
+    FairlibInputError
+        When the ids of `ours`, `derived` and `settings` are not the claimed ones, each once
+        (`claimed`), or when real rows need `data` and no Texas-100X file is configured.
+
+    Examples
+    --------
+    >>> rows = ledger_rows(["table3.race.white.(n|pct)$"],
+    ...                    {"table3.race.white.n": 5000, "table3.race.white.pct": None}, {}, {},
+    ...                    real=False, source="the synthetic twin")
+    >>> [(r["claim"], r["status"]) for r in rows]
+    [('table3.race.white.n', 'method only'), ('table3.race.white.pct', 'not reproducible here')]
+    >>> ledger_rows(["table3.race.white.n$"], {}, {}, {}, real=False, source="the twin")
+    Traceback (most recent call last):
+        ...
+    fairlib.constraints.FairlibInputError: argument `claimed` in ledger_rows(): ids computed...
+    """
     settings = settings or {}
     ids = [i for i in published_values(PAPER)["id"] if any(re.match(p, i) for p in claimed)]
     given = [*ours, *derived, *settings]
