@@ -191,3 +191,58 @@ def test_a_shuffled_label_index_is_always_refused(seed, n):
         perm = perm[::-1]
     with pytest.raises(ValueError, match="index"):
         ThresholdShift(oos_resamples=0).fit(s, pd.Series(y, index=idx[perm]), g.set_index(idx))
+
+
+def _oos_outputs(est):
+    return est.thresholds_, est.constraint_oos_, est.constraint_oos_draws_, est.constraint_vfr_
+
+
+@pytest.mark.parametrize("make", ["threshold_shift", "greedy"])
+def test_out_of_bag_refits_do_not_depend_on_the_worker_count(make):
+    """The out-of-bag refits run through joblib; two worker processes give the very same
+    thresholds, out-of-bag table, draws and constraint VFR as one (the draws are taken first)."""
+    s, y, g = cohort(3, 1500)
+
+    def build(n_jobs):
+        if make == "threshold_shift":
+            return ThresholdShift(oos_resamples=6, random_state=1, n_jobs=n_jobs)
+        return GreedyRefinement(n_resamples=5, max_iter=5, oos_resamples=6, n_jobs=n_jobs)
+
+    one = quiet(lambda: build(1).fit(s, y, sensitive_features=g))
+    two = quiet(lambda: build(2).fit(s, y, sensitive_features=g))
+    for a, b in zip(_oos_outputs(one), _oos_outputs(two)):
+        if isinstance(a, pd.DataFrame):
+            pd.testing.assert_frame_equal(a, b)
+        else:
+            np.testing.assert_array_equal(a, b)
+    assert one.constraint_oos_["oos_mean"].notna().any()
+
+
+def test_out_of_bag_refits_on_codes_match_refits_on_text_labels():
+    """The refits read each group column as integer codes; on a column of text labels whose sorted
+    order differs from their order of appearance, the out-of-bag values are those of refits on the
+    labels themselves (computed here by hand, one refit per draw, without the codes)."""
+    from sklearn.base import clone
+
+    s, y, g = cohort(5, 1200)
+    g = g.assign(race=g.race.map({"a": "zeta", "b": "alpha", "c": "mu"}))
+    est = quiet(lambda: ThresholdShift(oos_resamples=5, random_state=2).fit(s, y, g))
+    rng, n = np.random.default_rng(2), len(s)
+    proto = clone(est).set_params(oos_resamples=0)
+    for b in range(5):
+        idx = rng.integers(0, n, n)
+        oob = np.flatnonzero(np.bincount(idx, minlength=n) == 0)
+        f = quiet(lambda: clone(proto).fit(s[idx], y[idx], g.iloc[idx]))
+        yh = f.predict(s[oob], g.iloc[oob])
+        for a in ["sex", "race"]:
+            got = est.constraint_oos_draws_.query("resample == @b")[a].iloc[0]
+            want = constraint_by_attribute(y[oob], yh, g.iloc[oob], attributes=[a])[a]
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0, 1.5, "2"])
+def test_n_jobs_is_refused_by_name(bad):
+    from fairlib.constraints import FairlibInputError
+
+    with pytest.raises(FairlibInputError, match="n_jobs"):
+        ThresholdShift(n_jobs=bad).fit(*cohort(0, 200)[:2], sensitive_features=cohort(0, 200)[2])

@@ -181,7 +181,15 @@ def _is_metric_list(m) -> bool:
     return isinstance(m, (list, tuple)) and len(m) > 0 and all(isinstance(v, str) for v in m)
 
 
-_SHARED = ("di_target", "oos_resamples", "random_state", "estimator", "prefit", "tolerance")
+_SHARED = (
+    "di_target",
+    "oos_resamples",
+    "random_state",
+    "estimator",
+    "prefit",
+    "tolerance",
+    "n_jobs",
+)
 _METRIC_NAMES = Predicate(
     _is_metric_list, "a non-empty list of count-based metric names (e.g. ['DI', 'SPD'])"
 )
@@ -345,6 +353,8 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         default); set on `base` too.
     tolerance : float, optional
         The gap bound of equal opportunity and equalized odds (None: the one of `base`, else 0.1).
+    n_jobs : int, optional
+        Workers of the out-of-bag refits, as for `ThresholdShift` (the results do not depend on it).
 
     Attributes
     ----------
@@ -388,12 +398,13 @@ class GreedyRefinement(_CellThresholdsMixin, BaseEstimator):
         prefit: bool = False,
         constraint: str | None = None,
         tolerance: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.base, self.di_target, self.objective_metrics = base, di_target, objective_metrics
         self.n_resamples, self.resample_size, self.seed = n_resamples, resample_size, seed
         self.max_iter, self.oos_resamples, self.random_state = max_iter, oos_resamples, random_state
         self.estimator, self.prefit = estimator, prefit
-        self.constraint, self.tolerance = constraint, tolerance
+        self.constraint, self.tolerance, self.n_jobs = constraint, tolerance, n_jobs
 
     def _check(self, func):
         "K and the objective's metric names (the parameters are checked on entry to fit)."

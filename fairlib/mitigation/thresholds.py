@@ -7,9 +7,11 @@ from __future__ import annotations
 import warnings
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import metadata_routing
 from ..core import check_binary, check_probability
+from ..inputs import group_codes
 from ..counts import _metric_from_counts  # checks skipped: counts built here are valid
 from ..constraints import Array, Flag, Interval, NonNegativeInt, Options, PositiveInt
 from ..constraints import constrained
@@ -191,25 +193,45 @@ def _values_on_rows(di, rows, y, yhat, metric):
         out.append(float(_metric_from_counts(metric, c, included=di.included[j])))
     return np.array(out)
 
+# %% ../../nbs/mitigation/02_thresholds.ipynb #4c4ca47c
+def _coded_groups(sub: pd.DataFrame) -> pd.DataFrame:
+    """`sub` with each label replaced by its position among the column's sorted labels.
+
+    A refit on these integers orders its groups and cells exactly as one on the labels (a subset of
+    sorted labels stays sorted), so it fits the same thresholds; it skips the per-refit work of
+    reading, checking and sorting text labels."""
+    return pd.DataFrame({c: group_codes(sub[c])[0] for c in sub.columns}, index=sub.index)
+
+# %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb3b
+_OOB_QUIET = (SmallCellWarning, InfeasibleConstraintWarning, UnstableConstraintWarning)
+
+
+def _oob_refit(proto, s, y, sub, idx, oob):
+    "Predictions on the rows `oob` of a clone of `proto` fitted on the rows `idx` (quietly)."
+    with warnings.catch_warnings():
+        for w in _OOB_QUIET:
+            warnings.simplefilter("ignore", w)
+        f = clone(proto).fit(s[idx], y[idx], sub.iloc[idx])
+        return f.predict(s[oob], sub.iloc[oob]).astype(np.int64)
+
 # %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb03
 def _oob_values(est, s, y, sub, di, con, B):
-    "The constraint per attribute on the out-of-bag rows of B refits (NaN rows: no row left out)."
+    """The constraint per attribute on the out-of-bag rows of B refits (NaN rows: no row left out).
+
+    The B draws are taken in order before any refit, so the values do not depend on `est.n_jobs`
+    (the refits run through joblib.Parallel, which also honours joblib.parallel_config)."""
     n = len(s)
     D, has_oob = np.full((B, len(di.columns)), np.nan), np.zeros(B, bool)
     rs = est.random_state
     rng = rs if isinstance(rs, np.random.Generator) else np.random.default_rng(rs)
-    proto = clone(est).set_params(oos_resamples=0, estimator=None)  # refits on the scores
-    with warnings.catch_warnings():
-        for w in (SmallCellWarning, InfeasibleConstraintWarning, UnstableConstraintWarning):
-            warnings.simplefilter("ignore", w)
-        for b in range(B):
-            idx = rng.integers(0, n, n)
-            oob = np.flatnonzero(np.bincount(idx, minlength=n) == 0)
-            if oob.size == 0:
-                continue
-            f = clone(proto).fit(s[idx], y[idx], sub.iloc[idx])
-            yh = f.predict(s[oob], sub.iloc[oob]).astype(np.int64)
-            D[b], has_oob[b] = _values_on_rows(di, oob, y, yh, con.metric), True
+    proto = clone(est).set_params(oos_resamples=0, estimator=None, n_jobs=None)  # on the scores
+    sub = _coded_groups(sub)
+    draws = [rng.integers(0, n, n) for _ in range(B)]
+    oobs = [np.flatnonzero(np.bincount(idx, minlength=n) == 0) for idx in draws]
+    todo = [b for b in range(B) if oobs[b].size]
+    jobs = (delayed(_oob_refit)(proto, s, y, sub, draws[b], oobs[b]) for b in todo)
+    for b, yh in zip(todo, Parallel(n_jobs=est.n_jobs)(jobs)):
+        D[b], has_oob[b] = _values_on_rows(di, oobs[b], y, yh, con.metric), True
     return D, has_oob
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb05
@@ -284,6 +306,8 @@ def _constraint_oos(est, s, y, sub, di, func):
         _oos_warning(est, con, a_all, int(has_oob.sum()), func)
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #7db3bb10
+_N_JOBS = None | Interval(1, integer=True) | Interval(hi=-1, integer=True, label="an int <= -1")
+
 _THRESHOLD_SHIFT_ARGS = dict(
     alphas=Interval(0, 1) | Array(lo=0, hi=1, label="a non-empty list of numbers in [0, 1]"),
     min_cell=PositiveInt,
@@ -299,6 +323,7 @@ _THRESHOLD_SHIFT_ARGS = dict(
     prefit=Flag,
     constraint=Options(*CONSTRAINTS),
     tolerance=None | Interval(0, 1),
+    n_jobs=_N_JOBS,
 )
 
 # %% ../../nbs/mitigation/02_thresholds.ipynb #5054854d
@@ -339,6 +364,9 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         "true_positive_rate_parity", "equalized_odds").
     tolerance : float, optional
         The gap bound of equal opportunity and equalized odds (None: the audit's threshold, 0.1).
+    n_jobs : int, optional
+        Workers of the out-of-bag refits (joblib: None is 1 unless a `joblib.parallel_config`
+        says otherwise, -1 all cores); the results are the same for any value.
 
     Attributes
     ----------
@@ -405,13 +433,14 @@ class ThresholdShift(_CellThresholdsMixin, BaseEstimator):
         prefit: bool = False,
         constraint: str = "demographic_parity",
         tolerance: float | None = None,
+        n_jobs: int | None = None,
     ):
         self.alphas, self.min_cell, self.di_target = alphas, min_cell, di_target
         self.base_threshold, self.step, self.min_support = base_threshold, step, min_support
         self.cell_columns, self.di_columns = cell_columns, di_columns
         self.oos_resamples, self.random_state = oos_resamples, random_state
         self.estimator, self.prefit = estimator, prefit
-        self.constraint, self.tolerance = constraint, tolerance
+        self.constraint, self.tolerance, self.n_jobs = constraint, tolerance, n_jobs
 
     def _constraint(self, func):
         return _constraint(self.constraint, self.di_target, self.tolerance, func)
